@@ -1,0 +1,179 @@
+"""The agent manifest: who an agent is, where it answers, what it claims and costs.
+
+Validated against `schema/agent.schema.json` with file:line:col errors; the
+checks JSON Schema cannot express (URL shape, protocol/endpoint agreement)
+follow here with the same error shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from schema import Document, load_document, parse_document, validate_document, validator
+from schema.errors import ManifestError
+
+Protocol = Literal["holon-http", "a2a", "asgi"]
+
+__all__ = ["AgentLimits", "Manifest", "Pricing", "load_manifest", "manifest_from_dict"]
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    """What the agent promises per call; sent on every call as request headers."""
+
+    max_cost_usd: Decimal | None = None
+    timeout_s: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """What a live call costs the caller. Money is Decimal, never float."""
+
+    per_call_usd: Decimal = Decimal(0)
+    per_1k_input_tokens_usd: Decimal | None = None
+    per_1k_output_tokens_usd: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    id: str
+    version: str
+    protocol: Protocol
+    endpoint: str
+    capabilities: tuple[str, ...]
+    limits: AgentLimits = field(default_factory=AgentLimits)
+    pricing: Pricing | None = None
+    contact: str | None = None
+    description: str | None = None
+
+    @property
+    def org(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.id.split("/", 1)[1]
+
+    @property
+    def in_process(self) -> bool:
+        return self.endpoint.startswith("asgi:")
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest as a JSON document (money as decimal strings), as registered."""
+        out: dict[str, Any] = {
+            "schema_version": 1,
+            "id": self.id,
+            "version": self.version,
+            "protocol": self.protocol,
+            "endpoint": self.endpoint,
+            "capabilities": list(self.capabilities),
+        }
+        limits: dict[str, Any] = {}
+        if self.limits.max_cost_usd is not None:
+            limits["max_cost_usd"] = str(self.limits.max_cost_usd)
+        if self.limits.timeout_s is not None:
+            limits["timeout_s"] = self.limits.timeout_s
+        if limits:
+            out["limits"] = limits
+        if self.pricing is not None:
+            pricing: dict[str, Any] = {"per_call_usd": str(self.pricing.per_call_usd)}
+            if self.pricing.per_1k_input_tokens_usd is not None:
+                pricing["per_1k_input_tokens_usd"] = str(self.pricing.per_1k_input_tokens_usd)
+            if self.pricing.per_1k_output_tokens_usd is not None:
+                pricing["per_1k_output_tokens_usd"] = str(self.pricing.per_1k_output_tokens_usd)
+            out["pricing"] = pricing
+        if self.contact is not None:
+            out["contact"] = self.contact
+        if self.description is not None:
+            out["description"] = self.description
+        return out
+
+
+def _money(value: Any) -> Decimal | None:
+    return None if value is None else Decimal(str(value))
+
+
+def parse_manifest(document: Document) -> Manifest:
+    """Validate a loaded document and build the Manifest, or raise ManifestError."""
+    if not isinstance(document.value, dict):
+        raise document.error("expected a manifest object at the top level", cls=ManifestError)
+    validate_document(document, validator("agent"), cls=ManifestError, what="agent manifest")
+    data: dict[str, Any] = document.value
+    protocol: Protocol = data["protocol"]
+    endpoint: str = data["endpoint"]
+    if endpoint.startswith("asgi:"):
+        if protocol != "asgi":
+            raise document.error(
+                f"an 'asgi:' endpoint needs protocol 'asgi', not {protocol!r}",
+                ("protocol",),
+                cls=ManifestError,
+            )
+    else:
+        if protocol == "asgi":
+            raise document.error(
+                "protocol 'asgi' needs an endpoint 'asgi:package.module:attribute'",
+                ("endpoint",),
+                cls=ManifestError,
+            )
+        _check_url(document, endpoint)
+    limits = data.get("limits", {})
+    pricing = data.get("pricing")
+    timeout = limits.get("timeout_s")
+    return Manifest(
+        id=data["id"],
+        version=data["version"],
+        protocol=protocol,
+        endpoint=endpoint,
+        capabilities=tuple(data["capabilities"]),
+        limits=AgentLimits(
+            max_cost_usd=_money(limits.get("max_cost_usd")),
+            timeout_s=None if timeout is None else Decimal(timeout),
+        ),
+        pricing=None
+        if pricing is None
+        else Pricing(
+            per_call_usd=_money(pricing.get("per_call_usd")) or Decimal(0),
+            per_1k_input_tokens_usd=_money(pricing.get("per_1k_input_tokens_usd")),
+            per_1k_output_tokens_usd=_money(pricing.get("per_1k_output_tokens_usd")),
+        ),
+        contact=data.get("contact"),
+        description=data.get("description"),
+    )
+
+
+def _check_url(document: Document, endpoint: str) -> None:
+    try:
+        parts = urlsplit(endpoint)
+        port = parts.port  # raises ValueError on a bad port
+    except ValueError as exc:
+        raise document.error(f"not a valid URL: {exc}", ("endpoint",), cls=ManifestError) from None
+    del port
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise document.error(
+            "expected an http(s) URL with a host", ("endpoint",), cls=ManifestError
+        )
+    if parts.username is not None or parts.password is not None:
+        raise document.error(
+            "credentials in the URL are not allowed; set a secret with 'holon agents secret set'",
+            ("endpoint",),
+            cls=ManifestError,
+        )
+    if parts.fragment:
+        raise document.error("a URL fragment is not allowed", ("endpoint",), cls=ManifestError)
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    """Read and validate a manifest file (YAML or JSON)."""
+    document = load_document(path)
+    return parse_manifest(document)
+
+
+def manifest_from_dict(data: Any, source: str = "<request>") -> Manifest:
+    """Validate a manifest that arrived as parsed JSON (the API), same errors as files."""
+    from schema.jsontext import dumps
+
+    return parse_manifest(parse_document(dumps(data), source))

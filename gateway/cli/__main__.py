@@ -1,0 +1,3 @@
+from gateway.cli._app import main
+
+main()

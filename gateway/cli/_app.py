@@ -1,0 +1,147 @@
+"""The `holon` command: argument parsing, dispatch, errors and exit codes.
+
+Exit codes (GATEWAY.md): 0 ok; 1 the thing checked failed; 2 usage or input
+error, or a refusal; 3 environment error (store or agent unreachable, and
+holon's own bugs, which print no traceback unless --debug).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import NoReturn, TextIO, cast
+
+from gateway.cli._context import Context
+from gateway.cli._output import Output
+from gateway.settings import Settings
+from schema.errors import HolonError
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Context], int | None]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so errors take the one path.
+
+    Sub-parsers inherit the class: add_subparsers uses type(parent).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise _ArgError(f"{self.prog}: {message}")
+
+
+class _ArgError(Exception):
+    pass
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every command takes, so they work after the command name."""
+    parent = _Parser(add_help=False)
+    parent.add_argument("--json", action="store_true", help="print one JSON document")
+    parent.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    return parent
+
+
+def gateway_options() -> argparse.ArgumentParser:
+    """For commands that work on the store or a gateway."""
+    parent = _Parser(add_help=False)
+    parent.add_argument("--gateway", metavar="URL", help="a running gateway (or HOLON_GATEWAY_URL)")
+    parent.add_argument("--token", help="bearer token for --gateway (or HOLON_TOKEN)")
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from gateway.cli._commands import COMMANDS
+
+    parser = _Parser(
+        prog="holon",
+        description="holon: an agent gateway with a built-in quality gate",
+        parents=[common_options()],
+    )
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND"),
+    )
+    for register in COMMANDS:
+        register(sub)
+    return parser
+
+
+def _configure_logging(level: str, stream: TextIO) -> None:
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_holon", False):
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(stream)
+    handler._holon = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
+def run(
+    argv: Sequence[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run one command; returns its exit code. Tests call this in-process."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    json_mode = "--json" in argv
+    debug = "--debug" in argv
+    output = Output(json_mode=json_mode, stdout=stdout, stderr=stderr)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _ArgError as exc:
+        from schema.errors import UsageError
+
+        output.error(UsageError(str(exc), hint="see `holon --help`"))
+        return 2
+    except SystemExit as exc:  # --help and --version print and exit 0
+        return int(exc.code or 0)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(stdout)
+        return 2
+    context: Context | None = None
+    try:
+        settings = Settings.from_env(environ)
+        _configure_logging("DEBUG" if debug else settings.log_level, stderr)
+        context = Context(settings, args, output, stdin if stdin is not None else sys.stdin)
+        return handler(context) or 0
+    except HolonError as exc:
+        if debug:
+            log.exception("%s", exc)
+        output.error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        output.note("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug in holon: say so plainly, exit as an environment error
+        if debug:
+            log.exception("internal error")
+        from schema.errors import HolonError as _Base
+
+        bug = _Base(
+            f"internal error: {type(exc).__name__}: {exc}",
+            hint="this is a bug in holon; run again with --debug for the traceback",
+        )
+        output.error(bug)
+        return 3
+    finally:
+        if context is not None:
+            context.close()
+
+
+def main() -> None:
+    sys.exit(run())

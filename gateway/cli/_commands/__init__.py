@@ -1,0 +1,12 @@
+"""Command groups; each module adds its parsers to the `holon` parser."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from gateway.cli._commands import agents, config, db
+
+Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+COMMANDS: list[Register] = [agents.register, config.register, db.register]

@@ -1,0 +1,233 @@
+"""`holon agents register|list|show|disable|enable|secret`."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+
+from agents import load_manifest
+from gateway.cli._app import common_options, gateway_options
+from gateway.cli._context import Context
+from schema.errors import UsageError
+
+_AGENT_ID = "ORG/NAME"
+MAX_SECRET_CHARS = 4096
+
+
+def agent_id(text: str) -> str:
+    """An `org/name` argument, checked before anything is asked of the store."""
+    org, sep, name = text.partition("/")
+    ok = sep and all(
+        part and len(part) <= 39 and part[0].isalnum() and all(c in _ID_CHARS for c in part)
+        for part in (org, name)
+    )
+    if not ok:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an agent id: expected org/name "
+            "(lowercase letters, digits and '-', each side 1 to 39 characters)"
+        )
+    return text
+
+
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("agents", help="register and inspect agents")
+    group = parser.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
+    both = [common_options(), gateway_options()]
+
+    reg = group.add_parser(
+        "register",
+        parents=both,
+        help="register an agent, or a new version of one, from a manifest",
+        description="Register an agent from a YAML or JSON manifest. Re-registering with a "
+        "new version updates it and keeps the history; a version keeps its manifest.",
+    )
+    reg.add_argument("file", metavar="FILE", help="manifest (YAML or JSON)")
+    reg.set_defaults(handler=do_register)
+
+    ls = group.add_parser("list", parents=both, help="list registered agents")
+    ls.add_argument("--org", help="only this organisation's agents")
+    ls.add_argument("--capability", help="only agents claiming this capability")
+    ls.add_argument("--all", action="store_true", help="include disabled agents")
+    ls.add_argument("--limit", type=int, default=100, help="page size (default 100)")
+    ls.add_argument("--cursor", help="continue after a previous page")
+    ls.set_defaults(handler=do_list)
+
+    show = group.add_parser("show", parents=both, help="show one agent and its versions")
+    show.add_argument("agent", type=agent_id, metavar=_AGENT_ID)
+    show.set_defaults(handler=do_show)
+
+    for action, disabled in (("disable", True), ("enable", False)):
+        p = group.add_parser(
+            action,
+            parents=both,
+            help=f"{action} an agent (history is kept)",
+        )
+        p.add_argument("agent", type=agent_id, metavar=_AGENT_ID)
+        p.set_defaults(handler=do_disable if disabled else do_enable)
+
+    secret = group.add_parser("secret", help="the agent's bearer secret (write-only)")
+    secret_group = secret.add_subparsers(dest="secret_command", metavar="ACTION", required=True)
+    s_set = secret_group.add_parser(
+        "set",
+        parents=both,
+        help="set the secret sent as 'Authorization: Bearer' (read from stdin or a prompt)",
+        description="Store the agent's bearer secret, encrypted. It is never shown again. "
+        "The secret is read from --from-env VAR, else from standard input "
+        "(a hidden prompt on a terminal).",
+    )
+    s_set.add_argument("agent", type=agent_id, metavar=_AGENT_ID)
+    s_set.add_argument("--from-env", metavar="VAR", help="read the secret from this variable")
+    s_set.set_defaults(handler=do_secret_set)
+    s_clear = secret_group.add_parser("clear", parents=both, help="remove the secret")
+    s_clear.add_argument("agent", type=agent_id, metavar=_AGENT_ID)
+    s_clear.set_defaults(handler=do_secret_clear)
+
+
+def _print_agent(ctx: Context, view: dict[str, object]) -> None:
+    manifest = view["manifest"]
+    assert isinstance(manifest, dict)
+    limits = manifest.get("limits", {})
+    pricing = manifest.get("pricing", {})
+    ctx.out.fields(
+        [
+            ("agent", view["id"]),
+            ("version", view["version"]),
+            ("protocol", manifest["protocol"]),
+            ("endpoint", manifest["endpoint"]),
+            ("capabilities", manifest["capabilities"]),
+            ("limits", ", ".join(f"{k}={v}" for k, v in limits.items()) or None),
+            ("pricing", ", ".join(f"{k}={v}" for k, v in pricing.items()) or None),
+            ("contact", manifest.get("contact")),
+            ("disabled", view["disabled"]),
+            ("secret", "set" if view["secret_set"] else "not set"),
+            ("registered", view["created_at"]),
+            ("updated", view["updated_at"]),
+        ]
+    )
+
+
+def do_register(ctx: Context) -> int:
+    manifest = load_manifest(ctx.args.file)
+    result = ctx.client().register_agent(manifest.to_json(), source=str(ctx.args.file))
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+        return 0
+    for warning in result["warnings"]:
+        ctx.out.warn(warning["message"])
+    status = result["status"]
+    previous = result["previous_version"]
+    words = {
+        "created": f"registered {manifest.id} {manifest.version}",
+        "updated": f"updated {manifest.id} from {previous} to {manifest.version}",
+        "unchanged": f"{manifest.id} {manifest.version} is already registered, unchanged",
+        "reactivated": f"{manifest.id} is back at version {manifest.version} (was {previous})",
+    }
+    ctx.out.line(words[status])
+    return 0
+
+
+def do_list(ctx: Context) -> int:
+    page = ctx.client().list_agents(
+        org=ctx.args.org,
+        capability=ctx.args.capability,
+        include_disabled=ctx.args.all,
+        cursor=ctx.args.cursor,
+        limit=ctx.args.limit,
+    )
+    if ctx.out.json_mode:
+        ctx.out.json(page)
+        return 0
+    ctx.out.table(
+        ["agent", "version", "protocol", "capabilities", "disabled"],
+        [
+            (
+                a["id"],
+                a["version"],
+                a["manifest"]["protocol"],
+                a["manifest"]["capabilities"],
+                a["disabled"],
+            )
+            for a in page["items"]
+        ],
+        empty="no agents registered",
+    )
+    if page["next_cursor"]:
+        ctx.out.note(f"more: holon agents list --cursor {page['next_cursor']}")
+    return 0
+
+
+def do_show(ctx: Context) -> int:
+    view = ctx.client().get_agent(ctx.args.agent)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+        return 0
+    _print_agent(ctx, view)
+    ctx.out.line()
+    ctx.out.table(
+        ["version", "registered", "manifest digest", "current"],
+        [
+            (v["version"], v["registered_at"], v["manifest_digest"][:16], v["current"])
+            for v in view["versions"]
+        ],
+    )
+    return 0
+
+
+def _set_disabled(ctx: Context, disabled: bool) -> int:
+    view = ctx.client().set_agent_disabled(ctx.args.agent, disabled)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+    else:
+        ctx.out.line(f"{view['id']} is {'disabled' if disabled else 'enabled'}")
+    return 0
+
+
+def do_disable(ctx: Context) -> int:
+    return _set_disabled(ctx, True)
+
+
+def do_enable(ctx: Context) -> int:
+    return _set_disabled(ctx, False)
+
+
+def _read_secret(ctx: Context) -> str:
+    if ctx.args.from_env:
+        value = os.environ.get(ctx.args.from_env)
+        if value is None:
+            raise UsageError(f"the variable {ctx.args.from_env} is not set")
+    elif ctx.stdin.isatty():
+        value = getpass.getpass(f"secret for {ctx.args.agent}: ")
+    else:
+        value = ctx.stdin.read(MAX_SECRET_CHARS + 2)
+    value = value.rstrip("\r\n")
+    if not value:
+        raise UsageError("the secret is empty")
+    if len(value) > MAX_SECRET_CHARS or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        raise UsageError(
+            f"a secret is at most {MAX_SECRET_CHARS} printable characters on one line "
+            "(it is sent as an HTTP header)"
+        )
+    return value
+
+
+def do_secret_set(ctx: Context) -> int:
+    secret = _read_secret(ctx)
+    ctx.client().set_agent_secret(ctx.args.agent, secret)
+    if ctx.out.json_mode:
+        ctx.out.json({"agent": ctx.args.agent, "secret_set": True})
+    else:
+        ctx.out.line(f"secret set for {ctx.args.agent} (stored encrypted; it is never shown)")
+    return 0
+
+
+def do_secret_clear(ctx: Context) -> int:
+    removed = ctx.client().clear_agent_secret(ctx.args.agent)
+    if ctx.out.json_mode:
+        ctx.out.json({"agent": ctx.args.agent, "secret_set": False, "removed": removed})
+    else:
+        ctx.out.line(f"secret {'removed' if removed else 'was not set'} for {ctx.args.agent}")
+    return 0

@@ -1,0 +1,118 @@
+"""The CLI's output layer: the only place holon prints.
+
+Human output is tables and lines (rich, plain when not a terminal); `--json`
+prints one JSON document on stdout. Errors go to stderr for people and, with
+`--json`, as the API's error body on stdout, so scripts read one stream.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from schema.errors import HolonError
+from schema.jsontext import dumps
+
+
+class Output:
+    def __init__(
+        self,
+        *,
+        json_mode: bool = False,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+    ) -> None:
+        self.json_mode = json_mode
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.stderr = stderr if stderr is not None else sys.stderr
+        self.console = Console(file=self.stdout, highlight=False, soft_wrap=True)
+        self.err_console = Console(file=self.stderr, highlight=False, soft_wrap=True)
+
+    @property
+    def interactive(self) -> bool:
+        return self.stdout.isatty()
+
+    # -- data ---------------------------------------------------------------
+
+    def json(self, payload: Any) -> None:
+        self.stdout.write(dumps(payload) + "\n")
+        self.stdout.flush()
+
+    def line(self, text: str = "") -> None:
+        """A plain line for people (nothing in --json mode). `text` is not markup."""
+        if not self.json_mode:
+            self.console.print(escape(text))
+
+    def lines(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.line(text)
+
+    def fields(self, pairs: Sequence[tuple[str, Any]]) -> None:
+        """`key: value` lines, aligned."""
+        if self.json_mode or not pairs:
+            return
+        width = max(len(k) for k, _ in pairs)
+        for key, value in pairs:
+            self.line(f"{key + ':':<{width + 1}} {_text(value)}")
+
+    def table(
+        self, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, empty: str = ""
+    ) -> None:
+        if self.json_mode:
+            return
+        rows = list(rows)
+        if not rows:
+            if empty:
+                self.line(empty)
+            return
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*(escape(_text(cell)) for cell in row))
+        self.console.print(table)
+
+    # -- diagnostics (stderr) -----------------------------------------------
+
+    def warn(self, message: str) -> None:
+        self.err_console.print(f"warning: {escape(message)}", style="yellow")
+
+    def note(self, message: str) -> None:
+        """Progress and hints for people; stderr, so stdout stays the result."""
+        self.err_console.print(escape(message))
+
+    def error(self, error: HolonError) -> None:
+        if self.json_mode:
+            self.json(error.to_body())
+            return
+        self.err_console.print(f"error: {escape(str(error))}", style="red")
+        for problem in error.details.get("errors", [])[1:6]:
+            where = ":".join(
+                str(problem[k]) for k in ("file", "line", "column") if problem.get(k) is not None
+            )
+            path = problem.get("path", "")
+            self.err_console.print(
+                f"  also {escape(where)}: {escape(path)}: {escape(problem['message'])}"
+            )
+        if error.hint:
+            self.err_console.print(f"hint: {escape(error.hint)}")
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(_text(v) for v in value) if value else "-"
+    if isinstance(value, dict):
+        return dumps(value)
+    return str(value)

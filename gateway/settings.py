@@ -1,0 +1,190 @@
+"""Settings: one declarative table, read from `HOLON_*` environment variables.
+
+No settings object exists at import time: `Settings.from_env()` builds one
+when a command or the app factory asks. docs/settings.md is checked against
+`SETTINGS` by a test, so every setting is documented.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from schema.errors import EnvironmentFault, UsageError
+
+__all__ = ["SETTINGS", "Setting", "Settings", "checkout_root"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str  # shown in docs; computed defaults are described in words
+    help: str
+    secret: bool = False
+
+    @property
+    def env(self) -> str:
+        return f"HOLON_{self.name.upper()}"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "home",
+        "./.holon in a source checkout, else the per-user data directory",
+        "Folder for the embedded SQLite store, its secret key file and caches.",
+    ),
+    Setting(
+        "database_url",
+        "sqlite:///$HOLON_HOME/holon.db",
+        "The store. Unset: the embedded SQLite file, which upgrades its own schema. "
+        "postgresql+psycopg://user@host:5432/db for several processes or hosts "
+        "(run `holon db upgrade` after an upgrade of holon).",
+    ),
+    Setting(
+        "secret_key",
+        "$HOLON_HOME/secret.key (created on first use) with SQLite; required with PostgreSQL",
+        "Fernet key (32 url-safe base64 bytes) that encrypts agent secrets at rest. "
+        "Every process sharing one store needs the same key.",
+        secret=True,
+    ),
+    Setting(
+        "gateway_url",
+        "unset",
+        "Talk to a running gateway over HTTP instead of the store (same as --gateway).",
+    ),
+    Setting(
+        "token",
+        "unset",
+        "Bearer token for --gateway (same as --token).",
+        secret=True,
+    ),
+    Setting(
+        "log_level",
+        "WARNING",
+        "Log level of holon's own log lines on stderr (DEBUG, INFO, WARNING, ERROR).",
+    ),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def checkout_root() -> Path | None:
+    """The source checkout this code runs from, if it runs from one."""
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "bin" / "holon").is_file():
+        return root
+    return None
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    database_url: str
+    secret_key: str | None
+    gateway_url: str | None
+    token: str | None
+    log_level: str
+    sources: Mapping[str, str]  # setting name -> "env" | "default"
+
+    @property
+    def embedded(self) -> bool:
+        """The default store: a SQLite file under HOLON_HOME that manages itself."""
+        return self.sources["database_url"] == "default"
+
+    @property
+    def database_path(self) -> Path | None:
+        prefix = "sqlite:///"
+        if self.database_url.startswith(prefix):
+            return Path(self.database_url[len(prefix) :])
+        return None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        sources: dict[str, str] = {}
+
+        def read(name: str) -> str | None:
+            raw = env.get(_BY_NAME[name].env)
+            value = raw.strip() if raw is not None else None
+            sources[name] = "env" if value else "default"
+            return value or None
+
+        home_text = read("home")
+        if home_text:
+            home = Path(home_text).expanduser()
+        else:
+            root = checkout_root()
+            home = root / ".holon" if root else Path(platformdirs.user_data_dir("holon"))
+        home = home.absolute()
+        database_url = read("database_url") or f"sqlite:///{home / 'holon.db'}"
+        log_level = (read("log_level") or "WARNING").upper()
+        if log_level not in _LOG_LEVELS:
+            raise UsageError(
+                f"HOLON_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, got {log_level!r}"
+            )
+        return cls(
+            home=home,
+            database_url=database_url,
+            secret_key=read("secret_key"),
+            gateway_url=read("gateway_url"),
+            token=read("token"),
+            log_level=log_level,
+            sources=sources,
+        )
+
+    def resolve_secret_key(self) -> str | None:
+        """The key for agent secrets: the setting, or with SQLite a key file under home.
+
+        A PostgreSQL store is shared by hosts, so a per-host key file would
+        silently diverge: there the setting is required (None means unset).
+        """
+        if self.secret_key:
+            return self.secret_key
+        if self.database_path is None:
+            return None
+        path = self.home / "secret.key"
+        try:
+            if path.exists():
+                return path.read_text().strip()
+            from records import new_key
+
+            self.home.mkdir(parents=True, exist_ok=True)
+            key = new_key().decode("ascii")
+            # O_EXCL: two first runs at once must not write two different keys.
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(key + "\n")
+            return key
+        except FileExistsError:
+            return path.read_text().strip()
+        except OSError as exc:
+            raise EnvironmentFault(
+                f"cannot use the secret key file {path}: {exc.strerror}"
+            ) from None
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every setting with its effective value (secrets masked) and where it came from."""
+        rows = []
+        for setting in SETTINGS:
+            value: Any = getattr(self, setting.name)
+            if isinstance(value, Path):
+                value = str(value)
+            if setting.secret and value:
+                value = "(set)"
+            rows.append(
+                {
+                    "name": setting.name,
+                    "env": setting.env,
+                    "value": value,
+                    "source": self.sources[setting.name],
+                    "default": setting.default,
+                    "help": setting.help,
+                }
+            )
+        return rows

@@ -1,0 +1,34 @@
+"""Records: persistence of everything durable (SQLAlchemy 2, alembic migrations).
+
+Imports only `schema`: never `evals` or `gateway`.
+"""
+
+from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
+from records._pages import Page
+from records._secrets import SecretBox, new_key
+from records._store import (
+    SCHEMA_REVISION,
+    SchemaStatus,
+    Store,
+    open_engine,
+    open_store,
+    schema_status,
+    upgrade,
+)
+
+__all__ = [
+    "SCHEMA_REVISION",
+    "AgentInfo",
+    "AgentRegistry",
+    "Page",
+    "Registration",
+    "SchemaStatus",
+    "SecretBox",
+    "Store",
+    "VersionInfo",
+    "new_key",
+    "open_engine",
+    "open_store",
+    "schema_status",
+    "upgrade",
+]

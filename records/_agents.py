@@ -1,0 +1,273 @@
+"""The agent registry: manifests by (agent, version), history kept, secrets encrypted.
+
+Manifests arrive already validated (agents.parse_manifest) as JSON documents;
+this layer stores them and never imports the agents package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from records._models import Agent, AgentSecret, AgentVersion
+from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._types import utcnow
+from schema.errors import Conflict, NotFound
+from schema.jsontext import dumps
+
+if TYPE_CHECKING:
+    from records._store import Store
+
+__all__ = ["AgentInfo", "AgentRegistry", "Registration", "VersionInfo"]
+
+RegisterStatus = Literal["created", "updated", "unchanged", "reactivated"]
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    version: str
+    seq: int
+    manifest: dict[str, Any]
+    manifest_digest: str
+    registered_at: datetime
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    id: str
+    org: str
+    version: str
+    disabled: bool
+    has_secret: bool
+    manifest: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def capabilities(self) -> list[str]:
+        return list(self.manifest.get("capabilities", []))
+
+
+@dataclass(frozen=True)
+class Registration:
+    status: RegisterStatus
+    agent: AgentInfo
+    previous_version: str | None
+
+
+def manifest_digest(manifest: dict[str, Any]) -> str:
+    return hashlib.sha256(dumps(manifest, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+class AgentRegistry:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    # -- writes -------------------------------------------------------------
+
+    def register(self, manifest: dict[str, Any]) -> Registration:
+        """Register a new agent or a new version; the same version must keep its manifest."""
+        for attempt in range(3):
+            try:
+                return self._register(manifest)
+            except IntegrityError:
+                # Two first registrations of one agent raced; the loser sees
+                # the winner's row on the next attempt.
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _register(self, manifest: dict[str, Any]) -> Registration:
+        agent_id: str = manifest["id"]
+        version: str = manifest["version"]
+        digest = manifest_digest(manifest)
+        now = utcnow()
+        with self._store.write() as session:
+            # The row lock serialises registrations of one agent (PostgreSQL;
+            # SQLite writers are serialised by BEGIN IMMEDIATE already).
+            agent = session.get(Agent, agent_id, with_for_update=True)
+            if agent is None:
+                agent = Agent(
+                    id=agent_id,
+                    org=agent_id.split("/", 1)[0],
+                    current_version=version,
+                    disabled=False,
+                    created_at=now,
+                    updated_at=now,
+                )
+                session.add(agent)
+                session.flush()
+                session.add(self._version_row(agent_id, version, 1, manifest, digest, now))
+                return Registration("created", self._info(session, agent), None)
+            previous = agent.current_version
+            existing = session.get(AgentVersion, (agent_id, version))
+            if existing is not None:
+                if existing.manifest_digest != digest:
+                    raise Conflict(
+                        f"{agent_id} version {version} is already registered with another manifest",
+                        hint="a changed manifest needs a new version: "
+                        "records describe (agent, version)",
+                        details={"agent": agent_id, "version": version},
+                    )
+                if previous == version:
+                    return Registration("unchanged", self._info(session, agent), previous)
+                agent.current_version = version
+                agent.updated_at = now
+                return Registration("reactivated", self._info(session, agent), previous)
+            seq = (
+                session.scalar(
+                    select(func.max(AgentVersion.seq)).where(AgentVersion.agent_id == agent_id)
+                )
+                or 0
+            ) + 1
+            session.add(self._version_row(agent_id, version, seq, manifest, digest, now))
+            agent.current_version = version
+            agent.updated_at = now
+            session.flush()
+            return Registration("updated", self._info(session, agent), previous)
+
+    @staticmethod
+    def _version_row(
+        agent_id: str, version: str, seq: int, manifest: dict[str, Any], digest: str, now: datetime
+    ) -> AgentVersion:
+        return AgentVersion(
+            agent_id=agent_id,
+            version=version,
+            seq=seq,
+            manifest=manifest,
+            manifest_digest=digest,
+            registered_at=now,
+        )
+
+    def set_disabled(self, agent_id: str, disabled: bool) -> AgentInfo:
+        with self._store.write() as session:
+            agent = self._agent(session, agent_id)
+            if agent.disabled != disabled:
+                agent.disabled = disabled
+                agent.updated_at = utcnow()
+            return self._info(session, agent)
+
+    def set_secret(self, agent_id: str, secret: str) -> None:
+        ciphertext = self._store.secret_box.encrypt(secret)
+        with self._store.write() as session:
+            self._agent(session, agent_id)
+            row = session.get(AgentSecret, agent_id)
+            if row is None:
+                session.add(
+                    AgentSecret(agent_id=agent_id, ciphertext=ciphertext, updated_at=utcnow())
+                )
+            else:
+                row.ciphertext = ciphertext
+                row.updated_at = utcnow()
+
+    def clear_secret(self, agent_id: str) -> bool:
+        with self._store.write() as session:
+            self._agent(session, agent_id)
+            row = session.get(AgentSecret, agent_id)
+            if row is None:
+                return False
+            session.delete(row)
+            return True
+
+    # -- reads --------------------------------------------------------------
+
+    def secret(self, agent_id: str) -> str | None:
+        """The decrypted secret, for the executor only: never shown or logged."""
+        with self._store.read() as session:
+            row = session.get(AgentSecret, agent_id)
+            ciphertext = None if row is None else row.ciphertext
+        return None if ciphertext is None else self._store.secret_box.decrypt(ciphertext)
+
+    def get(self, agent_id: str) -> AgentInfo:
+        with self._store.read() as session:
+            return self._info(session, self._agent(session, agent_id))
+
+    def history(self, agent_id: str) -> list[VersionInfo]:
+        with self._store.read() as session:
+            self._agent(session, agent_id)
+            rows = session.scalars(
+                select(AgentVersion)
+                .where(AgentVersion.agent_id == agent_id)
+                .order_by(AgentVersion.seq)
+            )
+            return [
+                VersionInfo(r.version, r.seq, r.manifest, r.manifest_digest, r.registered_at)
+                for r in rows
+            ]
+
+    def manifest(self, agent_id: str, version: str | None = None) -> dict[str, Any]:
+        with self._store.read() as session:
+            agent = self._agent(session, agent_id)
+            row = session.get(AgentVersion, (agent_id, version or agent.current_version))
+            if row is None:
+                raise NotFound(f"{agent_id} has no version {version}", details={"agent": agent_id})
+            return row.manifest
+
+    def list(
+        self,
+        *,
+        org: str | None = None,
+        capability: str | None = None,
+        include_disabled: bool = False,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> Page[AgentInfo]:
+        check_limit(limit)
+        after = decode_cursor(cursor)
+        with self._store.read() as session:
+            query = select(Agent).order_by(Agent.id)
+            if org is not None:
+                query = query.where(Agent.org == org)
+            if not include_disabled:
+                query = query.where(Agent.disabled.is_(False))
+            if after is not None:
+                query = query.where(Agent.id > after)
+            items: list[AgentInfo] = []
+            last: str | None = None
+            # Capability filtering reads the manifest JSON in Python: the same
+            # code on SQLite and PostgreSQL, and agents are few per page.
+            for agent in session.scalars(query).yield_per(200):
+                last = agent.id
+                info = self._info(session, agent)
+                if capability is not None and capability not in info.capabilities:
+                    continue
+                items.append(info)
+                if len(items) == limit:
+                    break
+            more = (
+                len(items) == limit
+                and last is not None
+                and session.scalar(query.where(Agent.id > last).limit(1)) is not None
+            )
+            return Page(items, encode_cursor(last) if more and last else None)
+
+    # -- helpers ------------------------------------------------------------
+
+    @staticmethod
+    def _agent(session: Session, agent_id: str) -> Agent:
+        agent = session.get(Agent, agent_id)
+        if agent is None:
+            raise NotFound(f"no agent {agent_id!r} is registered", details={"agent": agent_id})
+        return agent
+
+    @staticmethod
+    def _info(session: Session, agent: Agent) -> AgentInfo:
+        row = session.get(AgentVersion, (agent.id, agent.current_version))
+        assert row is not None, "an agent always has its current version"
+        has_secret = session.get(AgentSecret, agent.id) is not None
+        return AgentInfo(
+            id=agent.id,
+            org=agent.org,
+            version=agent.current_version,
+            disabled=agent.disabled,
+            has_secret=has_secret,
+            manifest=row.manifest,
+            created_at=agent.created_at,
+            updated_at=agent.updated_at,
+        )

@@ -1,0 +1,71 @@
+"""The tables. Changing one means a new alembic migration in records/migrations/."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from records._types import UTCDateTime
+
+# Stable constraint names, so migrations are the same on SQLite and PostgreSQL.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON()}
+
+
+class Agent(Base):
+    """A registered agent; its manifests live in `agent_versions`."""
+
+    __tablename__ = "agents"
+
+    id: Mapped[str] = mapped_column(String(79), primary_key=True)  # org/name
+    org: Mapped[str] = mapped_column(String(39), index=True)
+    current_version: Mapped[str] = mapped_column(String(64))
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class AgentVersion(Base):
+    """Every manifest ever registered, kept: records refer to (agent, version)."""
+
+    __tablename__ = "agent_versions"
+    __table_args__ = (UniqueConstraint("agent_id", "seq"),)
+
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"), primary_key=True)
+    version: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer)  # registration order within the agent
+    manifest: Mapped[dict[str, Any]]
+    manifest_digest: Mapped[str] = mapped_column(String(64))
+    registered_at: Mapped[datetime]
+
+
+class AgentSecret(Base):
+    """The agent's bearer secret, encrypted; write-only through every interface."""
+
+    __tablename__ = "agent_secrets"
+
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"), primary_key=True)
+    ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
+    updated_at: Mapped[datetime]

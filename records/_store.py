@@ -1,0 +1,255 @@
+"""Opening the store: engine, schema-revision check, migrations, transactions.
+
+One schema for SQLite (embedded default, WAL) and PostgreSQL (psycopg 3). A
+process refuses to work on a schema revision other than the code's; the
+embedded default upgrades itself, a server database asks for `holon db upgrade`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.orm import Session
+
+from records._secrets import SecretBox
+from schema.errors import SchemaMismatch, StoreUnavailable, UsageError
+from schema.jsontext import dumps, loads
+
+log = logging.getLogger(__name__)
+
+# The alembic head this code speaks. tests/records/test_migrations.py keeps
+# it equal to the single head of records/migrations, so opening a store needs
+# one query, not an import of every migration script.
+SCHEMA_REVISION = "0001"
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+@dataclass(frozen=True)
+class SchemaStatus:
+    current: str | None  # None: an empty database
+    head: str
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.current == self.head
+
+
+# JSON columns keep numbers exact (Decimal in, Decimal out), as everywhere in holon.
+_JSON_CODEC: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": loads}
+
+
+def _engine(url: str) -> Engine:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise UsageError(
+            f"not a database URL: {url!r}",
+            hint="e.g. sqlite:////path/holon.db or postgresql+psycopg://user@host:5432/db",
+        ) from None
+    try:
+        if parsed.get_backend_name() == "sqlite":
+            return _sqlite_engine(url, parsed.database)
+        if parsed.get_backend_name() == "postgresql":
+            if parsed.drivername != "postgresql+psycopg":
+                parsed = parsed.set(drivername="postgresql+psycopg")
+            return create_engine(
+                parsed, pool_pre_ping=True, pool_size=10, max_overflow=20, **_JSON_CODEC
+            )
+    except NoSuchModuleError:
+        pass
+    raise UsageError(
+        f"unsupported database {parsed.get_backend_name()!r}: holon runs on SQLite or PostgreSQL",
+    )
+
+
+def _sqlite_engine(url: str, database: str | None) -> Engine:
+    if database and database != ":memory:":
+        try:
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"cannot create the store's folder {Path(database).parent}: {exc.strerror}"
+            ) from None
+    engine = create_engine(url, connect_args={"timeout": 30}, **_JSON_CODEC)
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite's own
+        # transaction handling defers it past the first SELECT, which makes
+        # read-then-write transactions deadlock-prone).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is durable against a crashed process (not a lost power
+        # supply) in WAL mode, and several times faster than FULL.
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        # Writers take the lock up front, so two writers queue instead of
+        # failing with "database is locked" on a lock upgrade.
+        immediate = conn.get_execution_options().get("holon_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def _display(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def _unavailable(engine: Engine, exc: BaseException) -> StoreUnavailable:
+    reason = (
+        str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc) else type(exc).__name__
+    )
+    return StoreUnavailable(f"cannot reach the store at {_display(engine)}: {reason}")
+
+
+def schema_status(engine: Engine) -> SchemaStatus:
+    try:
+        with engine.connect() as conn:
+            has_table = engine.dialect.has_table(conn, "alembic_version")
+            current = (
+                conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+                if has_table
+                else None
+            )
+    except (OperationalError, DBAPIError) as exc:
+        raise _unavailable(engine, exc) from None
+    return SchemaStatus(current, SCHEMA_REVISION)
+
+
+def _alembic_config(connection: Any) -> Any:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> SchemaStatus:
+    """Run migrations up to `revision`; returns the status afterwards."""
+    from alembic import command
+
+    before = schema_status(engine)
+    if before.current is not None and before.current not in _known_revisions():
+        raise _newer(engine, before)
+    try:
+        with engine.begin() as conn:
+            command.upgrade(_alembic_config(conn), revision)
+    except (OperationalError, DBAPIError) as exc:
+        raise _unavailable(engine, exc) from None
+    after = schema_status(engine)
+    log.info("store %s upgraded from %s to %s", _display(engine), before.current, after.current)
+    return after
+
+
+def _known_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    config = _alembic_config(None)
+    return {rev.revision for rev in ScriptDirectory.from_config(config).walk_revisions()}
+
+
+def _newer(engine: Engine, status: SchemaStatus) -> SchemaMismatch:
+    return SchemaMismatch(
+        f"the store at {_display(engine)} has schema revision {status.current}, "
+        f"newer than this holon understands ({status.head})",
+        hint="upgrade holon itself, or point HOLON_DATABASE_URL at another store",
+        details={"current": status.current, "expected": status.head},
+    )
+
+
+class Store:
+    """An open store. Repositories hang off it; sessions are short-lived."""
+
+    def __init__(self, engine: Engine, secret_box: SecretBox | None) -> None:
+        self.engine = engine
+        self._writer = engine.execution_options(holon_write=True)
+        self._secret_box = secret_box
+        from records._agents import AgentRegistry
+
+        self.agents = AgentRegistry(self)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @property
+    def display_url(self) -> str:
+        return _display(self.engine)
+
+    @property
+    def secret_box(self) -> SecretBox:
+        if self._secret_box is None:
+            raise UsageError("this store was opened without a secret key")
+        return self._secret_box
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A read-only unit of work."""
+        try:
+            with Session(self.engine, expire_on_commit=False) as session, session.begin():
+                yield session
+        except OperationalError as exc:
+            raise _unavailable(self.engine, exc) from None
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        try:
+            with Session(self._writer, expire_on_commit=False) as session, session.begin():
+                yield session
+        except OperationalError as exc:
+            raise _unavailable(self.engine, exc) from None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def open_store(
+    url: str, *, secret_key: bytes | str | None = None, auto_upgrade: bool = False
+) -> Store:
+    """Open the store at `url`, refusing a schema revision other than the code's.
+
+    `auto_upgrade` (the embedded default) migrates an empty or older database
+    in place; otherwise the caller is told which `holon db upgrade` to run.
+    """
+    engine = _engine(url)
+    status = schema_status(engine)
+    if not status.up_to_date:
+        if status.current is not None and status.current not in _known_revisions():
+            engine.dispose()
+            raise _newer(engine, status)
+        if auto_upgrade:
+            upgrade(engine)
+        else:
+            engine.dispose()
+            state = (
+                "is empty" if status.current is None else f"has schema revision {status.current}"
+            )
+            raise SchemaMismatch(
+                f"the store at {_display(engine)} {state}; this holon needs revision {status.head}",
+                hint="run `holon db upgrade`",
+                details={"current": status.current, "expected": status.head},
+            )
+    box = SecretBox(secret_key) if secret_key is not None else None
+    return Store(engine, box)
+
+
+def open_engine(url: str) -> Engine:
+    """An engine with no schema check (for `holon db upgrade` and `holon db status`)."""
+    return _engine(url)

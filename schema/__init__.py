@@ -1,0 +1,20 @@
+"""Contracts: the JSON Schema documents (Draft 2020-12) of every file and wire
+format, the loader that reads documents against them with file:line:col
+errors, and the error tree every layer raises.
+
+The bottom layer: it imports nothing of holon.
+"""
+
+from schema._registry import SCHEMA_DIR, load_schema, schema_path, validator
+from schema.documents import Document, load_document, parse_document, validate_document
+
+__all__ = [
+    "SCHEMA_DIR",
+    "Document",
+    "load_document",
+    "load_schema",
+    "parse_document",
+    "schema_path",
+    "validate_document",
+    "validator",
+]

@@ -1,0 +1,61 @@
+"""Find, load and cache the shipped JSON Schema documents."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema.protocols import Validator
+
+SCHEMA_DIR = Path(__file__).resolve().parent
+
+
+def schema_path(name: str) -> Path:
+    """`agent` -> schema/agent.schema.json; `capabilities/x.input` -> capabilities/x.input.json."""
+    if "/" in name:
+        return SCHEMA_DIR / f"{name}.json"
+    return SCHEMA_DIR / f"{name}.schema.json"
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    with schema_path(name).open("rb") as fh:
+        loaded: dict[str, Any] = json.load(fh)
+    return loaded
+
+
+def _is_integer(checker: Any, instance: object) -> bool:
+    # JSON Schema: 1.0 is an integer. Documents carry non-integral numbers as
+    # Decimal, which jsonschema's own checker does not know about.
+    if isinstance(instance, bool):
+        return False
+    if isinstance(instance, int):
+        return True
+    if isinstance(instance, float):
+        return instance.is_integer()
+    if isinstance(instance, Decimal):
+        return instance.is_finite() and instance == instance.to_integral_value()
+    return False
+
+
+_TYPE_CHECKER = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, type_checker=_TYPE_CHECKER
+)
+
+
+def make_validator(document: dict[str, Any]) -> Validator:
+    """A Draft 2020-12 validator that treats Decimal numbers as JSON numbers."""
+    validator_: Validator = _Validator(
+        document, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    return validator_
+
+
+@cache
+def validator(name: str) -> Validator:
+    return make_validator(load_schema(name))

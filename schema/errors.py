@@ -1,0 +1,242 @@
+"""The one exception tree of holon, with exit codes and HTTP statuses.
+
+Every layer raises these, so they live in the bottom layer (``schema``): the
+error body ``{"error": {"code", "message", "details"}}`` is part of the wire
+contract, like the JSON Schemas beside this module::
+
+    HolonError                  exit 1  HTTP 500  internal
+    ├── UsageError              exit 2  HTTP 400  usage: bad command-line or request use
+    ├── InputError              exit 2  HTTP 422  invalid_input: names file:line:col and path
+    │   ├── ManifestError                         invalid_manifest
+    │   ├── SuiteError                            invalid_suite
+    │   │   └── CheckError                        invalid_check
+    │   └── MandateError                          invalid_mandate
+    ├── NotFound                exit 2  HTTP 404  not_found
+    ├── Conflict                exit 2  HTTP 409  conflict: same (id, version), other content
+    ├── Refused                 exit 2  HTTP 409  refused: identity mismatch, resume after change
+    ├── Unauthorized            exit 2  HTTP 401  unauthorized: no or bad token
+    ├── Forbidden               exit 2  HTTP 403  forbidden: the token's role may not do this
+    ├── Denied                  exit 1  HTTP 403  <deny reason>: a mandate said no
+    │   └── BudgetExhausted     exit 1  HTTP 402  budget_exhausted
+    ├── CheckFailed             exit 1  HTTP 200  check_failed: e.g. eval below threshold
+    └── EnvironmentFault        exit 3  HTTP 503  environment: something around us is broken
+        ├── StoreError                            store_error
+        │   ├── StoreUnavailable                  store_unavailable
+        │   └── SchemaMismatch                    schema_mismatch: "run holon db upgrade"
+        ├── AgentUnreachable    exit 3  HTTP 502  agent_unreachable
+        └── AgentProtocolError  exit 3  HTTP 502  agent_protocol: answered outside the protocol
+
+Exit codes follow GATEWAY.md: 0 ok; 1 the thing checked failed; 2 usage or
+input error, or a refusal; 3 environment error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = [
+    "AgentProtocolError",
+    "AgentUnreachable",
+    "BudgetExhausted",
+    "CheckError",
+    "CheckFailed",
+    "Conflict",
+    "Denied",
+    "EnvironmentFault",
+    "Forbidden",
+    "HolonError",
+    "InputError",
+    "Location",
+    "MandateError",
+    "ManifestError",
+    "NotFound",
+    "Refused",
+    "SchemaMismatch",
+    "StoreError",
+    "StoreUnavailable",
+    "SuiteError",
+    "Unauthorized",
+    "UsageError",
+]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where in a document a problem is: file, 1-based line and column, JSON path."""
+
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    path: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        if self.path:
+            where += f": {self.path}"
+        return where
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+class HolonError(Exception):
+    """Base of every error holon raises on purpose."""
+
+    code: ClassVar[str] = "internal"
+    exit_code: ClassVar[int] = 1
+    http_status: ClassVar[int] = 500
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: Mapping[str, Any] | None = None,
+        hint: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+        self.hint = hint
+        if code is not None:
+            self.code = code  # type: ignore[misc]  # an instance may narrow its class's code
+
+    def to_body(self) -> dict[str, Any]:
+        """The one JSON error shape of the API and of `--json` output."""
+        details = dict(self.details)
+        if self.hint:
+            details.setdefault("hint", self.hint)
+        return {"error": {"code": self.code, "message": str(self), "details": details}}
+
+
+class UsageError(HolonError):
+    code = "usage"
+    exit_code = 2
+    http_status = 400
+
+
+class InputError(HolonError):
+    """A bad document. `str()` is ``file:line:col: path: message``."""
+
+    code = "invalid_input"
+    exit_code = 2
+    http_status = 422
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        location: Location | None = None,
+        details: Mapping[str, Any] | None = None,
+        hint: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        self.location = location or Location()
+        merged = {**self.location.as_dict(), **(details or {})}
+        super().__init__(message, details=merged, hint=hint, code=code)
+
+    def __str__(self) -> str:
+        if self.location == Location():
+            return self.message
+        return f"{self.location}: {self.message}"
+
+
+class ManifestError(InputError):
+    code = "invalid_manifest"
+
+
+class SuiteError(InputError):
+    code = "invalid_suite"
+
+
+class CheckError(SuiteError):
+    code = "invalid_check"
+
+
+class MandateError(InputError):
+    code = "invalid_mandate"
+
+
+class NotFound(HolonError):
+    code = "not_found"
+    exit_code = 2
+    http_status = 404
+
+
+class Conflict(HolonError):
+    code = "conflict"
+    exit_code = 2
+    http_status = 409
+
+
+class Refused(HolonError):
+    code = "refused"
+    exit_code = 2
+    http_status = 409
+
+
+class Unauthorized(HolonError):
+    code = "unauthorized"
+    exit_code = 2
+    http_status = 401
+
+
+class Forbidden(HolonError):
+    code = "forbidden"
+    exit_code = 2
+    http_status = 403
+
+
+class Denied(HolonError):
+    """A mandate decision said no; `code` is the deny reason."""
+
+    code = "denied"
+    exit_code = 1
+    http_status = 403
+
+
+class BudgetExhausted(Denied):
+    code = "budget_exhausted"
+    http_status = 402
+
+
+class CheckFailed(HolonError):
+    code = "check_failed"
+    exit_code = 1
+    http_status = 200
+
+
+class EnvironmentFault(HolonError):
+    code = "environment"
+    exit_code = 3
+    http_status = 503
+
+
+class StoreError(EnvironmentFault):
+    code = "store_error"
+
+
+class StoreUnavailable(StoreError):
+    code = "store_unavailable"
+
+
+class SchemaMismatch(StoreError):
+    code = "schema_mismatch"
+
+
+class AgentUnreachable(EnvironmentFault):
+    code = "agent_unreachable"
+    http_status = 502
+
+
+class AgentProtocolError(EnvironmentFault):
+    """An agent answered, but not as the protocol says (e.g. a bad identity document)."""
+
+    code = "agent_protocol"
+    http_status = 502

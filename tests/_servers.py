@@ -1,0 +1,33 @@
+"""Run real ASGI apps on 127.0.0.1 for end-to-end tests (uvicorn in a thread)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+
+
+@contextmanager
+def serve(app: Any, *, host: str = "127.0.0.1", startup_timeout: float = 10.0) -> Iterator[str]:
+    """Serve `app` on a free port; yields its base URL (no trailing slash)."""
+    config = uvicorn.Config(
+        app, host=host, port=0, log_level="warning", lifespan="auto", access_log=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{id(app):x}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("test server did not start")
+        time.sleep(0.005)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

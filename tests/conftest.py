@@ -1,0 +1,73 @@
+"""Shared fixtures: real stores on SQLite and PostgreSQL, created and dropped per test."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+from records import Store, new_key, open_store
+
+DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> str:
+    """An admin URL of a reachable PostgreSQL server, or a skip (a failure in CI)."""
+    url = os.environ.get("HOLON_TEST_POSTGRES_URL", DEFAULT_ADMIN_URL)
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        message = f"no PostgreSQL server at {url}: {str(exc.orig).strip().splitlines()[0]}"
+        if os.environ.get("HOLON_REQUIRE_POSTGRES") == "1":
+            pytest.fail(message + " (HOLON_REQUIRE_POSTGRES=1: the PostgreSQL tests must run)")
+        pytest.skip(message)
+    finally:
+        engine.dispose()
+    return url
+
+
+@pytest.fixture
+def postgres_url(postgres_admin_url: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    name = f"holon_test_{secrets.token_hex(6)}"
+    admin = create_engine(postgres_admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(postgres_admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An empty database URL, once per backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp('store') / 'holon.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    """An upgraded store with a secret key, on each backend."""
+    opened = open_store(store_url, secret_key=new_key(), auto_upgrade=True)
+    try:
+        yield opened
+    finally:
+        opened.close()

@@ -1,0 +1,31 @@
+"""Run the CLI in-process, as a user would, with its own environment."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gateway.cli import run
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+class CLI:
+    def __init__(self, home: Path, **env: str) -> None:
+        self.env = {"HOLON_HOME": str(home), **env}
+
+    def __call__(self, *argv: str, stdin: str = "") -> Result:
+        out, err = io.StringIO(), io.StringIO()
+        code = run(list(argv), environ=self.env, stdin=io.StringIO(stdin), stdout=out, stderr=err)
+        return Result(code, out.getvalue(), err.getvalue())

@@ -1,0 +1,103 @@
+"""Migrations: one head, the code's revision is that head, models match the migrations."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect, text
+
+from records import SCHEMA_REVISION, open_engine, open_store, schema_status, upgrade
+from records._models import Base
+from records._store import MIGRATIONS_DIR
+from schema.errors import SchemaMismatch, StoreUnavailable, UsageError
+
+
+def _script() -> ScriptDirectory:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return ScriptDirectory.from_config(config)
+
+
+def test_exactly_one_head() -> None:
+    heads = _script().get_heads()
+    assert len(heads) == 1, f"the migrations have {len(heads)} heads: {heads}; merge them"
+
+
+def test_code_revision_is_the_head() -> None:
+    assert _script().get_current_head() == SCHEMA_REVISION
+
+
+def test_upgrade_from_empty_matches_the_models(store_url: str) -> None:
+    engine = open_engine(store_url)
+    try:
+        assert schema_status(engine).current is None
+        status = upgrade(engine)
+        assert status.current == SCHEMA_REVISION and status.up_to_date
+        with engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        assert diff == [], f"models and migrations disagree: {diff}"
+        # Upgrading again is a no-op.
+        assert upgrade(engine).current == SCHEMA_REVISION
+    finally:
+        engine.dispose()
+
+
+def test_server_store_refuses_an_empty_schema(store_url: str) -> None:
+    with pytest.raises(SchemaMismatch) as caught:
+        open_store(store_url)
+    assert "holon db upgrade" in (caught.value.hint or "")
+    assert caught.value.exit_code == 3
+
+
+def test_embedded_store_upgrades_itself(store_url: str) -> None:
+    store = open_store(store_url, auto_upgrade=True)
+    try:
+        assert schema_status(store.engine).up_to_date
+        assert {"agents", "agent_versions", "agent_secrets"} <= set(
+            inspect(store.engine).get_table_names()
+        )
+    finally:
+        store.close()
+
+
+def test_a_newer_schema_is_refused_even_with_auto_upgrade(store_url: str) -> None:
+    engine = open_engine(store_url)
+    upgrade(engine)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '9999_future'"))
+    engine.dispose()
+    with pytest.raises(SchemaMismatch, match="newer than this holon"):
+        open_store(store_url, auto_upgrade=True)
+
+
+def test_an_unreachable_store_is_an_environment_error() -> None:
+    with pytest.raises(StoreUnavailable) as caught:
+        open_store("postgresql+psycopg://nobody@127.0.0.1:1/none")
+    assert caught.value.exit_code == 3
+    assert "127.0.0.1:1" in str(caught.value)
+
+
+def test_a_password_never_appears_in_errors() -> None:
+    with pytest.raises(StoreUnavailable) as caught:
+        open_store("postgresql+psycopg://user:hunter2@127.0.0.1:1/none")
+    assert "hunter2" not in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["mysql://x@localhost/db", "not a url at all"])
+def test_unsupported_urls_are_usage_errors(url: str) -> None:
+    with pytest.raises(UsageError):
+        open_store(url)
+
+
+def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
+    url = f"sqlite:///{tmp_path}/w.db"
+    store = open_store(url, auto_upgrade=True)
+    try:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    finally:
+        store.close()
