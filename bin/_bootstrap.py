@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 LEVELS = {"runtime": 0, "dev": 1}
@@ -56,22 +57,30 @@ def say(message: str) -> None:
     sys.stderr.flush()
 
 
-def build(root: Path, venv_dir: Path, level: str) -> None:
+def pip_install(env: Path, root: Path, level: str) -> None:
+    """Create a virtual environment at `env` and install the project into it."""
+    venv.EnvBuilder(with_pip=True, clear=True).create(env)
+    py = str(env / "bin" / "python")
+    pip = [py, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
+    subprocess.run([*pip, "install", "--upgrade", "pip", "setuptools", "wheel"], check=True)
+    target = ".[dev]" if level == "dev" else "."
+    # compat mode puts the checkout itself on sys.path (a static .pth), so
+    # examples/ and the packages are imported from the working tree.
+    subprocess.run(
+        [*pip, "install", "--config-settings", "editable_mode=compat", "-e", target],
+        cwd=root,
+        check=True,
+    )
+
+
+Installer = Callable[[Path, Path, str], None]
+
+
+def build(root: Path, venv_dir: Path, level: str, install: Installer = pip_install) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=".venv.tmp-", dir=root))
     try:
         say(f"setting up the environment in {venv_dir} (first run, or pyproject.toml changed)")
-        venv.EnvBuilder(with_pip=True, clear=True).create(tmp)
-        py = str(tmp / "bin" / "python")
-        pip = [py, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
-        subprocess.run([*pip, "install", "--upgrade", "pip", "setuptools", "wheel"], check=True)
-        target = ".[dev]" if level == "dev" else "."
-        # compat mode puts the checkout itself on sys.path (a static .pth), so
-        # examples/ and the packages are imported from the working tree.
-        subprocess.run(
-            [*pip, "install", "--config-settings", "editable_mode=compat", "-e", target],
-            cwd=root,
-            check=True,
-        )
+        install(tmp, root, level)
         (tmp / ".holon-stamp").write_text(f"{stamp_of(root)} {level}\n")
         fix_scripts(tmp, venv_dir)
         old = None
@@ -100,6 +109,11 @@ def fix_scripts(tmp: Path, final: Path) -> None:
 def main() -> int:
     root = Path(sys.argv[1]).resolve()
     level = sys.argv[2] if len(sys.argv) > 2 else "runtime"
+    return ensure(root, level)
+
+
+def ensure(root: Path, level: str, install: Installer = pip_install) -> int:
+    """Make `root/.venv` satisfy `level`; an exit status (0 ok)."""
     if level not in LEVELS:
         say(f"unknown environment level {level!r}")
         return 2
@@ -116,7 +130,7 @@ def main() -> int:
         if have and LEVELS.get(have[1], -1) > LEVELS[level]:
             level = have[1]
         try:
-            build(root, venv_dir, level)
+            build(root, venv_dir, level, install)
         except subprocess.CalledProcessError as exc:
             say(f"environment set-up failed ({exc}); nothing was changed, run again to retry")
             return 3

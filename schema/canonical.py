@@ -1,0 +1,117 @@
+"""RFC 8785 (JSON Canonicalization Scheme) text and digests.
+
+Digests of suites, cases and plans are sha256 over this text, so the same
+content hashes the same on every machine whatever its key order, number
+spelling (`1.50` vs `1.5`) or string escapes. Numbers are canonicalised as
+RFC 8785 says: as the IEEE 754 double they denote, written the way
+ECMAScript's `Number.prototype.toString` writes it. Decimals (how holon
+reads every JSON number) therefore hash by value, not by spelling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from decimal import Decimal
+from typing import Any
+
+__all__ = ["canonical_json", "digest", "number_text"]
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+def _string(text: str) -> str:
+    out = ['"']
+    for char in text:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif char < " ":
+            out.append(f"\\u{ord(char):04x}")
+        elif "\ud800" <= char <= "\udfff":
+            raise ValueError("a lone surrogate cannot be canonicalised (not valid Unicode)")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def number_text(value: int | float | Decimal) -> str:
+    """ECMAScript's shortest round-trip form of the double nearest `value`."""
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{value} is not a finite JSON number")
+    if number == 0:
+        return "0"
+    sign = "-" if number < 0 else ""
+    # repr() is the shortest string that round-trips: the digits ECMAScript uses.
+    _, digit_tuple, exponent = Decimal(repr(abs(number))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    k = len(digits)
+    n = k + int(exponent)  # value = 0.digits x 10^n
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * (-n) + digits
+    else:
+        mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+        text = f"{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
+    return sign + text
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _write(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_string(value))
+    elif isinstance(value, int | float | Decimal):
+        out.append(number_text(value))
+    elif isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise TypeError(f"JSON object keys must be strings, got {type(key).__name__}")
+        out.append("{")
+        for index, key in enumerate(sorted(value, key=_utf16_key)):
+            if index:
+                out.append(",")
+            out.append(_string(key))
+            out.append(":")
+            _write(value[key], out)
+        out.append("}")
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
+    else:
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def canonical_json(value: Any) -> str:
+    out: list[str] = []
+    _write(value, out)
+    return "".join(out)
+
+
+def digest(value: Any) -> str:
+    """sha256, hex, of the RFC 8785 canonical JSON of `value`."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
