@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 from jsonschema.protocols import Validator
+from referencing import Registry, Resource
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 
@@ -48,10 +49,29 @@ _Validator = jsonschema.validators.extend(
 )
 
 
-def make_validator(document: dict[str, Any]) -> Validator:
-    """A Draft 2020-12 validator that treats Decimal numbers as JSON numbers."""
+@cache
+def shipped_registry() -> Registry[Any]:
+    """Every shipped schema by its `$id`, so they can `$ref` one another."""
+    resources = []
+    for path in sorted(SCHEMA_DIR.rglob("*.json")):
+        with path.open("rb") as fh:
+            document = json.load(fh)
+        if isinstance(document, dict) and "$id" in document:
+            resources.append((document["$id"], Resource.from_contents(document)))
+    registry: Registry[Any] = Registry().with_resources(resources)
+    return registry
+
+
+def make_validator(document: dict[str, Any], registry: Registry[Any] | None = None) -> Validator:
+    """A Draft 2020-12 validator that treats Decimal numbers as JSON numbers.
+
+    `registry` resolves `$ref`s to other documents; by default the shipped
+    schemas (a suite passes its own directory's schemas instead).
+    """
     validator_: Validator = _Validator(
-        document, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+        document,
+        registry=registry if registry is not None else shipped_registry(),
+        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
     )
     return validator_
 

@@ -188,6 +188,11 @@ def _errors(validator: Validator, value: Any) -> Iterator[ValidationError]:
 
 def explain(error: ValidationError) -> tuple[str, PathKey]:
     """A readable message and the path it is about, for one jsonschema error."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # "not valid under any of the given schemas" helps nobody: explain
+        # the alternative that came closest instead.
+        deepest = max(error.context, key=lambda e: (len(e.absolute_path), -len(e.context)))
+        return explain(deepest)
     path: PathKey = tuple(error.absolute_path)
     kind = error.validator
     schema = error.schema if isinstance(error.schema, dict) else {}
