@@ -2,12 +2,13 @@
 # as HOLON_TEST_POSTGRES_URL. Uses the machine's server on 127.0.0.1:5432 when
 # it answers; otherwise installs Debian's PostgreSQL if needed and starts a
 # private throw-away cluster (trust auth, 127.0.0.1 only), stopped on exit.
+# HOLON_CI_PRIVATE_PG=1 forces the private cluster (to test this script).
 
 pg_answers() {  # $1 port
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-if pg_answers 5432; then
+if [ -z "${HOLON_CI_PRIVATE_PG:-}" ] && pg_answers 5432; then
     export HOLON_TEST_POSTGRES_URL="${HOLON_TEST_POSTGRES_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/postgres}"
     echo "ci: using the PostgreSQL server on 127.0.0.1:5432"
 else
