@@ -97,3 +97,21 @@ def test_validation_names_the_first_problem_and_lists_all() -> None:
         validate_document(doc, make_validator(schema))
     assert caught.value.details["line"] == 1
     assert len(caught.value.details["errors"]) == 2
+
+
+def test_patterns_end_at_the_end_of_text() -> None:
+    # Python's `$` matches before a final newline; JSON Schema's does not.
+    from schema import validator
+
+    manifest = {
+        "schema_version": 1,
+        "id": "acme/x\n",
+        "version": "1.0.0",
+        "protocol": "asgi",
+        "endpoint": "asgi:pkg.mod:app",
+        "capabilities": ["a.b"],
+    }
+    errors = [e.message for e in validator("agent").iter_errors(manifest)]
+    assert len(errors) == 1 and "does not match" in errors[0]
+    manifest["id"] = "acme/x"
+    assert list(validator("agent").iter_errors(manifest)) == []
