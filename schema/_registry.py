@@ -70,12 +70,20 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-_TYPE_CHECKER = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    validators={"pattern": _pattern},
-    type_checker=_TYPE_CHECKER,
-)
+@cache
+def validator_class(base: Any = jsonschema.Draft202012Validator) -> Any:
+    """`base` (a jsonschema draft class) with holon's numbers and RE2 patterns.
+
+    Decimal is a number and an integral Decimal an integer, as JSON Schema
+    means them; `pattern` runs on RE2 (see `_pattern`).
+    """
+    checker = base.TYPE_CHECKER.redefine("integer", _is_integer)
+    return jsonschema.validators.extend(
+        base, validators={"pattern": _pattern}, type_checker=checker
+    )
+
+
+_Validator = validator_class()
 
 
 @cache

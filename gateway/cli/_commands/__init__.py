@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from gateway.cli._commands import agents, config, db
+from gateway.cli._commands import agents, checks, config, db
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
-COMMANDS: list[Register] = [agents.register, config.register, db.register]
+COMMANDS: list[Register] = [agents.register, checks.register, config.register, db.register]

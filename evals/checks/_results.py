@@ -1,0 +1,197 @@
+"""What grading returns: one `CheckResult` per check, and the `CaseGrade` of a case.
+
+Results are cheap to make and rendered only when read: the detail line and
+the expected/actual renderings are computed on first access, so grading a
+passing case costs lookups and comparisons, not string formatting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Final, Protocol
+
+from evals.checks._paths import Location as NodeLocation
+from evals.checks._paths import format_location
+from evals.checks._render import render_value
+from schema.errors import Location
+
+PASS: Final = "pass"
+FAIL: Final = "fail"
+NO_MATCH: Final = "no-match"
+TYPE_MISMATCH: Final = "type-mismatch"
+STATUSES: Final = (PASS, FAIL, NO_MATCH, TYPE_MISMATCH)
+
+
+class _Hidden:
+    """A field a result does not show (a combinator has no expected value)."""
+
+    __slots__ = ()
+
+
+HIDDEN: Final = _Hidden()
+
+
+class Describer(Protocol):
+    """The body that made an outcome; it writes the detail line on demand."""
+
+    def describe(self, outcome: Outcome) -> str: ...
+
+
+class Outcome:
+    """A body's verdict on one subject, before it is named as a check result.
+
+    `actual` and `expected` are raw values (rendered later) or HIDDEN;
+    `offending` holds node locations; `detail` is None until described.
+    """
+
+    __slots__ = ("actual", "body", "detail", "expected", "metrics", "notes", "offending", "status")
+
+    def __init__(
+        self,
+        status: str,
+        body: Describer,
+        actual: Any = HIDDEN,
+        expected: Any = HIDDEN,
+        *,
+        detail: str | None = None,
+        offending: Sequence[NodeLocation | str] = (),
+        notes: Sequence[tuple[str, str]] = (),
+        metrics: dict[str, Any] | None = None,
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.actual = actual
+        self.expected = expected
+        self.detail = detail
+        self.offending = offending
+        self.notes = notes
+        self.metrics = metrics
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+    def describe(self) -> str:
+        if self.detail is None:
+            try:
+                self.detail = self.body.describe(self)
+            except Exception as exc:  # a detail must never break reporting of a grade
+                self.detail = f"{self.status} (no detail: {type(exc).__name__})"
+        return self.detail
+
+
+def metric(value: Fraction | int) -> int | Decimal:
+    """A metric for results JSON: integers stay ints, the rest is rounded to at most 4 places.
+
+    `4/5` is `0.8`, `23/24` is `0.9583` (half-even rounding, the same everywhere).
+    """
+    fraction = Fraction(value)
+    if fraction.denominator == 1:
+        return int(fraction)
+    quotient = Decimal(fraction.numerator) / Decimal(fraction.denominator)
+    rounded = quotient.quantize(Decimal("0.0001")).normalize()
+    return int(rounded) if rounded == rounded.to_integral_value() else rounded
+
+
+def _path_text(item: NodeLocation | str) -> str:
+    return item if isinstance(item, str) else format_location(item)
+
+
+class CheckResult:
+    """One check's result: name, status, passed, detail, path, expected, actual, offending,
+    metrics (plus predicate and critical)."""
+
+    __slots__ = ("_outcome", "critical", "name", "nodes", "path", "predicate", "source")
+
+    def __init__(
+        self,
+        name: str,
+        predicate: str,
+        outcome: Outcome,
+        path: str | None = None,
+        nodes: int | None = None,
+        critical: bool = False,
+        source: Location | None = None,
+    ) -> None:
+        self.name = name
+        self.predicate = predicate
+        self._outcome = outcome
+        self.path = path
+        self.nodes = nodes
+        self.critical = critical
+        self.source = source
+
+    @property
+    def status(self) -> str:
+        return self._outcome.status
+
+    @property
+    def passed(self) -> bool:
+        return self._outcome.status == PASS
+
+    @property
+    def detail(self) -> str:
+        return self._outcome.describe()
+
+    @property
+    def expected(self) -> str | None:
+        value = self._outcome.expected
+        return None if value is HIDDEN else render_value(value)
+
+    @property
+    def actual(self) -> str | None:
+        value = self._outcome.actual
+        return None if value is HIDDEN else render_value(value)
+
+    @property
+    def offending(self) -> list[str]:
+        return [_path_text(item) for item in self._outcome.offending]
+
+    @property
+    def notes(self) -> tuple[tuple[str, str], ...]:
+        """Extra lines for the CLI block (`extra:`, `missing:`, `failed:` …)."""
+        return tuple(self._outcome.notes)
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return dict(self._outcome.metrics or {})
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form: one check on one document gives the same JSON, byte for byte."""
+        return {
+            "name": self.name,
+            "predicate": self.predicate,
+            "status": self.status,
+            "passed": self.passed,
+            "critical": self.critical,
+            "detail": self.detail,
+            "path": self.path,
+            "expected": self.expected,
+            "actual": self.actual,
+            "offending": self.offending,
+            "metrics": self.metrics,
+        }
+
+    def __repr__(self) -> str:
+        return f"CheckResult({self.name!r}, {self.status!r})"
+
+
+@dataclass(frozen=True)
+class CaseGrade:
+    """Every check's result for one case; the case passes iff every check passes."""
+
+    results: tuple[CheckResult, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(result.passed for result in self.results)
+
+    @property
+    def failed(self) -> tuple[CheckResult, ...]:
+        return tuple(result for result in self.results if not result.passed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passed": self.passed, "results": [r.to_json() for r in self.results]}

@@ -1,0 +1,280 @@
+"""Compiled checks and the bodies that hold other checks: all/any/not, each/some/none."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from evals.checks._paths import CompiledPath
+from evals.checks._paths import Location as NodeLocation
+from evals.checks._predicates import Body, location_text, noted
+from evals.checks._render import short
+from evals.checks._results import FAIL, NO_MATCH, PASS, CheckResult, Outcome, metric
+from evals.checks._subject import Context, Subject, node_subject, subject_of
+from evals.checks._values import MISSING
+from schema.errors import Location
+
+_CLOCK_EVERY = 256  # quantified nodes between two looks at the clock
+
+
+class CompiledCheck:
+    """One check, ready to grade: its name, its path (None inherits), its body.
+
+    `definition` is the check as written (for digests); `source` is where it
+    was written (for `suite.yaml:42` in the CLI block).
+    """
+
+    __slots__ = (
+        "body",
+        "critical",
+        "definition",
+        "name",
+        "path",
+        "predicate",
+        "source",
+        "uses_pdf",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        predicate: str,
+        path: CompiledPath | None,
+        body: Body,
+        *,
+        critical: bool = False,
+        source: Location | None = None,
+        definition: Any = None,
+    ) -> None:
+        self.name = name
+        self.predicate = predicate
+        self.path = path
+        self.body = body
+        self.critical = critical
+        self.source = source
+        self.definition = definition
+        # Whether grading may read a PDF (some path in this check steps into `.pdf`).
+        self.uses_pdf = any(path.uses_pdf for path in self.paths())
+
+    def __repr__(self) -> str:
+        return f"CompiledCheck({self.name!r})"
+
+    def paths(self) -> list[CompiledPath]:
+        found = [self.path] if self.path is not None else []
+        found.extend(self.body.paths())
+        return found
+
+    def evaluate(self, context: Context, inherited: Subject) -> tuple[Outcome, Subject]:
+        subject = subject_of(self.path, context) if self.path is not None else inherited
+        return self.body.run(context, subject), subject
+
+    def grade(self, context: Context) -> CheckResult:
+        path = self.path
+        if path is None:  # a combinator whose children all have their own path
+            outcome = self.body.run(context, Subject(True, MISSING, None, None, context.root))
+            return CheckResult(
+                self.name, self.predicate, outcome, None, None, self.critical, self.source
+            )
+        subject = subject_of(path, context)
+        outcome = self.body.run(context, subject)
+        locations = subject.locations
+        return CheckResult(
+            self.name,
+            self.predicate,
+            outcome,
+            path.text,
+            None if locations is None else len(locations),
+            self.critical,
+            self.source,
+        )
+
+    def failed(self, detail: str) -> CheckResult:
+        """This check's result when grading it raised: a failed check, never a crashed run."""
+        return CheckResult(
+            self.name,
+            self.predicate,
+            Outcome(FAIL, _Fixed(), detail=detail),
+            path=self.path.text if self.path is not None else None,
+            critical=self.critical,
+            source=self.source,
+        )
+
+
+class _Fixed(Body):
+    def describe(self, outcome: Outcome) -> str:
+        return outcome.detail or outcome.status
+
+
+def _child_paths(children: Sequence[CompiledCheck]) -> list[CompiledPath]:
+    found: list[CompiledPath] = []
+    for child in children:
+        found.extend(child.paths())
+    return found
+
+
+def _failure_notes(failures: Sequence[tuple[CompiledCheck, Outcome]]) -> list[tuple[str, str]]:
+    return noted("failed", [f"{child.name}: {outcome.describe()}" for child, outcome in failures])
+
+
+def _offending(failures: Sequence[tuple[CompiledCheck, Outcome]]) -> list[NodeLocation | str]:
+    found: list[NodeLocation | str] = []
+    for _, outcome in failures:
+        found.extend(outcome.offending)
+    return found
+
+
+class AllOf(Body):
+    key = "all"
+
+    def __init__(self, children: Sequence[CompiledCheck]) -> None:
+        self.children = tuple(children)
+
+    def paths(self) -> list[CompiledPath]:
+        return _child_paths(self.children)
+
+    def run(self, context: Context, subject: Subject) -> Outcome:
+        failures = []
+        for child in self.children:
+            outcome, _ = child.evaluate(context, subject)
+            if not outcome.passed:
+                failures.append((child, outcome))
+        if not failures:
+            return Outcome(PASS, self, detail=f"all {len(self.children)} checks passed")
+        return Outcome(
+            failures[0][1].status,
+            self,
+            detail=f"{len(failures)} of {len(self.children)} checks failed",
+            notes=_failure_notes(failures),
+            offending=_offending(failures),
+        )
+
+
+class AnyOf(AllOf):
+    key = "any"
+
+    def run(self, context: Context, subject: Subject) -> Outcome:
+        failures = []
+        for child in self.children:
+            outcome, _ = child.evaluate(context, subject)
+            if outcome.passed:
+                return Outcome(PASS, self, detail=f"{child.name} passed")
+            failures.append((child, outcome))
+        statuses = {outcome.status for _, outcome in failures}
+        return Outcome(
+            statuses.pop() if len(statuses) == 1 else FAIL,
+            self,
+            detail=f"none of {len(self.children)} checks passed",
+            notes=_failure_notes(failures),
+            offending=_offending(failures),
+        )
+
+
+class NotOf(AllOf):
+    key = "not"
+
+    def run(self, context: Context, subject: Subject) -> Outcome:
+        child = self.children[0]
+        outcome, _ = child.evaluate(context, subject)
+        if outcome.passed:
+            return Outcome(
+                FAIL,
+                self,
+                detail=f"expected {child.name} not to hold, but it did: {outcome.describe()}",
+            )
+        return Outcome(PASS, self, detail=f"{child.name} does not hold: {outcome.describe()}")
+
+
+class Quantifier(Body):
+    """`each`, `some`, `none` over the nodes of a non-singular path.
+
+    No nodes is `no-match` unless `allow_empty`, which makes all three pass.
+    `mostly` (beside `each`) passes when at least that fraction of nodes pass.
+    """
+
+    def __init__(
+        self,
+        key: str,
+        inner: Body,
+        *,
+        allow_empty: bool = False,
+        mostly: Fraction | None = None,
+    ) -> None:
+        self.key = key  # type: ignore[misc]
+        self.inner = inner
+        self.allow_empty = allow_empty
+        self.mostly = mostly
+
+    def paths(self) -> list[CompiledPath]:
+        return self.inner.paths()
+
+    def run(self, context: Context, subject: Subject) -> Outcome:
+        locations = subject.locations or []
+        if not locations:
+            if self.allow_empty:
+                return Outcome(PASS, self, detail="no nodes (allowed)", metrics={"nodes": 0})
+            return Outcome(NO_MATCH, self, detail=f"no nodes at {location_text(subject.location)}")
+        root = context.root
+        passed: list[tuple[NodeLocation, Any]] = []
+        failed: list[tuple[NodeLocation, Outcome]] = []
+        for index, (location, value) in enumerate(zip(locations, subject.value, strict=True)):
+            if index and not index % _CLOCK_EVERY:
+                context.meter.check_clock()
+            outcome = self.inner.run(context, node_subject(location, value, root))
+            if outcome.passed:
+                passed.append((location, value))
+            else:
+                failed.append((location, outcome))
+        total = len(locations)
+        metrics: dict[str, Any] = {"nodes": total, "passed": len(passed)}
+        if self.key == "each":
+            if self.mostly is not None:
+                rate = Fraction(len(passed), total)
+                metrics["pass_rate"] = metric(rate)
+                ok = rate >= self.mostly
+                detail = (
+                    f"{len(passed)} of {total} nodes passed ({short(metric(rate))}), "
+                    f"need ≥ {short(metric(self.mostly))}"
+                )
+            else:
+                ok = not failed
+                detail = (
+                    f"all {total} nodes passed" if ok else f"{len(failed)} of {total} nodes failed"
+                )
+            lines = [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
+            return Outcome(
+                PASS if ok else FAIL,
+                self,
+                detail=detail,
+                notes=[] if ok else noted("failed", lines),
+                offending=[] if ok else [at for at, _ in failed],
+                metrics=metrics,
+            )
+        if self.key == "some":
+            ok = bool(passed)
+            detail = (
+                f"{len(passed)} of {total} nodes passed" if ok else f"none of {total} nodes passed"
+            )
+            lines = [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
+            return Outcome(
+                PASS if ok else FAIL,
+                self,
+                detail=detail,
+                notes=[] if ok else noted("failed", lines),
+                metrics=metrics,
+            )
+        ok = not passed
+        detail = (
+            f"none of {total} nodes passed"
+            if ok
+            else f"{len(passed)} of {total} nodes passed, expected none"
+        )
+        lines = [f"{location_text(at)} = {short(value)}" for at, value in passed]
+        return Outcome(
+            PASS if ok else FAIL,
+            self,
+            detail=detail,
+            notes=[] if ok else noted("passed", lines),
+            offending=[] if ok else [at for at, _ in passed],
+            metrics=metrics,
+        )

@@ -1,0 +1,1 @@
+"""Tests for evals (the check DSL, suites, runner)."""
