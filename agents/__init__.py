@@ -3,6 +3,10 @@
 Never touches the database: everything it needs arrives as arguments.
 """
 
+from agents._cost import price
+from agents._executor import Executor, ResolveGuard, execute
+from agents._identity import Identity
+from agents._limits import CallLimits
 from agents._manifest import (
     AgentLimits,
     Manifest,
@@ -11,12 +15,27 @@ from agents._manifest import (
     manifest_from_dict,
     parse_manifest,
 )
+from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
+from agents._wire import PreparedRequest, build_request
 
 __all__ = [
     "AgentLimits",
+    "Attempt",
+    "CallLimits",
+    "CostSource",
+    "Executor",
+    "Identity",
     "Manifest",
+    "Outcome",
+    "OutcomeCode",
+    "PreparedRequest",
     "Pricing",
+    "ResolveGuard",
+    "Usage",
+    "build_request",
+    "execute",
     "load_manifest",
     "manifest_from_dict",
     "parse_manifest",
+    "price",
 ]

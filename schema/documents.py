@@ -270,7 +270,9 @@ def validate_document(
         problems.append((location.line or 0, location.column or 0, message, path, location))
     if not problems:
         return
-    problems.sort(key=lambda p: (p[0], p[1], len(p[3])))
+    # By position, except that a missing key comes after an unknown one: the
+    # unknown key is usually the missing one, misspelt, and says more.
+    problems.sort(key=lambda p: (p[2].startswith("missing required"), p[0], p[1], len(p[3])))
     line, column, message, path, location = problems[0]
     details = {
         "errors": [{**loc.as_dict(), "message": msg} for _, _, msg, _, loc in problems[:20]],

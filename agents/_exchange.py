@@ -1,0 +1,199 @@
+"""One HTTP request and its bounded answer, with every failure named by an outcome code.
+
+This is where transport exceptions become classifications, so everything
+above it deals in `CallFailure` only:
+
+- nothing came back (refused, DNS, TLS, connect timeout, connection closed
+  or reset before any response byte): `unreachable`;
+- bytes came back that are not HTTP (a garbage status line, oversized
+  headers), or an in-process app broke the ASGI contract: `invalid_response`;
+- a status other than 2xx (3xx included: redirects are never followed):
+  `agent_error`, with a short prefix of the body for the detail;
+- the body is over the cap, undecodable, or the connection dropped mid-body:
+  `invalid_response`.
+
+The deadline is not handled here: the caller wraps the whole exchange in one
+`asyncio.timeout`, so connect + headers + body share it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterable
+from dataclasses import dataclass
+
+import aiohttp
+import httpx
+
+from agents._outcome import OutcomeCode, printable
+from agents._reader import BodyError, read_bounded, read_prefix
+from agents._wire import PreparedRequest
+
+__all__ = ["Answer", "CallFailure", "Progress", "exchange"]
+
+logger = logging.getLogger(__name__)
+
+_ERROR_BODY_PREFIX = 200
+_ERROR_BODY_WAIT_S = 1.0
+
+
+class CallFailure(Exception):
+    """A classified failure of one attempt."""
+
+    def __init__(self, code: OutcomeCode, detail: str, http_status: int | None = None) -> None:
+        super().__init__(detail)
+        self.code: OutcomeCode = code
+        self.detail = printable(detail)
+        self.http_status = http_status
+
+
+@dataclass
+class Progress:
+    """How far an exchange got, readable after a timeout interrupted it."""
+
+    http_status: int | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: bytes
+
+
+def _root(exc: BaseException) -> BaseException:
+    """The innermost cause with a message (a timeout's chain ends in bare, silent ones)."""
+    root = exc
+    seen = {id(exc)}
+    while exc.__cause__ is not None and id(exc.__cause__) not in seen:
+        exc = exc.__cause__
+        seen.add(id(exc))
+        if str(exc):
+            root = exc
+    return root
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message` of the innermost cause (what actually went wrong on the socket)."""
+    root = _root(exc)
+    text = str(root)
+    return f"{type(root).__name__}: {text}" if text else type(root).__name__
+
+
+def _before_response(exc: Exception, in_process: bool) -> OutcomeCode:
+    if in_process:
+        return "invalid_response"
+    chain: list[BaseException] = [exc]
+    while chain[-1].__cause__ is not None and len(chain) < 8:
+        chain.append(chain[-1].__cause__)
+    if any(isinstance(e, aiohttp.ClientResponseError | httpx.RemoteProtocolError) for e in chain):
+        return "invalid_response"
+    return "unreachable"
+
+
+_URLS: dict[str, httpx.URL] = {}
+_URL_CACHE_SIZE = 1024
+
+
+def _url(text: str) -> httpx.URL:
+    """Parsed URLs, cached: parsing is a sizeable part of a small call's cost."""
+    url = _URLS.get(text)
+    if url is None:
+        if len(_URLS) >= _URL_CACHE_SIZE:
+            _URLS.clear()
+        url = _URLS[text] = httpx.URL(text)
+    return url
+
+
+def _header(response: httpx.Response, name: bytes) -> str | None:
+    # Straight from the raw list: httpx.Headers lookups decode every header each time.
+    for key, value in response.headers.raw:
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _chunks(response: httpx.Response) -> AsyncIterable[bytes]:
+    # The transport's own stream: no re-chunking, nothing kept (aiter_raw does both).
+    stream = response.stream
+    if not isinstance(stream, httpx.AsyncByteStream):  # pragma: no cover - transports are async
+        raise TypeError("expected an async response stream")
+    return stream
+
+
+async def exchange(
+    transport: httpx.AsyncBaseTransport,
+    prepared: PreparedRequest,
+    *,
+    max_bytes: int,
+    connect_timeout_s: float,
+    in_process: bool = False,
+    progress: Progress | None = None,
+) -> Answer:
+    """Send `prepared`, read its 2xx body within `max_bytes`; else raise CallFailure."""
+    url = _url(prepared.url)
+    # Host and Content-Length are set here, as httpx would, so an in-process app sees
+    # them too; building the request from raw headers and a byte stream skips
+    # httpx's header re-normalisation, a sizeable share of a small call's cost.
+    raw = [(b"Host", url.netloc)]
+    raw += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in prepared.headers.items()]
+    if prepared.body or prepared.method in ("POST", "PUT", "PATCH"):
+        raw.append((b"Content-Length", str(len(prepared.body)).encode()))
+    request = httpx.Request(
+        prepared.method,
+        url,
+        headers=raw,
+        stream=httpx.ByteStream(prepared.body),
+        # "pool" bounds DNS + connect (and a wait for a pooled slot); "read" is the
+        # caller's total deadline, not a per-read one.
+        extensions={
+            "timeout": {"connect": connect_timeout_s, "read": None, "pool": connect_timeout_s}
+        },
+    )
+    request.read()
+    try:
+        response = await transport.handle_async_request(request)
+    except Exception as exc:  # whatever the peer made the transport raise
+        code = _before_response(exc, in_process)
+        where = "in-process app failed" if in_process else "no response"
+        raise CallFailure(code, f"{where}: {describe(exc)}") from None
+    status = response.status_code
+    if progress is not None:
+        progress.http_status = status
+    try:
+        if not 200 <= status < 300:
+            raise CallFailure("agent_error", await _error_detail(response), status)
+        try:
+            body = await read_bounded(
+                _chunks(response),
+                max_bytes,
+                content_encoding=_header(response, b"content-encoding"),
+            )
+        except BodyError as exc:
+            raise CallFailure("invalid_response", str(exc), status) from None
+        except Exception as exc:  # reset, truncated chunking, payload errors mid-body
+            raise CallFailure(
+                "invalid_response", f"connection failed mid-body: {describe(exc)}", status
+            ) from None
+        return Answer(status, body)
+    finally:
+        try:
+            await response.aclose()
+        except Exception as exc:  # closing a broken connection may complain; it is closed
+            logger.debug("closing an agent response failed: %s", type(exc).__name__)
+
+
+async def _error_detail(response: httpx.Response) -> str:
+    status = response.status_code
+    if 300 <= status < 400:
+        location = _header(response, b"location") or ""
+        return f"HTTP {status} redirect to {location[:200]!r} (redirects are not followed)"
+    try:
+        # Briefly: the status is the answer, and an agent that hangs after an
+        # error status must not turn its agent_error into a timeout.
+        async with asyncio.timeout(_ERROR_BODY_WAIT_S):
+            prefix = await read_prefix(_chunks(response), _ERROR_BODY_PREFIX)
+    except Exception:  # TimeoutError included: a broken error body adds nothing
+        prefix = b""
+    text = prefix.decode("utf-8", errors="replace").strip()
+    return f"HTTP {status}" + (f": {text}" if text else "")

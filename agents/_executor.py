@@ -1,0 +1,486 @@
+"""The executor: (agent, capability, input, limits) -> Outcome, one code path for every call.
+
+Live calls, eval calls and `holon test` all come through `Executor.execute`;
+what differs between them (authorisation, billing, caps) is decided outside
+and arrives as `CallLimits`, which never reach the wire.
+
+Contract: nothing an agent does makes `execute` raise. Refused connections,
+garbage, hangs, floods and lies all become an `Outcome`. What does raise is
+our own side: a policy refusal (`schema.errors.Refused` for an `asgi:` agent
+when in-process agents are not allowed, or whatever `resolve_guard` raises),
+a caller bug (input that is not JSON, a bad capability string) or a bug here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from types import TracebackType
+from urllib.parse import urlsplit
+
+import httpx
+
+from agents._a2a import (
+    CARD_PATH,
+    A2AReply,
+    A2ATarget,
+    CardError,
+    card_identity,
+    get_task_request,
+    interpret_reply,
+    target_from_card,
+)
+from agents._cost import exceeds_cap, preflight_exceeds, price
+from agents._exchange import CallFailure, Progress, exchange
+from agents._identity import (
+    IDENTITY_MAX_BYTES,
+    IDENTITY_PATH,
+    Identity,
+    IdentityError,
+    parse_identity,
+)
+from agents._limits import CallLimits
+from agents._manifest import Manifest
+from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
+from agents._reader import BodyError, parse_json
+from agents._transports import AsgiLoadError, Transports
+from agents._wire import (
+    AnswerError,
+    PreparedRequest,
+    build_request,
+    endpoint_url,
+    probe_headers,
+    read_answer,
+)
+from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
+from schema.jsontext import JSONValue
+
+__all__ = ["Executor", "ResolveGuard", "execute"]
+
+logger = logging.getLogger(__name__)
+
+ResolveGuard = Callable[[str, int], Awaitable[None]]
+"""Called with (host, port) before every outbound connection; raises to forbid it."""
+
+CARD_TTL_S = 300.0
+_CARD_DEPTH = 32
+_POLL_FIRST_S = 0.05
+_POLL_MAX_S = 1.0
+
+
+@dataclass(frozen=True)
+class _Result:
+    code: OutcomeCode
+    output: JSONValue = None
+    usage: Usage | None = None
+    cost: Decimal = Decimal(0)
+    cost_source: CostSource = "none"
+    http_status: int | None = None
+    detail: str | None = None
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)
+
+
+class Executor:
+    """Calls agents through shared transports; one per process (or per event loop).
+
+    - `allow_asgi`: whether `asgi:` (in-process) agents may be called. The HTTP
+      API passes False: calling one then raises `schema.errors.Refused` before
+      anything runs (policy, not agent behaviour).
+    - `resolve_guard`: awaited with (host, port) before each outbound HTTP
+      connection (calls, card fetches, probes); it raises to forbid one and
+      its exception propagates. For the gateway's private-address policy.
+    - `max_connections`: size of the shared connection pool.
+    - `verify_tls`: verify agents' certificates (always, outside tests).
+
+    The HTTP transport is created lazily inside the running loop (and `asgi:`
+    apps are imported and started on first use, once per endpoint); the
+    executor then belongs to that loop. Use `async with Executor() as
+    executor:` or call `aclose()`. A2A agent cards are cached per endpoint
+    for 5 minutes, and re-read after any failed call.
+    """
+
+    def __init__(
+        self,
+        *,
+        allow_asgi: bool = True,
+        resolve_guard: ResolveGuard | None = None,
+        max_connections: int = 256,
+        verify_tls: bool = True,
+    ) -> None:
+        self._allow_asgi = allow_asgi
+        self._resolve_guard = resolve_guard
+        self._transports = Transports(max_connections=max_connections, verify=verify_tls)
+        self._cards: dict[str, tuple[float, A2ATarget]] = {}
+
+    async def __aenter__(self) -> Executor:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close pooled connections and stop in-process apps (their lifespan shutdown runs)."""
+        self._cards.clear()
+        await self._transports.aclose()
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def execute(
+        self,
+        agent: Manifest,
+        capability: str,
+        input: JSONValue,
+        limits: CallLimits,
+        *,
+        secret: str | None = None,
+        request_id: str | None = None,
+    ) -> Outcome:
+        """Call `agent` once (plus `limits.unreachable_retries` retries) and classify the result.
+
+        Every attempt sends the same request id (`request_id`, or a fresh
+        uuid4). Never raises on agent behaviour; see the module docstring.
+        """
+        self._check_policy(agent)
+        request_id = request_id or str(uuid.uuid4())
+        started = time.perf_counter()
+        cap = limits.max_cost_usd
+        if preflight_exceeds(agent, cap):
+            assert agent.pricing is not None and cap is not None
+            outcome = Outcome(
+                code="cost_exceeded",
+                request_id=request_id,
+                latency_ms=_ms(started),
+                error=printable(
+                    f"the per-call price {agent.pricing.per_call_usd} alone exceeds the cap "
+                    f"{cap}; the agent was not called"
+                ),
+            )
+            self._log(agent, capability, outcome)
+            return outcome
+        # Built once, before anything is sent (a caller bug raises here): every
+        # attempt sends the very same bytes. a2a rebuilds it per attempt, for the
+        # URL and version the agent card names.
+        prepared: PreparedRequest | None = build_request(
+            agent, capability, input, request_id=request_id, secret=secret
+        )
+        if agent.protocol == "a2a":
+            prepared = None
+        attempts: list[Attempt] = []
+        while True:
+            number = len(attempts) + 1
+            attempt_started = time.perf_counter()
+            result = await self._attempt(
+                agent, capability, input, limits, secret, request_id, prepared
+            )
+            attempts.append(
+                Attempt(
+                    number, result.code, _ms(attempt_started), result.http_status, result.detail
+                )
+            )
+            if result.code != "unreachable" or number > limits.unreachable_retries:
+                break
+            await asyncio.sleep(limits.backoff_s(number))
+        outcome = Outcome(
+            code=result.code,
+            request_id=request_id,
+            output=result.output if result.code == "ok" else None,
+            usage=result.usage,
+            cost_usd=result.cost,
+            cost_source=result.cost_source,
+            latency_ms=_ms(started),
+            http_status=result.http_status,
+            attempts=tuple(attempts),
+            error=result.detail,
+        )
+        self._log(agent, capability, outcome)
+        return outcome
+
+    async def _attempt(
+        self,
+        agent: Manifest,
+        capability: str,
+        input: JSONValue,
+        limits: CallLimits,
+        secret: str | None,
+        request_id: str,
+        prepared: PreparedRequest | None,
+    ) -> _Result:
+        deadline = limits.deadline_s(agent)
+        progress = Progress()
+        usage: Usage | None = None
+        scope = asyncio.timeout(deadline)
+        try:
+            async with scope:
+                if prepared is None:
+                    output = await self._call_a2a(
+                        agent, capability, input, limits, secret, request_id, progress
+                    )
+                else:
+                    output, usage = await self._call_http(agent, prepared, limits, progress)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            after = f" (after HTTP {progress.http_status})" if progress.http_status else ""
+            return _Result(
+                "timeout",
+                http_status=progress.http_status,
+                detail=f"no complete answer within {deadline:g} s{after}",
+            )
+        except CallFailure as failure:
+            return _Result(failure.code, http_status=failure.http_status, detail=failure.detail)
+        cost, source = price(agent, usage)
+        if exceeds_cap(cost, limits.max_cost_usd):
+            return _Result(
+                "cost_exceeded",
+                usage=usage,
+                cost=cost,
+                cost_source=source,
+                http_status=progress.http_status,
+                detail=printable(f"cost {cost} ({source}) exceeds the cap {limits.max_cost_usd}"),
+            )
+        return _Result("ok", output, usage, cost, source, progress.http_status)
+
+    async def _call_http(
+        self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
+    ) -> tuple[JSONValue, Usage | None]:
+        transport, in_process = await self._transport(agent, prepared.url, limits.deadline_s(agent))
+        answer = await exchange(
+            transport,
+            prepared,
+            max_bytes=limits.max_response_bytes,
+            connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
+            in_process=in_process,
+            progress=progress,
+        )
+        try:
+            return read_answer(parse_json(answer.body, limits.max_json_depth))
+        except (BodyError, AnswerError) as exc:
+            raise CallFailure("invalid_response", str(exc), answer.status) from None
+
+    async def _transport(
+        self, agent: Manifest, url: str, startup_timeout_s: float
+    ) -> tuple[httpx.AsyncBaseTransport, bool]:
+        if agent.protocol == "asgi":
+            try:
+                transport = await self._transports.asgi(
+                    agent.endpoint, startup_timeout_s=startup_timeout_s
+                )
+            except AsgiLoadError as exc:
+                raise CallFailure("unreachable", f"cannot load {agent.endpoint}: {exc}") from None
+            return transport, True
+        await self._guard(url)
+        return self._transports.http(), False
+
+    async def _guard(self, url: str) -> None:
+        if self._resolve_guard is None:
+            return
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        await self._resolve_guard(parts.hostname or "", port)
+
+    # -- a2a ------------------------------------------------------------------------------
+
+    async def _call_a2a(
+        self,
+        agent: Manifest,
+        capability: str,
+        input: JSONValue,
+        limits: CallLimits,
+        secret: str | None,
+        request_id: str,
+        progress: Progress,
+    ) -> JSONValue:
+        try:
+            target = await self._a2a_target(agent, secret, limits)
+            prepared = build_request(
+                agent, capability, input, request_id=request_id, secret=secret, a2a_target=target
+            )
+            reply = await self._a2a_send(agent, prepared, limits, progress)
+            wait = _POLL_FIRST_S
+            while reply.kind == "pending":
+                # Only a non-blocking server answers before the task settles: poll it.
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, _POLL_MAX_S)
+                body = get_task_request(target, reply.task_id, request_id=request_id)
+                poll = PreparedRequest("POST", prepared.url, prepared.headers, body)
+                reply = await self._a2a_send(agent, poll, limits, progress)
+        except BaseException:
+            self._cards.pop(agent.endpoint, None)  # whatever went wrong, re-read the card next time
+            raise
+        if reply.kind == "output":
+            return reply.output
+        self._cards.pop(agent.endpoint, None)
+        code: OutcomeCode = "agent_error" if reply.kind == "error" else "invalid_response"
+        raise CallFailure(code, reply.detail, progress.http_status)
+
+    async def _a2a_send(
+        self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
+    ) -> A2AReply:
+        transport, _ = await self._transport(agent, prepared.url, limits.deadline_s(agent))
+        answer = await exchange(
+            transport,
+            prepared,
+            max_bytes=limits.max_response_bytes,
+            connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
+            progress=progress,
+        )
+        try:
+            return interpret_reply(parse_json(answer.body, limits.max_json_depth))
+        except BodyError as exc:
+            raise CallFailure("invalid_response", str(exc), answer.status) from None
+
+    async def _a2a_target(
+        self, agent: Manifest, secret: str | None, limits: CallLimits
+    ) -> A2ATarget:
+        cached = self._cards.get(agent.endpoint)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        card = await self._fetch_card(agent, secret, limits.connect_timeout_s)
+        try:
+            target = target_from_card(card, agent.endpoint)
+        except CardError as exc:
+            raise CallFailure("invalid_response", f"agent card: {exc}") from None
+        self._cards[agent.endpoint] = (time.monotonic() + CARD_TTL_S, target)
+        return target
+
+    async def _fetch_card(
+        self, agent: Manifest, secret: str | None, connect_timeout_s: float
+    ) -> JSONValue:
+        url = endpoint_url(agent, CARD_PATH)
+        transport, _ = await self._transport(agent, url, connect_timeout_s)
+        prepared = PreparedRequest("GET", url, probe_headers(secret), b"")
+        try:
+            answer = await exchange(
+                transport,
+                prepared,
+                max_bytes=IDENTITY_MAX_BYTES,
+                connect_timeout_s=connect_timeout_s,
+            )
+            return parse_json(answer.body, _CARD_DEPTH)
+        except CallFailure as failure:
+            raise CallFailure(
+                failure.code, f"agent card: {failure.detail}", failure.http_status
+            ) from None
+        except BodyError as exc:
+            raise CallFailure("invalid_response", f"agent card: {exc}", answer.status) from None
+
+    # -- identity -------------------------------------------------------------------------
+
+    async def identify(
+        self, agent: Manifest, *, secret: str | None = None, timeout_s: float = 10.0
+    ) -> Identity:
+        """Ask the agent who it is (GATEWAY.md, identity). Callers compare the version.
+
+        Raises `schema.errors.AgentUnreachable` when nothing (or a 5xx) answers
+        within `timeout_s`, `schema.errors.AgentProtocolError` when what
+        answers is not a valid identity document (or agent card).
+        """
+        self._check_policy(agent)
+        details = {"agent": agent.id, "endpoint": agent.endpoint}
+        scope = asyncio.timeout(timeout_s)
+        try:
+            async with scope:
+                if agent.protocol == "a2a":
+                    return self._card_identity(
+                        agent, await self._fetch_card(agent, secret, timeout_s)
+                    )
+                url = endpoint_url(agent, IDENTITY_PATH)
+                transport, in_process = await self._transport(agent, url, timeout_s)
+                prepared = PreparedRequest("GET", url, probe_headers(secret), b"")
+                answer = await exchange(
+                    transport,
+                    prepared,
+                    max_bytes=IDENTITY_MAX_BYTES,
+                    connect_timeout_s=timeout_s,
+                    in_process=in_process,
+                )
+                return parse_identity(parse_json(answer.body, _CARD_DEPTH))
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            raise AgentUnreachable(
+                f"{agent.id}: the identity probe got no answer within {timeout_s:g} s",
+                details=details,
+            ) from None
+        except CallFailure as failure:
+            status = failure.http_status
+            cls: type[HolonError] = AgentProtocolError
+            if failure.code == "unreachable" or (status is not None and status >= 500):
+                cls = AgentUnreachable
+            raise cls(
+                f"{agent.id}: identity probe failed: {failure.detail}",
+                details={**details, "http_status": status},
+            ) from None
+        except (BodyError, IdentityError, CardError) as exc:
+            raise AgentProtocolError(
+                f"{agent.id}: bad identity document: {printable(str(exc))}", details=details
+            ) from None
+
+    def _card_identity(self, agent: Manifest, card: JSONValue) -> Identity:
+        name, version, skills = card_identity(card)
+        try:  # the probe also refreshes where calls go
+            target = target_from_card(card, agent.endpoint)
+            self._cards[agent.endpoint] = (time.monotonic() + CARD_TTL_S, target)
+        except CardError:
+            self._cards.pop(agent.endpoint, None)
+        return Identity(id=name, version=version, capabilities=skills)
+
+    # -- policy and logging ---------------------------------------------------------------
+
+    def _check_policy(self, agent: Manifest) -> None:
+        if agent.protocol == "asgi" and not self._allow_asgi:
+            raise Refused(
+                f"{agent.id} is an in-process (asgi:) agent, which this gateway does not call",
+                details={"agent": agent.id},
+                hint="in-process agents are called from the CLI working on the store",
+            )
+
+    @staticmethod
+    def _log(agent: Manifest, capability: str, outcome: Outcome) -> None:
+        # Never the secret, the input or the body: ids, classification and numbers only.
+        level = logging.DEBUG if outcome.ok else logging.INFO
+        if logger.isEnabledFor(level):
+            logger.log(
+                level,
+                "agent call %s@%s %s -> %s (HTTP %s) %.1f ms, %d attempt(s), cost %s %s [%s]",
+                agent.id,
+                agent.version,
+                printable(capability, 100),
+                outcome.code,
+                outcome.http_status,
+                outcome.latency_ms,
+                outcome.attempt_count,
+                outcome.cost_usd,
+                outcome.cost_source,
+                outcome.request_id,
+            )
+
+
+async def execute(
+    agent: Manifest,
+    capability: str,
+    input: JSONValue,
+    limits: CallLimits,
+    *,
+    secret: str | None = None,
+    request_id: str | None = None,
+    allow_asgi: bool = True,
+) -> Outcome:
+    """One call through a temporary `Executor` (convenient; a long-lived one pools connections)."""
+    async with Executor(allow_asgi=allow_asgi) as executor:
+        return await executor.execute(
+            agent, capability, input, limits, secret=secret, request_id=request_id
+        )

@@ -1,0 +1,207 @@
+"""The `holon-http` wire protocol: the one request builder, and reading an answer.
+
+`build_request` is the only place a request to an agent is made, for live
+calls, eval calls and `holon test` alike: the agent cannot tell them apart.
+It takes no enforced limits on purpose: the headers carry the agent's *own*
+declared limits, and the gateway's caps stay on the gateway's side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from agents._a2a import A2ATarget, a2a_request
+from agents._manifest import Manifest
+from agents._outcome import Usage
+from agents._transports import ASGI_BASE_URL
+from schema.jsontext import JSONValue, decimal_text, dumps
+
+__all__ = [
+    "USER_AGENT",
+    "AnswerError",
+    "PreparedRequest",
+    "agent_headers",
+    "build_request",
+    "endpoint_url",
+    "probe_headers",
+    "read_answer",
+]
+
+USER_AGENT = "holon/0.1"
+
+_MAX_COUNT = 2**63 - 1  # token counts are stored as 64-bit integers
+_MAX_MONEY_TEXT = 40
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """Exactly what goes on the wire (Host and Content-Length are added by the client)."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+
+def agent_headers(
+    agent: Manifest, capability: str, *, request_id: str, secret: str | None
+) -> dict[str, str]:
+    """The Holon headers every protocol sends, in a fixed order.
+
+    Limits are the agent's own declaration (omitted when it declared none),
+    formatted the same way in every mode: money as plain decimal text, the
+    deadline in whole milliseconds.
+    """
+    _check_token(capability, "capability")
+    _check_token(request_id, "request_id")
+    if secret is not None and not _is_header_safe(secret):
+        raise ValueError("the agent secret must be printable ASCII without spaces")
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "Holon-Request-Id": request_id,
+        "Holon-Capability": capability,
+    }
+    if agent.limits.max_cost_usd is not None:
+        headers["Holon-Max-Cost-Usd"] = decimal_text(agent.limits.max_cost_usd)
+    if agent.limits.timeout_s is not None:
+        headers["Holon-Deadline-Ms"] = str(int(agent.limits.timeout_s * 1000))
+    if secret is not None:
+        headers["Authorization"] = f"Bearer {secret}"
+    return headers
+
+
+def probe_headers(secret: str | None) -> dict[str, str]:
+    """Headers of the identity probe and the agent-card fetch (GET, no body)."""
+    headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+    if secret is not None:
+        if not _is_header_safe(secret):
+            raise ValueError("the agent secret must be printable ASCII without spaces")
+        headers["Authorization"] = f"Bearer {secret}"
+    return headers
+
+
+def _is_header_safe(text: str) -> bool:
+    return bool(text) and text.isascii() and text.isprintable() and " " not in text
+
+
+def _check_token(text: str, what: str) -> None:
+    # Caller bugs, raised as such: a newline here would be header injection.
+    if not isinstance(text, str) or not _is_header_safe(text):
+        raise ValueError(f"{what} must be non-empty printable ASCII without spaces: {text!r}")
+
+
+def endpoint_url(agent: Manifest, path: str = "") -> str:
+    """The agent's URL (for `asgi:` the in-process origin), `path` appended to its path.
+
+    ``https://h/agent/`` + ``/.well-known/holon-agent`` is
+    ``https://h/agent/.well-known/holon-agent``; a query string stays a query string.
+    """
+    base = ASGI_BASE_URL + "/" if agent.protocol == "asgi" else agent.endpoint
+    if not path:
+        return base
+    parts = urlsplit(base)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))
+
+
+def build_request(
+    agent: Manifest,
+    capability: str,
+    input: JSONValue,
+    *,
+    request_id: str,
+    secret: str | None,
+    a2a_target: A2ATarget | None = None,
+) -> PreparedRequest:
+    """The request for one call, identical for live and eval calls (request id aside).
+
+    `holon-http` and `asgi`: ``POST <endpoint>`` with body
+    ``{"capability": ..., "input": ...}``. `a2a`: the JSON-RPC message to the
+    interface `a2a_target` chose from the agent card (default: A2A 1.0 at the
+    endpoint). Raises ValueError/TypeError when `input` is not JSON (a caller bug).
+    """
+    headers = agent_headers(agent, capability, request_id=request_id, secret=secret)
+    if agent.protocol == "a2a":
+        target = a2a_target or A2ATarget(url=agent.endpoint, version="1.0")
+        body, extra = a2a_request(target, capability, input, request_id=request_id)
+        headers.update(extra)
+        return PreparedRequest("POST", target.url, headers, body)
+    body = dumps({"capability": capability, "input": input}).encode()
+    return PreparedRequest("POST", endpoint_url(agent), headers, body)
+
+
+class AnswerError(Exception):
+    """A 2xx answer that is not a valid `holon-http` response (`invalid_response`)."""
+
+
+def read_answer(document: JSONValue) -> tuple[JSONValue, Usage | None]:
+    """`output` and validated `usage` of a parsed 2xx body, or AnswerError.
+
+    `usage` and each of its fields are optional; when present, token counts
+    are non-negative integers and `cost_usd` a non-negative decimal string or
+    number. Anything else is malformed: an agent that lies in the shape of its
+    usage does not get its output graded.
+    """
+    if not isinstance(document, dict):
+        raise AnswerError(f"expected a JSON object with 'output', got {_kind(document)}")
+    if "output" not in document:
+        raise AnswerError("response has no 'output'")
+    usage = document.get("usage")
+    if usage is None:
+        return document["output"], None
+    if not isinstance(usage, dict):
+        raise AnswerError(f"'usage' must be an object, got {_kind(usage)}")
+    return document["output"], Usage(
+        input_tokens=_count(usage.get("input_tokens"), "input_tokens"),
+        output_tokens=_count(usage.get("output_tokens"), "output_tokens"),
+        cost_usd=_reported_cost(usage.get("cost_usd")),
+    )
+
+
+def _count(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_COUNT:
+        raise AnswerError(f"usage.{name} must be a non-negative integer")
+    return value
+
+
+def _reported_cost(value: Any) -> Decimal | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
+        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
+    if isinstance(value, str) and not _is_plain_decimal(value):
+        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
+    try:
+        cost = Decimal(value)
+    except InvalidOperation:  # pragma: no cover - strings were checked above
+        raise AnswerError("usage.cost_usd is not a decimal") from None
+    if not cost.is_finite() or cost < 0 or len(str(cost)) > _MAX_MONEY_TEXT:
+        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
+    return cost
+
+
+def _is_plain_decimal(text: str) -> bool:
+    """Digits with at most one point: no sign, exponent, NaN, spaces or underscores."""
+    if not text or len(text) > _MAX_MONEY_TEXT:
+        return False
+    whole, _, fraction = text.partition(".")
+    return (whole + fraction).isascii() and (whole + fraction).isdigit() and bool(whole)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"

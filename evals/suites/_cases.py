@@ -1,0 +1,163 @@
+"""Case files (JSONL): strict, line-numbered, bounded (SUITES.md, "Cases")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evals.checks import CompiledCheck, compile_checks
+from evals.suites._model import Case, Split
+from schema import validator
+from schema.documents import Document, PathKey, explain
+from schema.errors import Location, SuiteError
+from schema.jsontext import dumps, loads
+
+MAX_CASES = 5000
+MAX_INPUT_CHARS = 20_000
+MAX_CASE_FILE_BYTES = 64 * 1024 * 1024
+
+# Checks a case adds compile against the case's own line: `Document` gives
+# file:line positions, the column being that of the line's start.
+ReferenceCheck = Callable[[Any, PathKey, Location], None]
+
+
+def _line_document(value: Any, file: str, line: int) -> Document:
+    doc = Document(value, file)
+    doc.positions[()] = (line, 1)
+    return doc
+
+
+def read_cases(
+    path: Path,
+    *,
+    relative: str,
+    split: Split,
+    default_checks: tuple[CompiledCheck, ...],
+    base_dir: Path,
+    check_reference: ReferenceCheck,
+    input_validator: Any | None,
+) -> tuple[Case, ...]:
+    """Every case of one file, or a SuiteError naming file and line."""
+    shown = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_CASE_FILE_BYTES:
+            raise SuiteError(
+                f"case file is {size} bytes, more than {MAX_CASE_FILE_BYTES}",
+                location=Location(shown),
+            )
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise SuiteError(
+            f"no such case file (named by the suite as {relative!r})", location=Location(shown)
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"not UTF-8 text (byte {exc.start})", location=Location(shown)) from None
+    except OSError as exc:
+        raise SuiteError(f"cannot read: {exc.strerror}", location=Location(shown)) from None
+
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    case_validator = validator("case")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = Location(shown, number)
+        try:
+            raw = loads(line)
+        except RecursionError:
+            raise SuiteError("the case nests too deeply", location=where) from None
+        except ValueError as exc:
+            column = getattr(exc, "colno", None)
+            message = getattr(exc, "msg", None) or str(exc)
+            raise SuiteError(
+                f"not a JSON object: {message}", location=Location(shown, number, column)
+            ) from None
+        if not isinstance(raw, dict):
+            raise SuiteError("each line is one JSON object (a case)", location=where)
+        for error in case_validator.iter_errors(raw):
+            message, at = explain(error)
+            raise SuiteError(
+                f"invalid case: {message}", location=Location(shown, number, path=_fmt(at))
+            )
+        case_id: str = raw["id"]
+        if case_id in seen:
+            raise SuiteError(
+                f"duplicate case id {case_id!r} (first on line {seen[case_id]})",
+                location=Location(shown, number, path="$.id"),
+            )
+        seen[case_id] = number
+        if len(cases) == MAX_CASES:
+            raise SuiteError(f"more than {MAX_CASES} cases in one split", location=where)
+        size_in = len(dumps(raw["input"]))
+        if size_in > MAX_INPUT_CHARS:
+            raise SuiteError(
+                f"input is {size_in} serialized characters, more than {MAX_INPUT_CHARS} "
+                "(refer to fixtures instead of embedding documents)",
+                location=Location(shown, number, path="$.input"),
+            )
+        for key in ("input", "expected"):
+            check_reference(raw[key], (key,), where)
+        if input_validator is not None and not _has_fixture(raw["input"]):
+            for error in input_validator.iter_errors(raw["input"]):
+                message, at = explain(error)
+                raise SuiteError(
+                    f"input does not match the suite's input schema: {message}",
+                    location=Location(shown, number, path=_fmt(("input", *at))),
+                )
+        own: list[CompiledCheck] = []
+        if "checks" in raw:
+            own = compile_checks(
+                raw["checks"],
+                document=_line_document(raw, shown, number),
+                base_path=("checks",),
+                base_dir=base_dir,
+            )
+        checks = (*default_checks, *own)
+        _refuse_clashes(default_checks, own, where)
+        if len(checks) == 0:
+            raise SuiteError(
+                f"case {case_id!r} has no checks: a case that cannot fail measures nothing",
+                location=where,
+            )
+        cases.append(
+            Case(
+                id=case_id,
+                split=split,
+                input=raw["input"],
+                expected=raw["expected"],
+                tags=tuple(raw.get("tags", ())),
+                checks=checks,
+                raw=raw,
+                source=where,
+            )
+        )
+    return tuple(cases)
+
+
+def _refuse_clashes(
+    defaults: tuple[CompiledCheck, ...], own: list[CompiledCheck], where: Location
+) -> None:
+    names = {c.name for c in defaults}
+    for check in own:
+        if check.name in names:
+            raise SuiteError(
+                f"the case's check {check.name!r} has the name of a suite check; "
+                "per-check pass rates are kept by name, so give it another",
+                location=where,
+            )
+
+
+def _has_fixture(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "$fixture" in value or any(_has_fixture(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_fixture(v) for v in value)
+    return False
+
+
+def _fmt(path: PathKey) -> str:
+    from schema.documents import format_path
+
+    return format_path(path)

@@ -1,0 +1,175 @@
+"""Suite identity (SUITES.md, "Identity") and holdout epochs.
+
+- `spec_digest`: the suite document with its `$ref`'d schemas inlined;
+- `dataset_digest`: the public cases plus the holdout (the stored file, or
+  the generator spec and count, not the epoch). A fixture case is hashed as
+  its reference (generator name and version, params, seed), never as bytes;
+- `checks_digest`: every check definition plus GRADING_RULES_VERSION;
+- `suite_digest`: the three together.
+
+A public case's digest is sha256 of its canonical JSON; a holdout case's is
+an HMAC under the store's secret, so it cannot be matched against guesses.
+Seed i of epoch e is the first 8 bytes (big-endian) of
+HMAC-SHA256(secret, canonical JSON of [suite_id, version, e, i]).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+from typing import Any
+
+from evals.checks import GRADING_RULES_VERSION
+from evals.fixtures import find_references
+from evals.suites._model import Case, Suite
+from schema.canonical import canonical_json, digest
+
+
+@dataclass(frozen=True)
+class SuiteDigests:
+    spec: str
+    dataset: str
+    checks: str
+    suite: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "spec_digest": self.spec,
+            "dataset_digest": self.dataset,
+            "checks_digest": self.checks,
+            "suite_digest": self.suite,
+        }
+
+
+def _inline_refs(node: Any, schemas: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in schemas and len(node) == 1:
+            return schemas[ref]
+        return {k: _inline_refs(v, schemas) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_inline_refs(v, schemas) for v in node]
+    return node
+
+
+def _with_generators(node: Any, suite: Suite) -> Any:
+    """Fixture references hash as their generator's name, version, params and seed."""
+    if isinstance(node, dict):
+        if "$fixture" in node or "$truth" in node:
+            seeded = {**node, "seed": node.get("seed", 0)}
+            (ref,) = find_references(seeded, suite.fixtures)
+            identity = ref.identity()
+            if "seed" not in node:  # a generated holdout's template: no seed yet
+                del identity["seed"]
+            marker = "$fixture" if "$fixture" in node else "$truth"
+            out = {marker: node[marker], **identity}
+            if "pick" in node:
+                out["pick"] = node["pick"]
+            return out
+        return {k: _with_generators(v, suite) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_with_generators(v, suite) for v in node]
+    return node
+
+
+def _case_identity(case: Case, suite: Suite) -> dict[str, Any]:
+    return _with_generators(case.raw, suite)  # type: ignore[no-any-return]
+
+
+def public_case_digest(case: Case, suite: Suite) -> str:
+    return digest(_case_identity(case, suite))
+
+
+def holdout_case_digest(secret: bytes, identity: Any) -> str:
+    """HMAC-SHA256 of a holdout case's canonical identity under the store's secret."""
+    return hmac.new(secret, canonical_json(identity).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def suite_digests(suite: Suite) -> SuiteDigests:
+    spec_doc = {k: v for k, v in suite.document.items() if k not in ("checks", "public", "holdout")}
+    spec = digest(_inline_refs(spec_doc, suite.schema_files))
+    holdout: Any
+    if suite.holdout_file is not None:
+        holdout = {"file": [_case_identity(c, suite) for c in suite.holdout_file]}
+    elif suite.holdout_generator is not None:
+        generated = suite.holdout_generator
+        holdout = {
+            "generate": {
+                "count": generated.count,
+                "case": _with_generators(generated.template, suite),
+            }
+        }
+    else:
+        holdout = None
+    dataset = digest(
+        {"public": [_case_identity(c, suite) for c in suite.public], "holdout": holdout}
+    )
+    own_checks = {
+        "public": [[c.id, c.raw["checks"]] for c in suite.public if "checks" in c.raw],
+        "holdout": [[c.id, c.raw["checks"]] for c in suite.holdout_file or () if "checks" in c.raw],
+        "generated": (
+            suite.holdout_generator.template.get("checks", [])
+            if suite.holdout_generator is not None
+            else []
+        ),
+    }
+    checks = digest(
+        {
+            "grading_rules_version": GRADING_RULES_VERSION,
+            "checks": list(suite.check_definitions),
+            "case_checks": own_checks,
+            "output_schema": suite.output_schema,
+        }
+    )
+    combined = digest({"spec": spec, "dataset": dataset, "checks": checks})
+    return SuiteDigests(spec, dataset, checks, combined)
+
+
+def holdout_seed(secret: bytes, suite_id: str, version: int, epoch: int, index: int) -> int:
+    """Seed `index` of holdout `epoch`: never shown to agent authors."""
+    mac = hmac.new(
+        secret, canonical_json([suite_id, version, epoch, index]).encode("utf-8"), hashlib.sha256
+    )
+    return int.from_bytes(mac.digest()[:8], "big")
+
+
+def _seeded(node: Any, seed: int) -> Any:
+    if isinstance(node, dict):
+        if "$fixture" in node or "$truth" in node:
+            return {**node, "seed": seed}
+        return {k: _seeded(v, seed) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_seeded(v, seed) for v in node]
+    return node
+
+
+def generated_holdout(suite: Suite, secret: bytes, epoch: int) -> tuple[Case, ...]:
+    """The holdout cases of `epoch`: the same secret and epoch give the same cases.
+
+    Ids and seeds are the operator's: never shown to agent authors.
+    """
+    spec = suite.holdout_generator
+    if spec is None:
+        return ()
+    cases = []
+    for index in range(spec.count):
+        seed = holdout_seed(secret, suite.id, suite.version, epoch, index)
+        raw = {
+            "id": f"e{epoch}-{index:04d}",
+            "input": _seeded(spec.template["input"], seed),
+            "expected": _seeded(spec.template["expected"], seed),
+            "tags": list(spec.template.get("tags", [])),
+        }
+        cases.append(
+            Case(
+                id=raw["id"],
+                split="holdout",
+                input=raw["input"],
+                expected=raw["expected"],
+                tags=tuple(raw["tags"]),
+                checks=spec.checks,
+                raw=raw,
+            )
+        )
+    return tuple(cases)

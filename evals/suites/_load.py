@@ -1,0 +1,244 @@
+"""Loading a suite directory strictly: a suite that loads is fully valid.
+
+Every fault names file:line:col and what was expected: the suite document
+against `schema/suite.schema.json`, its schemas (self-contained in the
+directory), its fixtures (generator and params), every check (compiled
+here, once), every case line, and every fixture reference.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from jsonschema.exceptions import SchemaError
+
+from evals.checks import CompiledCheck, compile_checks
+from evals.fixtures import find_references, fixture_specs
+from evals.suites._cases import read_cases
+from evals.suites._model import (
+    DEFAULT_OVERFIT_DELTA,
+    Case,
+    HoldoutGenerator,
+    Suite,
+    SuiteLimits,
+)
+from schema import load_document, validate_document, validator
+from schema._registry import make_validator, validator_class
+from schema.documents import Document, PathKey
+from schema.errors import InputError, Location, SuiteError
+
+SUITE_FILE = "suite.yaml"
+
+# Every case is graded against the output schema first (EVALS.md: "the
+# output schema check included"); its name is reserved.
+OUTPUT_SCHEMA_CHECK = "output schema"
+
+
+def suite_file(path: str | Path) -> Path:
+    """`path` is a suite directory or its suite.yaml."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / SUITE_FILE
+    if not p.is_file():
+        raise SuiteError(
+            "not a suite: expected a directory with a suite.yaml, or a suite.yaml",
+            location=Location(str(path)),
+        )
+    return p
+
+
+def _inside(directory: Path, relative: str, document: Document, at: PathKey) -> Path:
+    target = (directory / relative).resolve()
+    if not target.is_relative_to(directory.resolve()):
+        raise document.error(
+            f"{relative!r} leads outside the suite directory (suites are self-contained)",
+            at,
+            cls=SuiteError,
+        )
+    return target
+
+
+def _read_schema(directory: Path, document: Document, at: PathKey) -> tuple[str, dict[str, Any]]:
+    relative: str = document.value[at[0]]["$ref"]
+    path = _inside(directory, relative, document, (*at, "$ref"))
+    try:
+        loaded = load_document(path)
+    except InputError as exc:
+        raise SuiteError(exc.message, location=exc.location) from None
+    if not isinstance(loaded.value, dict):
+        raise loaded.error("a JSON Schema is an object", cls=SuiteError)
+    _local_refs_only(loaded, loaded.value, ())
+    try:
+        validator_class().check_schema(loaded.value)
+    except SchemaError as exc:
+        raise loaded.error(
+            f"not a valid JSON Schema: {exc.message}", tuple(exc.absolute_path), cls=SuiteError
+        ) from None
+    return relative, loaded.value
+
+
+def _local_refs_only(document: Document, node: Any, at: PathKey) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            raise document.error(
+                f"only local references (#/…) are allowed in a suite's schemas, found {ref!r}",
+                (*at, "$ref"),
+                cls=SuiteError,
+            )
+        for key, value in node.items():
+            _local_refs_only(document, value, (*at, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _local_refs_only(document, value, (*at, index))
+
+
+def _seeded(node: Any) -> Any:
+    """A generated-holdout template with a stand-in seed, to validate its references."""
+    if isinstance(node, dict):
+        if "$fixture" in node or "$truth" in node:
+            return {**node, "seed": node.get("seed", 0)}
+        return {k: _seeded(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_seeded(v) for v in node]
+    return node
+
+
+def _template_has_seed(node: Any) -> bool:
+    if isinstance(node, dict):
+        if ("$fixture" in node or "$truth" in node) and "seed" in node:
+            return True
+        return any(_template_has_seed(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_template_has_seed(v) for v in node)
+    return False
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Load and fully validate a suite directory; raises SuiteError (exit 2) with its location."""
+    file = suite_file(path)
+    directory = file.parent
+    try:
+        document = load_document(file)
+    except InputError as exc:
+        raise SuiteError(exc.message, location=exc.location) from None
+    if not isinstance(document.value, dict):
+        raise document.error("a suite document is an object", cls=SuiteError)
+    validate_document(document, validator("suite"), cls=SuiteError, what="suite")
+    data: dict[str, Any] = document.value
+
+    schema_files: dict[str, Any] = {}
+    input_ref, input_schema = _read_schema(directory, document, ("input_schema",))
+    output_ref, output_schema = _read_schema(directory, document, ("output_schema",))
+    schema_files[input_ref] = input_schema
+    schema_files[output_ref] = output_schema
+
+    fixtures = fixture_specs(data.get("fixtures"), document=document)
+
+    def check_reference(node: Any, at: PathKey, where: Location) -> None:
+        find_references(node, fixtures, path=at, where=where)
+
+    definitions = list(data.get("checks", []))
+    for index, item in enumerate(definitions):
+        if isinstance(item, dict) and item.get("name") == OUTPUT_SCHEMA_CHECK:
+            raise document.error(
+                f"the check name {OUTPUT_SCHEMA_CHECK!r} is reserved for the implicit output "
+                "schema check",
+                ("checks", index, "name"),
+                cls=SuiteError,
+            )
+    schema_check = compile_checks(
+        [{"name": OUTPUT_SCHEMA_CHECK, "path": "$.output", "schema": {"$ref": output_ref}}],
+        base_dir=directory,
+    )
+    defaults: tuple[CompiledCheck, ...] = (
+        *schema_check,
+        *compile_checks(definitions, document=document, base_path=("checks",), base_dir=directory),
+    )
+    input_validator = make_validator(input_schema)
+
+    def cases(split: str, relative: str, at: PathKey) -> tuple[Case, ...]:
+        return read_cases(
+            _inside(directory, relative, document, at),
+            relative=relative,
+            split="public" if split == "public" else "holdout",
+            default_checks=defaults,
+            base_dir=directory,
+            check_reference=check_reference,
+            input_validator=input_validator,
+        )
+
+    public = cases("public", data["public"]["file"], ("public", "file"))
+    holdout_file: tuple[Case, ...] | None = None
+    holdout_generator: HoldoutGenerator | None = None
+    holdout = data.get("holdout")
+    if holdout is not None and "file" in holdout:
+        holdout_file = cases("holdout", holdout["file"], ("holdout", "file"))
+        _disjoint(public, holdout_file, document)
+    elif holdout is not None:
+        spec = holdout["generate"]
+        template = spec["case"]
+        at: PathKey = ("holdout", "generate", "case")
+        for key in ("input", "expected"):
+            if _template_has_seed(template[key]):
+                raise document.error(
+                    "a generated holdout draws its seeds from the store's secret: "
+                    "its references take no seed",
+                    (*at, key),
+                    cls=SuiteError,
+                )
+            find_references(_seeded(template[key]), fixtures, document=document, path=(*at, key))
+        own = compile_checks(
+            template.get("checks", []),
+            document=document,
+            base_path=(*at, "checks"),
+            base_dir=directory,
+        )
+        checks = (*defaults, *own)
+        if not checks:
+            raise document.error("generated holdout cases would have no checks", at, cls=SuiteError)
+        holdout_generator = HoldoutGenerator(
+            count=spec["count"],
+            rotate_after_evals=spec.get("rotate_after_evals"),
+            template=template,
+            checks=checks,
+        )
+
+    limits = data["limits"]
+    return Suite(
+        id=data["id"],
+        version=data["version"],
+        capability=data["capability"],
+        title=data["title"],
+        directory=directory,
+        document=data,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        limits=SuiteLimits(Decimal(limits["max_cost_usd"]), Decimal(limits["timeout_s"])),
+        repetitions=data.get("repetitions", 1),
+        threshold=Decimal(data["threshold"]),
+        grace_days=data.get("grace_days", 14),
+        overfit_delta=Decimal(data["overfit"]["delta"])
+        if "overfit" in data
+        else DEFAULT_OVERFIT_DELTA,
+        checks=defaults,
+        check_definitions=tuple(definitions),
+        fixtures=fixtures,
+        public=public,
+        holdout_file=holdout_file,
+        holdout_generator=holdout_generator,
+        schema_files=schema_files,
+    )
+
+
+def _disjoint(public: tuple[Case, ...], holdout: tuple[Case, ...], document: Document) -> None:
+    ids = {c.id for c in public}
+    for case in holdout:
+        if case.id in ids:
+            raise SuiteError(
+                f"case id {case.id!r} is in both the public and the holdout split",
+                location=case.source,
+            )
+    del document

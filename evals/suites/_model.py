@@ -1,0 +1,84 @@
+"""What a loaded suite is: fully valid, so nothing about its shape can fail at run time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+from evals.checks import CompiledCheck
+from evals.fixtures import FixtureSpec
+from schema.errors import Location
+
+Split = Literal["public", "holdout"]
+
+DEFAULT_OVERFIT_DELTA = Decimal("0.15")
+
+
+@dataclass(frozen=True)
+class SuiteLimits:
+    """Per case: the executor's enforced cap and deadline."""
+
+    max_cost_usd: Decimal
+    timeout_s: Decimal
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case: `input` and `expected` may still hold `$fixture`/`$truth` references."""
+
+    id: str
+    split: Split
+    input: Any
+    expected: Any
+    tags: tuple[str, ...]
+    checks: tuple[CompiledCheck, ...]  # the suite's default checks, then the case's own
+    raw: dict[str, Any] = field(repr=False)  # as written, for digests
+    source: Location = field(default_factory=Location, repr=False)
+
+
+@dataclass(frozen=True)
+class HoldoutGenerator:
+    """`holdout: {generate: …}`: `count` instances an epoch from secret seeds."""
+
+    count: int
+    rotate_after_evals: int | None
+    template: dict[str, Any]  # {input, expected, tags?, checks?} with fixture references
+    checks: tuple[CompiledCheck, ...]
+
+
+@dataclass(frozen=True)
+class Suite:
+    id: str
+    version: int
+    capability: str
+    title: str
+    directory: Path
+    document: dict[str, Any] = field(repr=False)  # suite.yaml as written
+    input_schema: dict[str, Any] = field(repr=False)
+    output_schema: dict[str, Any] = field(repr=False)
+    limits: SuiteLimits
+    repetitions: int
+    threshold: Decimal
+    grace_days: int
+    overfit_delta: Decimal
+    checks: tuple[CompiledCheck, ...]  # defaults, the output-schema check first
+    check_definitions: tuple[dict[str, Any], ...] = field(repr=False)
+    fixtures: dict[str, FixtureSpec]
+    public: tuple[Case, ...]
+    holdout_file: tuple[Case, ...] | None  # a stored holdout
+    holdout_generator: HoldoutGenerator | None  # or a generated one
+    schema_files: dict[str, Any] = field(repr=False)  # relative path -> JSON, as read
+
+    @property
+    def key(self) -> str:
+        return f"{self.id}@{self.version}"
+
+    @property
+    def holdout_count(self) -> int:
+        if self.holdout_file is not None:
+            return len(self.holdout_file)
+        if self.holdout_generator is not None:
+            return self.holdout_generator.count
+        return 0

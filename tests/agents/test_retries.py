@@ -1,0 +1,80 @@
+"""Retries: only `unreachable` is retried, as often as the limits say, with one request id."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents import CallLimits, Executor
+from tests.agents.conftest import Faults, closed_port, make_agent
+from tests.agents.faults import raw_server
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_refused_connection_is_unreachable_and_retried(executor: Executor) -> None:
+    agent = make_agent(f"http://127.0.0.1:{closed_port()}/")
+    limits = CallLimits(timeout_s=5, unreachable_retries=2, retry_backoff_s=0.01)
+    outcome = await executor.execute(agent, "echo", {}, limits, request_id="req-refused-1")
+    assert outcome.code == "unreachable"
+    assert outcome.attempt_count == 3
+    assert [a.number for a in outcome.attempts] == [1, 2, 3]
+    assert all(a.code == "unreachable" and a.error for a in outcome.attempts)
+    assert outcome.request_id == "req-refused-1"
+    # httpx-aiohttp reports a refused connection as a connect *timeout*; it is not one.
+    assert "timeout" not in (outcome.error or "").lower()
+
+
+async def test_no_retry_by_default(executor: Executor) -> None:
+    agent = make_agent(f"http://127.0.0.1:{closed_port()}/")
+    outcome = await executor.execute(agent, "echo", {}, CallLimits(timeout_s=5))
+    assert outcome.code == "unreachable" and outcome.attempt_count == 1
+
+
+async def test_dns_failure_is_unreachable(executor: Executor) -> None:
+    # .invalid never resolves (RFC 2606); no network is needed to fail.
+    agent = make_agent("http://agent.invalid/")
+    limits = CallLimits(timeout_s=10, connect_timeout_s=3)  # a hung resolver is unreachable too
+    outcome = await executor.execute(agent, "echo", {}, limits)
+    assert outcome.code == "unreachable"
+
+
+async def test_retry_after_a_dropped_connection_reuses_the_request_id(executor: Executor) -> None:
+    with raw_server(["drop", "drop", "ok"]) as (url, log):
+        outcome = await executor.execute(
+            make_agent(url),
+            "echo",
+            {},
+            CallLimits(timeout_s=5, unreachable_retries=2, retry_backoff_s=0.01),
+        )
+    assert outcome.code == "ok", outcome
+    assert outcome.output == {"ok": 1}
+    assert [a.code for a in outcome.attempts] == ["unreachable", "unreachable", "ok"]
+    ids = log.request_ids()
+    assert len(ids) == 3 and set(ids) == {outcome.request_id}
+
+
+async def test_retries_run_out(executor: Executor) -> None:
+    with raw_server(["drop", "drop", "ok"]) as (url, log):
+        outcome = await executor.execute(
+            make_agent(url),
+            "echo",
+            {},
+            CallLimits(timeout_s=5, unreachable_retries=1, retry_backoff_s=0.01),
+        )
+    assert outcome.code == "unreachable" and outcome.attempt_count == 2
+    assert len(log.heads) == 2
+
+
+@pytest.mark.parametrize("behaviour", ["error-500", "not-json", "slow"])
+async def test_agent_failures_are_not_retried(
+    executor: Executor, faults: Faults, behaviour: str
+) -> None:
+    limits = CallLimits(timeout_s=0.3, unreachable_retries=3, retry_backoff_s=0.01)
+    outcome = await executor.execute(faults.agent(behaviour), "echo", {}, limits)
+    assert outcome.code != "ok" and outcome.attempt_count == 1
+    assert len(faults.recorder.requests) == 1
+
+
+def test_backoff_doubles() -> None:
+    limits = CallLimits(retry_backoff_s=0.5)
+    assert [limits.backoff_s(n) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]

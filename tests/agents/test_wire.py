@@ -1,0 +1,162 @@
+"""The one request builder: exact headers; an agent cannot tell a live call from an eval call."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from agents import AgentLimits, CallLimits, Executor, build_request
+from tests.agents.conftest import Faults, make_agent
+
+INPUT = {"invoice": "INV-7", "amount": Decimal("1234.50"), "lines": [1, 2, 3], "note": "é✓"}
+
+
+def test_build_request_headers_exactly() -> None:
+    agent = make_agent(
+        "https://agents.acme.example/invoice",
+        limits=AgentLimits(max_cost_usd=Decimal("0.05"), timeout_s=Decimal(20)),
+    )
+    prepared = build_request(agent, "invoice.extract", INPUT, request_id="rid-1", secret="tok")
+    assert prepared.method == "POST"
+    assert prepared.url == "https://agents.acme.example/invoice"
+    assert prepared.headers == {
+        "Content-Type": "application/json",
+        "User-Agent": "holon/0.1",
+        "Holon-Request-Id": "rid-1",
+        "Holon-Capability": "invoice.extract",
+        "Holon-Max-Cost-Usd": "0.05",
+        "Holon-Deadline-Ms": "20000",
+        "Authorization": "Bearer tok",
+    }
+    assert json.loads(prepared.body, parse_float=Decimal) == {
+        "capability": "invoice.extract",
+        "input": INPUT,
+    }
+    assert b"1234.50" in prepared.body  # Decimal-exact, as written
+
+
+def test_undeclared_limits_and_no_secret_are_omitted() -> None:
+    agent = make_agent("http://a.example/", limits=AgentLimits())
+    headers = build_request(agent, "echo", {}, request_id="r", secret=None).headers
+    assert set(headers) == {"Content-Type", "User-Agent", "Holon-Request-Id", "Holon-Capability"}
+
+
+def test_limits_headers_are_plain_numbers() -> None:
+    agent = make_agent(
+        "http://a.example/",
+        limits=AgentLimits(max_cost_usd=Decimal("1E+1"), timeout_s=Decimal("2.5")),
+    )
+    headers = build_request(agent, "echo", {}, request_id="r", secret=None).headers
+    assert headers["Holon-Max-Cost-Usd"] == "10"
+    assert headers["Holon-Deadline-Ms"] == "2500"
+
+
+@pytest.mark.parametrize(
+    ("capability", "request_id", "secret"),
+    [
+        ("echo\r\nX-Injected: 1", "r", None),
+        ("echo", "r\n", None),
+        ("", "r", None),
+        ("echo", "r", "tok\r\nX: y"),
+    ],
+)
+def test_header_injection_is_a_caller_bug(
+    capability: str, request_id: str, secret: str | None
+) -> None:
+    agent = make_agent("http://a.example/")
+    with pytest.raises(ValueError) as info:
+        build_request(agent, capability, {}, request_id=request_id, secret=secret)
+    if secret:
+        assert secret not in str(info.value)  # the error never echoes a secret
+
+
+def test_input_that_is_not_json_is_a_caller_bug() -> None:
+    with pytest.raises((TypeError, ValueError)):
+        build_request(make_agent("http://a.example/"), "echo", {1, 2}, request_id="r", secret=None)
+
+
+@pytest.mark.anyio
+async def test_live_and_eval_calls_are_indistinguishable_on_the_wire(
+    executor: Executor, faults: Faults
+) -> None:
+    agent = faults.agent("ok")
+    # A live call: the mandate's cap and deadline, no retries.
+    live = CallLimits(max_cost_usd=Decimal("0.02"), timeout_s=7)
+    # An eval call: the suite's cap, another deadline, infrastructure retries, other bounds.
+    evaluation = CallLimits(
+        max_cost_usd=Decimal("0.50"),
+        timeout_s=45,
+        unreachable_retries=2,
+        max_response_bytes=1 << 20,
+        max_json_depth=32,
+    )
+    first = await executor.execute(agent, "echo", INPUT, live, secret="s3cret")
+    second = await executor.execute(agent, "echo", INPUT, evaluation, secret="s3cret")
+    assert first.ok and second.ok and first.request_id != second.request_id
+    (_, live_headers, live_body), (_, eval_headers, eval_body) = faults.recorder.requests
+
+    assert live_body == eval_body
+
+    def without_request_id(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        return [(k, v) for k, v in headers if k.lower() != b"holon-request-id"]
+
+    assert without_request_id(live_headers) == without_request_id(eval_headers)
+    received = {k.decode().lower(): v.decode() for k, v in live_headers}
+    # Exactly these reached the agent: nothing added behind our back (no Accept-Encoding,
+    # no client User-Agent, no cookies), and the agent's own limits, never the caps.
+    assert set(received) == {
+        "host",
+        "content-length",
+        "content-type",
+        "user-agent",
+        "holon-request-id",
+        "holon-capability",
+        "holon-max-cost-usd",
+        "holon-deadline-ms",
+        "authorization",
+    }
+    assert received["holon-max-cost-usd"] == "0.05"
+    assert received["holon-deadline-ms"] == "20000"
+    assert received["holon-request-id"] == first.request_id
+    assert received["authorization"] == "Bearer s3cret"
+    assert received["user-agent"] == "holon/0.1"
+
+
+@pytest.mark.anyio
+async def test_the_secret_is_never_logged(
+    executor: Executor, faults: Faults, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("DEBUG")
+    for behaviour in ("ok", "error-500"):
+        await executor.execute(
+            faults.agent(behaviour), "echo", {"pii": "Jane Doe"}, CallLimits(), secret="s3cret"
+        )
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "agent call acme/faulty@1.0.0 echo -> ok" in logged
+    assert "-> agent_error (HTTP 500)" in logged
+    assert "s3cret" not in logged and "Jane Doe" not in logged and "boom" not in logged
+
+
+def test_an_agent_without_declared_limits_gets_the_default_deadline() -> None:
+    agent = make_agent("http://a.example/", limits=AgentLimits())
+    assert CallLimits().deadline_s(agent) == 30.0
+    declared = make_agent("http://a.example/", limits=AgentLimits(timeout_s=Decimal(12)))
+    assert CallLimits().deadline_s(declared) == 12.0
+    assert CallLimits(timeout_s=3).deadline_s(declared) == 3.0
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "expected"),
+    [
+        ("https://h.example/agent", "https://h.example/agent/.well-known/holon-agent"),
+        ("https://h.example/agent/", "https://h.example/agent/.well-known/holon-agent"),
+        ("https://h.example", "https://h.example/.well-known/holon-agent"),
+        ("https://h.example:8443/a?k=1", "https://h.example:8443/a/.well-known/holon-agent?k=1"),
+    ],
+)
+def test_well_known_paths_hang_off_the_endpoint(endpoint: str, expected: str) -> None:
+    from agents._wire import endpoint_url
+
+    assert endpoint_url(make_agent(endpoint), "/.well-known/holon-agent") == expected
