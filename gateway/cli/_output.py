@@ -7,13 +7,21 @@ prints one JSON document on stdout. Errors go to stderr for people and, with
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from schema.errors import HolonError
@@ -77,6 +85,38 @@ class Output:
         for row in rows:
             table.add_row(*(escape(_text(cell)) for cell in row))
         self.console.print(table)
+
+    # -- progress (stderr) --------------------------------------------------
+
+    @contextlib.contextmanager
+    def progress(self, description: str, total: int) -> Iterator[Callable[[int, int], None]]:
+        """Yields `update(done, passed)`: a bar on a terminal, plain lines otherwise.
+
+        Plain lines come at every tenth of the work, so a log stays short.
+        Nothing is shown in --json mode.
+        """
+        if self.json_mode or total <= 0:
+            yield lambda done, passed: None
+            return
+        if self.stderr.isatty():
+            columns = (
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[passed]} passed"),
+                TimeRemainingColumn(),
+            )
+            with Progress(*columns, console=self.err_console, transient=True) as bar:
+                task = bar.add_task(description, total=total, passed=0)
+                yield lambda done, passed: bar.update(task, completed=done, passed=passed)
+            return
+        step = max(1, total // 10)
+
+        def plain(done: int, passed: int) -> None:
+            if done % step == 0 or done == total:
+                self.note(f"{description}: {done}/{total} done, {passed} passed")
+
+        yield plain
 
     # -- diagnostics (stderr) -----------------------------------------------
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from gateway.cli._commands import agents, checks, config, db
+from gateway.cli._commands import agents, checks, config, db, fixtures, practice
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
-COMMANDS: list[Register] = [agents.register, checks.register, config.register, db.register]
+COMMANDS: list[Register] = [
+    agents.register,
+    checks.register,
+    config.register,
+    db.register,
+    fixtures.register,
+    practice.register,
+]

@@ -1,0 +1,115 @@
+"""One cell: a case (and repetition) run through the executor and graded.
+
+The same code serves `holon test` and `holon eval`: expand the case's
+fixture references, check the input against the suite's input schema, call
+the agent through the executor under the suite's per-case cap and deadline,
+then grade the output with the case's compiled checks. A cell passes only
+if the outcome is `ok` and every check passes (EVALS.md, "Grading a cell").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from agents import CallLimits, Executor, Manifest, Outcome
+from evals.checks import CaseGrade, PdfPool, grade
+from evals.fixtures import FixtureCache, expand
+from evals.suites import Case, Suite
+from schema._registry import make_validator
+from schema.documents import explain, format_path
+from schema.errors import SuiteError
+
+
+@dataclass(frozen=True)
+class PreparedCase:
+    """A case with its fixtures expanded: what the agent gets and the checks see."""
+
+    case: Case
+    input: Any
+    expected: Any
+
+
+@dataclass(frozen=True)
+class CellResult:
+    case: Case
+    repetition: int
+    outcome: Outcome
+    grade: CaseGrade | None  # None unless the outcome was ok
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome.ok and self.grade is not None and self.grade.passed
+
+
+def prepare(suite: Suite, case: Case, cache: FixtureCache | None) -> PreparedCase:
+    """Expand fixtures and validate the input: a failure is the suite's fault, never the agent's."""
+    where = case.source
+    value = expand(case.input, suite.fixtures, cache, path=("input",), where=where)
+    expected = expand(case.expected, suite.fixtures, cache, path=("expected",), where=where)
+    for error in make_validator(suite.input_schema).iter_errors(value):
+        message, at = explain(error)
+        raise SuiteError(
+            f"case {case.id!r}: the expanded input does not match the suite's input schema: "
+            f"{message}",
+            location=where,
+            details={"path": format_path(("input", *at))},
+        )
+    return PreparedCase(case, value, expected)
+
+
+def call_limits(suite: Suite, *, unreachable_retries: int = 0) -> CallLimits:
+    return CallLimits(
+        max_cost_usd=suite.limits.max_cost_usd,
+        timeout_s=suite.limits.timeout_s,
+        unreachable_retries=unreachable_retries,
+    )
+
+
+def grading_document(prepared: PreparedCase, outcome: Outcome) -> dict[str, Any]:
+    usage = outcome.usage
+    return {
+        "input": prepared.input,
+        "output": outcome.output,
+        "expected": prepared.expected,
+        "usage": {
+            "input_tokens": usage.input_tokens if usage else None,
+            "output_tokens": usage.output_tokens if usage else None,
+            "cost_usd": outcome.cost_usd,
+        },
+        "case": {
+            "id": prepared.case.id,
+            "split": prepared.case.split,
+            "tags": list(prepared.case.tags),
+        },
+    }
+
+
+async def run_cell(
+    executor: Executor,
+    agent: Manifest,
+    suite: Suite,
+    prepared: PreparedCase,
+    *,
+    repetition: int = 0,
+    pdf: PdfPool | None = None,
+    secret: str | None = None,
+    request_id: str | None = None,
+    unreachable_retries: int = 0,
+) -> CellResult:
+    outcome = await executor.execute(
+        agent,
+        suite.capability,
+        prepared.input,
+        call_limits(suite, unreachable_retries=unreachable_retries),
+        secret=secret,
+        request_id=request_id,
+    )
+    graded: CaseGrade | None = None
+    if outcome.ok:
+        document = grading_document(prepared, outcome)
+        # Grading is CPU work (and may wait on the PDF pool): off the event
+        # loop, so other cells keep their deadlines.
+        graded = await asyncio.to_thread(grade, prepared.case.checks, document, pdf=pdf)
+    return CellResult(prepared.case, repetition, outcome, graded)

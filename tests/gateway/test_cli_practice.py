@@ -1,0 +1,142 @@
+"""`holon test` and `holon fixtures` through the CLI, against real example agents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from examples.agents import report_writer, ticket_triage
+from tests._servers import serve
+from tests.gateway._cli import CLI
+
+ROOT = Path(__file__).resolve().parents[2]
+TICKETS = str(ROOT / "examples" / "suites" / "ticket-classify")
+REPORTS = str(ROOT / "examples" / "suites" / "report-render")
+TRIAGE = "asgi:examples.agents.ticket_triage:app"
+
+
+def _verdicts(body: dict[str, object]) -> list[tuple[object, ...]]:
+    cases = body["cases"]
+    assert isinstance(cases, list)
+    return [
+        (c["id"], c["passed"], [(r["name"], r["status"]) for r in c["cells"][0].get("checks", [])])
+        for c in cases
+    ]
+
+
+def test_in_process_and_over_loopback_give_identical_results(cli: CLI) -> None:
+    local = cli("test", TICKETS, "--endpoint", TRIAGE, "--json")
+    assert local.code in (0, 1), local.stderr
+    with serve(ticket_triage.app) as url:
+        remote = cli("test", TICKETS, "--endpoint", url + "/", "--json")
+    assert remote.code == local.code
+    assert _verdicts(remote.json()) == _verdicts(local.json())
+    summary = local.json()["summary"]
+    assert summary["cases"] >= 30 and summary["outcomes"] == {"ok": summary["cells"]}
+
+
+def test_human_output_lists_failures_and_a_summary(cli: CLI) -> None:
+    res = cli("test", TICKETS, "--endpoint", TRIAGE)
+    lines = res.stdout.splitlines()
+    assert lines[-2].startswith("ticket-classify v1 public: ")
+    assert "95% CI" in lines[-2] and "threshold" in lines[-2]
+    body = cli("test", TICKETS, "--endpoint", TRIAGE, "--json").json()
+    failed = [c["id"] for c in body["cases"] if not c["passed"]]
+    for case_id in failed:
+        assert any(line.startswith(f"FAIL {case_id} ") for line in lines)
+    assert res.code == (0 if body["summary"]["meets_threshold"] else 1)
+
+
+def test_case_narrowing_and_junit(cli: CLI, tmp_path: Path) -> None:
+    body = cli("test", TICKETS, "--endpoint", TRIAGE, "--json").json()
+    first, second = body["cases"][0]["id"], body["cases"][1]["id"]
+    junit = tmp_path / "report.xml"
+    res = cli(
+        "test",
+        TICKETS,
+        "--endpoint",
+        TRIAGE,
+        "--case",
+        first,
+        "--case",
+        second,
+        "--junit",
+        str(junit),
+        "--json",
+    )
+    assert [c["id"] for c in res.json()["cases"]] == [first, second]
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "2"
+    assert [t.get("name") for t in suite.iter("testcase")] == [first, second]
+    unknown = cli("test", TICKETS, "--endpoint", TRIAGE, "--case", "nope", "--json")
+    assert unknown.code == 2 and "no public case 'nope'" in unknown.json()["error"]["message"]
+
+
+def test_an_unreachable_agent_fails_every_case(cli: CLI) -> None:
+    res = cli("test", TICKETS, "--endpoint", "http://127.0.0.1:9/", "--case", "tc-001", "--json")
+    assert res.code == 1
+    assert res.json()["summary"]["outcomes"] == {"unreachable": 1}
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "what"),
+    [
+        ("https://user:pw@agents.example/", "credentials"),
+        ("ftp://agents.example/", "http(s)"),
+        ("asgi:no module", "asgi:"),
+    ],
+)
+def test_bad_endpoints_are_usage_errors(cli: CLI, endpoint: str, what: str) -> None:
+    res = cli("test", TICKETS, "--endpoint", endpoint, "--json")
+    assert res.code == 2
+    assert what in res.json()["error"]["message"]
+
+
+def test_not_a_suite(cli: CLI, tmp_path: Path) -> None:
+    res = cli("test", str(tmp_path), "--endpoint", TRIAGE)
+    assert res.code == 2 and "not a suite" in res.stderr
+
+
+@pytest.mark.slow
+def test_holdout_never_reaches_author_output(cli: CLI, tmp_path: Path) -> None:
+    """Nothing of a stored holdout (ids, inputs, expectations) shows in `holon test`."""
+    holdout = [
+        json.loads(line)
+        for line in (Path(REPORTS) / "cases" / "holdout.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    junit = tmp_path / "r.xml"
+    with serve(report_writer.app) as url:
+        outputs = [
+            cli("test", REPORTS, "--endpoint", url + "/", "--junit", str(junit)),
+            cli("test", REPORTS, "--endpoint", url + "/", "--json"),
+        ]
+    text = "".join(r.stdout + r.stderr for r in outputs) + junit.read_text()
+    secrets = {c["id"] for c in holdout} | {c["input"]["title"] for c in holdout}
+    public_titles = {
+        json.loads(line)["input"]["title"]
+        for line in (Path(REPORTS) / "cases" / "public.jsonl").read_text().splitlines()
+        if line.strip()
+    }
+    leaked = sorted(s for s in secrets - public_titles if s in text)
+    assert leaked == []
+
+
+def test_fixtures_render_and_list(cli: CLI, tmp_path: Path) -> None:
+    out = tmp_path / "inv.pdf"
+    res = cli("fixtures", "render", "invoice", "--seed", "7", "-o", str(out), "--json")
+    assert res.code == 0, res.stderr
+    body = res.json()
+    assert out.read_bytes().startswith(b"%PDF-") and body["bytes"] == out.stat().st_size
+    assert body["truth"]["invoice_number"]
+    again = cli("fixtures", "render", "invoice", "--seed", "7", "-o", str(tmp_path / "b.pdf"))
+    assert again.code == 0 and (tmp_path / "b.pdf").read_bytes() == out.read_bytes()
+    ticket = cli("fixtures", "render", "ticket", "--seed", "3", "-o", str(tmp_path / "t.json"))
+    assert ticket.code == 0 and "label:" in ticket.stdout
+    bad = cli("fixtures", "render", "nope", "--seed", "1", "-o", str(tmp_path / "x"), "--json")
+    assert bad.code == 2 and "known generators" in bad.json()["error"]["message"]
+    names = [g["name"] for g in cli("fixtures", "list", "--json").json()["generators"]]
+    assert {"invoice", "ticket"} <= set(names)
