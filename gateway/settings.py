@@ -64,6 +64,12 @@ SETTINGS: tuple[Setting, ...] = (
         secret=True,
     ),
     Setting(
+        "examples",
+        "on",
+        "In a source checkout, a fresh embedded store gets the shipped example suites "
+        "and agents installed on first use (so the quick start works). `off` starts empty.",
+    ),
+    Setting(
         "log_level",
         "WARNING",
         "Log level of holon's own log lines on stderr (DEBUG, INFO, WARNING, ERROR).",
@@ -90,6 +96,7 @@ class Settings:
     gateway_url: str | None
     token: str | None
     log_level: str
+    examples: bool
     sources: Mapping[str, str]  # setting name -> "env" | "default"
 
     @property
@@ -128,7 +135,11 @@ class Settings:
             raise UsageError(
                 f"HOLON_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, got {log_level!r}"
             )
+        examples = (read("examples") or "on").lower()
+        if examples not in ("on", "off"):
+            raise UsageError(f"HOLON_EXAMPLES must be on or off, got {examples!r}")
         return cls(
+            examples=examples == "on",
             home=home,
             database_url=database_url,
             secret_key=read("secret_key"),

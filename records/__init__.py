@@ -15,16 +15,20 @@ from records._store import (
     schema_status,
     upgrade,
 )
+from records._suites import InstalledSuite, SuiteInstall, SuiteRegistry
 
 __all__ = [
     "SCHEMA_REVISION",
     "AgentInfo",
     "AgentRegistry",
+    "InstalledSuite",
     "Page",
     "Registration",
     "SchemaStatus",
     "SecretBox",
     "Store",
+    "SuiteInstall",
+    "SuiteRegistry",
     "VersionInfo",
     "new_key",
     "open_engine",

@@ -69,3 +69,49 @@ class AgentSecret(Base):
     agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"), primary_key=True)
     ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
     updated_at: Mapped[datetime]
+
+
+class SuiteRow(Base):
+    """An installed suite; its versions install side by side, one is active."""
+
+    __tablename__ = "suites"
+
+    id: Mapped[str] = mapped_column(String(63), primary_key=True)
+    active_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class SuiteVersionRow(Base):
+    """One installed (suite, version): its files as installed and its digests.
+
+    The files (suite.yaml, schemas, case files; the holdout included) are the
+    operator's: the store serves only public parts to anyone else.
+    """
+
+    __tablename__ = "suite_versions"
+
+    suite_id: Mapped[str] = mapped_column(ForeignKey("suites.id"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    capability: Mapped[str] = mapped_column(String(100), index=True)
+    title: Mapped[str] = mapped_column(String(200))
+    suite_digest: Mapped[str] = mapped_column(String(64))
+    digests: Mapped[dict[str, Any]]
+    files: Mapped[dict[str, Any]]  # relative path -> text
+    public_cases: Mapped[int] = mapped_column(Integer)
+    holdout_cases: Mapped[int] = mapped_column(Integer)
+    holdout_kind: Mapped[str] = mapped_column(String(16))  # none | file | generate
+    holdout_epoch: Mapped[int] = mapped_column(Integer, default=0)
+    evals_in_epoch: Mapped[int] = mapped_column(Integer, default=0)
+    installed_at: Mapped[datetime]
+    activated_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class StoreSecret(Base):
+    """Secrets the store keeps for itself (the holdout secret), created on first use."""
+
+    __tablename__ = "store_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime]

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -181,8 +181,11 @@ class Store:
         self._writer = engine.execution_options(holon_write=True)
         self._secret_box = secret_box
         from records._agents import AgentRegistry
+        from records._suites import SuiteRegistry
 
         self.agents = AgentRegistry(self)
+        self.suites = SuiteRegistry(self)
+        self.created = False  # set by open_store when it made the schema from nothing
 
     @property
     def dialect(self) -> str:
@@ -230,12 +233,14 @@ def open_store(
     """
     engine = _engine(url)
     status = schema_status(engine)
+    created = False
     if not status.up_to_date:
         if status.current is not None and status.current not in _known_revisions():
             engine.dispose()
             raise _newer(engine, status)
         if auto_upgrade:
             upgrade(engine)
+            created = status.current is None
         else:
             engine.dispose()
             state = (
@@ -247,7 +252,9 @@ def open_store(
                 details={"current": status.current, "expected": status.head},
             )
     box = SecretBox(secret_key) if secret_key is not None else None
-    return Store(engine, box)
+    store = Store(engine, box)
+    store.created = created
+    return store
 
 
 def open_engine(url: str) -> Engine:

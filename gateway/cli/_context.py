@@ -34,7 +34,13 @@ class Context:
                     "--gateway needs the gateway service, which this holon does not have yet",
                     hint="work on the store instead (unset HOLON_GATEWAY_URL)",
                 )
-            self._client = StoreClient.from_settings(self.settings)
+            client = StoreClient.from_settings(self.settings)
+            if client.first_use:
+                self.out.note(
+                    "first use of this store: installed the shipped examples: "
+                    + ", ".join(client.first_use)
+                )
+            self._client = client
         return self._client
 
     def store_client(self, command: str) -> StoreClient:

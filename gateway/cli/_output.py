@@ -39,7 +39,10 @@ class Output:
         self.json_mode = json_mode
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
-        self.console = Console(file=self.stdout, highlight=False, soft_wrap=True)
+        # Not a terminal (a pipe, a file, a test): wide enough that digests
+        # and paths stay on one line, so output greps and diffs well.
+        width = None if self.stdout.isatty() else 200
+        self.console = Console(file=self.stdout, highlight=False, soft_wrap=True, width=width)
         self.err_console = Console(file=self.stderr, highlight=False, soft_wrap=True)
 
     @property

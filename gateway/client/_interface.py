@@ -46,4 +46,17 @@ class Client(Protocol):
 
     def clear_agent_secret(self, agent_id: str) -> bool: ...
 
+    # -- suites -------------------------------------------------------------
+    def list_suites(self) -> JSONObject:
+        """`{"items": [suite view of each active version]}`."""
+        ...
+
+    def get_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
+        """The suite view with its installed versions."""
+        ...
+
+    def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
+        """`{"id", "version", "files": {relative path: text}}`: the public parts only."""
+        ...
+
     def close(self) -> None: ...

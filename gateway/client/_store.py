@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
-from agents import manifest_from_dict
-from gateway.client._views import agent_view
-from gateway.settings import Settings
+from agents import load_manifest, manifest_from_dict
+from evals.suites import install_suite, load_installed, load_suite, public_files, suite_digests
+from gateway.client._views import agent_view, suite_view
+from gateway.settings import Settings, checkout_root
 from records import Store, open_store
 
 log = logging.getLogger(__name__)
@@ -18,8 +20,10 @@ JSONObject = dict[str, Any]
 class StoreClient:
     kind = "store"
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, home: Path) -> None:
         self.store = store
+        self.home = home
+        self.first_use: list[str] = []  # what a fresh embedded store was given
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StoreClient:
@@ -28,7 +32,23 @@ class StoreClient:
             secret_key=settings.resolve_secret_key(),
             auto_upgrade=settings.embedded,
         )
-        return cls(store)
+        client = cls(store, settings.home)
+        root = checkout_root()
+        if store.created and settings.embedded and settings.examples and root is not None:
+            client._install_examples(root / "examples")
+        return client
+
+    def _install_examples(self, examples: Path) -> None:
+        """A source checkout's fresh default store gets the shipped suites and agents,
+        so the quick start works with no set-up."""
+        for directory in sorted((examples / "suites").iterdir()):
+            if (directory / "suite.yaml").is_file():
+                _, installed = install_suite(self.store, directory, activate=True)
+                self.first_use.append(f"suite {installed.id} v{installed.version}")
+        for manifest_file in sorted((examples / "agents").glob("*.yaml")):
+            manifest = load_manifest(manifest_file)
+            self.store.agents.register(manifest.to_json())
+            self.first_use.append(f"agent {manifest.id} {manifest.version}")
 
     def close(self) -> None:
         self.store.close()
@@ -60,10 +80,7 @@ class StoreClient:
         }
 
     def _certified_capabilities(self) -> set[str]:
-        # Capabilities with an active installed suite. Suites are installed
-        # into the store by `holon suites add` (evals); until one is, every
-        # claim is unverifiable.
-        return set()
+        return self.store.suites.certified_capabilities()
 
     def list_agents(
         self,
@@ -96,3 +113,57 @@ class StoreClient:
 
     def clear_agent_secret(self, agent_id: str) -> bool:
         return self.store.agents.clear_secret(agent_id)
+
+    # -- suites -------------------------------------------------------------
+
+    def list_suites(self) -> JSONObject:
+        return {"items": [suite_view(s) for s in self.store.suites.list()]}
+
+    def get_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
+        installed = self.store.suites.get(suite_id, version)
+        return suite_view(installed, self.store.suites.versions(suite_id))
+
+    def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
+        suite = load_installed(self.store, suite_id, self.home, version)
+        return {"id": suite.id, "version": suite.version, "files": public_files(suite)}
+
+    # -- store only (operator) ---------------------------------------------
+
+    def add_suite(self, path: Path, *, activate: bool) -> JSONObject:
+        status, installed = install_suite(self.store, path, activate=activate)
+        return {
+            "status": status,
+            "suite": suite_view(installed, self.store.suites.versions(installed.id)),
+        }
+
+    def activate_suite(self, suite_id: str, version: int) -> JSONObject:
+        self.store.suites.activate(suite_id, version)
+        return self.get_suite(suite_id, version)
+
+    def validate_suite(self, target: str) -> JSONObject:
+        """Counts and digests only, for both splits (a path, or an installed id)."""
+        if Path(target).exists():
+            suite = load_suite(target)
+        else:
+            suite = load_installed(self.store, target, self.home)
+        return {
+            "id": suite.id,
+            "version": suite.version,
+            "capability": suite.capability,
+            "valid": True,
+            "public": {"cases": len(suite.public)},
+            "holdout": {"cases": suite.holdout_count},
+            "digests": suite_digests(suite).to_json(),
+        }
+
+    def rotate_holdout(self, suite_id: str) -> JSONObject:
+        installed = self.store.suites.rotate_holdout(suite_id)
+        return {
+            "suite": installed.id,
+            "version": installed.version,
+            "epoch": installed.holdout_epoch,
+        }
+
+    def load_suite(self, suite_id: str) -> Any:
+        """The active installed version as a loaded Suite (for `holon test SUITE-ID`)."""
+        return load_installed(self.store, suite_id, self.home)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from records import AgentInfo, VersionInfo
+from records import AgentInfo, InstalledSuite, VersionInfo
 
 
 def timestamp(value: datetime) -> str:
@@ -30,6 +30,40 @@ def agent_view(info: AgentInfo, versions: list[VersionInfo] | None = None) -> di
                 "registered_at": timestamp(v.registered_at),
                 "manifest_digest": v.manifest_digest,
                 "current": v.version == info.version,
+            }
+            for v in versions
+        ]
+    return view
+
+
+def suite_view(
+    suite: InstalledSuite, versions: list[InstalledSuite] | None = None
+) -> dict[str, Any]:
+    """What anyone may see of an installed suite: counts and digests, never the holdout itself.
+
+    Holdout epochs, seeds and case ids are the operator's (SUITES.md), so
+    they are not part of the view.
+    """
+    view: dict[str, Any] = {
+        "id": suite.id,
+        "version": suite.version,
+        "capability": suite.capability,
+        "title": suite.title,
+        "active": suite.active,
+        "suite_digest": suite.suite_digest,
+        "digests": suite.digests,
+        "public": {"cases": suite.public_cases},
+        "holdout": {"cases": suite.holdout_cases, "kind": suite.holdout_kind},
+        "installed_at": timestamp(suite.installed_at),
+        "activated_at": timestamp(suite.activated_at) if suite.activated_at else None,
+    }
+    if versions is not None:
+        view["versions"] = [
+            {
+                "version": v.version,
+                "suite_digest": v.suite_digest,
+                "active": v.active,
+                "installed_at": timestamp(v.installed_at),
             }
             for v in versions
         ]

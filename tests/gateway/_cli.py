@@ -23,7 +23,8 @@ class Result:
 
 class CLI:
     def __init__(self, home: Path, **env: str) -> None:
-        self.env = {"HOLON_HOME": str(home), **env}
+        # A fresh store starts empty unless a test asks for the shipped examples.
+        self.env = {"HOLON_HOME": str(home), "HOLON_EXAMPLES": "off", **env}
 
     def __call__(self, *argv: str, stdin: str = "") -> Result:
         out, err = io.StringIO(), io.StringIO()

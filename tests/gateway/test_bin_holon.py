@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_register_and_show_through_bin_holon(tmp_path: Path) -> None:
     env = {**os.environ, "HOLON_HOME": str(tmp_path / "home")}
-    env.pop("HOLON_DATABASE_URL", None)
+    for name in ("HOLON_DATABASE_URL", "HOLON_EXAMPLES"):
+        env.pop(name, None)
     manifest = ROOT / "examples" / "agents" / "acme-invoice-reader.yaml"
     reg = subprocess.run(
         [str(ROOT / "bin" / "holon"), "agents", "register", str(manifest)],
@@ -25,7 +26,10 @@ def test_register_and_show_through_bin_holon(tmp_path: Path) -> None:
         timeout=120,
     )
     assert reg.returncode == 0, reg.stderr
-    assert "registered acme/invoice-reader" in reg.stdout
+    # A fresh clone's first command finds the shipped examples installed.
+    assert "first use of this store: installed the shipped examples" in reg.stderr
+    assert "suite invoice-extract v1" in reg.stderr
+    assert "is already registered, unchanged" in reg.stdout
     assert "setting up the environment" not in reg.stderr  # the fast path: no rebuild
     show = subprocess.run(
         [str(ROOT / "bin" / "holon"), "agents", "show", "acme/invoice-reader", "--json"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from gateway.cli._commands import agents, checks, config, db, fixtures, practice
+from gateway.cli._commands import agents, checks, config, db, fixtures, practice, suites
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -16,4 +16,5 @@ COMMANDS: list[Register] = [
     db.register,
     fixtures.register,
     practice.register,
+    suites.register,
 ]

@@ -19,7 +19,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "executor that serves evals, and grade every case. Prints each failing case with its "
         "check detail and a summary; exits 1 below the suite's threshold. Needs no store.",
     )
-    parser.add_argument("suite", metavar="SUITE", help="a suite directory (or its suite.yaml)")
+    parser.add_argument(
+        "suite",
+        metavar="SUITE",
+        help="a suite directory (or its suite.yaml), or an installed suite's id",
+    )
     parser.add_argument(
         "--endpoint",
         required=True,
@@ -47,7 +51,11 @@ def do_test(ctx: Context) -> int:
     args = ctx.args
     if args.protocol and args.endpoint.startswith("asgi:"):
         raise UsageError("--protocol applies to http(s) endpoints; asgi: is in-process")
-    suite = load_suite(args.suite)
+    if Path(args.suite).exists():
+        suite = load_suite(args.suite)
+    else:
+        # An installed suite: its active version, read from the store.
+        suite = ctx.store_client("test SUITE-ID").load_suite(args.suite)
     agent = practice_agent(args.endpoint, args.protocol, suite.capability)
     cache = FixtureCache(ctx.settings.home / "cache" / "fixtures")
     total = len(args.case or suite.public) * suite.repetitions

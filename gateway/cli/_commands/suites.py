@@ -1,0 +1,207 @@
+"""`holon suites add|activate|list|show|validate|pull|rotate-holdout`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gateway.cli._app import common_options, gateway_options
+from gateway.cli._context import Context
+from schema.errors import InputError, Location, UsageError
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("suites", help="install and inspect suites")
+    group = parser.add_subparsers(dest="suites_command", metavar="ACTION", required=True)
+    store_only = [common_options()]
+    both = [common_options(), gateway_options()]
+
+    add = group.add_parser(
+        "add",
+        parents=store_only,
+        help="validate a suite directory and install it into the store",
+        description="Validate the suite at PATH and install it. Versions install side by side; "
+        "the first version of a suite is active at once, a later one with --activate or "
+        "`holon suites activate`. Re-installing a version with other content is refused.",
+    )
+    add.add_argument("path", metavar="PATH", type=Path)
+    add.add_argument("--activate", action="store_true", help="make this version current")
+    add.set_defaults(handler=do_add)
+
+    activate = group.add_parser("activate", parents=store_only, help="make a version current")
+    activate.add_argument("suite", metavar="ID")
+    activate.add_argument("version", metavar="VERSION", type=int)
+    activate.set_defaults(handler=do_activate)
+
+    ls = group.add_parser("list", parents=both, help="the installed suites (active versions)")
+    ls.set_defaults(handler=do_list)
+
+    show = group.add_parser("show", parents=both, help="one suite: counts, digests, versions")
+    show.add_argument("suite", metavar="ID")
+    show.add_argument("--version", type=int, help="an installed version (default: active)")
+    show.set_defaults(handler=do_show)
+
+    validate = group.add_parser(
+        "validate",
+        parents=store_only,
+        help="validate a suite (a directory or an installed id): counts and digests only",
+    )
+    validate.add_argument("suite", metavar="SUITE")
+    validate.set_defaults(handler=do_validate)
+
+    pull = group.add_parser(
+        "pull",
+        parents=both,
+        help="save a suite's public parts locally, for offline practice with `holon test`",
+    )
+    pull.add_argument("suite", metavar="ID")
+    pull.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    pull.add_argument("--version", type=int, help="an installed version (default: active)")
+    pull.set_defaults(handler=do_pull)
+
+    rotate = group.add_parser(
+        "rotate-holdout",
+        parents=store_only,
+        help="start a new holdout epoch for a suite with a generated holdout",
+    )
+    rotate.add_argument("suite", metavar="ID")
+    rotate.set_defaults(handler=do_rotate)
+
+
+def _print_suite(ctx: Context, view: dict[str, Any]) -> None:
+    ctx.out.fields(
+        [
+            ("suite", f"{view['id']} v{view['version']}" + (" (active)" if view["active"] else "")),
+            ("capability", view["capability"]),
+            ("title", view["title"]),
+            ("public cases", view["public"]["cases"]),
+            ("holdout cases", f"{view['holdout']['cases']} ({view['holdout']['kind']})"),
+            ("suite digest", view["suite_digest"]),
+            ("installed", view["installed_at"]),
+        ]
+    )
+
+
+def do_add(ctx: Context) -> int:
+    result = ctx.store_client("suites add").add_suite(ctx.args.path, activate=ctx.args.activate)
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+        return 0
+    view = result["suite"]
+    word = "installed" if result["status"] == "installed" else "already installed, unchanged:"
+    ctx.out.line(
+        f"{word} {view['id']} v{view['version']}" + (" (active)" if view["active"] else "")
+    )
+    _print_suite(ctx, view)
+    return 0
+
+
+def do_activate(ctx: Context) -> int:
+    view = ctx.store_client("suites activate").activate_suite(ctx.args.suite, ctx.args.version)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+    else:
+        ctx.out.line(f"{view['id']} v{view['version']} is active")
+    return 0
+
+
+def do_list(ctx: Context) -> int:
+    page = ctx.client().list_suites()
+    if ctx.out.json_mode:
+        ctx.out.json(page)
+        return 0
+    ctx.out.table(
+        ["suite", "version", "capability", "public", "holdout", "digest"],
+        [
+            (
+                v["id"],
+                v["version"],
+                v["capability"],
+                v["public"]["cases"],
+                v["holdout"]["cases"],
+                v["suite_digest"][:16],
+            )
+            for v in page["items"]
+        ],
+        empty="no suites installed (holon suites add PATH)",
+    )
+    return 0
+
+
+def do_show(ctx: Context) -> int:
+    view = ctx.client().get_suite(ctx.args.suite, ctx.args.version)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+        return 0
+    _print_suite(ctx, view)
+    ctx.out.line()
+    ctx.out.table(
+        ["version", "digest", "active", "installed"],
+        [
+            (v["version"], v["suite_digest"][:16], v["active"], v["installed_at"])
+            for v in view["versions"]
+        ],
+    )
+    return 0
+
+
+def do_validate(ctx: Context) -> int:
+    result = ctx.store_client("suites validate").validate_suite(ctx.args.suite)
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+        return 0
+    ctx.out.line(f"{result['id']} v{result['version']} is valid")
+    ctx.out.fields(
+        [
+            ("capability", result["capability"]),
+            ("public cases", result["public"]["cases"]),
+            ("holdout cases", result["holdout"]["cases"]),
+            *[(k.replace("_", " "), v) for k, v in result["digests"].items()],
+        ]
+    )
+    return 0
+
+
+def do_pull(ctx: Context) -> int:
+    pulled = ctx.client().pull_suite(ctx.args.suite, ctx.args.version)
+    target: Path = ctx.args.output
+    if target.exists() and any(target.iterdir()):
+        raise UsageError(f"{target} exists and is not empty; pull into a new folder")
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for relative, text in sorted(pulled["files"].items()):
+        destination = (target / relative).resolve()
+        if not destination.is_relative_to(target.resolve()):
+            raise InputError(f"refusing to write outside {target}", location=Location(relative))
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".tmp-")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, destination)
+        written.append(relative)
+    result = {
+        "id": pulled["id"],
+        "version": pulled["version"],
+        "path": str(target),
+        "files": written,
+    }
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+    else:
+        ctx.out.line(
+            f"saved {pulled['id']} v{pulled['version']} (public cases only) to {target}: "
+            f"holon test {target} --endpoint URL"
+        )
+    return 0
+
+
+def do_rotate(ctx: Context) -> int:
+    result = ctx.store_client("suites rotate-holdout").rotate_holdout(ctx.args.suite)
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+    else:
+        ctx.out.line(f"{result['suite']} v{result['version']}: a new holdout epoch begins")
+    return 0

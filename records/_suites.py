@@ -1,0 +1,261 @@
+"""Installed suites: versions side by side, one active, the holdout secret and epochs.
+
+Suites arrive already loaded and validated (evals.suites); this layer keeps
+their files and digests and never imports evals.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from records._models import StoreSecret, SuiteRow, SuiteVersionRow
+from records._types import utcnow
+from schema.errors import Conflict, NotFound
+
+if TYPE_CHECKING:
+    from records._store import Store
+
+__all__ = ["InstalledSuite", "SuiteInstall", "SuiteRegistry"]
+
+HOLDOUT_SECRET = "holdout"
+
+InstallStatus = Literal["installed", "unchanged"]
+
+
+@dataclass(frozen=True)
+class SuiteInstall:
+    """What the caller installs: a validated suite's identity, counts and files."""
+
+    id: str
+    version: int
+    capability: str
+    title: str
+    suite_digest: str
+    digests: dict[str, str]
+    files: dict[str, str]
+    public_cases: int
+    holdout_cases: int
+    holdout_kind: str
+
+
+@dataclass(frozen=True)
+class InstalledSuite:
+    id: str
+    version: int
+    capability: str
+    title: str
+    suite_digest: str
+    digests: dict[str, Any]
+    public_cases: int
+    holdout_cases: int
+    holdout_kind: str
+    holdout_epoch: int
+    evals_in_epoch: int
+    installed_at: datetime
+    activated_at: datetime | None
+    active: bool
+
+
+def _installed(row: SuiteVersionRow, active_version: int | None) -> InstalledSuite:
+    return InstalledSuite(
+        id=row.suite_id,
+        version=row.version,
+        capability=row.capability,
+        title=row.title,
+        suite_digest=row.suite_digest,
+        digests=row.digests,
+        public_cases=row.public_cases,
+        holdout_cases=row.holdout_cases,
+        holdout_kind=row.holdout_kind,
+        holdout_epoch=row.holdout_epoch,
+        evals_in_epoch=row.evals_in_epoch,
+        installed_at=row.installed_at,
+        activated_at=row.activated_at,
+        active=row.version == active_version,
+    )
+
+
+class SuiteRegistry:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def install(
+        self, suite: SuiteInstall, *, activate: bool = False
+    ) -> tuple[InstallStatus, InstalledSuite]:
+        """Install a version; the first version of a suite is active at once.
+
+        Re-installing an (id, version) with the same digest changes nothing;
+        with another digest it is refused: a version names fixed content.
+        """
+        now = utcnow()
+        try:
+            with self._store.write() as session:
+                row = session.get(SuiteRow, suite.id, with_for_update=True)
+                if row is None:
+                    row = SuiteRow(id=suite.id, active_version=None, created_at=now, updated_at=now)
+                    session.add(row)
+                    session.flush()
+                existing = session.get(SuiteVersionRow, (suite.id, suite.version))
+                status: InstallStatus = "unchanged"
+                if existing is not None:
+                    if existing.suite_digest != suite.suite_digest:
+                        raise Conflict(
+                            f"{suite.id} version {suite.version} is installed with another digest "
+                            f"({existing.suite_digest[:12]}…, this one {suite.suite_digest[:12]}…)",
+                            hint="any change of cases, checks or limits bumps the suite's version",
+                            details={
+                                "suite": suite.id,
+                                "version": suite.version,
+                                "installed_digest": existing.suite_digest,
+                                "digest": suite.suite_digest,
+                            },
+                        )
+                    version_row = existing
+                else:
+                    status = "installed"
+                    version_row = SuiteVersionRow(
+                        suite_id=suite.id,
+                        version=suite.version,
+                        capability=suite.capability,
+                        title=suite.title,
+                        suite_digest=suite.suite_digest,
+                        digests=suite.digests,
+                        files=suite.files,
+                        public_cases=suite.public_cases,
+                        holdout_cases=suite.holdout_cases,
+                        holdout_kind=suite.holdout_kind,
+                        holdout_epoch=0,
+                        evals_in_epoch=0,
+                        installed_at=now,
+                        activated_at=None,
+                    )
+                    session.add(version_row)
+                if row.active_version is None or activate:
+                    self._activate(session, row, version_row, now)
+                session.flush()
+                return status, _installed(version_row, row.active_version)
+        except IntegrityError:
+            # Another process installed the same suite at the same moment: its
+            # row is there now, so installing again compares digests.
+            return self.install(suite, activate=activate)
+
+    @staticmethod
+    def _activate(session: Session, row: SuiteRow, version: SuiteVersionRow, now: datetime) -> None:
+        if row.active_version != version.version:
+            row.active_version = version.version
+            row.updated_at = now
+            version.activated_at = now
+
+    def activate(self, suite_id: str, version: int) -> InstalledSuite:
+        with self._store.write() as session:
+            row = self._suite(session, suite_id)
+            version_row = self._version(session, suite_id, version)
+            self._activate(session, row, version_row, utcnow())
+            return _installed(version_row, row.active_version)
+
+    # -- reads --------------------------------------------------------------
+
+    def get(self, suite_id: str, version: int | None = None) -> InstalledSuite:
+        """The active version, or the one asked for."""
+        with self._store.read() as session:
+            row = self._suite(session, suite_id)
+            chosen = version if version is not None else row.active_version
+            if chosen is None:
+                raise NotFound(f"suite {suite_id!r} has no active version")
+            return _installed(self._version(session, suite_id, chosen), row.active_version)
+
+    def files(self, suite_id: str, version: int) -> dict[str, str]:
+        """Every file of the version as installed (the holdout included: operator only)."""
+        with self._store.read() as session:
+            files: dict[str, str] = self._version(session, suite_id, version).files
+            return files
+
+    def versions(self, suite_id: str) -> list[InstalledSuite]:
+        with self._store.read() as session:
+            row = self._suite(session, suite_id)
+            rows = session.scalars(
+                select(SuiteVersionRow)
+                .where(SuiteVersionRow.suite_id == suite_id)
+                .order_by(SuiteVersionRow.version)
+            )
+            return [_installed(r, row.active_version) for r in rows]
+
+    def list(self) -> list[InstalledSuite]:
+        """The active version of every suite, by id."""
+        with self._store.read() as session:
+            query = (
+                select(SuiteVersionRow, SuiteRow.active_version)
+                .join(SuiteRow, SuiteRow.id == SuiteVersionRow.suite_id)
+                .where(SuiteVersionRow.version == SuiteRow.active_version)
+                .order_by(SuiteVersionRow.suite_id)
+            )
+            return [_installed(r, active) for r, active in session.execute(query)]
+
+    def for_capability(self, capability: str) -> InstalledSuite | None:
+        """The active suite certifying `capability` (one suite per capability)."""
+        for suite in self.list():
+            if suite.capability == capability:
+                return suite
+        return None
+
+    def certified_capabilities(self) -> set[str]:
+        return {s.capability for s in self.list()}
+
+    # -- holdout ------------------------------------------------------------
+
+    def holdout_secret(self) -> bytes:
+        """The store's holdout secret, created on first use (32 random bytes)."""
+        with self._store.read() as session:
+            row = session.get(StoreSecret, HOLDOUT_SECRET)
+            if row is not None:
+                return bytes(row.value)
+        try:
+            with self._store.write() as session:
+                if session.get(StoreSecret, HOLDOUT_SECRET) is None:
+                    session.add(
+                        StoreSecret(
+                            name=HOLDOUT_SECRET, value=secrets.token_bytes(32), created_at=utcnow()
+                        )
+                    )
+        except IntegrityError:
+            pass  # created by another process meanwhile: read theirs
+        with self._store.read() as session:
+            row = session.get(StoreSecret, HOLDOUT_SECRET)
+            assert row is not None
+            return bytes(row.value)
+
+    def rotate_holdout(self, suite_id: str, version: int | None = None) -> InstalledSuite:
+        """Start a new holdout epoch: whatever an agent logged of the last is worthless."""
+        with self._store.write() as session:
+            row = self._suite(session, suite_id)
+            chosen = version if version is not None else row.active_version
+            if chosen is None:
+                raise NotFound(f"suite {suite_id!r} has no active version")
+            version_row = self._version(session, suite_id, chosen)
+            version_row.holdout_epoch += 1
+            version_row.evals_in_epoch = 0
+            return _installed(version_row, row.active_version)
+
+    @staticmethod
+    def _suite(session: Session, suite_id: str) -> SuiteRow:
+        row = session.get(SuiteRow, suite_id)
+        if row is None:
+            raise NotFound(f"no suite {suite_id!r} is installed", details={"suite": suite_id})
+        return row
+
+    @staticmethod
+    def _version(session: Session, suite_id: str, version: int) -> SuiteVersionRow:
+        row = session.get(SuiteVersionRow, (suite_id, version))
+        if row is None:
+            raise NotFound(
+                f"suite {suite_id!r} has no version {version} installed",
+                details={"suite": suite_id, "version": version},
+            )
+        return row
