@@ -128,6 +128,16 @@ def load_suite(path: str | Path) -> Suite:
         raise document.error("a suite document is an object", cls=SuiteError)
     validate_document(document, validator("suite"), cls=SuiteError, what="suite")
     data: dict[str, Any] = document.value
+    if "extensions" in data:
+        # Trusted Python extensions (custom graders and generators, `holon
+        # suites trust`) are part of the contract but not of this holon yet:
+        # refuse rather than load a suite whose checks would silently differ.
+        raise document.error(
+            "suite extensions (custom graders and generators) are not supported by this "
+            "version of holon; express the checks in the DSL",
+            ("extensions",),
+            cls=SuiteError,
+        )
 
     schema_files: dict[str, Any] = {}
     input_ref, input_schema = _read_schema(directory, document, ("input_schema",))
