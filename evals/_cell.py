@@ -17,7 +17,7 @@ from agents import CallLimits, Executor, Manifest, Outcome
 from evals.checks import CaseGrade, PdfPool, grade
 from evals.fixtures import FixtureCache, expand
 from evals.suites import Case, Suite
-from schema._registry import make_validator
+from schema import make_validator
 from schema.documents import explain, format_path
 from schema.errors import SuiteError
 

@@ -1,38 +1,173 @@
-"""Rates and intervals with exact inputs (EVALS.md, "Scores"; OVERFIT.md, "Formulas").
+"""Rates, intervals and tests with exact inputs (EVALS.md, "Scores"; OVERFIT.md, "Formulas").
 
 Counts are `Fraction`s (a case with repetitions scores passes / runs), so a
-rate is exact; interval bounds need a square root and are computed in
-40-digit Decimal arithmetic, far beyond what any report prints.
+rate is exact. Interval bounds need square roots: they are computed in
+50-digit Decimal arithmetic, far beyond what any report prints. A *decision*
+that depends on a square root (is the Newcombe lower bound above 0?) is not
+taken from those digits: `newcombe_lower_positive` decides it exactly, with
+rational arithmetic on squared quantities, so no rounding can flip a verdict.
+The Fisher test is exact integer arithmetic (`math.comb`).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
+# z for a two-sided 95% interval, exactly as OVERFIT.md writes it (1.96, not 1.959964…).
 Z = Decimal("1.96")
+_Z = Fraction(Z)
+_Z2 = _Z * _Z
+
+PRECISION = 50  # digits for every square root below
 
 
 def _decimal(value: Fraction) -> Decimal:
+    # Call inside a PRECISION context: the quotient is rounded to the context's digits.
     return Decimal(value.numerator) / Decimal(value.denominator)
 
 
 def wilson(x: Fraction | int, n: int) -> tuple[Decimal, Decimal]:
-    """The Wilson 95% interval of x successes in n trials (x may be fractional)."""
+    """The Wilson 95% interval of x successes in n trials (x may be fractional, 0 <= x <= n)."""
     if n <= 0:
         raise ValueError("an interval needs at least one trial")
+    p = Fraction(x) / n
+    if not 0 <= p <= 1:
+        raise ValueError(f"{x} successes out of {n} trials is not a proportion")
     with localcontext() as ctx:
-        ctx.prec = 40
-        p = _decimal(Fraction(x) / n)
+        ctx.prec = PRECISION
+        pd = _decimal(p)
         nn = Decimal(n)
         z2 = Z * Z
         denominator = 1 + z2 / nn
-        centre = (p + z2 / (2 * nn)) / denominator
-        half = Z / denominator * (p * (1 - p) / nn + z2 / (4 * nn * nn)).sqrt()
+        centre = (pd + z2 / (2 * nn)) / denominator
+        half = Z / denominator * (pd * (1 - pd) / nn + z2 / (4 * nn * nn)).sqrt()
+        # The exact bounds lie in [0, 1]; the clamp only absorbs last-digit rounding.
         return max(Decimal(0), centre - half), min(Decimal(1), centre + half)
+
+
+def newcombe(x1: Fraction | int, n1: int, x2: Fraction | int, n2: int) -> tuple[Decimal, Decimal]:
+    """Newcombe's hybrid-score (method 10) 95% interval of p1 - p2, p_i = x_i / n_i."""
+    l1, u1 = wilson(x1, n1)
+    l2, u2 = wilson(x2, n2)
+    with localcontext() as ctx:
+        ctx.prec = PRECISION
+        p1 = _decimal(Fraction(x1) / n1)
+        p2 = _decimal(Fraction(x2) / n2)
+        d = p1 - p2
+        low = d - ((p1 - l1) ** 2 + (u2 - p2) ** 2).sqrt()
+        high = d + ((u1 - p1) ** 2 + (p2 - l2) ** 2).sqrt()
+        return low, high
+
+
+def _wilson_exact(p: Fraction, n: int) -> tuple[Fraction, Fraction]:
+    """(c - p, h²): the Wilson centre's offset from p and the squared half-width, both rational.
+
+    The interval is c ± h with c = (p + z²/2n) / (1 + z²/n) and
+    h = z / (1 + z²/n) · sqrt(p(1-p)/n + z²/4n²), so h² is rational too.
+    The bounds need no clamping: c - h >= 0 and c + h <= 1 hold exactly.
+    """
+    denominator = 1 + _Z2 / n
+    centre = (p + _Z2 / (2 * n)) / denominator
+    half_squared = _Z2 / (denominator * denominator) * (p * (1 - p) / n + _Z2 / (4 * n * n))
+    return centre - p, half_squared
+
+
+def _sign(value: Fraction) -> int:
+    return (value > 0) - (value < 0)
+
+
+def _sign_root(a: Fraction, b: Fraction, m: Fraction) -> int:
+    """The exact sign of a + b·√m (m >= 0)."""
+    sa, sb = _sign(a), _sign(b) if m else 0
+    if sb == 0 or sa == sb:
+        return sa or sb
+    if sa == 0:
+        return sb
+    # Opposite signs: the term with the larger square wins.
+    return _sign(a * a - b * b * m) * sa
+
+
+def _sign_two_roots(p: Fraction, q: Fraction, m: Fraction, s: Fraction, t: Fraction) -> int:
+    """The exact sign of p + q·√m + s·√t (m, t >= 0)."""
+    st = _sign(s) if t else 0
+    sp = _sign_root(p, q, m)  # the sign of T = p + q·√m
+    if st == 0 or sp == st:
+        return sp or st
+    if sp == 0:
+        return st
+    # Opposite signs: compare T² = p² + q²m + 2pq·√m with (s·√t)² = s²t.
+    return _sign_root(p * p + q * q * m - s * s * t, 2 * p * q, m) * sp
+
+
+def newcombe_lower_positive(x1: Fraction | int, n1: int, x2: Fraction | int, n2: int) -> bool:
+    """Whether Newcombe's lower bound for p1 - p2 is above 0, decided exactly.
+
+    L = d - sqrt(X1² + X2²) with d = p1 - p2, X1 = p1 - l1 = (p1 - c1) + h1 and
+    X2 = u2 - p2 = (c2 - p2) + h2 (both >= 0). So L > 0 iff d > 0 and
+    d² - (p1-c1)² - h1² - (c2-p2)² - h2² - 2(p1-c1)·h1 - 2(c2-p2)·h2 > 0, a sum
+    of a rational and two rational multiples of square roots of rationals,
+    whose sign is found by squaring: no rounding at any step.
+    """
+    if n1 <= 0 or n2 <= 0:
+        raise ValueError("an interval needs at least one trial")
+    p1, p2 = Fraction(x1) / n1, Fraction(x2) / n2
+    d = p1 - p2
+    if d <= 0:
+        return False
+    offset1, h1_squared = _wilson_exact(p1, n1)
+    offset2, h2_squared = _wilson_exact(p2, n2)
+    a1 = -offset1  # p1 - c1
+    a2 = offset2  # c2 - p2
+    rest = d * d - a1 * a1 - h1_squared - a2 * a2 - h2_squared
+    return _sign_two_roots(rest, -2 * a1, h1_squared, -2 * a2, h2_squared) > 0
+
+
+def round_half_up(value: Fraction | int) -> int:
+    """The nearest integer, halves away from zero for the non-negative counts used here."""
+    return math.floor(Fraction(value) + Fraction(1, 2))
+
+
+def fisher_one_sided(x1: int, n1: int, x2: int, n2: int) -> Fraction:
+    """One-sided Fisher exact p for "group 1's rate exceeds group 2's", exactly.
+
+    p = Σ_{k >= x1} C(s, k)·C(N - s, n1 - k) / C(N, n1), N = n1 + n2, s = x1 + x2:
+    the chance, with the margins fixed, of a group-1 count at least as large.
+    """
+    if n1 < 0 or n2 < 0 or not (0 <= x1 <= n1 and 0 <= x2 <= n2):
+        raise ValueError(f"not a 2x2 table: {x1}/{n1} against {x2}/{n2}")
+    total, successes = n1 + n2, x1 + x2
+    tail = sum(
+        math.comb(successes, k) * math.comb(total - successes, n1 - k)
+        for k in range(x1, min(successes, n1) + 1)
+    )
+    return Fraction(tail, math.comb(total, n1))
+
+
+def stability(cases: Sequence[tuple[int, int]]) -> Decimal | None:
+    """Mean within-case population standard deviation over the cases run at least twice.
+
+    A case's runs are 0/1 outcomes with mean s = passes / runs, so their
+    population SD is sqrt(s(1 - s)). Single-run cases have no spread to
+    measure and are left out of the mean; None when no case ran twice.
+    """
+    repeated = [(passes, runs) for passes, runs in cases if runs >= 2]
+    if not repeated:
+        return None
+    with localcontext() as ctx:
+        ctx.prec = PRECISION
+        total = Decimal(0)
+        for passes, runs in repeated:
+            s = Fraction(passes, runs)
+            total += _decimal(s * (1 - s)).sqrt()
+        return total / len(repeated)
 
 
 def rounded(value: Decimal | Fraction, places: int = 4) -> Decimal:
     """For display and JSON: half-even rounding to `places` decimals."""
-    number = _decimal(value) if isinstance(value, Fraction) else value
-    return number.quantize(Decimal(1).scaleb(-places))
+    with localcontext() as ctx:
+        ctx.prec = PRECISION
+        number = _decimal(value) if isinstance(value, Fraction) else value
+        return number.quantize(Decimal(1).scaleb(-places))

@@ -5,7 +5,14 @@ errors, and the error tree every layer raises.
 The bottom layer: it imports nothing of holon.
 """
 
-from schema._registry import SCHEMA_DIR, load_schema, schema_path, validator
+from schema._registry import (
+    SCHEMA_DIR,
+    load_schema,
+    make_validator,
+    schema_path,
+    validator,
+    validator_class,
+)
 from schema.documents import Document, load_document, parse_document, validate_document
 
 __all__ = [
@@ -13,8 +20,10 @@ __all__ = [
     "Document",
     "load_document",
     "load_schema",
+    "make_validator",
     "parse_document",
     "schema_path",
     "validate_document",
     "validator",
+    "validator_class",
 ]

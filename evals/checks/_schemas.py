@@ -17,7 +17,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 from evals.checks._scoring import SchemaPredicate
-from schema._registry import validator_class
+from schema import validator_class
 from schema.documents import PathKey, load_document
 from schema.errors import CheckError, InputError
 

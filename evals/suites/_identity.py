@@ -62,6 +62,10 @@ def _with_generators(node: Any, suite: Suite) -> Any:
             identity = ref.identity()
             if "seed" not in node:  # a generated holdout's template: no seed yet
                 del identity["seed"]
+            else:
+                # As text: canonical JSON numbers are doubles, and seeds go up
+                # to 2**64, where two seeds could share one double.
+                identity["seed"] = str(identity["seed"])
             marker = "$fixture" if "$fixture" in node else "$truth"
             out = {marker: node[marker], **identity}
             if "pick" in node:
@@ -74,7 +78,8 @@ def _with_generators(node: Any, suite: Suite) -> Any:
 
 
 def _case_identity(case: Case, suite: Suite) -> dict[str, Any]:
-    return _with_generators(case.raw, suite)  # type: ignore[no-any-return]
+    identity: dict[str, Any] = _with_generators(case.raw, suite)
+    return identity
 
 
 def public_case_digest(case: Case, suite: Suite) -> str:

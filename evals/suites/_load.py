@@ -24,8 +24,7 @@ from evals.suites._model import (
     Suite,
     SuiteLimits,
 )
-from schema import load_document, validate_document, validator
-from schema._registry import make_validator, validator_class
+from schema import load_document, make_validator, validate_document, validator, validator_class
 from schema.documents import Document, PathKey
 from schema.errors import InputError, Location, SuiteError
 

@@ -109,10 +109,16 @@ def test_holdout_never_reaches_author_output(cli: CLI, tmp_path: Path) -> None:
         if line.strip()
     ]
     junit = tmp_path / "r.xml"
+    public_ids = [
+        json.loads(line)["id"]
+        for line in (Path(REPORTS) / "cases" / "public.jsonl").read_text().splitlines()[:6]
+    ]
+    narrow = [arg for case_id in public_ids for arg in ("--case", case_id)]
     with serve(report_writer.app) as url:
         outputs = [
-            cli("test", REPORTS, "--endpoint", url + "/", "--junit", str(junit)),
-            cli("test", REPORTS, "--endpoint", url + "/", "--json"),
+            cli("test", REPORTS, "--endpoint", url + "/", "--junit", str(junit), *narrow),
+            cli("test", REPORTS, "--endpoint", url + "/", "--json", *narrow),
+            cli("suites", "validate", REPORTS, "--json"),
         ]
     text = "".join(r.stdout + r.stderr for r in outputs) + junit.read_text()
     secrets = {c["id"] for c in holdout} | {c["input"]["title"] for c in holdout}

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from schema import load_document, parse_document, validate_document
-from schema._registry import make_validator
+from schema import load_document, make_validator, parse_document, validate_document
 from schema.errors import InputError
 
 
