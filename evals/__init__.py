@@ -4,20 +4,33 @@ Imports `schema`, `agents` and `records`, never `gateway`.
 """
 
 from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
+from evals._eval import probe, resume, start, work
+from evals._finish import finish, summarise
+from evals._plan import Plan, PlannedSuite, make_plan, rebuild
 from evals._practice import PracticeReport, practice, practice_agent
 from evals.fixtures import FixtureCache
 from evals.suites import Suite, load_suite
 
 __all__ = [
     "CellResult",
+    "Plan",
+    "PlannedSuite",
     "FixtureCache",
     "PracticeReport",
     "PreparedCase",
     "Suite",
     "call_limits",
+    "finish",
     "load_suite",
+    "make_plan",
     "practice",
     "practice_agent",
     "prepare",
+    "probe",
+    "rebuild",
+    "resume",
     "run_cell",
+    "start",
+    "summarise",
+    "work",
 ]

@@ -4,6 +4,9 @@ Imports only `schema`: never `evals` or `gateway`.
 """
 
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
+from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
+from records._ids import eval_id, ulid
+from records._models import EvalCell
 from records._pages import Page
 from records._secrets import SecretBox, new_key
 from records._store import (
@@ -21,6 +24,12 @@ __all__ = [
     "SCHEMA_REVISION",
     "AgentInfo",
     "AgentRegistry",
+    "CellResultRow",
+    "CellSpec",
+    "ClaimedCell",
+    "EvalCell",
+    "EvalInfo",
+    "EvalRegistry",
     "InstalledSuite",
     "Page",
     "Registration",
@@ -30,9 +39,11 @@ __all__ = [
     "SuiteInstall",
     "SuiteRegistry",
     "VersionInfo",
+    "eval_id",
     "new_key",
     "open_engine",
     "open_store",
     "schema_status",
+    "ulid",
     "upgrade",
 ]

@@ -8,7 +8,9 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     Boolean,
+    Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -114,4 +116,78 @@ class StoreSecret(Base):
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime]
+
+
+class EvalRun(Base):
+    """One eval: an agent version against a plan of suites; its cells are rows."""
+
+    __tablename__ = "evals"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # ev_ + ULID
+    agent_id: Mapped[str] = mapped_column(String(79), index=True)
+    agent_version: Mapped[str] = mapped_column(String(64))
+    plan: Mapped[dict[str, Any]]
+    plan_digest: Mapped[str] = mapped_column(String(64))
+    full_plan: Mapped[bool] = mapped_column(Boolean)
+    status: Mapped[str] = mapped_column(String(16))  # running | done | cancelled
+    cells_total: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    result: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+
+
+class EvalCell(Base):
+    """One (suite, case, repetition) of an eval: claimed under a lease, recorded once.
+
+    `fence` grows by one at every claim; a result is recorded only by the
+    claim that still holds it (status running, same fence), so a worker that
+    lost its lease cannot record.
+    """
+
+    __tablename__ = "eval_cells"
+    __table_args__ = (Index("ix_eval_cells_claim", "eval_id", "status", "idx"),)
+
+    eval_id: Mapped[str] = mapped_column(ForeignKey("evals.id"), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    suite_id: Mapped[str] = mapped_column(String(63))
+    suite_version: Mapped[int] = mapped_column(Integer)
+    split: Mapped[str] = mapped_column(String(8))
+    case_id: Mapped[str] = mapped_column(String(100))
+    case_digest: Mapped[str] = mapped_column(String(64))
+    repetition: Mapped[int] = mapped_column(Integer)
+    tags: Mapped[list[str]] = mapped_column(JSON)
+    request_id: Mapped[str] = mapped_column(String(36))
+    status: Mapped[str] = mapped_column(String(8))  # pending | running | done
+    lease_owner: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    fence: Mapped[int] = mapped_column(Integer, default=0)
+    outcome_code: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    passed: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    cost_usd: Mapped[str | None] = mapped_column(String(40), nullable=True)  # Decimal text
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    outcome: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)  # without the output
+    output: Mapped[Any] = mapped_column(JSON, nullable=True)  # dropped after retention
+    checks: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class AgentRecord(Base):
+    """The record a complete full-plan eval wrote; history kept.
+
+    An agent version's current record is the one whose eval *started* last
+    (`eval_created_at`), whichever finished first.
+    """
+
+    __tablename__ = "agent_records"
+    __table_args__ = (
+        Index("ix_agent_records_lookup", "agent_id", "agent_version", "eval_created_at"),
+    )
+
+    eval_id: Mapped[str] = mapped_column(ForeignKey("evals.id"), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(79))
+    agent_version: Mapped[str] = mapped_column(String(64))
+    eval_created_at: Mapped[datetime]
+    record: Mapped[dict[str, Any]]
     created_at: Mapped[datetime]

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0003"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -181,10 +181,12 @@ class Store:
         self._writer = engine.execution_options(holon_write=True)
         self._secret_box = secret_box
         from records._agents import AgentRegistry
+        from records._evals import EvalRegistry
         from records._suites import SuiteRegistry
 
         self.agents = AgentRegistry(self)
         self.suites = SuiteRegistry(self)
+        self.evals = EvalRegistry(self)
         self.created = False  # set by open_store when it made the schema from nothing
 
     @property

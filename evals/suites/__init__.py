@@ -2,6 +2,7 @@
 
 from evals.suites._identity import (
     SuiteDigests,
+    case_identity,
     generated_holdout,
     holdout_case_digest,
     holdout_seed,
@@ -27,6 +28,7 @@ __all__ = [
     "Suite",
     "SuiteDigests",
     "SuiteLimits",
+    "case_identity",
     "describe",
     "generated_holdout",
     "holdout_case_digest",

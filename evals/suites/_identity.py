@@ -77,13 +77,13 @@ def _with_generators(node: Any, suite: Suite) -> Any:
     return node
 
 
-def _case_identity(case: Case, suite: Suite) -> dict[str, Any]:
+def case_identity(case: Case, suite: Suite) -> dict[str, Any]:
     identity: dict[str, Any] = _with_generators(case.raw, suite)
     return identity
 
 
 def public_case_digest(case: Case, suite: Suite) -> str:
-    return digest(_case_identity(case, suite))
+    return digest(case_identity(case, suite))
 
 
 def holdout_case_digest(secret: bytes, identity: Any) -> str:
@@ -96,7 +96,7 @@ def suite_digests(suite: Suite) -> SuiteDigests:
     spec = digest(_inline_refs(spec_doc, suite.schema_files))
     holdout: Any
     if suite.holdout_file is not None:
-        holdout = {"file": [_case_identity(c, suite) for c in suite.holdout_file]}
+        holdout = {"file": [case_identity(c, suite) for c in suite.holdout_file]}
     elif suite.holdout_generator is not None:
         generated = suite.holdout_generator
         holdout = {
@@ -108,7 +108,7 @@ def suite_digests(suite: Suite) -> SuiteDigests:
     else:
         holdout = None
     dataset = digest(
-        {"public": [_case_identity(c, suite) for c in suite.public], "holdout": holdout}
+        {"public": [case_identity(c, suite) for c in suite.public], "holdout": holdout}
     )
     own_checks = {
         "public": [[c.id, c.raw["checks"]] for c in suite.public if "checks" in c.raw],

@@ -8,6 +8,7 @@ from typing import Any
 
 from agents import load_manifest, manifest_from_dict
 from evals.suites import install_suite, load_installed, load_suite, public_files, suite_digests
+from gateway.client._evals import EvalOps
 from gateway.client._views import agent_view, suite_view
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
@@ -24,6 +25,7 @@ class StoreClient:
         self.store = store
         self.home = home
         self.first_use: list[str] = []  # what a fresh embedded store was given
+        self.evals = EvalOps(store, home)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StoreClient:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from gateway.cli._commands import agents, checks, config, db, fixtures, practice, suites
+from gateway.cli._commands import (
+    agents,
+    checks,
+    config,
+    db,
+    evals,
+    fixtures,
+    practice,
+    suites,
+)
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -14,6 +23,7 @@ COMMANDS: list[Register] = [
     checks.register,
     config.register,
     db.register,
+    evals.register,
     fixtures.register,
     practice.register,
     suites.register,

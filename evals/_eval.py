@@ -1,0 +1,87 @@
+"""`holon eval`: plan, identity probe, create, run, finish: the main job, end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from agents import Executor
+from evals._finish import finish
+from evals._plan import Plan, rebuild
+from evals._runner import Progress, Runner, cache_for
+from evals.checks import open_pdf_pool
+from records import EvalInfo, Store, eval_id
+from schema.errors import Refused
+
+
+async def _identify(plan: Plan, secret: str | None) -> None:
+    async with Executor() as executor:
+        identity = await executor.identify(plan.agent, secret=secret)
+    # An A2A card names the agent its own way; its version still must match.
+    wrong_id = plan.agent.protocol != "a2a" and identity.id != plan.agent.id
+    if identity.version != plan.agent.version or wrong_id:
+        raise Refused(
+            f"{plan.agent.id} answers as {identity.id} {identity.version}, but version "
+            f"{plan.agent.version} is registered: the record would describe another agent",
+            hint="register the version that runs (holon agents register FILE), then evaluate it",
+            details={"registered": plan.agent.version, "answering": identity.version},
+        )
+
+
+def probe(store: Store, plan: Plan) -> None:
+    """Refuse before the first case when the agent is not the registered version."""
+    asyncio.run(_identify(plan, store.agents.secret(plan.agent.id)))
+
+
+def start(store: Store, plan: Plan) -> EvalInfo:
+    secret = store.suites.holdout_secret()
+    return store.evals.create(
+        eval_id=eval_id(),
+        agent_id=plan.agent.id,
+        agent_version=plan.agent.version,
+        plan=plan.to_json(),
+        plan_digest=plan.digest,
+        full_plan=plan.full,
+        cells=plan.cell_specs(secret),
+    )
+
+
+def work(
+    store: Store,
+    plan: Plan,
+    info: EvalInfo,
+    *,
+    home: Path,
+    progress: Progress | None = None,
+) -> EvalInfo:
+    """Work the eval's cells until none is left, then finish it if it is complete."""
+    uses_pdf = any(
+        check.uses_pdf
+        for planned in plan.suites
+        for case in (*planned.public, *planned.holdout)
+        for check in case.checks
+    )
+    with open_pdf_pool() if uses_pdf else contextlib.nullcontext() as pdf:
+        runner = Runner(store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress)
+        asyncio.run(runner.run())
+    current = store.evals.get(info.id)
+    if current.status == "running":
+        counts = store.evals.counts(info.id)
+        if counts["pending"] == 0 and counts["running"] == 0:
+            return finish(store, plan, current)
+    return current
+
+
+def resume(
+    store: Store, eval_id_: str, *, home: Path, progress: Progress | None = None
+) -> EvalInfo:
+    info = store.evals.get(eval_id_)
+    if info.status == "done":
+        return info
+    if info.status == "cancelled":
+        raise Refused(f"eval {eval_id_} was cancelled", hint="start a new eval")
+    plan = rebuild(store, info.plan, home=home)
+    if plan.digest != info.plan_digest:
+        raise Refused(f"eval {eval_id_}: its plan no longer describes the same measurement")
+    return work(store, plan, info, home=home, progress=progress)

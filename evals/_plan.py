@@ -1,0 +1,268 @@
+"""Planning an eval (EVALS.md, step 1): which suites, cases and cells, at what worst-case cost.
+
+The plan names the agent version, each suite's version, digest and pinned
+holdout epoch, and the repetitions; its digest identifies what the eval
+measures. Resuming rebuilds the same cases from the plan: installed suite
+versions are immutable (same id and version, same digest) and a generated
+holdout regenerates from the store's secret and the pinned epoch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from agents import Manifest, manifest_from_dict
+from evals.suites import (
+    Case,
+    Suite,
+    case_identity,
+    generated_holdout,
+    holdout_case_digest,
+    load_installed,
+    public_case_digest,
+)
+from records import CellSpec, Store
+from schema.canonical import digest
+from schema.errors import Refused, UsageError
+
+__all__ = ["Plan", "PlannedSuite", "make_plan", "rebuild"]
+
+
+@dataclass(frozen=True)
+class PlannedSuite:
+    suite: Suite
+    epoch: int
+    public: tuple[Case, ...]
+    holdout: tuple[Case, ...]
+    repetitions: int
+    rotate_after_evals: int | None
+
+    @property
+    def cells(self) -> int:
+        return (len(self.public) + len(self.holdout)) * self.repetitions
+
+    @property
+    def worst_case_usd(self) -> Decimal:
+        return self.suite.limits.max_cost_usd * self.cells
+
+    def to_json(self) -> dict[str, Any]:
+        from evals.suites import suite_digests
+
+        return {
+            "id": self.suite.id,
+            "version": self.suite.version,
+            "capability": self.suite.capability,
+            "suite_digest": suite_digests(self.suite).suite,
+            "holdout_epoch": self.epoch,
+            "cases": {"public": len(self.public), "holdout": len(self.holdout)},
+            "repetitions": self.repetitions,
+            "max_cost_usd": str(self.suite.limits.max_cost_usd),
+            "timeout_s": str(self.suite.limits.timeout_s),
+            "threshold": str(self.suite.threshold),
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    agent: Manifest
+    suites: tuple[PlannedSuite, ...]
+    unverified: tuple[str, ...]
+    full: bool
+    concurrency: int
+    retries: int
+    pace_s: float
+
+    @property
+    def cells_total(self) -> int:
+        return sum(s.cells for s in self.suites)
+
+    @property
+    def worst_case_usd(self) -> Decimal:
+        return sum((s.worst_case_usd for s in self.suites), Decimal(0))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent.id,
+            "agent_version": self.agent.version,
+            "full": self.full,
+            "suites": [s.to_json() for s in self.suites],
+            "unverified_capabilities": list(self.unverified),
+            "claimed_capabilities": list(self.agent.capabilities),
+            "concurrency": self.concurrency,
+            "infrastructure_retries": self.retries,
+            "pace_s": self.pace_s,
+            "cells": self.cells_total,
+            "worst_case_usd": str(self.worst_case_usd),
+        }
+
+    @property
+    def digest(self) -> str:
+        """What the eval measures: agent version, suite digests, epochs, repetitions."""
+        return digest(
+            {
+                "agent": self.agent.id,
+                "agent_version": self.agent.version,
+                "suites": [
+                    [s["id"], s["version"], s["suite_digest"], s["holdout_epoch"], s["repetitions"]]
+                    for s in self.to_json()["suites"]
+                ],
+            }
+        )
+
+    def cases(self) -> dict[tuple[str, str, str], Case]:
+        """Every planned case by (suite id, split, case id)."""
+        out: dict[tuple[str, str, str], Case] = {}
+        for planned in self.suites:
+            for case in (*planned.public, *planned.holdout):
+                out[(planned.suite.id, case.split, case.id)] = case
+        return out
+
+    def cell_specs(self, secret: bytes) -> list[CellSpec]:
+        specs: list[CellSpec] = []
+        for planned in self.suites:
+            suite = planned.suite
+            for case in (*planned.public, *planned.holdout):
+                if case.split == "public":
+                    case_digest = public_case_digest(case, suite)
+                else:
+                    case_digest = holdout_case_digest(secret, case_identity(case, suite))
+                for repetition in range(planned.repetitions):
+                    specs.append(
+                        CellSpec(
+                            idx=len(specs),
+                            suite_id=suite.id,
+                            suite_version=suite.version,
+                            split=case.split,
+                            case_id=case.id,
+                            case_digest=case_digest,
+                            repetition=repetition,
+                            tags=list(case.tags),
+                            request_id=str(uuid.uuid4()),
+                        )
+                    )
+        return specs
+
+
+def _holdout(suite: Suite, secret: bytes, epoch: int) -> tuple[Case, ...]:
+    if suite.holdout_file is not None:
+        return suite.holdout_file
+    return generated_holdout(suite, secret, epoch)
+
+
+def make_plan(
+    store: Store,
+    agent_id: str,
+    *,
+    home: Path,
+    only_suites: list[str] | None = None,
+    repetitions: int | None = None,
+    concurrency: int = 16,
+    retries: int = 2,
+    pace_s: float = 0.0,
+) -> Plan:
+    """Resolve the agent's current version and, per claimed capability, the active suite."""
+    if concurrency < 1 or (repetitions is not None and repetitions < 1) or retries < 0:
+        raise UsageError("--concurrency and --repetitions are at least 1, retries at least 0")
+    info = store.agents.get(agent_id)
+    if info.disabled:
+        raise Refused(f"{agent_id} is disabled", hint=f"holon agents enable {agent_id}")
+    agent = manifest_from_dict(info.manifest, f"{agent_id} {info.version}")
+    secret = store.suites.holdout_secret()
+    planned: list[PlannedSuite] = []
+    unverified: list[str] = []
+    for capability in agent.capabilities:
+        installed = store.suites.for_capability(capability)
+        if installed is None:
+            unverified.append(capability)
+            continue
+        if only_suites and installed.id not in only_suites:
+            continue
+        suite = load_installed(store, installed.id, home, installed.version)
+        holdout = _holdout(suite, secret, installed.holdout_epoch)
+        planned.append(
+            PlannedSuite(
+                suite=suite,
+                epoch=installed.holdout_epoch,
+                public=suite.public,
+                holdout=holdout,
+                repetitions=repetitions or suite.repetitions,
+                rotate_after_evals=(
+                    suite.holdout_generator.rotate_after_evals
+                    if suite.holdout_generator is not None
+                    else None
+                ),
+            )
+        )
+    if only_suites:
+        known = {p.suite.id for p in planned}
+        missing = [s for s in only_suites if s not in known]
+        if missing:
+            raise UsageError(
+                f"--suite {missing[0]}: no active suite of {agent_id}'s capabilities has that id"
+            )
+    if not planned:
+        raise Refused(
+            f"nothing to evaluate: no installed suite certifies any capability of {agent_id} "
+            f"({', '.join(agent.capabilities)})",
+            hint="install one with `holon suites add PATH`",
+        )
+    return Plan(
+        agent=agent,
+        suites=tuple(planned),
+        unverified=tuple(unverified),
+        full=not only_suites and repetitions is None,
+        concurrency=concurrency,
+        retries=retries,
+        pace_s=pace_s,
+    )
+
+
+def rebuild(store: Store, plan_json: dict[str, Any], *, home: Path) -> Plan:
+    """The plan of a started eval, from its stored JSON; refuses if anything it names changed."""
+    agent_id = plan_json["agent"]
+    info = store.agents.get(agent_id)
+    if info.version != plan_json["agent_version"]:
+        raise Refused(
+            f"{agent_id} is now at version {info.version}; this eval measures "
+            f"{plan_json['agent_version']}",
+            hint="start a new eval: `holon eval " + agent_id + " --yes`",
+        )
+    agent = manifest_from_dict(info.manifest, f"{agent_id} {info.version}")
+    secret = store.suites.holdout_secret()
+    planned = []
+    from evals.suites import suite_digests
+
+    for entry in plan_json["suites"]:
+        suite = load_installed(store, entry["id"], home, entry["version"])
+        if suite_digests(suite).suite != entry["suite_digest"]:
+            raise Refused(
+                f"suite {entry['id']} v{entry['version']} changed since the eval started",
+                details={"suite": entry["id"]},
+            )
+        planned.append(
+            PlannedSuite(
+                suite=suite,
+                epoch=entry["holdout_epoch"],
+                public=suite.public,
+                holdout=_holdout(suite, secret, entry["holdout_epoch"]),
+                repetitions=entry["repetitions"],
+                rotate_after_evals=(
+                    suite.holdout_generator.rotate_after_evals
+                    if suite.holdout_generator is not None
+                    else None
+                ),
+            )
+        )
+    return Plan(
+        agent=agent,
+        suites=tuple(planned),
+        unverified=tuple(plan_json["unverified_capabilities"]),
+        full=plan_json["full"],
+        concurrency=plan_json["concurrency"],
+        retries=plan_json["infrastructure_retries"],
+        pace_s=plan_json.get("pace_s", 0.0),
+    )

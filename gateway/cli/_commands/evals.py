@@ -1,0 +1,286 @@
+"""`holon eval` (the main job), `holon evals list|status|resume|cancel`, `holon records show`."""
+
+from __future__ import annotations
+
+import argparse
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from gateway.cli._app import common_options, gateway_options
+from gateway.cli._commands.agents import agent_id
+from gateway.cli._context import Context
+from schema.errors import Refused
+
+
+def _money(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount of dollars") from None
+    if not value.is_finite() or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative amount")
+    return value
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    both = [common_options(), gateway_options()]
+    run = sub.add_parser(
+        "eval",
+        parents=both,
+        help="evaluate an agent on the suite of every capability it claims (the main job)",
+        description="Plan the eval (suites, cells, worst-case cost), confirm, check the agent's "
+        "identity, run every cell through the executor with billing off and each suite's cap, "
+        "grade, and write the agent's record. Exit 0 when every suite reaches its threshold, 1 "
+        "when one does not, 2 on a refusal. Kill it at any point: `holon evals resume ID`.",
+    )
+    run.add_argument("agent", type=agent_id, metavar="ORG/AGENT")
+    run.add_argument("--yes", action="store_true", help="run without asking")
+    run.add_argument(
+        "--suite",
+        action="append",
+        metavar="ID",
+        help="only this suite (a narrowed eval: no record)",
+    )
+    run.add_argument(
+        "--repetitions", type=int, help="override each suite's repetitions (no record)"
+    )
+    run.add_argument("--concurrency", type=int, default=16, help="cells in flight (default 16)")
+    run.add_argument(
+        "--infrastructure-retries",
+        type=int,
+        default=2,
+        help="retries of a cell whose agent could not be reached (default 2)",
+    )
+    run.add_argument("--max-cost", type=_money, metavar="USD", help="refuse a plan costing more")
+    run.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="at least this long between cells",
+    )
+    run.set_defaults(handler=do_eval)
+
+    parser = sub.add_parser("evals", help="follow, resume and cancel evals")
+    group = parser.add_subparsers(dest="evals_command", metavar="ACTION", required=True)
+    ls = group.add_parser("list", parents=both, help="evals, newest first")
+    ls.add_argument("--agent", type=agent_id, metavar="ORG/AGENT")
+    ls.add_argument("--limit", type=int, default=50)
+    ls.add_argument("--cursor")
+    ls.set_defaults(handler=do_list)
+    for action, handler, text in (
+        ("status", do_status, "progress and results of one eval"),
+        ("resume", do_resume, "continue an interrupted eval"),
+        ("cancel", do_cancel, "stop an eval: no record is written"),
+    ):
+        p = group.add_parser(action, parents=both, help=text)
+        p.add_argument("eval_id", metavar="EVAL_ID")
+        p.set_defaults(handler=handler)
+
+    records = sub.add_parser("records", help="agent records")
+    rgroup = records.add_subparsers(dest="records_command", metavar="ACTION", required=True)
+    show = rgroup.add_parser("show", parents=both, help="the agent's current record")
+    show.add_argument("agent", type=agent_id, metavar="ORG/AGENT")
+    show.set_defaults(handler=do_record)
+
+
+def _ops(ctx: Context) -> Any:
+    return ctx.store_client("eval").evals
+
+
+def _confirm(ctx: Context, plan_json: dict[str, Any]) -> None:
+    if ctx.args.yes:
+        return
+    if ctx.stdin.isatty() and not ctx.out.json_mode:
+        ctx.out.note(
+            f"run {plan_json['cells']} cells, worst case ${plan_json['worst_case_usd']}? [y/N] "
+        )
+        if ctx.stdin.readline().strip().lower() in ("y", "yes"):
+            return
+        raise Refused("not confirmed; nothing was run")
+    raise Refused(
+        "an eval needs confirmation and there is no terminal to ask on",
+        hint="add --yes to run it",
+    )
+
+
+def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
+    ctx.out.line(f"plan: {view['agent']} {view['agent_version']}")
+    ctx.out.table(
+        ["suite", "version", "public", "holdout", "reps", "cells", "cap/case", "worst case"],
+        [
+            (
+                s["id"],
+                s["version"],
+                s["cases"]["public"],
+                s["cases"]["holdout"],
+                s["repetitions"],
+                s["cells"],
+                f"${s['max_cost_usd']}",
+                f"${s['worst_case_usd']}",
+            )
+            for s in view["suites"]
+        ],
+    )
+    if view["unverified_capabilities"]:
+        ctx.out.warn(
+            "no suite certifies "
+            + ", ".join(view["unverified_capabilities"])
+            + ": eval_score will be null"
+        )
+    ctx.out.line(
+        f"{view['cells']} cells, worst case ${view['worst_case_usd']}, "
+        f"concurrency {view['concurrency']}" + ("" if view["full"] else "; narrowed: no record")
+    )
+
+
+def _print_result(ctx: Context, view: dict[str, Any]) -> None:
+    if view["status"] != "done":
+        ctx.out.line(f"eval {view['id']} is {view['status']}: {view.get('progress')}")
+        return
+    record = view["record"]
+    ctx.out.line()
+    rows = []
+    for suite_id, suite in record["suites"].items():
+
+        def split(part: dict[str, Any] | None) -> str:
+            return "-" if part is None else f"{part['passed']}/{part['total']} ({part['rate']})"
+
+        rows.append(
+            (
+                suite_id,
+                split(suite["public"]),
+                split(suite["holdout"]),
+                suite["score"],
+                suite["threshold"],
+                "yes" if suite["meets_threshold"] else "NO",
+                suite["overfit"]["verdict"],
+            )
+        )
+    ctx.out.table(["suite", "public", "holdout", "score", "threshold", "meets", "overfit"], rows)
+    ci = record["eval_score_ci95"]
+    ctx.out.fields(
+        [
+            ("eval", view["id"]),
+            ("agent", f"{record['agent']} {record['agent_version']}"),
+            ("eval_score", record["eval_score"]),
+            ("95% CI", None if ci is None else f"{ci[0]}-{ci[1]}"),
+            ("weakest suite", record["weakest_suite"]),
+            ("unverified", record["unverified_capabilities"]),
+            ("warnings", [w["detail"] for w in record["warnings"]] or None),
+            ("outcomes", ", ".join(f"{k} {v}" for k, v in view["summary"]["outcomes"].items())),
+            ("cost", f"${view['summary']['cost_usd']}"),
+            ("record", "written" if view["full_plan"] else "not written (narrowed eval)"),
+        ]
+    )
+
+
+def _run_with_progress(ctx: Context, total: int, call: Any) -> dict[str, Any]:
+    with ctx.out.progress("eval", total) as update:
+        result: dict[str, Any] = call(lambda p: update(p["done"], p["passed"]))
+    return result
+
+
+def do_eval(ctx: Context) -> int:
+    args = ctx.args
+    ops = _ops(ctx)
+    plan = ops.plan(
+        args.agent,
+        suites=args.suite,
+        repetitions=args.repetitions,
+        concurrency=args.concurrency,
+        retries=args.infrastructure_retries,
+        pace_s=args.pace,
+        max_cost=args.max_cost,
+    )
+    from gateway.client._evals import plan_view
+
+    view = plan_view(plan)
+    if not ctx.out.json_mode:
+        _print_plan(ctx, view)
+    _confirm(ctx, view)
+    result = _run_with_progress(ctx, plan.cells_total, lambda p: ops.run(plan, p))
+    if ctx.out.json_mode:
+        ctx.out.json({"plan": view, "eval": result})
+    else:
+        _print_result(ctx, result)
+    return 0 if result.get("meets_thresholds") else 1
+
+
+def do_resume(ctx: Context) -> int:
+    ops = _ops(ctx)
+    status = ops.status(ctx.args.eval_id)
+    result = _run_with_progress(ctx, status["cells"], lambda p: ops.resume(ctx.args.eval_id, p))
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+    else:
+        _print_result(ctx, result)
+    return 0 if result.get("meets_thresholds") else 1
+
+
+def do_status(ctx: Context) -> int:
+    view = _ops(ctx).status(ctx.args.eval_id)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+        return 0
+    progress = view["progress"]
+    ctx.out.fields(
+        [
+            ("eval", view["id"]),
+            ("agent", f"{view['agent']} {view['agent_version']}"),
+            ("status", view["status"]),
+            ("cells", f"{progress['done']}/{view['cells']} done, {progress['running']} running"),
+            ("passed", view["spent"]["passed"]),
+            ("spent", f"${view['spent']['cost_usd']}"),
+            ("started", view["created_at"]),
+            ("finished", view["finished_at"]),
+        ]
+    )
+    return 0
+
+
+def do_list(ctx: Context) -> int:
+    page = _ops(ctx).list(ctx.args.agent, ctx.args.cursor, ctx.args.limit)
+    if ctx.out.json_mode:
+        ctx.out.json(page)
+        return 0
+    ctx.out.table(
+        ["eval", "agent", "version", "status", "cells", "started"],
+        [
+            (e["id"], e["agent"], e["agent_version"], e["status"], e["cells"], e["created_at"])
+            for e in page["items"]
+        ],
+        empty="no evals yet",
+    )
+    return 0
+
+
+def do_cancel(ctx: Context) -> int:
+    view = _ops(ctx).cancel(ctx.args.eval_id)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+    else:
+        ctx.out.line(f"eval {view['id']} cancelled; no record will be written")
+    return 0
+
+
+def do_record(ctx: Context) -> int:
+    record = _ops(ctx).record(ctx.args.agent)
+    if ctx.out.json_mode:
+        ctx.out.json(record)
+        return 0
+    ci = record["eval_score_ci95"]
+    ctx.out.fields(
+        [
+            ("agent", f"{record['agent']} {record['agent_version']}"),
+            ("eval", record["eval_id"]),
+            ("evaluated", record["evaluated_at"]),
+            ("eval_score", record["eval_score"]),
+            ("95% CI", None if ci is None else f"{ci[0]}-{ci[1]}"),
+            ("weakest suite", record["weakest_suite"]),
+            ("unverified", record["unverified_capabilities"]),
+            ("stale", record["stale"]),
+            ("warnings", [w["detail"] for w in record["warnings"]] or None),
+        ]
+    )
+    return 0

@@ -1,0 +1,119 @@
+"""Eval operations of the store client (the CLI acting as operator)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from evals import Plan, make_plan, probe, resume, start, work
+from gateway.client._views import timestamp
+from records import EvalInfo, Store
+from schema.errors import NotFound, Refused
+
+JSONObject = dict[str, Any]
+Progress = Callable[[dict[str, Any]], None]
+
+
+def plan_view(plan: Plan) -> JSONObject:
+    view = plan.to_json()
+    view["suites"] = [
+        {**entry, "cells": planned.cells, "worst_case_usd": str(planned.worst_case_usd)}
+        for entry, planned in zip(view["suites"], plan.suites, strict=True)
+    ]
+    # The holdout epoch is the operator's; the plan view may reach an author.
+    for entry in view["suites"]:
+        entry.pop("holdout_epoch", None)
+    return view
+
+
+def eval_view(info: EvalInfo, counts: dict[str, int] | None = None) -> JSONObject:
+    view: JSONObject = {
+        "id": info.id,
+        "agent": info.agent_id,
+        "agent_version": info.agent_version,
+        "status": info.status,
+        "full_plan": info.full_plan,
+        "plan_digest": info.plan_digest,
+        "cells": info.cells_total,
+        "created_at": timestamp(info.created_at),
+        "finished_at": timestamp(info.finished_at) if info.finished_at else None,
+    }
+    if counts is not None:
+        view["progress"] = counts
+    if info.result is not None:
+        view["summary"] = info.result["summary"]
+        view["record"] = info.result["record"]
+        view["meets_thresholds"] = info.result["meets_thresholds"]
+    return view
+
+
+class EvalOps:
+    def __init__(self, store: Store, home: Path) -> None:
+        self.store = store
+        self.home = home
+
+    def plan(
+        self,
+        agent_id: str,
+        *,
+        suites: list[str] | None,
+        repetitions: int | None,
+        concurrency: int,
+        retries: int,
+        pace_s: float,
+        max_cost: Decimal | None,
+    ) -> Plan:
+        plan = make_plan(
+            self.store,
+            agent_id,
+            home=self.home,
+            only_suites=suites,
+            repetitions=repetitions,
+            concurrency=concurrency,
+            retries=retries,
+            pace_s=pace_s,
+        )
+        if max_cost is not None and plan.worst_case_usd > max_cost:
+            raise Refused(
+                f"the plan's worst case is ${plan.worst_case_usd}, over --max-cost ${max_cost}",
+                details={"worst_case_usd": str(plan.worst_case_usd), "max_cost": str(max_cost)},
+            )
+        return plan
+
+    def run(self, plan: Plan, progress: Progress | None) -> JSONObject:
+        probe(self.store, plan)
+        info = start(self.store, plan)
+        done = work(self.store, plan, info, home=self.home, progress=progress)
+        return eval_view(done, self.store.evals.counts(done.id))
+
+    def resume(self, eval_id: str, progress: Progress | None) -> JSONObject:
+        done = resume(self.store, eval_id, home=self.home, progress=progress)
+        return eval_view(done, self.store.evals.counts(done.id))
+
+    def status(self, eval_id: str) -> JSONObject:
+        info = self.store.evals.get(eval_id)
+        view = eval_view(info, self.store.evals.counts(eval_id))
+        view["spent"] = self.store.evals.progress(eval_id)
+        return view
+
+    def list(self, agent_id: str | None, cursor: str | None, limit: int) -> JSONObject:
+        page = self.store.evals.list(agent_id=agent_id, cursor=cursor, limit=limit)
+        return {"items": [eval_view(i) for i in page.items], "next_cursor": page.next_cursor}
+
+    def cancel(self, eval_id: str) -> JSONObject:
+        info = self.store.evals.get(eval_id)
+        if info.status != "running":
+            raise Refused(f"eval {eval_id} is {info.status}, not running")
+        return eval_view(self.store.evals.set_status(eval_id, "cancelled"))
+
+    def record(self, agent_id: str) -> JSONObject:
+        info = self.store.agents.get(agent_id)
+        record = self.store.evals.current_record(agent_id, info.version)
+        if record is None:
+            raise NotFound(
+                f"{agent_id} {info.version} has no record: it has not been evaluated",
+                hint=f"holon eval {agent_id} --yes",
+            )
+        return record

@@ -1,0 +1,449 @@
+"""Eval runs and their cells: creation, leases with fencing, results, records.
+
+Every cell ends with exactly one recorded outcome: a claim takes the cell
+(`pending`, or `running` with an expired lease) and bumps its fence; a
+result is written only `WHERE status = 'running' AND fence = <the claim's>`,
+so a worker that lost its lease records nothing. PostgreSQL claims with
+`FOR UPDATE SKIP LOCKED`, so many workers split one eval without waiting on
+each other; SQLite serialises writers (BEGIN IMMEDIATE) to the same effect.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import and_, func, insert, or_, select, update
+
+from records._models import AgentRecord, EvalCell, EvalRun, SuiteVersionRow
+from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._types import utcnow
+from schema.errors import NotFound
+
+if TYPE_CHECKING:
+    from records._store import Store
+
+__all__ = ["CellResultRow", "CellSpec", "ClaimedCell", "EvalInfo", "EvalRegistry"]
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    idx: int
+    suite_id: str
+    suite_version: int
+    split: str
+    case_id: str
+    case_digest: str
+    repetition: int
+    tags: list[str]
+    request_id: str
+
+
+@dataclass(frozen=True)
+class ClaimedCell:
+    idx: int
+    fence: int
+    suite_id: str
+    suite_version: int
+    split: str
+    case_id: str
+    repetition: int
+    request_id: str
+    reclaimed: bool  # it was running under another lease before
+
+
+@dataclass(frozen=True)
+class CellResultRow:
+    idx: int
+    fence: int
+    outcome_code: str
+    passed: bool
+    cost_usd: str
+    latency_ms: float
+    attempts: int
+    outcome: dict[str, Any]
+    output: Any
+    checks: list[Any] | None
+
+
+@dataclass(frozen=True)
+class EvalInfo:
+    id: str
+    agent_id: str
+    agent_version: str
+    plan: dict[str, Any]
+    plan_digest: str
+    full_plan: bool
+    status: str
+    cells_total: int
+    created_at: datetime
+    finished_at: datetime | None
+    result: dict[str, Any] | None
+
+
+def _info(row: EvalRun) -> EvalInfo:
+    return EvalInfo(
+        row.id,
+        row.agent_id,
+        row.agent_version,
+        row.plan,
+        row.plan_digest,
+        row.full_plan,
+        row.status,
+        row.cells_total,
+        row.created_at,
+        row.finished_at,
+        row.result,
+    )
+
+
+class EvalRegistry:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def create(
+        self,
+        *,
+        eval_id: str,
+        agent_id: str,
+        agent_version: str,
+        plan: dict[str, Any],
+        plan_digest: str,
+        full_plan: bool,
+        cells: Sequence[CellSpec],
+    ) -> EvalInfo:
+        """The run and every cell, pending, in one transaction."""
+        now = utcnow()
+        with self._store.write() as session:
+            run = EvalRun(
+                id=eval_id,
+                agent_id=agent_id,
+                agent_version=agent_version,
+                plan=plan,
+                plan_digest=plan_digest,
+                full_plan=full_plan,
+                status="running",
+                cells_total=len(cells),
+                created_at=now,
+                finished_at=None,
+                result=None,
+            )
+            session.add(run)
+            session.flush()
+            rows = [
+                {
+                    "eval_id": eval_id,
+                    "idx": c.idx,
+                    "suite_id": c.suite_id,
+                    "suite_version": c.suite_version,
+                    "split": c.split,
+                    "case_id": c.case_id,
+                    "case_digest": c.case_digest,
+                    "repetition": c.repetition,
+                    "tags": c.tags,
+                    "request_id": c.request_id,
+                    "status": "pending",
+                    "fence": 0,
+                    "attempts": 0,
+                }
+                for c in cells
+            ]
+            for start in range(0, len(rows), 500):
+                session.execute(insert(EvalCell), rows[start : start + 500])
+            return _info(run)
+
+    def get(self, eval_id: str) -> EvalInfo:
+        with self._store.read() as session:
+            row = session.get(EvalRun, eval_id)
+            if row is None:
+                raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
+            return _info(row)
+
+    def list(
+        self, *, agent_id: str | None = None, cursor: str | None = None, limit: int = 50
+    ) -> Page[EvalInfo]:
+        """Newest first (ids are time-ordered ULIDs)."""
+        check_limit(limit)
+        before = decode_cursor(cursor)
+        with self._store.read() as session:
+            query = select(EvalRun).order_by(EvalRun.id.desc())
+            if agent_id is not None:
+                query = query.where(EvalRun.agent_id == agent_id)
+            if before is not None:
+                query = query.where(EvalRun.id < before)
+            rows = list(session.scalars(query.limit(limit + 1)))
+            more = len(rows) > limit
+            items = [_info(r) for r in rows[:limit]]
+            return Page(items, encode_cursor(items[-1].id) if more and items else None)
+
+    def set_status(self, eval_id: str, status: str) -> EvalInfo:
+        with self._store.write() as session:
+            row = session.get(EvalRun, eval_id)
+            if row is None:
+                raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
+            row.status = status
+            return _info(row)
+
+    # -- cells --------------------------------------------------------------
+
+    def counts(self, eval_id: str) -> dict[str, int]:
+        with self._store.read() as session:
+            rows = session.execute(
+                select(EvalCell.status, func.count())
+                .where(EvalCell.eval_id == eval_id)
+                .group_by(EvalCell.status)
+            )
+            counts = {"pending": 0, "running": 0, "done": 0}
+            counts.update({status: n for status, n in rows})
+            return counts
+
+    def progress(self, eval_id: str) -> dict[str, Any]:
+        """Done cells, passes and spend so far (for progress bars and `evals status`)."""
+        with self._store.read() as session:
+            done, passed = session.execute(
+                select(func.count(), func.coalesce(func.sum(_as_int(EvalCell.passed)), 0)).where(
+                    EvalCell.eval_id == eval_id, EvalCell.status == "done"
+                )
+            ).one()
+            costs = session.scalars(
+                select(EvalCell.cost_usd).where(
+                    EvalCell.eval_id == eval_id, EvalCell.status == "done"
+                )
+            )
+            spent = sum((Decimal(c) for c in costs if c), Decimal(0))
+            return {"done": int(done), "passed": int(passed), "cost_usd": spent}
+
+    def claim(
+        self, eval_id: str, owner: str, limit: int, lease_s: float
+    ) -> builtins.list[ClaimedCell]:
+        """Take up to `limit` claimable cells under a lease; each claim bumps the fence."""
+        now = utcnow()
+        expires = now + timedelta(seconds=lease_s)
+        with self._store.write() as session:
+            query = (
+                select(EvalCell.idx, EvalCell.status)
+                .where(
+                    EvalCell.eval_id == eval_id,
+                    or_(
+                        EvalCell.status == "pending",
+                        and_(EvalCell.status == "running", EvalCell.lease_expires_at < now),
+                    ),
+                )
+                .order_by(EvalCell.idx)
+                .limit(limit)
+            )
+            if self._store.dialect == "postgresql":
+                query = query.with_for_update(skip_locked=True)
+            picked = list(session.execute(query))
+            if not picked:
+                return []
+            idxs = [idx for idx, _ in picked]
+            session.execute(
+                update(EvalCell)
+                .where(EvalCell.eval_id == eval_id, EvalCell.idx.in_(idxs))
+                .values(
+                    status="running",
+                    lease_owner=owner,
+                    lease_expires_at=expires,
+                    fence=EvalCell.fence + 1,
+                )
+            )
+            rows = session.execute(
+                select(
+                    EvalCell.idx,
+                    EvalCell.fence,
+                    EvalCell.suite_id,
+                    EvalCell.suite_version,
+                    EvalCell.split,
+                    EvalCell.case_id,
+                    EvalCell.repetition,
+                    EvalCell.request_id,
+                )
+                .where(EvalCell.eval_id == eval_id, EvalCell.idx.in_(idxs))
+                .order_by(EvalCell.idx)
+            )
+            was_running = {idx for idx, status in picked if status == "running"}
+            return [ClaimedCell(*row, reclaimed=row[0] in was_running) for row in rows]
+
+    def renew(self, eval_id: str, owner: str, fences: dict[int, int], lease_s: float) -> int:
+        """Heartbeat: extend this owner's leases that it still holds; how many it holds."""
+        if not fences:
+            return 0
+        expires = utcnow() + timedelta(seconds=lease_s)
+        held = 0
+        with self._store.write() as session:
+            for idx, fence in fences.items():
+                result = session.execute(
+                    update(EvalCell)
+                    .where(
+                        EvalCell.eval_id == eval_id,
+                        EvalCell.idx == idx,
+                        EvalCell.fence == fence,
+                        EvalCell.status == "running",
+                    )
+                    .values(lease_expires_at=expires)
+                )
+                held += result.rowcount  # type: ignore[attr-defined]
+        return held
+
+    def expire_leases(self, eval_id: str, owners: Iterable[str]) -> int:
+        """Make the leases of dead owners claimable now (a crashed local process)."""
+        owners = list(owners)
+        if not owners:
+            return 0
+        with self._store.write() as session:
+            result = session.execute(
+                update(EvalCell)
+                .where(
+                    EvalCell.eval_id == eval_id,
+                    EvalCell.status == "running",
+                    EvalCell.lease_owner.in_(owners),
+                )
+                .values(lease_expires_at=utcnow() - timedelta(seconds=1))
+            )
+            return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def running_owners(self, eval_id: str) -> builtins.list[str]:
+        with self._store.read() as session:
+            rows = session.scalars(
+                select(EvalCell.lease_owner)
+                .where(EvalCell.eval_id == eval_id, EvalCell.status == "running")
+                .distinct()
+            )
+            return [r for r in rows if r]
+
+    def record(self, eval_id: str, results: Sequence[CellResultRow]) -> builtins.list[int]:
+        """Write results in one transaction; only still-held claims record. Returns their idxs."""
+        if not results:
+            return []
+        now = utcnow()
+        recorded: list[int] = []
+        with self._store.write() as session:
+            for r in results:
+                outcome = session.execute(
+                    update(EvalCell)
+                    .where(
+                        EvalCell.eval_id == eval_id,
+                        EvalCell.idx == r.idx,
+                        EvalCell.fence == r.fence,
+                        EvalCell.status == "running",
+                    )
+                    .values(
+                        status="done",
+                        lease_owner=None,
+                        lease_expires_at=None,
+                        outcome_code=r.outcome_code,
+                        passed=r.passed,
+                        cost_usd=r.cost_usd,
+                        latency_ms=r.latency_ms,
+                        attempts=r.attempts,
+                        outcome=r.outcome,
+                        output=r.output,
+                        checks=r.checks,
+                        finished_at=now,
+                    )
+                )
+                if outcome.rowcount:  # type: ignore[attr-defined]
+                    recorded.append(r.idx)
+        return recorded
+
+    def release(self, eval_id: str, idx: int, fence: int) -> bool:
+        """Give a claimed cell back (an infrastructure failure): pending again, not recorded."""
+        with self._store.write() as session:
+            result = session.execute(
+                update(EvalCell)
+                .where(
+                    EvalCell.eval_id == eval_id,
+                    EvalCell.idx == idx,
+                    EvalCell.fence == fence,
+                    EvalCell.status == "running",
+                )
+                .values(status="pending", lease_owner=None, lease_expires_at=None)
+            )
+            return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def cells(self, eval_id: str) -> builtins.list[EvalCell]:
+        """Every cell of the eval, in order (detached rows, for scoring and reports)."""
+        with self._store.read() as session:
+            return list(
+                session.scalars(
+                    select(EvalCell).where(EvalCell.eval_id == eval_id).order_by(EvalCell.idx)
+                )
+            )
+
+    # -- finishing and records ----------------------------------------------
+
+    def finish(
+        self,
+        eval_id: str,
+        *,
+        result: dict[str, Any],
+        record: dict[str, Any] | None,
+        rotate: Sequence[tuple[str, int, int | None]] = (),
+    ) -> EvalInfo:
+        """Mark done, store the result and (a full plan) the record, count the eval
+        against each suite's holdout epoch: all in one transaction."""
+        now = utcnow()
+        with self._store.write() as session:
+            run = session.get(EvalRun, eval_id, with_for_update=True)
+            if run is None:
+                raise NotFound(f"no eval {eval_id!r}")
+            if run.status == "done":
+                return _info(run)
+            run.status = "done"
+            run.finished_at = now
+            run.result = result
+            if record is not None:
+                session.add(
+                    AgentRecord(
+                        eval_id=eval_id,
+                        agent_id=run.agent_id,
+                        agent_version=run.agent_version,
+                        eval_created_at=run.created_at,
+                        record=record,
+                        created_at=now,
+                    )
+                )
+            for suite_id, version, rotate_after in rotate:
+                row = session.get(SuiteVersionRow, (suite_id, version), with_for_update=True)
+                if row is None:
+                    continue
+                row.evals_in_epoch += 1
+                if rotate_after is not None and row.evals_in_epoch >= rotate_after:
+                    row.holdout_epoch += 1
+                    row.evals_in_epoch = 0
+            return _info(run)
+
+    def current_record(self, agent_id: str, version: str | None = None) -> dict[str, Any] | None:
+        """The record of the eval that started last (for the version, or any)."""
+        with self._store.read() as session:
+            query = select(AgentRecord).where(AgentRecord.agent_id == agent_id)
+            if version is not None:
+                query = query.where(AgentRecord.agent_version == version)
+            row = session.scalars(
+                query.order_by(
+                    AgentRecord.eval_created_at.desc(), AgentRecord.eval_id.desc()
+                ).limit(1)
+            ).first()
+            return None if row is None else row.record
+
+    def record_history(self, agent_id: str) -> builtins.list[dict[str, Any]]:
+        with self._store.read() as session:
+            rows = session.scalars(
+                select(AgentRecord)
+                .where(AgentRecord.agent_id == agent_id)
+                .order_by(AgentRecord.eval_created_at.desc())
+            )
+            return [r.record for r in rows]
+
+
+def _as_int(column: Any) -> Any:
+    from sqlalchemy import Integer, cast
+
+    return cast(column, Integer)
