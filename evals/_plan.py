@@ -264,5 +264,5 @@ def rebuild(store: Store, plan_json: dict[str, Any], *, home: Path) -> Plan:
         full=plan_json["full"],
         concurrency=plan_json["concurrency"],
         retries=plan_json["infrastructure_retries"],
-        pace_s=plan_json.get("pace_s", 0.0),
+        pace_s=float(plan_json.get("pace_s", 0)),
     )

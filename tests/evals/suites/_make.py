@@ -9,7 +9,11 @@ from typing import Any
 INPUT_SCHEMA = {
     "type": "object",
     "required": ["subject"],
-    "properties": {"subject": {"type": "string"}, "document": {"type": "object"}},
+    "properties": {
+        "subject": {"type": "string"},
+        "body": {"type": "string"},
+        "document": {"type": "object"},
+    },
 }
 OUTPUT_SCHEMA = {
     "type": "object",
@@ -37,7 +41,12 @@ holdout: {file: cases/holdout.jsonl}
 def case(
     case_id: str, subject: str = "hello", label: str = "other", **extra: Any
 ) -> dict[str, Any]:
-    return {"id": case_id, "input": {"subject": subject}, "expected": {"label": label}, **extra}
+    return {
+        "id": case_id,
+        "input": {"subject": subject, "body": f"{subject}. Thanks."},
+        "expected": {"label": label},
+        **extra,
+    }
 
 
 def make_suite(

@@ -1,0 +1,120 @@
+"""The eval end to end, in-process, on SQLite and PostgreSQL, against a real example agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents import load_manifest
+from evals import make_plan, resume, start, work
+from evals.suites import install_suite
+from records import CellResultRow, Store
+from schema.errors import Refused
+from tests.evals.suites._make import case, make_suite
+
+ROOT = Path(__file__).resolve().parents[3]
+TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
+
+
+def _setup(store: Store, tmp_path: Path, **manifest: Any) -> str:
+    cases = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(6)]
+    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(6)]
+    install_suite(store, make_suite(tmp_path, public=cases, holdout=holdout))
+    data = load_manifest(TRIAGE).to_json()
+    data.update(manifest)
+    store.agents.register(data)
+    return str(data["id"])
+
+
+def _scored(record: dict[str, Any]) -> dict[str, Any]:
+    keep = ("eval_score", "eval_score_ci95", "weakest_suite", "suites", "warnings")
+    return {k: record[k] for k in keep}
+
+
+def test_a_full_eval_writes_the_record(store: Store, tmp_path: Path) -> None:
+    agent = _setup(store, tmp_path)
+    plan = make_plan(store, agent, home=tmp_path / "home", concurrency=4)
+    assert plan.full and plan.cells_total == 12
+    info = work(store, plan, start(store, plan), home=tmp_path / "home")
+    assert info.status == "done"
+    record = store.evals.current_record(agent)
+    assert record is not None and record["eval_id"] == info.id
+    suite = record["suites"]["tiny"]
+    assert suite["public"]["total"] == 6 and suite["holdout"]["total"] == 6
+    assert record["eval_score"] == min(suite["public"]["rate"], suite["holdout"]["rate"])
+    cells = store.evals.cells(info.id)
+    assert all(c.status == "done" and c.outcome_code == "ok" for c in cells)
+    assert len({c.request_id for c in cells}) == 12
+
+
+def test_a_narrowed_eval_writes_no_record(store: Store, tmp_path: Path) -> None:
+    agent = _setup(store, tmp_path)
+    plan = make_plan(store, agent, home=tmp_path / "home", repetitions=2)
+    assert not plan.full and plan.cells_total == 24
+    info = work(store, plan, start(store, plan), home=tmp_path / "home")
+    assert info.status == "done" and info.result is not None
+    assert store.evals.current_record(agent) is None
+
+
+def test_the_plan_that_started_last_wins(store: Store, tmp_path: Path) -> None:
+    agent = _setup(store, tmp_path)
+    home = tmp_path / "home"
+    first = start(store, make_plan(store, agent, home=home))
+    second = start(store, make_plan(store, agent, home=home))
+    plan = make_plan(store, agent, home=home)
+    work(store, plan, second, home=home)  # the later one finishes first
+    work(store, plan, first, home=home)
+    record = store.evals.current_record(agent)
+    assert record is not None and record["eval_id"] == second.id
+    assert len(store.evals.record_history(agent)) == 2
+
+
+def test_a_stale_claim_cannot_record(store: Store, tmp_path: Path) -> None:
+    agent = _setup(store, tmp_path)
+    plan = make_plan(store, agent, home=tmp_path / "home")
+    info = start(store, plan)
+    (old,) = store.evals.claim(info.id, "host:1:a", 1, lease_s=-1)  # expired at once
+    (new,) = store.evals.claim(info.id, "host:2:b", 1, lease_s=60)
+    assert new.idx == old.idx and new.fence == old.fence + 1 and new.reclaimed
+    row = CellResultRow(old.idx, old.fence, "ok", True, "0", 1.0, 1, {}, None, None)
+    assert store.evals.record(info.id, [row]) == []
+    fresh = CellResultRow(new.idx, new.fence, "ok", True, "0", 1.0, 1, {}, None, None)
+    assert store.evals.record(info.id, [fresh]) == [new.idx]
+    assert store.evals.record(info.id, [fresh]) == []  # exactly once
+
+
+def test_resume_after_a_crash_finishes_identically(store: Store, tmp_path: Path) -> None:
+    agent = _setup(store, tmp_path)
+    home = tmp_path / "home"
+    reference = work(
+        store,
+        make_plan(store, agent, home=home),
+        start(store, make_plan(store, agent, home=home)),
+        home=home,
+    )
+    plan = make_plan(store, agent, home=home)
+    crashed = start(store, plan)
+    # A worker of a process that no longer exists held some cells when it died.
+    store.evals.claim(crashed.id, f"{__import__('socket').gethostname()}:999999:dead", 5, 3600)
+    assert store.evals.counts(crashed.id)["running"] == 5
+    done = resume(store, crashed.id, home=home)
+    assert done.status == "done"
+    assert reference.result is not None and done.result is not None
+    assert _scored(done.result["record"]) == _scored(reference.result["record"])
+
+
+def test_resume_refuses_after_a_new_agent_version(store: Store, tmp_path: Path) -> None:
+    agent = _setup(store, tmp_path)
+    info = start(store, make_plan(store, agent, home=tmp_path / "home"))
+    store.agents.register({**store.agents.manifest(agent), "version": "9.0.0"})
+    with pytest.raises(Refused, match="now at version 9.0.0"):
+        resume(store, info.id, home=tmp_path / "home")
+
+
+def test_nothing_to_evaluate_is_a_refusal(store: Store, tmp_path: Path) -> None:
+    data = load_manifest(TRIAGE).to_json()
+    store.agents.register(data)
+    with pytest.raises(Refused, match="no installed suite certifies"):
+        make_plan(store, data["id"], home=tmp_path)

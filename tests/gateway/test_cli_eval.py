@@ -1,0 +1,135 @@
+"""`holon eval`, `holon evals …` and `holon records show` through the CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.evals.suites._make import case, make_suite
+from tests.gateway._cli import CLI
+
+ROOT = Path(__file__).resolve().parents[2]
+TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
+
+
+def _setup(cli: CLI, tmp_path: Path, cases: int = 6) -> None:
+    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
+    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(cases)]
+    assert cli("suites", "add", str(make_suite(tmp_path, public=public, holdout=holdout))).code == 0
+    assert cli("agents", "register", str(TRIAGE)).code == 0
+
+
+def test_eval_prints_the_plan_and_the_record(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    res = cli("eval", "acme/ticket-triage", "--yes")
+    assert res.code in (0, 1), res.stderr
+    assert "12 cells, worst case $0.12" in res.stdout
+    assert "eval_score:" in res.stdout and "record:        written" in res.stdout
+    record = cli("records", "show", "acme/ticket-triage", "--json").json()
+    assert set(record["suites"]) == {"tiny"}
+    listed = cli("evals", "list", "--json").json()["items"]
+    assert len(listed) == 1 and listed[0]["status"] == "done"
+    status = cli("evals", "status", listed[0]["id"], "--json").json()
+    assert status["progress"] == {"pending": 0, "running": 0, "done": 12}
+
+
+def test_eval_json_and_exit_code_follow_the_threshold(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    res = cli("eval", "acme/ticket-triage", "--yes", "--json")
+    body = res.json()
+    assert res.code == (0 if body["eval"]["meets_thresholds"] else 1)
+    assert body["plan"]["cells"] == 12
+    assert "holdout_epoch" not in body["plan"]["suites"][0]
+
+
+def test_no_terminal_and_no_yes_is_a_refusal(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    res = cli("eval", "acme/ticket-triage", "--json")
+    assert res.code == 2
+    assert res.json()["error"]["details"]["hint"] == "add --yes to run it"
+    assert cli("evals", "list", "--json").json()["items"] == []
+
+
+def test_max_cost_refuses_an_expensive_plan(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    res = cli("eval", "acme/ticket-triage", "--yes", "--max-cost", "0.05")
+    assert res.code == 2 and "over --max-cost" in res.stderr
+
+
+def test_a_lying_agent_is_refused_before_the_first_case(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    liar = tmp_path / "liar.yaml"
+    liar.write_text(TRIAGE.read_text().replace("\nversion: ", "\nversion: 9.9.9 #", 1))
+    assert cli("agents", "register", str(liar)).code == 0
+    res = cli("eval", "acme/ticket-triage", "--yes")
+    assert res.code == 2 and "answers as acme/ticket-triage" in res.stderr
+    assert cli("evals", "list", "--json").json()["items"] == []
+
+
+def test_records_of_unevaluated_agents(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    res = cli("records", "show", "acme/ticket-triage")
+    assert res.code == 2 and "has not been evaluated" in res.stderr
+
+
+def test_cancel(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    cli("eval", "acme/ticket-triage", "--yes")
+    eval_id = cli("evals", "list", "--json").json()["items"][0]["id"]
+    res = cli("evals", "cancel", eval_id)
+    assert res.code == 2 and "is done, not running" in res.stderr
+
+
+@pytest.mark.slow
+def test_sigkill_and_resume_give_the_same_record(tmp_path: Path) -> None:
+    """A real `holon eval` process is killed mid-run; `holon evals resume` finishes it."""
+    home = tmp_path / "home"
+    env = {**os.environ, "HOLON_HOME": str(home), "HOLON_EXAMPLES": "off"}
+    env.pop("HOLON_DATABASE_URL", None)
+    cli = CLI(home)
+    _setup(cli, tmp_path, cases=20)
+    reference = cli("eval", "acme/ticket-triage", "--yes", "--json").json()["eval"]
+    command = [
+        sys.executable,
+        "-m",
+        "gateway.cli",
+        "eval",
+        "acme/ticket-triage",
+        "--yes",
+        "--pace",
+        "0.05",
+        "--concurrency",
+        "2",
+    ]
+    for kill_at in (3, 20):  # cells recorded before the kill
+        before = {e["id"] for e in cli("evals", "list", "--json").json()["items"]}
+        proc = subprocess.Popen(
+            command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        killed = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and killed is None:
+            items = cli("evals", "list", "--json").json()["items"]
+            fresh = [e for e in items if e["id"] not in before]
+            if fresh:
+                status = cli("evals", "status", fresh[0]["id"], "--json").json()
+                if status["progress"]["done"] >= kill_at:
+                    killed = fresh[0]
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert killed is not None, "the eval never got going"
+        status = cli("evals", "status", killed["id"], "--json").json()
+        assert status["status"] == "running" and status["progress"]["done"] < 40
+        resumed = cli("evals", "resume", killed["id"], "--json").json()
+        assert "error" not in resumed, resumed
+        assert resumed["status"] == "done"
+        assert resumed["progress"] == {"pending": 0, "running": 0, "done": 40}
+        for key in ("eval_score", "eval_score_ci95", "suites", "warnings"):
+            assert resumed["record"][key] == reference["record"][key]
