@@ -8,6 +8,7 @@ from evals._eval import probe, resume, start, work
 from evals._finish import finish, summarise
 from evals._plan import Plan, PlannedSuite, make_plan, rebuild
 from evals._practice import PracticeReport, practice, practice_agent
+from evals._worker import WorkerStats, run_worker
 from evals.fixtures import FixtureCache
 from evals.suites import Suite, load_suite
 
@@ -19,6 +20,7 @@ __all__ = [
     "PracticeReport",
     "PreparedCase",
     "Suite",
+    "WorkerStats",
     "call_limits",
     "finish",
     "load_suite",
@@ -30,6 +32,7 @@ __all__ = [
     "rebuild",
     "resume",
     "run_cell",
+    "run_worker",
     "start",
     "summarise",
     "work",

@@ -10,7 +10,7 @@ from agents import Executor
 from evals._finish import finish
 from evals._plan import Plan, rebuild
 from evals._runner import Progress, Runner, cache_for
-from evals.checks import open_pdf_pool
+from evals.checks import PdfPool, open_pdf_pool
 from records import EvalInfo, Store, eval_id
 from schema.errors import Refused
 
@@ -47,6 +47,17 @@ def start(store: Store, plan: Plan) -> EvalInfo:
     )
 
 
+def pdf_pool_for(plan: Plan) -> contextlib.AbstractContextManager[PdfPool | None]:
+    """A PDF reader pool when some check reads a PDF; none otherwise (it costs processes)."""
+    uses_pdf = any(
+        check.uses_pdf
+        for planned in plan.suites
+        for case in (*planned.public, *planned.holdout)
+        for check in case.checks
+    )
+    return open_pdf_pool() if uses_pdf else contextlib.nullcontext()
+
+
 def work(
     store: Store,
     plan: Plan,
@@ -56,13 +67,7 @@ def work(
     progress: Progress | None = None,
 ) -> EvalInfo:
     """Work the eval's cells until none is left, then finish it if it is complete."""
-    uses_pdf = any(
-        check.uses_pdf
-        for planned in plan.suites
-        for case in (*planned.public, *planned.holdout)
-        for check in case.checks
-    )
-    with open_pdf_pool() if uses_pdf else contextlib.nullcontext() as pdf:
+    with pdf_pool_for(plan) as pdf:
         runner = Runner(store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress)
         asyncio.run(runner.run())
     current = store.evals.get(info.id)

@@ -13,6 +13,7 @@ instead of grading it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -84,6 +85,7 @@ class Runner:
         batch: int = 16,
         progress: Progress | None = None,
         flush_interval_s: float = 0.05,
+        wait_for_others: bool = True,
     ) -> None:
         self.store = store
         self.plan = plan
@@ -94,6 +96,9 @@ class Runner:
         self.batch = batch
         self.progress = progress
         self.flush_interval_s = flush_interval_s
+        # The eval's own process waits for other workers' cells (to finish the
+        # eval); a `holon worker` moves on to other evals instead.
+        self.wait_for_others = wait_for_others
         self.cases: dict[tuple[str, str, str], Case] = plan.cases()
         self.suites: dict[str, Suite] = {p.suite.id: p.suite for p in plan.suites}
         longest = max(float(p.suite.limits.timeout_s) for p in plan.suites)
@@ -151,6 +156,8 @@ class Runner:
                     counts = await asyncio.to_thread(store.evals.counts, self.eval_id)
                     if counts["pending"] == 0 and counts["running"] == 0:
                         break
+                    if not self.wait_for_others:
+                        break
                     # Other workers hold the rest: wait for them, or for their leases to end.
                     await asyncio.sleep(0.25)
                 if tasks:
@@ -206,7 +213,9 @@ class Runner:
         if not self.pending_rows:
             return
         rows, self.pending_rows = self.pending_rows, []
-        recorded = await asyncio.to_thread(self.store.evals.record, self.eval_id, rows)
+        recorded = await asyncio.to_thread(
+            functools.partial(self.store.evals.record, self.eval_id, rows, owner=self.owner)
+        )
         for row in rows:
             self.inflight.pop(row.idx, None)
         lost = len(rows) - len(recorded)

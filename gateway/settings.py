@@ -70,6 +70,12 @@ SETTINGS: tuple[Setting, ...] = (
         "and agents installed on first use (so the quick start works). `off` starts empty.",
     ),
     Setting(
+        "output_retention_days",
+        "30",
+        "Days an eval keeps agents' outputs; older outputs are dropped (grades, costs and "
+        "digests stay). Applied when an eval or worker starts.",
+    ),
+    Setting(
         "log_level",
         "WARNING",
         "Log level of holon's own log lines on stderr (DEBUG, INFO, WARNING, ERROR).",
@@ -97,6 +103,7 @@ class Settings:
     token: str | None
     log_level: str
     examples: bool
+    output_retention_days: int
     sources: Mapping[str, str]  # setting name -> "env" | "default"
 
     @property
@@ -138,7 +145,14 @@ class Settings:
         examples = (read("examples") or "on").lower()
         if examples not in ("on", "off"):
             raise UsageError(f"HOLON_EXAMPLES must be on or off, got {examples!r}")
+        retention_text = read("output_retention_days") or "30"
+        if not retention_text.isdigit():
+            raise UsageError(
+                "HOLON_OUTPUT_RETENTION_DAYS must be a whole number of days, "
+                f"got {retention_text!r}"
+            )
         return cls(
+            output_retention_days=int(retention_text),
             examples=examples == "on",
             home=home,
             database_url=database_url,

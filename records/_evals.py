@@ -318,7 +318,9 @@ class EvalRegistry:
             )
             return [r for r in rows if r]
 
-    def record(self, eval_id: str, results: Sequence[CellResultRow]) -> builtins.list[int]:
+    def record(
+        self, eval_id: str, results: Sequence[CellResultRow], *, owner: str | None = None
+    ) -> builtins.list[int]:
         """Write results in one transaction; only still-held claims record. Returns their idxs."""
         if not results:
             return []
@@ -346,6 +348,7 @@ class EvalRegistry:
                         outcome=r.outcome,
                         output=r.output,
                         checks=r.checks,
+                        recorded_by=owner,
                         finished_at=now,
                     )
                 )
@@ -367,6 +370,24 @@ class EvalRegistry:
                 .values(status="pending", lease_owner=None, lease_expires_at=None)
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def running(self) -> builtins.list[EvalInfo]:
+        """Evals still running, oldest first: what `holon worker` helps with."""
+        with self._store.read() as session:
+            rows = session.scalars(
+                select(EvalRun).where(EvalRun.status == "running").order_by(EvalRun.id)
+            )
+            return [_info(r) for r in rows]
+
+    def drop_outputs(self, older_than: datetime) -> int:
+        """Retention: forget agent outputs recorded before `older_than`; grades stay."""
+        with self._store.write() as session:
+            result = session.execute(
+                update(EvalCell)
+                .where(EvalCell.finished_at < older_than, EvalCell.output.is_not(None))
+                .values(output=None)
+            )
+            return int(result.rowcount)  # type: ignore[attr-defined]
 
     def cells(self, eval_id: str) -> builtins.list[EvalCell]:
         """Every cell of the eval, in order (detached rows, for scoring and reports)."""

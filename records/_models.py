@@ -168,8 +168,10 @@ class EvalCell(Base):
     latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     outcome: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)  # without the output
-    output: Mapped[Any] = mapped_column(JSON, nullable=True)  # dropped after retention
+    # SQL NULL (not JSON null) when absent, so retention can find what it dropped.
+    output: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
     checks: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    recorded_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -50,9 +51,36 @@ def eval_view(info: EvalInfo, counts: dict[str, int] | None = None) -> JSONObjec
 
 
 class EvalOps:
-    def __init__(self, store: Store, home: Path) -> None:
+    def __init__(self, store: Store, home: Path, retention_days: int = 30) -> None:
         self.store = store
         self.home = home
+        self.retention_days = retention_days
+
+    def apply_retention(self) -> int:
+        """Drop agent outputs past the retention period (grades stay)."""
+        cutoff = datetime.now(UTC) - timedelta(days=self.retention_days)
+        return self.store.evals.drop_outputs(cutoff)
+
+    def agents_claiming(self, capability: str) -> list[str]:
+        """Every enabled agent claiming `capability` (for `holon eval --all`)."""
+        ids: list[str] = []
+        cursor = None
+        while True:
+            page = self.store.agents.list(capability=capability, cursor=cursor, limit=500)
+            ids += [a.id for a in page.items]
+            if page.next_cursor is None:
+                return ids
+            cursor = page.next_cursor
+
+    def work(self, *, once: bool, poll_s: float, report: Callable[[str], None]) -> JSONObject:
+        from evals import run_worker
+
+        self.apply_retention()
+        stats = run_worker(self.store, home=self.home, once=once, poll_s=poll_s, report=report)
+        return {
+            "evals_worked": sorted(stats.evals_worked),
+            "evals_finished": sorted(stats.evals_finished),
+        }
 
     def plan(
         self,
@@ -83,6 +111,7 @@ class EvalOps:
         return plan
 
     def run(self, plan: Plan, progress: Progress | None) -> JSONObject:
+        self.apply_retention()
         probe(self.store, plan)
         info = start(self.store, plan)
         done = work(self.store, plan, info, home=self.home, progress=progress)

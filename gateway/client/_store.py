@@ -21,11 +21,11 @@ JSONObject = dict[str, Any]
 class StoreClient:
     kind = "store"
 
-    def __init__(self, store: Store, home: Path) -> None:
+    def __init__(self, store: Store, home: Path, retention_days: int = 30) -> None:
         self.store = store
         self.home = home
         self.first_use: list[str] = []  # what a fresh embedded store was given
-        self.evals = EvalOps(store, home)
+        self.evals = EvalOps(store, home, retention_days)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StoreClient:
@@ -34,7 +34,7 @@ class StoreClient:
             secret_key=settings.resolve_secret_key(),
             auto_upgrade=settings.embedded,
         )
-        client = cls(store, settings.home)
+        client = cls(store, settings.home, settings.output_retention_days)
         root = checkout_root()
         if store.created and settings.embedded and settings.examples and root is not None:
             client._install_examples(root / "examples")

@@ -9,7 +9,7 @@ from typing import Any
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
-from schema.errors import Refused
+from schema.errors import HolonError, Refused, UsageError
 
 
 def _money(text: str) -> Decimal:
@@ -33,7 +33,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "grade, and write the agent's record. Exit 0 when every suite reaches its threshold, 1 "
         "when one does not, 2 on a refusal. Kill it at any point: `holon evals resume ID`.",
     )
-    run.add_argument("agent", type=agent_id, metavar="ORG/AGENT")
+    run.add_argument("agent", type=agent_id, metavar="ORG/AGENT", nargs="?")
+    run.add_argument(
+        "--all",
+        action="store_true",
+        help="evaluate every enabled agent claiming --capability (after a suite's new version)",
+    )
+    run.add_argument("--capability", metavar="CAP", help="with --all: the capability")
     run.add_argument("--yes", action="store_true", help="run without asking")
     run.add_argument(
         "--suite",
@@ -76,6 +82,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p = group.add_parser(action, parents=both, help=text)
         p.add_argument("eval_id", metavar="EVAL_ID")
         p.set_defaults(handler=handler)
+
+    worker = sub.add_parser(
+        "worker",
+        parents=[common_options()],
+        help="help with running evals (any host sharing the store)",
+        description="Claim and run cells of every running eval, under leases, until stopped. "
+        "Several workers on several hosts split one eval; each cell is recorded once.",
+    )
+    worker.add_argument("--once", action="store_true", help="stop when no eval has work left")
+    worker.add_argument("--poll", type=float, default=1.0, metavar="SECONDS")
+    worker.set_defaults(handler=do_worker)
 
     records = sub.add_parser("records", help="agent records")
     rgroup = records.add_subparsers(dest="records_command", metavar="ACTION", required=True)
@@ -183,9 +200,46 @@ def _run_with_progress(ctx: Context, total: int, call: Any) -> dict[str, Any]:
 
 def do_eval(ctx: Context) -> int:
     args = ctx.args
+    if args.all:
+        return _eval_all(ctx)
+    if args.agent is None:
+        raise UsageError("name the agent to evaluate (ORG/AGENT), or --all --capability CAP")
+    return _eval_one(ctx, args.agent)
+
+
+def _eval_all(ctx: Context) -> int:
+    args = ctx.args
+    if args.agent is not None or not args.capability:
+        raise UsageError("--all takes --capability CAP and no agent")
+    agents = _ops(ctx).agents_claiming(args.capability)
+    if not agents:
+        raise Refused(f"no enabled agent claims {args.capability}")
+    if not args.yes and not ctx.stdin.isatty():
+        raise Refused(
+            "an eval needs confirmation and there is no terminal to ask on",
+            hint="add --yes to run it",
+        )
+    results = {}
+    worst = 0
+    for agent in agents:
+        ctx.out.note(f"== {agent}")
+        try:
+            code = _eval_one(ctx, agent, quiet_json=True)
+        except HolonError as exc:
+            ctx.out.error(exc)
+            code = exc.exit_code
+        results[agent] = code
+        worst = max(worst, code)
+    if ctx.out.json_mode:
+        ctx.out.json({"capability": args.capability, "exit_codes": results})
+    return worst
+
+
+def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> int:
+    args = ctx.args
     ops = _ops(ctx)
     plan = ops.plan(
-        args.agent,
+        agent,
         suites=args.suite,
         repetitions=args.repetitions,
         concurrency=args.concurrency,
@@ -201,7 +255,8 @@ def do_eval(ctx: Context) -> int:
     _confirm(ctx, view)
     result = _run_with_progress(ctx, plan.cells_total, lambda p: ops.run(plan, p))
     if ctx.out.json_mode:
-        ctx.out.json({"plan": view, "eval": result})
+        if not quiet_json:
+            ctx.out.json({"plan": view, "eval": result})
     else:
         _print_result(ctx, result)
     return 0 if result.get("meets_thresholds") else 1
@@ -261,6 +316,14 @@ def do_cancel(ctx: Context) -> int:
         ctx.out.json(view)
     else:
         ctx.out.line(f"eval {view['id']} cancelled; no record will be written")
+    return 0
+
+
+def do_worker(ctx: Context) -> int:
+    ops = ctx.store_client("worker").evals
+    result = ops.work(once=ctx.args.once, poll_s=ctx.args.poll, report=ctx.out.note)
+    if ctx.out.json_mode:
+        ctx.out.json(result)
     return 0
 
 

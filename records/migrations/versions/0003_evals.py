@@ -59,6 +59,7 @@ def upgrade() -> None:
         sa.Column("outcome", sa.JSON(), nullable=True),
         sa.Column("output", sa.JSON(), nullable=True),
         sa.Column("checks", sa.JSON(), nullable=True),
+        sa.Column("recorded_by", sa.String(128), nullable=True),
         sa.Column("finished_at", UTCDateTime(), nullable=True),
         sa.ForeignKeyConstraint(
             ["eval_id"], ["evals.id"], name=op.f("fk_eval_cells_eval_id_evals")

@@ -18,10 +18,10 @@ ROOT = Path(__file__).resolve().parents[3]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 
 
-def _setup(store: Store, tmp_path: Path, **manifest: Any) -> str:
-    cases = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(6)]
-    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(6)]
-    install_suite(store, make_suite(tmp_path, public=cases, holdout=holdout))
+def _setup(store: Store, tmp_path: Path, cases: int = 6, **manifest: Any) -> str:
+    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
+    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(cases)]
+    install_suite(store, make_suite(tmp_path, public=public, holdout=holdout))
     data = load_manifest(TRIAGE).to_json()
     data.update(manifest)
     store.agents.register(data)

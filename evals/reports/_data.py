@@ -1,0 +1,197 @@
+"""What a report or a comparison reads: one eval, its suites and its cells, from the database.
+
+Nothing here comes from a runner's memory: the eval row (plan, status,
+timestamps, result), the installed suites it names (digests, the number of
+suite-level checks, δ) and every cell as recorded. So a report of a resumed
+eval is the report of the same rows as one that never crashed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from evals.suites._model import DEFAULT_OVERFIT_DELTA
+from records import EvalCell, EvalInfo, Store
+from schema.documents import parse_document
+from schema.errors import HolonError, NotFound
+
+__all__ = ["CellData", "EvalData", "SuiteData", "load_eval"]
+
+SUITE_FILE = "suite.yaml"
+
+
+@dataclass(frozen=True)
+class SuiteData:
+    """One suite of an eval's plan, with what the store knows of that version."""
+
+    id: str
+    version: int
+    capability: str
+    title: str | None  # None when the version is no longer installed
+    suite_digest: str  # as the plan pinned it
+    digests: dict[str, str] | None  # spec, dataset, checks, suite; None when not installed
+    holdout_epoch: int  # the operator's: never in an author's report
+    repetitions: int
+    threshold: Decimal
+    max_cost_usd: str
+    timeout_s: str
+    public_cases: int
+    holdout_cases: int
+    overfit_delta: Decimal
+    # How many leading check results of every cell are the suite's own checks
+    # (the output schema check and suite.yaml's `checks`), the rest being a
+    # case's own. None when unknown: every check then counts as a case's own.
+    suite_checks: int | None
+
+    @property
+    def checks_digest(self) -> str | None:
+        return None if self.digests is None else self.digests.get("checks_digest")
+
+
+@dataclass(frozen=True)
+class CellData:
+    """One cell as recorded (status `done`) or still to be (`pending`, `running`)."""
+
+    idx: int
+    suite_id: str
+    split: str
+    case_id: str
+    case_digest: str
+    repetition: int
+    tags: tuple[str, ...]
+    request_id: str
+    status: str
+    outcome_code: str | None
+    passed: bool
+    cost_usd: Decimal | None
+    cost_source: str | None
+    latency_ms: float | None
+    attempts: int
+    http_status: int | None
+    error: str | None
+    output: Any
+    checks: tuple[dict[str, Any], ...] | None  # None unless the outcome was ok
+
+    @property
+    def done(self) -> bool:
+        return self.status == "done"
+
+    @property
+    def graded(self) -> bool:
+        return self.done and self.outcome_code == "ok" and self.checks is not None
+
+
+@dataclass(frozen=True)
+class EvalData:
+    info: EvalInfo
+    suites: tuple[SuiteData, ...]
+    cells: tuple[CellData, ...]
+
+    def suite(self, suite_id: str) -> SuiteData:
+        for suite in self.suites:
+            if suite.id == suite_id:
+                return suite
+        raise KeyError(suite_id)
+
+    def cells_of(self, suite_id: str, split: str | None = None) -> list[CellData]:
+        return [
+            c for c in self.cells if c.suite_id == suite_id and (split is None or c.split == split)
+        ]
+
+
+def _decimal(value: Any, default: Decimal) -> Decimal:
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return default
+    return number if number.is_finite() else default
+
+
+def _suite_document(store: Store, suite_id: str, version: int) -> dict[str, Any] | None:
+    try:
+        text = store.suites.files(suite_id, version).get(SUITE_FILE)
+        if text is None:
+            return None
+        value = parse_document(text, SUITE_FILE).value
+    except HolonError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _suite(store: Store, entry: dict[str, Any]) -> SuiteData:
+    suite_id, version = str(entry["id"]), int(entry["version"])
+    title: str | None = None
+    digests: dict[str, str] | None = None
+    try:
+        installed = store.suites.get(suite_id, version)
+    except NotFound:
+        installed = None
+    if installed is not None:
+        title = installed.title
+        digests = {str(k): str(v) for k, v in sorted(installed.digests.items())}
+    document = _suite_document(store, suite_id, version) if installed is not None else None
+    delta = DEFAULT_OVERFIT_DELTA
+    suite_checks: int | None = None
+    if document is not None:
+        overfit = document.get("overfit")
+        if isinstance(overfit, dict) and "delta" in overfit:
+            delta = _decimal(overfit["delta"], DEFAULT_OVERFIT_DELTA)
+        checks = document.get("checks", [])
+        # The loader puts the implicit output schema check first, then these.
+        suite_checks = 1 + (len(checks) if isinstance(checks, list) else 0)
+    cases = entry.get("cases", {})
+    return SuiteData(
+        id=suite_id,
+        version=version,
+        capability=str(entry["capability"]),
+        title=title,
+        suite_digest=str(entry["suite_digest"]),
+        digests=digests,
+        holdout_epoch=int(entry["holdout_epoch"]),
+        repetitions=int(entry["repetitions"]),
+        threshold=_decimal(entry["threshold"], Decimal(1)),
+        max_cost_usd=str(entry["max_cost_usd"]),
+        timeout_s=str(entry["timeout_s"]),
+        public_cases=int(cases.get("public", 0)),
+        holdout_cases=int(cases.get("holdout", 0)),
+        overfit_delta=delta,
+        suite_checks=suite_checks,
+    )
+
+
+def _cell(row: EvalCell) -> CellData:
+    outcome = row.outcome or {}
+    checks = row.checks
+    return CellData(
+        idx=row.idx,
+        suite_id=row.suite_id,
+        split=row.split,
+        case_id=row.case_id,
+        case_digest=row.case_digest,
+        repetition=row.repetition,
+        tags=tuple(str(t) for t in row.tags or ()),
+        request_id=row.request_id,
+        status=row.status,
+        outcome_code=row.outcome_code if row.status == "done" else None,
+        passed=bool(row.passed) if row.status == "done" else False,
+        cost_usd=None if row.cost_usd is None else _decimal(row.cost_usd, Decimal(0)),
+        cost_source=outcome.get("cost_source"),
+        latency_ms=row.latency_ms,
+        attempts=row.attempts,
+        http_status=outcome.get("http_status"),
+        error=outcome.get("error"),
+        output=row.output,
+        checks=None if checks is None else tuple(c for c in checks if isinstance(c, dict)),
+    )
+
+
+def load_eval(store: Store, eval_id: str) -> EvalData:
+    """The eval, its planned suites and its cells in order; NotFound for an unknown id."""
+    info = store.evals.get(eval_id)
+    plan_suites: Sequence[dict[str, Any]] = info.plan.get("suites", [])
+    suites = tuple(_suite(store, entry) for entry in plan_suites)
+    cells = tuple(_cell(row) for row in store.evals.cells(eval_id))
+    return EvalData(info=info, suites=suites, cells=cells)
