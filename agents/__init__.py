@@ -16,7 +16,7 @@ from agents._manifest import (
     parse_manifest,
 )
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
-from agents._wire import PreparedRequest, build_request
+from agents._wire import PreparedRequest, build_request, secret_problem
 
 __all__ = [
     "AgentLimits",
@@ -38,4 +38,5 @@ __all__ = [
     "manifest_from_dict",
     "parse_manifest",
     "price",
+    "secret_problem",
 ]

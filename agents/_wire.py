@@ -88,6 +88,19 @@ def _is_header_safe(text: str) -> bool:
     return bool(text) and text.isascii() and text.isprintable() and " " not in text
 
 
+def secret_problem(secret: str) -> str | None:
+    """Why `secret` cannot be an agent's bearer secret, or None when it can.
+
+    It travels as `Authorization: Bearer <secret>`: printable ASCII, no spaces.
+    Checked where secrets are set, so a bad one never reaches a call.
+    """
+    if len(secret) > 4096:
+        return "a secret is at most 4096 characters"
+    if not _is_header_safe(secret):
+        return "a secret is printable ASCII without spaces (it is sent as an HTTP header)"
+    return None
+
+
 def _check_token(text: str, what: str) -> None:
     # Caller bugs, raised as such: a newline here would be header injection.
     if not isinstance(text, str) or not _is_header_safe(text):

@@ -173,6 +173,9 @@ class CheckResult:
             "actual": self.actual,
             "offending": self.offending,
             "metrics": self.metrics,
+            # The block rendering's extra lines (`missing:`, `wrong:` …): what a
+            # stored result would otherwise lose.
+            "notes": [{"label": label, "text": text} for label, text in self.notes],
         }
 
     def __repr__(self) -> str:

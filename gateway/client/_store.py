@@ -6,12 +6,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from agents import load_manifest, manifest_from_dict
+from agents import load_manifest, manifest_from_dict, secret_problem
 from evals.suites import install_suite, load_installed, load_suite, public_files, suite_digests
 from gateway.client._evals import EvalOps
 from gateway.client._views import agent_view, suite_view
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
+from schema.errors import UsageError
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,9 @@ class StoreClient:
         return agent_view(info)
 
     def set_agent_secret(self, agent_id: str, secret: str) -> None:
+        problem = secret_problem(secret)
+        if problem is not None:
+            raise UsageError(problem)
         self.store.agents.set_secret(agent_id, secret)
 
     def clear_agent_secret(self, agent_id: str) -> bool:

@@ -100,6 +100,7 @@ def test_results_are_json_with_fixed_keys_and_deterministic_bytes() -> None:
         "actual",
         "offending",
         "metrics",
+        "notes",
     }
     assert all(set(result) == keys for result in first["results"])
     total, items, name = first["results"]

@@ -144,6 +144,9 @@ def test_secret_is_write_only(cli: CLI, tmp_path: Path) -> None:
     assert b"tok-abcdef" not in db
     empty = cli("agents", "secret", "set", "acme/invoice-reader", stdin="\n")
     assert empty.code == 2 and "empty" in empty.stderr
+    for bad in ("two words", "caf\u00e9", "tab\there"):
+        res = cli("agents", "secret", "set", "acme/invoice-reader", stdin=bad + "\n")
+        assert res.code == 2 and "printable ASCII without spaces" in res.stderr
     assert cli("agents", "secret", "clear", "acme/invoice-reader", "--json").json()["removed"]
 
 
