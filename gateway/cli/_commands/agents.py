@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ls.set_defaults(handler=do_list)
 
     show = group.add_parser("show", parents=both, help="show one agent and its versions")
-    show.add_argument("agent", type=agent_id, metavar=_AGENT_ID)
+    show.add_argument("agent", type=agent_id, metavar=_AGENT_ID, help="the agent's id")
     show.set_defaults(handler=do_show)
 
     for action, disabled in (("disable", True), ("enable", False)):
@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             parents=both,
             help=f"{action} an agent (history is kept)",
         )
-        p.add_argument("agent", type=agent_id, metavar=_AGENT_ID)
+        p.add_argument("agent", type=agent_id, metavar=_AGENT_ID, help="the agent's id")
         p.set_defaults(handler=do_disable if disabled else do_enable)
 
     secret = group.add_parser("secret", help="the agent's bearer secret (write-only)")
@@ -79,11 +79,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "The secret is read from --from-env VAR, else from standard input "
         "(a hidden prompt on a terminal).",
     )
-    s_set.add_argument("agent", type=agent_id, metavar=_AGENT_ID)
+    s_set.add_argument("agent", type=agent_id, metavar=_AGENT_ID, help="the agent's id")
     s_set.add_argument("--from-env", metavar="VAR", help="read the secret from this variable")
     s_set.set_defaults(handler=do_secret_set)
     s_clear = secret_group.add_parser("clear", parents=both, help="remove the secret")
-    s_clear.add_argument("agent", type=agent_id, metavar=_AGENT_ID)
+    s_clear.add_argument("agent", type=agent_id, metavar=_AGENT_ID, help="the agent's id")
     s_clear.set_defaults(handler=do_secret_clear)
 
 

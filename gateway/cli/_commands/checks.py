@@ -31,8 +31,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "checks in CHECKS_FILE (YAML or JSON, the suite `checks` syntax). Exit 0 when every "
         "check passes, 1 when some fail, 2 when the checks are invalid.",
     )
-    grade.add_argument("checks_file", metavar="CHECKS_FILE", type=Path)
-    grade.add_argument("document_file", metavar="DOCUMENT_FILE", type=Path)
+    grade.add_argument(
+        "checks_file", metavar="CHECKS_FILE", type=Path, help="a YAML or JSON list of checks"
+    )
+    grade.add_argument(
+        "document_file",
+        metavar="DOCUMENT_FILE",
+        type=Path,
+        help="a JSON document {input, output, expected, usage, case}",
+    )
     grade.set_defaults(handler=do_grade)
 
 

@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "grade, and write the agent's record. Exit 0 when every suite reaches its threshold, 1 "
         "when one does not, 2 on a refusal. Kill it at any point: `holon evals resume ID`.",
     )
-    run.add_argument("agent", type=agent_id, metavar="ORG/AGENT", nargs="?")
+    run.add_argument(
+        "agent", type=agent_id, metavar="ORG/AGENT", nargs="?", help="the agent to evaluate"
+    )
     run.add_argument(
         "--all",
         action="store_true",
@@ -70,9 +72,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("evals", help="follow, resume and cancel evals")
     group = parser.add_subparsers(dest="evals_command", metavar="ACTION", required=True)
     ls = group.add_parser("list", parents=both, help="evals, newest first")
-    ls.add_argument("--agent", type=agent_id, metavar="ORG/AGENT")
-    ls.add_argument("--limit", type=int, default=50)
-    ls.add_argument("--cursor")
+    ls.add_argument("--agent", type=agent_id, metavar="ORG/AGENT", help="only this agent's evals")
+    ls.add_argument("--limit", type=int, default=50, help="page size (default 50)")
+    ls.add_argument("--cursor", help="continue after a previous page")
     ls.set_defaults(handler=do_list)
     for action, handler, text in (
         ("status", do_status, "progress and results of one eval"),
@@ -80,7 +82,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ("cancel", do_cancel, "stop an eval: no record is written"),
     ):
         p = group.add_parser(action, parents=both, help=text)
-        p.add_argument("eval_id", metavar="EVAL_ID")
+        p.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
         p.set_defaults(handler=handler)
 
     worker = sub.add_parser(
@@ -91,13 +93,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Several workers on several hosts split one eval; each cell is recorded once.",
     )
     worker.add_argument("--once", action="store_true", help="stop when no eval has work left")
-    worker.add_argument("--poll", type=float, default=1.0, metavar="SECONDS")
+    worker.add_argument(
+        "--poll", type=float, default=1.0, metavar="SECONDS", help="idle wait between looks"
+    )
     worker.set_defaults(handler=do_worker)
 
     records = sub.add_parser("records", help="agent records")
     rgroup = records.add_subparsers(dest="records_command", metavar="ACTION", required=True)
     show = rgroup.add_parser("show", parents=both, help="the agent's current record")
-    show.add_argument("agent", type=agent_id, metavar="ORG/AGENT")
+    show.add_argument("agent", type=agent_id, metavar="ORG/AGENT", help="the agent's id")
     show.set_defaults(handler=do_record)
 
 

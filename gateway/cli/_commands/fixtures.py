@@ -23,7 +23,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     render.add_argument("generator", metavar="GENERATOR", help="e.g. invoice, ticket")
     render.add_argument("--seed", type=int, required=True, help="0 to 2**64-1")
-    render.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+    render.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="FILE", help="where to write it"
+    )
     render.add_argument("--params", metavar="JSON", help="generator params as a JSON object")
     render.set_defaults(handler=do_render)
 

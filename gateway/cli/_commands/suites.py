@@ -27,20 +27,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "the first version of a suite is active at once, a later one with --activate or "
         "`holon suites activate`. Re-installing a version with other content is refused.",
     )
-    add.add_argument("path", metavar="PATH", type=Path)
+    add.add_argument("path", metavar="PATH", type=Path, help="a suite directory")
     add.add_argument("--activate", action="store_true", help="make this version current")
     add.set_defaults(handler=do_add)
 
     activate = group.add_parser("activate", parents=store_only, help="make a version current")
-    activate.add_argument("suite", metavar="ID")
-    activate.add_argument("version", metavar="VERSION", type=int)
+    activate.add_argument("suite", metavar="ID", help="an installed suite's id")
+    activate.add_argument("version", metavar="VERSION", type=int, help="an installed version")
     activate.set_defaults(handler=do_activate)
 
     ls = group.add_parser("list", parents=both, help="the installed suites (active versions)")
     ls.set_defaults(handler=do_list)
 
     show = group.add_parser("show", parents=both, help="one suite: counts, digests, versions")
-    show.add_argument("suite", metavar="ID")
+    show.add_argument("suite", metavar="ID", help="an installed suite's id")
     show.add_argument("--version", type=int, help="an installed version (default: active)")
     show.set_defaults(handler=do_show)
 
@@ -49,7 +49,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=store_only,
         help="validate a suite (a directory or an installed id): counts and digests only",
     )
-    validate.add_argument("suite", metavar="SUITE")
+    validate.add_argument(
+        "suite", metavar="SUITE", help="a suite directory, or an installed suite's id"
+    )
     validate.set_defaults(handler=do_validate)
 
     pull = group.add_parser(
@@ -57,8 +59,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=both,
         help="save a suite's public parts locally, for offline practice with `holon test`",
     )
-    pull.add_argument("suite", metavar="ID")
-    pull.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    pull.add_argument("suite", metavar="ID", help="an installed suite's id")
+    pull.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder to write"
+    )
     pull.add_argument("--version", type=int, help="an installed version (default: active)")
     pull.set_defaults(handler=do_pull)
 
@@ -67,7 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=store_only,
         help="start a new holdout epoch for a suite with a generated holdout",
     )
-    rotate.add_argument("suite", metavar="ID")
+    rotate.add_argument("suite", metavar="ID", help="an installed suite's id")
     rotate.set_defaults(handler=do_rotate)
 
 
