@@ -7,7 +7,7 @@ from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
 from evals._eval import probe, resume, start, work
 from evals._finish import finish, summarise
 from evals._plan import Plan, PlannedSuite, make_plan, rebuild
-from evals._practice import PracticeReport, practice, practice_agent
+from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
 from evals._worker import WorkerStats, run_worker
 from evals.fixtures import FixtureCache
 from evals.suites import Suite, load_suite
@@ -25,6 +25,7 @@ __all__ = [
     "finish",
     "load_suite",
     "make_plan",
+    "manifest_agent",
     "practice",
     "practice_agent",
     "prepare",

@@ -49,6 +49,22 @@ def practice_agent(endpoint: str, protocol: str | None, capability: str) -> Mani
     )
 
 
+def manifest_agent(manifest: Manifest, endpoint: str | None, protocol: str | None) -> Manifest:
+    """The author's own manifest, optionally pointed at another endpoint (a local run).
+
+    Its declared limits travel as headers, exactly as on live and eval calls.
+    """
+    if endpoint is None and protocol is None:
+        return manifest
+    data = manifest.to_json()
+    if endpoint is not None:
+        data["endpoint"] = endpoint
+        data["protocol"] = protocol or ("asgi" if endpoint.startswith("asgi:") else "holon-http")
+    elif protocol is not None:
+        data["protocol"] = protocol
+    return manifest_from_dict(data, "--manifest")
+
+
 @dataclass(frozen=True)
 class CaseScore:
     case: Case

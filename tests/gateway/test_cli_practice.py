@@ -146,3 +146,16 @@ def test_fixtures_render_and_list(cli: CLI, tmp_path: Path) -> None:
     assert bad.code == 2 and "known generators" in bad.json()["error"]["message"]
     names = [g["name"] for g in cli("fixtures", "list", "--json").json()["generators"]]
     assert {"invoice", "ticket"} <= set(names)
+
+
+def test_a_manifest_names_the_agent_and_its_limits(cli: CLI) -> None:
+    manifest = str(ROOT / "examples" / "agents" / "acme-ticket-triage.yaml")
+    by_manifest = cli("test", TICKETS, "--manifest", manifest, "--json")
+    by_endpoint = cli("test", TICKETS, "--endpoint", TRIAGE, "--json")
+    assert by_manifest.code == by_endpoint.code
+    assert _verdicts(by_manifest.json()) == _verdicts(by_endpoint.json())
+    with serve(ticket_triage.app) as url:
+        moved = cli("test", TICKETS, "--manifest", manifest, "--endpoint", url + "/", "--json")
+    assert _verdicts(moved.json()) == _verdicts(by_endpoint.json())
+    neither = cli("test", TICKETS)
+    assert neither.code == 2 and "--endpoint URL or --manifest FILE" in neither.stderr

@@ -26,9 +26,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument(
         "--endpoint",
-        required=True,
         metavar="URL",
         help="the agent: http(s)://… or asgi:package.module:app",
+    )
+    parser.add_argument(
+        "--manifest",
+        metavar="FILE",
+        type=Path,
+        help="the agent's manifest: its declared limits are sent as on live and eval calls "
+        "(--endpoint, if given, replaces its endpoint)",
     )
     parser.add_argument(
         "--protocol",
@@ -46,17 +52,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def do_test(ctx: Context) -> int:
-    from evals import FixtureCache, load_suite, practice, practice_agent
+    from agents import load_manifest
+    from evals import FixtureCache, load_suite, manifest_agent, practice, practice_agent
 
     args = ctx.args
-    if args.protocol and args.endpoint.startswith("asgi:"):
+    if args.protocol and (args.endpoint or "").startswith("asgi:"):
         raise UsageError("--protocol applies to http(s) endpoints; asgi: is in-process")
+    if args.endpoint is None and args.manifest is None:
+        raise UsageError("name the agent: --endpoint URL or --manifest FILE")
     if Path(args.suite).exists():
         suite = load_suite(args.suite)
     else:
         # An installed suite: its active version, read from the store.
         suite = ctx.store_client("test SUITE-ID").load_suite(args.suite)
-    agent = practice_agent(args.endpoint, args.protocol, suite.capability)
+    if args.manifest is not None:
+        agent = manifest_agent(load_manifest(args.manifest), args.endpoint, args.protocol)
+    else:
+        agent = practice_agent(args.endpoint, args.protocol, suite.capability)
     cache = FixtureCache(ctx.settings.home / "cache" / "fixtures")
     total = len(args.case or suite.public) * suite.repetitions
     with ctx.out.progress(f"{suite.id} public", total) as update:
