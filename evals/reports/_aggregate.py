@@ -126,8 +126,11 @@ def rate_block(cases: Sequence[CaseTally]) -> dict[str, Any]:
 
 def tag_rows(cases: Sequence[CaseTally]) -> list[dict[str, Any]]:
     """One rate block per tag, tags in sorted order."""
-    tags = sorted({tag for c in cases for tag in c.tags})
-    return [{"tag": tag, **rate_block([c for c in cases if tag in c.tags])} for tag in tags]
+    by_tag: dict[str, list[CaseTally]] = {}
+    for case in cases:
+        for tag in dict.fromkeys(case.tags):
+            by_tag.setdefault(tag, []).append(case)
+    return [{"tag": tag, **rate_block(by_tag[tag])} for tag in sorted(by_tag)]
 
 
 @dataclass
@@ -137,7 +140,6 @@ class _CheckTally:
     critical: bool = False
     graded: int = 0
     passed: int = 0
-    cells: set[int] = field(default_factory=set)  # cells the check belongs to (for N)
 
 
 def check_rows(
@@ -148,8 +150,10 @@ def check_rows(
     A suite-level check belongs to every cell of the split (N = the split's
     cells); a case's own check to the cells of the cases it was seen in.
     `lump_case_checks` folds every case's own check into one row named
-    `CASE_SPECIFIC`: an author's view of the holdout, where a case's own
-    check name could tell that case apart.
+    `CASE_SPECIFIC` (a cell passes it when all its case's own checks pass):
+    an author's view of the holdout, where a case's own check name could
+    tell that case apart. Which results are the suite's own is known by
+    position: every cell's results start with the suite's checks.
     """
     cells = [cell for c in cases for cell in c.cells]
     every = {cell.idx for cell in cells}
@@ -159,19 +163,25 @@ def check_rows(
     for cell in cells:
         if not cell.graded or cell.checks is None:
             continue
+        # One entry per (scope, name) and cell: the folded row passes a cell
+        # only when every own check of its case passed there.
+        entries: dict[tuple[str, str], list[bool]] = {}
         for position, result in enumerate(cell.checks):
             scope = "suite" if position < leading else "case"
             name = str(result.get("name", ""))
             if scope == "case" and lump_case_checks:
                 name = CASE_SPECIFIC
             key = (scope, name)
+            verdict = entries.setdefault(key, [True, False])
+            verdict[0] = verdict[0] and result.get("passed") is True
+            verdict[1] = verdict[1] or result.get("critical") is True
+        for key, (passed, critical) in entries.items():
             tally = tallies.get(key)
             if tally is None:
-                tally = tallies[key] = _CheckTally(name, scope)
+                tally = tallies[key] = _CheckTally(key[1], key[0])
             tally.graded += 1
-            tally.passed += 1 if result.get("passed") is True else 0
-            tally.critical = tally.critical or result.get("critical") is True
-            tally.cells.add(cell.idx)
+            tally.passed += 1 if passed else 0
+            tally.critical = tally.critical or critical
             seen_in_case.setdefault(key, set()).add(cell.case_id)
     rows = []
     for key, tally in sorted(tallies.items(), key=lambda kv: (kv[0][0] != "suite",)):
@@ -195,12 +205,12 @@ def check_rows(
 
 
 def outcome_block(cells: Sequence[CellData]) -> dict[str, Any]:
-    counts = dict.fromkeys(OUTCOME_CODES, 0)
+    counts: dict[str, int] = dict.fromkeys(OUTCOME_CODES, 0)
     recorded = 0
     for cell in cells:
         if cell.done and cell.outcome_code is not None:
             recorded += 1
-            counts[cell.outcome_code] = counts.get(cell.outcome_code, 0) + 1  # type: ignore[index]
+            counts[cell.outcome_code] = counts.get(cell.outcome_code, 0) + 1
     return {"n": recorded, "missing": len(cells) - recorded, "counts": counts}
 
 

@@ -38,8 +38,6 @@ class SuiteData:
     threshold: Decimal
     max_cost_usd: str
     timeout_s: str
-    public_cases: int
-    holdout_cases: int
     overfit_delta: Decimal
     # How many leading check results of every cell are the suite's own checks
     # (the output schema check and suite.yaml's `checks`), the rest being a
@@ -90,12 +88,6 @@ class EvalData:
     suites: tuple[SuiteData, ...]
     cells: tuple[CellData, ...]
 
-    def suite(self, suite_id: str) -> SuiteData:
-        for suite in self.suites:
-            if suite.id == suite_id:
-                return suite
-        raise KeyError(suite_id)
-
     def cells_of(self, suite_id: str, split: str | None = None) -> list[CellData]:
         return [
             c for c in self.cells if c.suite_id == suite_id and (split is None or c.split == split)
@@ -142,7 +134,6 @@ def _suite(store: Store, entry: dict[str, Any]) -> SuiteData:
         checks = document.get("checks", [])
         # The loader puts the implicit output schema check first, then these.
         suite_checks = 1 + (len(checks) if isinstance(checks, list) else 0)
-    cases = entry.get("cases", {})
     return SuiteData(
         id=suite_id,
         version=version,
@@ -155,8 +146,6 @@ def _suite(store: Store, entry: dict[str, Any]) -> SuiteData:
         threshold=_decimal(entry["threshold"], Decimal(1)),
         max_cost_usd=str(entry["max_cost_usd"]),
         timeout_s=str(entry["timeout_s"]),
-        public_cases=int(cases.get("public", 0)),
-        holdout_cases=int(cases.get("holdout", 0)),
         overfit_delta=delta,
         suite_checks=suite_checks,
     )

@@ -7,6 +7,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from gateway.cli._app import common_options, gateway_options
+from gateway.cli._commands import reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
 from schema.errors import HolonError, Refused, UsageError
@@ -69,7 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     run.set_defaults(handler=do_eval)
 
-    parser = sub.add_parser("evals", help="follow, resume and cancel evals")
+    parser = sub.add_parser("evals", help="follow, resume, cancel, report and compare evals")
     group = parser.add_subparsers(dest="evals_command", metavar="ACTION", required=True)
     ls = group.add_parser("list", parents=both, help="evals, newest first")
     ls.add_argument("--agent", type=agent_id, metavar="ORG/AGENT", help="only this agent's evals")
@@ -84,6 +85,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p = group.add_parser(action, parents=both, help=text)
         p.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
         p.set_defaults(handler=handler)
+    reports.add_to(group)
 
     worker = sub.add_parser(
         "worker",

@@ -1,0 +1,25 @@
+"""Eval reports and comparisons (EVALS.md, "Reports" and "Compare"), from the database only.
+
+`build_report` makes the canonical report (`schema/report.schema.json`) of
+one eval for an audience; `render_markdown` and `render_html` render that
+JSON and nothing else. `compare_evals` pairs the cells of two evals and
+gates on critical cases; `render_compare_markdown` renders it.
+"""
+
+from evals.reports._compare import COMPARE_VERSION, compare_evals
+from evals.reports._compare_markdown import render_compare_markdown
+from evals.reports._html import render_html
+from evals.reports._markdown import render_markdown
+from evals.reports._model import AUDIENCES, REPORT_VERSION, Audience, build_report
+
+__all__ = [
+    "AUDIENCES",
+    "Audience",
+    "COMPARE_VERSION",
+    "REPORT_VERSION",
+    "build_report",
+    "compare_evals",
+    "render_compare_markdown",
+    "render_html",
+    "render_markdown",
+]

@@ -1,0 +1,91 @@
+"""Plain-text pieces shared by the Markdown and HTML renderers (and comparisons).
+
+They turn values of the canonical JSON into text, never computing a number
+anew: a rate is printed as the JSON has it (`0.7800`), so every format shows
+the same digits. Escaping is the renderers' job: these return raw text.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from schema.jsontext import dumps
+
+__all__ = [
+    "OUTCOME_ORDER",
+    "cost_text",
+    "interval",
+    "json_text",
+    "latency_text",
+    "number",
+    "outcomes_text",
+    "percent",
+    "sample_text",
+    "split_text",
+    "yes_no",
+]
+
+OUTCOME_ORDER = ("ok", "agent_error", "timeout", "invalid_response", "cost_exceeded", "unreachable")
+DASH = "-"
+
+
+def number(value: Any) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return yes_no(value)
+    return str(value)
+
+
+def yes_no(value: Any) -> str:
+    return "yes" if value else "no"
+
+
+def percent(rate: Any) -> Decimal:
+    """A rate in [0, 1] as a percentage for a bar's width (0 when there is none)."""
+    if rate is None:
+        return Decimal(0)
+    value = Decimal(str(rate)) * 100
+    return min(Decimal(100), max(Decimal(0), value)).quantize(Decimal("0.01"))
+
+
+def interval(value: Any) -> str:
+    if not value:
+        return DASH
+    return f"[{value[0]}, {value[1]}]"
+
+
+def sample_text(block: dict[str, Any]) -> str:
+    return f"n {block['n']}, missing {block['missing']}"
+
+
+def split_text(block: dict[str, Any] | None) -> str:
+    """`x/n cases, rate r [l, u]` for a rate block."""
+    if block is None or block.get("rate") is None:
+        return DASH if block is None else f"no case recorded ({block['cases']} planned)"
+    return f"{block['passed']}/{block['n']} cases, rate {block['rate']} {interval(block['ci95'])}"
+
+
+def outcomes_text(block: dict[str, Any]) -> str:
+    counts = block["counts"]
+    return ", ".join(f"{code} {counts.get(code, 0)}" for code in OUTCOME_ORDER)
+
+
+def latency_text(block: dict[str, Any]) -> str:
+    if block["n"] == 0:
+        return f"none recorded ({sample_text(block)})"
+    return (
+        f"p50 {block['p50']} ms, p95 {block['p95']} ms, max {block['max']} ms "
+        f"({sample_text(block)})"
+    )
+
+
+def cost_text(block: dict[str, Any]) -> str:
+    sources = block["sources"]
+    by = ", ".join(f"{name} {sources[name]}" for name in ("priced", "reported", "none"))
+    return f"${block['usd']} ({number(block['source'])}: {by}; {sample_text(block)})"
+
+
+def json_text(value: Any) -> str:
+    return dumps(value)

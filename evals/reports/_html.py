@@ -1,0 +1,370 @@
+"""The report as one self-contained HTML page, rendered from the canonical JSON.
+
+Agents are untrusted (ARCHITECTURE.md): every value goes through `esc`
+(`html.escape`, quotes included) on its way into the page, and markup comes
+only from the constants here. No script, no external asset: one inline
+style sheet, and a Content-Security-Policy that forbids scripts and fetches
+anyway, so even a value that slipped its escaping could not run or call
+out. Each suite has a pass/fail bar per split, drawn with CSS widths.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evals.reports._format import (
+    OUTCOME_ORDER,
+    cost_text,
+    interval,
+    json_text,
+    latency_text,
+    number,
+    outcomes_text,
+    percent,
+    split_text,
+    yes_no,
+)
+
+__all__ = ["esc", "render_html"]
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
+max-width:72rem;padding:0 1rem;color:#1d1f23;background:#fff}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{margin-top:2.4rem;border-bottom:1px solid #ccd;
+padding-bottom:.2rem}h3{margin-top:1.6rem}
+table{border-collapse:collapse;margin:.6rem 0;font-size:13px}
+th,td{border:1px solid #d5d8de;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#f2f4f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+.muted{color:#5b616b}.pass{color:#156a2d}.fail{color:#a4161a}
+.bar{display:flex;width:28rem;max-width:100%;height:1.1rem;border-radius:3px;overflow:hidden;
+background:#e4e7eb;margin:.15rem 0}
+.bar .passed{background:#2f9e44}.bar .failed{background:#e03131}
+.bars td{border:none;padding:.1rem .5rem .1rem 0}
+.verdict-warn{color:#a4161a;font-weight:600}.verdict-inconclusive{color:#9c5b00;font-weight:600}
+details{margin:.2rem 0}summary{cursor:pointer}
+"""
+
+
+def esc(value: Any) -> str:
+    """Any value as HTML text: `None` as a dash, everything escaped, quotes included."""
+    text = value if isinstance(value, str) else number(value)
+    return html.escape(text, quote=True)
+
+
+def _table(
+    header: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence[int] = ()
+) -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="num">{esc(v)}</td>' if i in numeric else f"<td>{esc(v)}</td>"
+            for i, v in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _fields(pairs: Sequence[tuple[str, Any]]) -> str:
+    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pairs)
+    return f"<table><tbody>{rows}</tbody></table>"
+
+
+def _bar(suite_id: str, split: str, block: dict[str, Any]) -> str:
+    """A pass/fail bar: passed share green, the rest of the scored cases red."""
+    scored = block["rate"] is not None
+    passed = percent(block["rate"])
+    failed = (100 - passed) if scored else 0
+    label = split_text(block)
+    return (
+        f'<tr><td>{esc(split)}</td><td><div class="bar" role="img" '
+        f'data-suite="{esc(suite_id)}" data-split="{esc(split)}" aria-label="{esc(label)}">'
+        f'<div class="passed" style="width:{passed}%"></div>'
+        f'<div class="failed" style="width:{failed}%"></div></div></td>'
+        f"<td>{esc(label)}</td></tr>"
+    )
+
+
+def _summary(report: dict[str, Any]) -> str:
+    ev, agent, summary, settings = (
+        report["eval"],
+        report["agent"],
+        report["summary"],
+        report["settings"],
+    )
+    pairs: list[tuple[str, Any]] = [
+        ("eval", ev["id"]),
+        ("status", f"{ev['status']} ({'complete' if ev['complete'] else 'incomplete'})"),
+        ("started", ev["created_at"]),
+        ("finished", ev["finished_at"]),
+        ("plan", "full: writes the agent record" if ev["full_plan"] else "narrowed: no record"),
+    ]
+    if "plan_digest" in ev:
+        pairs.append(("plan digest", ev["plan_digest"]))
+    pairs += [
+        ("claimed capabilities", ", ".join(agent["claimed_capabilities"]) or None),
+        ("eval score", f"{number(summary['eval_score'])} {interval(summary['eval_score_ci95'])}"),
+        ("weakest suite", summary["weakest_suite"]),
+        ("unverified capabilities", ", ".join(summary["unverified_capabilities"]) or None),
+        ("meets thresholds", yes_no(summary["meets_thresholds"])),
+        (
+            "cells",
+            f"{summary['cells']['n']} recorded, {summary['cells']['missing']} missing; "
+            f"{summary['passed_cells']} passed",
+        ),
+        ("outcomes", outcomes_text(summary["outcomes"])),
+        ("latency", latency_text(summary["latency_ms"])),
+        ("cost", cost_text(summary["cost"])),
+        (
+            "settings",
+            f"concurrency {number(settings['concurrency'])}, infrastructure retries "
+            f"{number(settings['infrastructure_retries'])}, pace {settings['pace_s']} s, "
+            f"{settings['cells']} cells, worst case ${settings['worst_case_usd']}",
+        ),
+    ]
+    return _fields(pairs)
+
+
+def _checks_table(checks: Sequence[dict[str, Any]]) -> str:
+    rows = "".join(
+        f'<tr><td class="{"pass" if c["passed"] else "fail"}">{esc(c["status"])}</td>'
+        f"<td>{esc(c['name'])}</td><td>{esc(c['predicate'])}</td><td><code>{esc(c['path'])}"
+        f"</code></td><td><code>{esc(c['expected'])}</code></td><td><code>{esc(c['actual'])}"
+        f"</code></td><td>{esc(c['detail'])}</td></tr>"
+        for c in checks
+    )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("status", "check", "predicate", "path", "expected", "actual", "detail")
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
+    verdict = "passed" if cell["passed"] else "failed" if cell["passed"] is False else "pending"
+    parts = [
+        f"<details><summary>repetition {esc(cell['repetition'])}: "
+        f'<span class="{"pass" if cell["passed"] else "fail"}">{esc(verdict)}</span>, outcome '
+        f"{esc(cell['outcome'])}, {esc(cell['latency_ms'])} ms, ${esc(cell['cost_usd'])} "
+        f"({esc(cell['cost_source'])}), {esc(cell['attempts'])} attempt(s)</summary>",
+        _fields(
+            [
+                ("case digest", case["case_digest"]),
+                ("request id", cell["request_id"]),
+                ("HTTP status", cell["http_status"]),
+                ("error", cell["error"]),
+            ]
+        ),
+    ]
+    if cell["outcome"] == "ok":
+        parts.append(f"<pre>{esc(json_text(cell['output']))}</pre>")
+    if cell["checks"]:
+        parts.append(_checks_table(cell["checks"]))
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def _cases(cases: Sequence[dict[str, Any]]) -> str:
+    rows = []
+    for case in cases:
+        failed = sorted(
+            {
+                c["name"]
+                for cell in case["cells"]
+                for c in cell["checks"] or []
+                if not c["passed"] and c["name"] is not None
+            }
+        )
+        klass = "pass" if case["n"] and case["passed"] == case["n"] else "fail"
+        rows.append(
+            f"<tr><td>{esc(case['case_id'])}</td><td>{esc(case['split'])}</td>"
+            f"<td>{esc(', '.join(case['tags']) or None)}</td>"
+            f'<td class="num {klass}">{esc(case["passed"])}/{esc(case["n"])}</td>'
+            f'<td class="num">{esc(case["score"])}</td>'
+            f"<td>{esc(', '.join(failed) or None)}</td>"
+            f"<td>{''.join(_cell(case, cell) for cell in case['cells'])}</td></tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("case", "split", "tags", "passed", "score", "failed checks", "runs")
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _suite(suite: dict[str, Any], operator: bool) -> str:
+    sid = suite["id"]
+    settings = suite["settings"]
+    pairs: list[tuple[str, Any]] = [
+        ("capability", suite["capability"]),
+        ("suite digest", suite["suite_digest"]),
+    ]
+    pairs += [
+        (name.replace("_", " "), value)
+        for name, value in (suite["digests"] or {}).items()
+        if name != "suite_digest"
+    ]
+    if "holdout_epoch" in suite:
+        pairs.append(("holdout epoch", suite["holdout_epoch"]))
+    pairs += [
+        (
+            "settings",
+            f"repetitions {settings['repetitions']}, cap per case ${settings['max_cost_usd']}, "
+            f"timeout {settings['timeout_s']} s, threshold {settings['threshold']}, "
+            f"overfit delta {settings['overfit_delta']}",
+        ),
+        (
+            "score",
+            f"{number(suite['score'])}: "
+            + ("meets its threshold" if suite["meets_threshold"] else "below its threshold"),
+        ),
+        ("latency", latency_text(suite["latency_ms"])),
+        ("cost", cost_text(suite["cost"])),
+    ]
+    splits = suite["splits"]
+    bars = "".join(_bar(sid, name, splits[name]) for name in ("public", "holdout"))
+    split_rows = [
+        (
+            name,
+            b["cases"],
+            b["n"],
+            b["missing"],
+            b["passed"],
+            b["rate"],
+            interval(b["ci95"]),
+            b["stability"],
+            b["cells"]["n"],
+            b["cells"]["missing"],
+        )
+        for name, b in ((n, splits[n]) for n in ("public", "holdout"))
+    ]
+    check_rows = [
+        (
+            split,
+            r["name"],
+            r["scope"],
+            yes_no(r["critical"]),
+            r["passed"],
+            f"graded {r['n']} of {r['n'] + r['missing']}",
+            r["rate"],
+        )
+        for split in ("public", "holdout")
+        for r in suite["checks"][split]
+    ]
+    outcome_rows = [
+        (name, b["n"], b["missing"], *(b["counts"][c] for c in OUTCOME_ORDER))
+        for name, b in ((n, suite["outcomes"][n]) for n in ("all", "public", "holdout"))
+    ]
+    o = suite["overfit"]
+    parts = [
+        f'<section class="suite" id="suite-{esc(sid)}">',
+        f"<h2>Suite {esc(sid)} v{esc(suite['version'])}: {esc(suite['title'])}</h2>",
+        f'<table class="bars"><tbody>{bars}</tbody></table>',
+        _fields(pairs),
+        "<h3>Splits</h3>",
+        _table(
+            [
+                "split",
+                "cases",
+                "scored (n)",
+                "missing",
+                "passed (x)",
+                "rate",
+                "95% CI",
+                "stability",
+                "cells recorded",
+                "cells missing",
+            ],
+            split_rows,
+            numeric=(1, 2, 3, 4, 5, 7, 8, 9),
+        ),
+        "<h3>Checks</h3>",
+        '<p class="muted">Only graded cells (outcome ok) count: graded n of N.</p>',
+        _table(
+            ["split", "check", "scope", "critical", "passed", "graded", "rate"],
+            check_rows,
+            numeric=(4, 6),
+        ),
+    ]
+    for split in ("public", "holdout"):
+        if split in suite["tags"]:
+            parts += [
+                f"<h3>Tags ({esc(split)})</h3>",
+                _table(
+                    ["tag", "cases", "passed", "rate", "95% CI", "missing"],
+                    [
+                        (r["tag"], r["cases"], r["passed"], r["rate"], interval(r["ci95"]))
+                        + (r["missing"],)
+                        for r in suite["tags"][split]
+                    ],
+                    numeric=(1, 2, 3, 5),
+                ),
+            ]
+    parts += [
+        "<h3>Outcomes</h3>",
+        _table(["cells", "n", "missing", *OUTCOME_ORDER], outcome_rows, numeric=range(1, 9)),
+        "<h3>Overfit</h3>",
+        f'<p>verdict: <span class="verdict-{esc(o["verdict"])}">{esc(o["verdict"])}</span> '
+        f"(delta {esc(o['delta'])}, gap {esc(o['gap'])}, Fisher p {esc(o['p_value'])}, "
+        f"Holm-adjusted {esc(o['p_holm'])}, Newcombe 95% CI {esc(interval(o['newcombe_ci95']))})"
+        "</p>",
+        f"<p>{esc(o['detail'])}</p>",
+    ]
+    if o["advice"]:
+        parts.append(f"<p>{esc(o['advice'])}</p>")
+    parts += [
+        f"<h3>Cases{'' if operator else ' (public)'}</h3>",
+        _cases(suite["cases"]),
+        "</section>",
+    ]
+    return "".join(parts)
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The report as one HTML document (ends with a newline)."""
+    agent = report["agent"]
+    operator = report["audience"] == "operator"
+    title = f"Eval report: {agent['id']} {agent['version']} ({report['eval']['id']})"
+    audience = (
+        "operator: everything, the holdout's cases included"
+        if operator
+        else "author: public cases in full; the holdout as aggregates only"
+    )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>",
+        f"<header><h1>Eval report: {esc(agent['id'])} {esc(agent['version'])}</h1>",
+        f'<p class="muted">Audience: {esc(audience)}.</p></header>',
+        '<section id="summary"><h2>Summary</h2>',
+        _summary(report),
+    ]
+    if report["warnings"]:
+        parts.append("<h3>Warnings</h3><ul>")
+        parts += [
+            f"<li>{esc(w['code'])}: {esc(w['suite'])}: {esc(w['detail'])}</li>"
+            for w in report["warnings"]
+        ]
+        parts.append("</ul>")
+    parts.append("</section>")
+    parts += [_suite(suite, operator) for suite in report["suites"]]
+    parts.append('<section id="record"><h2>Record</h2>')
+    record = report["record"]
+    if record is None:
+        parts.append("<p>No record: the eval has not finished.</p>")
+    else:
+        parts.append(
+            "<p>Written as the agent's record.</p>"
+            if record["written"]
+            else "<p>Computed, not written (a narrowed eval writes no record).</p>"
+        )
+        parts.append(f"<pre>{esc(json_text(record['value']))}</pre>")
+    parts.append("</section></body></html>")
+    return "\n".join(parts) + "\n"

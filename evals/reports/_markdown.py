@@ -1,0 +1,332 @@
+"""The report as Markdown, rendered from the canonical JSON and nothing else.
+
+Every value is escaped as text (HTML's `&<>` as entities, Markdown's
+punctuation with backslashes, newlines folded), so an agent's output can
+neither inject markup into a page that renders the Markdown nor break a
+table. The record is a fenced JSON block whose fence is longer than any run
+of backticks inside it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evals.reports._format import (
+    OUTCOME_ORDER,
+    cost_text,
+    interval,
+    json_text,
+    latency_text,
+    number,
+    outcomes_text,
+    split_text,
+    yes_no,
+)
+
+__all__ = ["fence", "md", "render_markdown", "table"]
+
+_MD_SPECIAL = "\\`*_[]|#~!"
+_AUDIENCE = {
+    "author": "author: public cases in full; the holdout as aggregates only",
+    "operator": "operator: everything, the holdout's cases included",
+}
+
+
+def md(value: Any) -> str:
+    """Any value as inline Markdown text that renders as exactly that text."""
+    text = value if isinstance(value, str) else number(value)
+    text = html.escape(text, quote=False)
+    out = []
+    for i, ch in enumerate(text):
+        # An underscore inside a word emphasises nothing (CommonMark), so
+        # `agent_error` stays greppable; one at a word's edge is escaped.
+        inner = ch == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum()
+        inner = inner and text[i + 1].isalnum()
+        out.append("\\" + ch if ch in _MD_SPECIAL and not inner else ch)
+    text = "".join(out)
+    return " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(md(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    lines.extend("| " + " | ".join(md(cell) for cell in row) + " |" for row in rows)
+    return lines
+
+
+def fence(text: str, info: str = "") -> list[str]:
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    marks = "`" * max(3, longest + 1)
+    return [marks + info, text, marks]
+
+
+def _summary(report: dict[str, Any]) -> list[str]:
+    ev, agent, summary, settings = (
+        report["eval"],
+        report["agent"],
+        report["summary"],
+        report["settings"],
+    )
+    rows: list[tuple[str, Any]] = [
+        ("eval", ev["id"]),
+        ("status", f"{ev['status']} ({'complete' if ev['complete'] else 'incomplete'})"),
+        ("started", ev["created_at"]),
+        ("finished", ev["finished_at"]),
+        (
+            "plan",
+            "full: writes the agent record" if ev["full_plan"] else "narrowed: no record",
+        ),
+    ]
+    if "plan_digest" in ev:
+        rows.append(("plan digest", ev["plan_digest"]))
+    rows += [
+        ("claimed capabilities", ", ".join(agent["claimed_capabilities"]) or "-"),
+        (
+            "eval score",
+            f"{number(summary['eval_score'])} {interval(summary['eval_score_ci95'])}",
+        ),
+        ("weakest suite", summary["weakest_suite"]),
+        ("unverified capabilities", ", ".join(summary["unverified_capabilities"]) or "-"),
+        ("meets thresholds", yes_no(summary["meets_thresholds"])),
+        (
+            "cells",
+            f"{summary['cells']['n']} recorded, {summary['cells']['missing']} missing; "
+            f"{summary['passed_cells']} passed",
+        ),
+        ("outcomes", outcomes_text(summary["outcomes"])),
+        ("latency", latency_text(summary["latency_ms"])),
+        ("cost", cost_text(summary["cost"])),
+        (
+            "settings",
+            f"concurrency {number(settings['concurrency'])}, infrastructure retries "
+            f"{number(settings['infrastructure_retries'])}, pace {settings['pace_s']} s, "
+            f"{settings['cells']} cells, worst case ${settings['worst_case_usd']}",
+        ),
+    ]
+    return table(["", ""], rows)
+
+
+def _split_rows(suite: dict[str, Any]) -> list[str]:
+    rows = []
+    for name in ("public", "holdout"):
+        b = suite["splits"][name]
+        rows.append(
+            (
+                name,
+                b["cases"],
+                b["n"],
+                b["missing"],
+                b["passed"],
+                b["rate"],
+                interval(b["ci95"]),
+                b["stability"],
+                b["cells"]["n"],
+                b["cells"]["missing"],
+            )
+        )
+    header = ["split", "cases", "scored (n)", "missing", "passed (x)", "rate", "95% CI"]
+    header += ["stability", "cells recorded", "cells missing"]
+    return table(header, rows)
+
+
+def _check_rows(suite: dict[str, Any]) -> list[str]:
+    rows = [
+        (
+            split,
+            row["name"],
+            row["scope"],
+            yes_no(row["critical"]),
+            row["passed"],
+            f"graded {row['n']} of {row['n'] + row['missing']}",
+            row["rate"],
+        )
+        for split in ("public", "holdout")
+        for row in suite["checks"][split]
+    ]
+    return table(["split", "check", "scope", "critical", "passed", "graded", "rate"], rows)
+
+
+def _tag_rows(rows: Sequence[dict[str, Any]]) -> list[str]:
+    return table(
+        ["tag", "cases", "passed", "rate", "95% CI", "missing"],
+        [
+            (r["tag"], r["cases"], r["passed"], r["rate"], interval(r["ci95"]), r["missing"])
+            for r in rows
+        ],
+    )
+
+
+def _outcome_rows(suite: dict[str, Any]) -> list[str]:
+    rows = []
+    for name in ("all", "public", "holdout"):
+        b = suite["outcomes"][name]
+        rows.append((name, b["n"], b["missing"], *(b["counts"][c] for c in OUTCOME_ORDER)))
+    return table(["cells", "n", "missing", *OUTCOME_ORDER], rows)
+
+
+def _overfit(suite: dict[str, Any]) -> list[str]:
+    o = suite["overfit"]
+    lines = [
+        f"- verdict: **{md(o['verdict'])}** (delta {md(o['delta'])}, gap {md(o['gap'])}, "
+        f"Fisher p {md(o['p_value'])}, Holm-adjusted {md(o['p_holm'])}, "
+        f"Newcombe 95% CI {md(interval(o['newcombe_ci95']))})",
+        f"- {md(o['detail'])}",
+    ]
+    if o["advice"]:
+        lines.append(f"- {md(o['advice'])}")
+    return lines
+
+
+def _case_rows(cases: Sequence[dict[str, Any]]) -> list[str]:
+    rows = []
+    for case in cases:
+        outcomes = ", ".join(number(cell["outcome"]) for cell in case["cells"])
+        failed = sorted(
+            {
+                check["name"]
+                for cell in case["cells"]
+                for check in cell["checks"] or []
+                if not check["passed"]
+            }
+        )
+        rows.append(
+            (
+                case["case_id"],
+                case["case_digest"][:12],
+                case["split"],
+                ", ".join(case["tags"]) or "-",
+                case["runs"],
+                case["passed"],
+                case["score"],
+                outcomes,
+                ", ".join(failed) or "-",
+            )
+        )
+    header = ["case", "digest", "split", "tags", "runs", "passed", "score", "outcomes"]
+    header.append("failed checks")
+    return table(header, rows)
+
+
+def _failure_details(cases: Sequence[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for case in cases:
+        for cell in case["cells"]:
+            if cell["passed"] is not False:
+                continue
+            lines.append(
+                f"- **{md(case['case_id'])}** ({md(case['split'])}, repetition "
+                f"{cell['repetition']}, digest {md(case['case_digest'])}): outcome "
+                f"{md(cell['outcome'])}"
+                + (f", error: {md(cell['error'])}" if cell["error"] else "")
+            )
+            if cell["outcome"] == "ok":
+                lines.append(f"  - output: {md(json_text(cell['output']))}")
+            for check in cell["checks"] or []:
+                if check["passed"]:
+                    continue
+                lines.append(
+                    f"  - check {md(check['name'])} ({md(check['predicate'])} at "
+                    f"{md(check['path'])}): {md(check['status'])}; expected "
+                    f"{md(check['expected'])}, actual {md(check['actual'])}: "
+                    f"{md(check['detail'])}"
+                )
+    return lines
+
+
+def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
+    settings = suite["settings"]
+    lines = [
+        "",
+        f"## Suite {md(suite['id'])} v{suite['version']}: {md(suite['title'])}",
+        "",
+        f"- capability: {md(suite['capability'])}",
+        f"- suite digest: {md(suite['suite_digest'])}",
+    ]
+    for name, value in (suite["digests"] or {}).items():
+        if name != "suite_digest":
+            lines.append(f"- {md(name.replace('_', ' '))}: {md(value)}")
+    if "holdout_epoch" in suite:
+        lines.append(f"- holdout epoch: {suite['holdout_epoch']}")
+    lines += [
+        f"- settings: repetitions {settings['repetitions']}, cap per case "
+        f"${md(settings['max_cost_usd'])}, timeout {md(settings['timeout_s'])} s, threshold "
+        f"{md(settings['threshold'])}, overfit delta {md(settings['overfit_delta'])}",
+        f"- score: **{md(suite['score'])}**, "
+        + ("meets its threshold" if suite["meets_threshold"] else "below its threshold"),
+        f"- public: {md(split_text(suite['splits']['public']))}",
+        f"- holdout: {md(split_text(suite['splits']['holdout']))}",
+        "",
+        "### Splits",
+        "",
+        *_split_rows(suite),
+        "",
+        "### Checks",
+        "",
+        "Only graded cells (outcome ok) count: graded n of N.",
+        "",
+        *_check_rows(suite),
+        "",
+        "### Tags (public)",
+        "",
+        *_tag_rows(suite["tags"]["public"]),
+    ]
+    if "holdout" in suite["tags"]:
+        lines += ["", "### Tags (holdout)", "", *_tag_rows(suite["tags"]["holdout"])]
+    lines += [
+        "",
+        "### Outcomes",
+        "",
+        *_outcome_rows(suite),
+        "",
+        f"- latency: {md(latency_text(suite['latency_ms']))}",
+        f"- cost: {md(cost_text(suite['cost']))}",
+        "",
+        "### Overfit",
+        "",
+        *_overfit(suite),
+        "",
+        "### Cases" + ("" if operator else " (public)"),
+        "",
+        *_case_rows(suite["cases"]),
+    ]
+    details = _failure_details(suite["cases"])
+    if details:
+        lines += ["", "#### Failures", "", *details]
+    return lines
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The report as one Markdown document (ends with a newline)."""
+    agent = report["agent"]
+    operator = report["audience"] == "operator"
+    lines = [
+        f"# Eval report: {md(agent['id'])} {md(agent['version'])}",
+        "",
+        f"Audience: {md(_AUDIENCE[report['audience']])}.",
+        "",
+        *_summary(report),
+    ]
+    if report["warnings"]:
+        lines += ["", "## Warnings", ""]
+        lines += [
+            f"- {md(w['code'])}: {md(w['suite'])}: {md(w['detail'])}" for w in report["warnings"]
+        ]
+    for suite in report["suites"]:
+        lines += _suite(suite, operator)
+    lines += ["", "## Record", ""]
+    record = report["record"]
+    if record is None:
+        lines.append("No record: the eval has not finished.")
+    else:
+        lines.append(
+            "Written as the agent's record."
+            if record["written"]
+            else "Computed, not written (a narrowed eval writes no record)."
+        )
+        lines += ["", *fence(json_text(record["value"]), "json")]
+    return "\n".join(lines) + "\n"

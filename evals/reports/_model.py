@@ -1,0 +1,283 @@
+"""The canonical report of one eval (EVALS.md, "Reports"; `schema/report.schema.json`).
+
+Built from the database only (`load_eval`), with no field that depends on
+the time of rendering, so rendering twice gives the same bytes. Scores are
+recomputed from the recorded cells with the functions that scored the
+record (`evals._scores`), so a running or cancelled eval gets a partial
+report whose every aggregate says how much of its sample is missing, and a
+finished one shows the same numbers as the record it produced.
+
+Audiences (ARCHITECTURE.md, "Privacy and trust"):
+
+- `author`: public cases in full (ids, digests, outputs, each check's
+  expected and actual); the holdout only as split aggregates (cases, passed,
+  rate, interval), outcome counts and per-check aggregate pass rates of the
+  suite's own checks (a case's own checks folded into one row). No holdout
+  case rows, ids, digests, outputs, expected values, tag slices, seeds or
+  epochs, and no plan digest (it hashes the epochs: a few guesses would
+  recover them).
+- `operator`: everything, holdout included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, get_args
+
+from evals._scores import EvalScore, SuiteCounts, score_eval
+from evals.reports._aggregate import (
+    CaseTally,
+    check_rows,
+    cost_block,
+    latency_block,
+    milliseconds,
+    outcome_block,
+    rate,
+    rate_block,
+    tag_rows,
+    tally_cases,
+)
+from evals.reports._data import CellData, EvalData, SuiteData, load_eval
+from evals.reports._values import bounded, bounded_text, timestamp
+from records import Store
+from schema.errors import UsageError
+
+__all__ = ["AUDIENCES", "REPORT_VERSION", "Audience", "build_report", "report_from_data"]
+
+Audience = Literal["author", "operator"]
+AUDIENCES: tuple[Audience, ...] = get_args(Audience)
+REPORT_VERSION = 1
+SPLITS = ("public", "holdout")
+
+CHECK_KEYS = (
+    "name",
+    "predicate",
+    "status",
+    "passed",
+    "critical",
+    "detail",
+    "path",
+    "expected",
+    "actual",
+    "offending",
+    "metrics",
+)
+
+ADVICE = {
+    "warn": "the agent does markedly better on the public cases than on the holdout, beyond "
+    "what chance explains: it may be tuned to the public cases",
+    "inconclusive": "the gap reaches delta but the tests are not significant: a larger "
+    "holdout would settle it",
+}
+
+
+def check_audience(audience: str) -> Audience:
+    if audience not in AUDIENCES:
+        raise UsageError(f"unknown audience {audience!r}", details={"expected": list(AUDIENCES)})
+    return "operator" if audience == "operator" else "author"
+
+
+def build_report(store: Store, eval_id: str, *, audience: str = "author") -> dict[str, Any]:
+    """The report of `eval_id` for `audience`; NotFound for an unknown eval."""
+    chosen = check_audience(audience)
+    return report_from_data(load_eval(store, eval_id), chosen)
+
+
+def _score(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
+    counts = []
+    for suite in data.suites:
+
+        def scored(split: str, suite_id: str = suite.id) -> list[tuple[int, int]]:
+            return [
+                (c.passes, c.runs)
+                for c in cases
+                if c.suite_id == suite_id and c.split == split and c.runs
+            ]
+
+        counts.append(
+            SuiteCounts(
+                suite_id=suite.id,
+                version=suite.version,
+                capability=suite.capability,
+                threshold=suite.threshold,
+                public=scored("public"),
+                holdout=scored("holdout"),
+                overfit_delta=suite.overfit_delta,
+            )
+        )
+    claimed = list(data.info.plan.get("claimed_capabilities", []))
+    claimed += [s.capability for s in data.suites if s.capability not in claimed]
+    return score_eval(claimed, counts)
+
+
+def _check(result: dict[str, Any]) -> dict[str, Any]:
+    out = {key: bounded(result.get(key)) for key in CHECK_KEYS}
+    out["passed"] = result.get("passed") is True
+    out["critical"] = result.get("critical") is True
+    out["offending"] = [str(o) for o in out["offending"] or []]
+    out["metrics"] = out["metrics"] if isinstance(out["metrics"], dict) else {}
+    return out
+
+
+def _cell(cell: CellData) -> dict[str, Any]:
+    return {
+        "repetition": cell.repetition,
+        "request_id": cell.request_id,
+        "status": cell.status,
+        "outcome": cell.outcome_code,
+        "passed": cell.passed if cell.done else None,
+        "latency_ms": None if cell.latency_ms is None else milliseconds(cell.latency_ms),
+        "cost_usd": None if cell.cost_usd is None else str(cell.cost_usd),
+        "cost_source": cell.cost_source,
+        "attempts": cell.attempts,
+        "http_status": cell.http_status,
+        "error": None if cell.error is None else bounded_text(str(cell.error)),
+        "output": bounded(cell.output) if cell.done else None,
+        "checks": None if cell.checks is None else [_check(r) for r in cell.checks],
+    }
+
+
+def _case(case: CaseTally) -> dict[str, Any]:
+    return {
+        "split": case.split,
+        "case_id": case.case_id,
+        "case_digest": case.case_digest,
+        "tags": list(case.tags),
+        "critical": case.critical,
+        "runs": len(case.cells),
+        "n": case.runs,
+        "missing": len(case.cells) - case.runs,
+        "passed": case.passes,
+        "score": rate(case.score),
+        "cells": [_cell(c) for c in case.cells],
+    }
+
+
+def _suite(
+    suite: SuiteData,
+    cases: Sequence[CaseTally],
+    cells: Sequence[CellData],
+    score: EvalScore,
+    audience: Audience,
+) -> dict[str, Any]:
+    operator = audience == "operator"
+    by_split = {split: [c for c in cases if c.split == split] for split in SPLITS}
+    scored = score.suites[suite.id]
+    overfit = scored.overfit
+    out: dict[str, Any] = {
+        "id": suite.id,
+        "version": suite.version,
+        "capability": suite.capability,
+        "title": suite.title,
+        "suite_digest": suite.suite_digest,
+        "digests": suite.digests,
+    }
+    if operator:
+        out["holdout_epoch"] = suite.holdout_epoch
+    out.update(
+        {
+            "settings": {
+                "repetitions": suite.repetitions,
+                "max_cost_usd": suite.max_cost_usd,
+                "timeout_s": suite.timeout_s,
+                "threshold": str(suite.threshold),
+                "overfit_delta": str(suite.overfit_delta),
+            },
+            "score": rate(scored.score),
+            "meets_threshold": scored.meets_threshold,
+            "splits": {split: rate_block(by_split[split]) for split in SPLITS},
+            "checks": {
+                "public": check_rows(suite, by_split["public"]),
+                "holdout": check_rows(suite, by_split["holdout"], lump_case_checks=not operator),
+            },
+            "tags": {
+                "public": tag_rows(by_split["public"]),
+                **({"holdout": tag_rows(by_split["holdout"])} if operator else {}),
+            },
+            "outcomes": {
+                "all": outcome_block(cells),
+                **{
+                    split: outcome_block([c for c in cells if c.split == split]) for split in SPLITS
+                },
+            },
+            "latency_ms": latency_block(cells),
+            "cost": cost_block(cells),
+            "overfit": {
+                **overfit.to_json(),
+                "detail": overfit.detail(),
+                "advice": ADVICE.get(overfit.verdict),
+            },
+            "cases": [_case(c) for c in cases if operator or c.split == "public"],
+        }
+    )
+    return out
+
+
+def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
+    result = data.info.result
+    if result is None or not isinstance(result.get("record"), dict):
+        return None
+    value = dict(result["record"])
+    if audience != "operator":
+        value.pop("holdout_epochs", None)
+    return {"written": data.info.full_plan and data.info.status == "done", "value": value}
+
+
+def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
+    info, plan = data.info, data.info.plan
+    cases = tally_cases(data.cells)
+    score = _score(data, cases)
+    eval_json = score.to_json()
+    cells = list(data.cells)
+    eval_view: dict[str, Any] = {
+        "id": info.id,
+        "status": info.status,
+        "complete": info.status == "done" and all(c.done for c in cells),
+        "full_plan": info.full_plan,
+    }
+    if audience == "operator":
+        eval_view["plan_digest"] = info.plan_digest
+    eval_view.update(created_at=timestamp(info.created_at), finished_at=timestamp(info.finished_at))
+    suites = [
+        _suite(
+            suite,
+            [c for c in cases if c.suite_id == suite.id],
+            [c for c in cells if c.suite_id == suite.id],
+            score,
+            audience,
+        )
+        for suite in data.suites
+    ]
+    recorded = sum(1 for c in cells if c.done)
+    return {
+        "report_version": REPORT_VERSION,
+        "audience": audience,
+        "eval": eval_view,
+        "agent": {
+            "id": info.agent_id,
+            "version": info.agent_version,
+            "claimed_capabilities": list(plan.get("claimed_capabilities", [])),
+        },
+        "settings": {
+            "concurrency": plan.get("concurrency"),
+            "infrastructure_retries": plan.get("infrastructure_retries"),
+            "pace_s": str(plan.get("pace_s", 0)),
+            "cells": info.cells_total,
+            "worst_case_usd": str(plan.get("worst_case_usd", "0")),
+        },
+        "summary": {
+            "eval_score": eval_json["eval_score"],
+            "eval_score_ci95": eval_json["eval_score_ci95"],
+            "weakest_suite": eval_json["weakest_suite"],
+            "unverified_capabilities": eval_json["unverified_capabilities"],
+            "meets_thresholds": all(s["meets_threshold"] for s in suites),
+            "cells": {"n": recorded, "missing": len(cells) - recorded},
+            "passed_cells": sum(1 for c in cells if c.done and c.passed),
+            "outcomes": outcome_block(cells),
+            "latency_ms": latency_block(cells),
+            "cost": cost_block(cells),
+        },
+        "warnings": eval_json["warnings"],
+        "suites": suites,
+        "record": _record(data, audience),
+    }

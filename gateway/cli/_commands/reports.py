@@ -1,0 +1,151 @@
+"""`holon evals report` and `holon evals compare`: reports and comparisons of finished evals.
+
+Both read the store only (EVALS.md: reports are rendered from the database).
+The audience defaults to `author` (public cases in full, the holdout as
+aggregates only), the safe view to hand on; `--audience operator` shows the
+holdout's cases too, and only when asked for.
+
+Exit codes: `report` 0, or 2 for an unknown eval or bad usage; `compare` 0
+when the gate passes, 1 when a critical case regressed, 2 when the evals do
+not measure the same thing (without `--allow-mismatch`) or on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from evals.reports import (
+    AUDIENCES,
+    build_report,
+    compare_evals,
+    render_compare_markdown,
+    render_html,
+    render_markdown,
+)
+from gateway.cli._app import common_options, gateway_options
+from gateway.cli._context import Context
+from schema.errors import InputError, Location
+from schema.jsontext import dumps
+
+REPORT_FORMATS = ("json", "md", "html")
+COMPARE_FORMATS = ("json", "md")
+
+
+def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `report` and `compare` to the `holon evals` sub-command group."""
+    both = [common_options(), gateway_options()]
+    report = group.add_parser(
+        "report",
+        parents=both,
+        help="the report of one eval (json, md or html)",
+        description="Render one eval's report from the store: agent and suites with their "
+        "digests, settings, per-suite and per-split rates with intervals and denominators, "
+        "per-check and per-tag rates, outcome counts, latency, cost, the overfit analysis, "
+        "the record it produced and per-case rows. JSON is canonical "
+        "(schema/report.schema.json). The author audience (the default) shows the holdout "
+        "only as aggregates; --audience operator shows its cases too.",
+    )
+    report.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
+    report.add_argument(
+        "--format",
+        choices=REPORT_FORMATS,
+        help="json, md or html (default: md; json with --json)",
+    )
+    _audience(report)
+    _output(report)
+    report.set_defaults(handler=do_report)
+
+    compare = group.add_parser(
+        "compare",
+        parents=both,
+        help="compare two evals case by case; exit 1 when a critical case regressed",
+        description="Pair the cells of two evals on (suite, case digest, repetition) and show "
+        "per-suite rate deltas, improved and regressed cases, per-check deltas and unpaired "
+        "cells. Refuses (exit 2) unless both evals have the same suite digests, holdout "
+        "epochs and grading rules; --allow-mismatch compares anyway, labelled unmatched. "
+        "Exit 1 when any case tagged critical dropped by at least 0.5, whatever the totals.",
+    )
+    compare.add_argument("base", metavar="BASE", help="the eval to compare against")
+    compare.add_argument("candidate", metavar="CANDIDATE", help="the eval being judged")
+    compare.add_argument(
+        "--format", choices=COMPARE_FORMATS, help="md or json (default: md; json with --json)"
+    )
+    _audience(compare)
+    compare.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare evals of different suites or holdout epochs (the result says unmatched)",
+    )
+    _output(compare)
+    compare.set_defaults(handler=do_compare)
+
+
+def _audience(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--audience",
+        choices=AUDIENCES,
+        default="author",
+        help="author (default): the holdout as aggregates only; operator: everything",
+    )
+
+
+def _output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", type=Path, help="write to FILE instead of stdout"
+    )
+
+
+def _format(ctx: Context) -> str:
+    chosen: str | None = ctx.args.format
+    return chosen or ("json" if ctx.out.json_mode else "md")
+
+
+def _emit(ctx: Context, text: str, target: Path | None) -> None:
+    if target is None:
+        ctx.out.stdout.write(text)
+        ctx.out.stdout.flush()
+        return
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", location=Location(str(target))) from None
+    ctx.out.note(f"wrote {target}")
+
+
+def do_report(ctx: Context) -> int:
+    store = ctx.store_client("evals report").store
+    report = build_report(store, ctx.args.eval_id, audience=ctx.args.audience)
+    renderers: dict[str, Any] = {
+        "json": lambda r: dumps(r) + "\n",
+        "md": render_markdown,
+        "html": render_html,
+    }
+    _emit(ctx, renderers[_format(ctx)](report), ctx.args.output)
+    return 0
+
+
+def do_compare(ctx: Context) -> int:
+    store = ctx.store_client("evals compare").store
+    comparison = compare_evals(
+        store,
+        ctx.args.base,
+        ctx.args.candidate,
+        audience=ctx.args.audience,
+        allow_mismatch=ctx.args.allow_mismatch,
+    )
+    if _format(ctx) == "json":
+        text = dumps(comparison) + "\n"
+    else:
+        text = render_compare_markdown(comparison)
+    _emit(ctx, text, ctx.args.output)
+    gate = comparison["gate"]
+    if gate["passed"]:
+        return 0
+    regressed = gate["critical_regressions"]
+    ctx.out.note(
+        f"gate failed: critical cases regressed (public {regressed['public']}, "
+        f"holdout {regressed['holdout']})"
+    )
+    return 1
