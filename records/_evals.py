@@ -454,6 +454,38 @@ class EvalRegistry:
             ).first()
             return None if row is None else row.record
 
+    def current_record_with_staleness(
+        self, agent_id: str, version: str, *, now: datetime | None = None
+    ) -> dict[str, Any] | None:
+        """The current record with `stale` computed now (GATEWAY.md, "Records and staleness").
+
+        A record graded on a suite version that is no longer active stays
+        valid for the active version's grace period after its activation,
+        then is stale. A rotated holdout epoch never makes a record stale.
+        """
+        record = self.current_record(agent_id, version)
+        if record is None:
+            return None
+        now = now or utcnow()
+        reasons: builtins.list[str] = []
+        for suite_id, graded in record.get("suites", {}).items():
+            try:
+                active = self._store.suites.get(suite_id)
+            except NotFound:
+                reasons.append(f"suite {suite_id} is no longer installed")
+                continue
+            if active.version == graded.get("version"):
+                continue
+            activated = active.activated_at or active.installed_at
+            until = activated + timedelta(days=active.grace_days)
+            if now >= until:
+                reasons.append(
+                    f"graded on {suite_id} v{graded.get('version')}; v{active.version} is active "
+                    f"and its {active.grace_days}-day grace period ended "
+                    f"{until.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+                )
+        return {**record, "stale": bool(reasons), "stale_reasons": reasons}
+
     def record_history(self, agent_id: str) -> builtins.list[dict[str, Any]]:
         with self._store.read() as session:
             rows = session.scalars(

@@ -103,6 +103,7 @@ class SuiteVersionRow(Base):
     public_cases: Mapped[int] = mapped_column(Integer)
     holdout_cases: Mapped[int] = mapped_column(Integer)
     holdout_kind: Mapped[str] = mapped_column(String(16))  # none | file | generate
+    grace_days: Mapped[int] = mapped_column(Integer, default=14)
     holdout_epoch: Mapped[int] = mapped_column(Integer, default=0)
     evals_in_epoch: Mapped[int] = mapped_column(Integer, default=0)
     installed_at: Mapped[datetime]

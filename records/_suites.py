@@ -43,6 +43,7 @@ class SuiteInstall:
     public_cases: int
     holdout_cases: int
     holdout_kind: str
+    grace_days: int = 14
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class InstalledSuite:
     public_cases: int
     holdout_cases: int
     holdout_kind: str
+    grace_days: int
     holdout_epoch: int
     evals_in_epoch: int
     installed_at: datetime
@@ -74,6 +76,7 @@ def _installed(row: SuiteVersionRow, active_version: int | None) -> InstalledSui
         public_cases=row.public_cases,
         holdout_cases=row.holdout_cases,
         holdout_kind=row.holdout_kind,
+        grace_days=row.grace_days,
         holdout_epoch=row.holdout_epoch,
         evals_in_epoch=row.evals_in_epoch,
         installed_at=row.installed_at,
@@ -131,6 +134,7 @@ class SuiteRegistry:
                         public_cases=suite.public_cases,
                         holdout_cases=suite.holdout_cases,
                         holdout_kind=suite.holdout_kind,
+                        grace_days=suite.grace_days,
                         holdout_epoch=0,
                         evals_in_epoch=0,
                         installed_at=now,

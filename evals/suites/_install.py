@@ -77,6 +77,7 @@ def describe(suite: Suite) -> SuiteInstall:
         public_cases=len(suite.public),
         holdout_cases=suite.holdout_count,
         holdout_kind=kind,
+        grace_days=suite.grace_days,
     )
 
 

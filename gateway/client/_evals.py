@@ -139,7 +139,7 @@ class EvalOps:
 
     def record(self, agent_id: str) -> JSONObject:
         info = self.store.agents.get(agent_id)
-        record = self.store.evals.current_record(agent_id, info.version)
+        record = self.store.evals.current_record_with_staleness(agent_id, info.version)
         if record is None:
             raise NotFound(
                 f"{agent_id} {info.version} has no record: it has not been evaluated",

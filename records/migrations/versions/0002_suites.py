@@ -39,6 +39,7 @@ def upgrade() -> None:
         sa.Column("public_cases", sa.Integer(), nullable=False),
         sa.Column("holdout_cases", sa.Integer(), nullable=False),
         sa.Column("holdout_kind", sa.String(16), nullable=False),
+        sa.Column("grace_days", sa.Integer(), nullable=False),
         sa.Column("holdout_epoch", sa.Integer(), nullable=False),
         sa.Column("evals_in_epoch", sa.Integer(), nullable=False),
         sa.Column("installed_at", UTCDateTime(), nullable=False),

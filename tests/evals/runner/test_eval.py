@@ -118,3 +118,31 @@ def test_nothing_to_evaluate_is_a_refusal(store: Store, tmp_path: Path) -> None:
     store.agents.register(data)
     with pytest.raises(Refused, match="no installed suite certifies"):
         make_plan(store, data["id"], home=tmp_path)
+
+
+def test_records_go_stale_after_the_grace_period(store: Store, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from evals.suites import install_suite as install
+    from tests.evals.suites._make import SUITE_YAML
+
+    agent = _setup(store, tmp_path / "v1")
+    home = tmp_path / "home"
+    plan = make_plan(store, agent, home=home)
+    work(store, plan, start(store, plan), home=home)
+    version = store.agents.get(agent).version
+    fresh = store.evals.current_record_with_staleness(agent, version)
+    assert fresh is not None and fresh["stale"] is False
+    v2 = make_suite(
+        tmp_path / "v2", suite_yaml=SUITE_YAML.replace("\nversion: 1\n", "\nversion: 2\n")
+    )
+    install(store, v2, activate=True)
+    soon = store.evals.current_record_with_staleness(agent, version)
+    assert soon is not None and soon["stale"] is False  # within the grace period
+    later = store.evals.current_record_with_staleness(
+        agent, version, now=store.suites.get("tiny").activated_at + timedelta(days=14)
+    )
+    assert later is not None and later["stale"] is True
+    assert "grace period ended" in later["stale_reasons"][0]
+    store.suites.rotate_holdout("tiny")
+    assert store.evals.current_record_with_staleness(agent, version)["stale"] is False  # type: ignore[index]
