@@ -92,14 +92,14 @@ class Output:
     # -- progress (stderr) --------------------------------------------------
 
     @contextlib.contextmanager
-    def progress(self, description: str, total: int) -> Iterator[Callable[[int, int], None]]:
-        """Yields `update(done, passed)`: a bar on a terminal, plain lines otherwise.
+    def progress(self, description: str, total: int) -> Iterator[Callable[..., None]]:
+        """Yields `update(done, passed, spent=None)`: a bar on a terminal, plain lines otherwise.
 
         Plain lines come at every tenth of the work, so a log stays short.
         Nothing is shown in --json mode.
         """
         if self.json_mode or total <= 0:
-            yield lambda done, passed: None
+            yield lambda done, passed, spent=None: None
             return
         if self.stderr.isatty():
             columns = (
@@ -107,17 +107,29 @@ class Output:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[passed]} passed"),
+                TextColumn("{task.fields[spent]}"),
                 TimeRemainingColumn(),
             )
             with Progress(*columns, console=self.err_console, transient=True) as bar:
-                task = bar.add_task(description, total=total, passed=0)
-                yield lambda done, passed: bar.update(task, completed=done, passed=passed)
+                task = bar.add_task(description, total=total, passed=0, spent="")
+
+                def update(done: int, passed: int, spent: object = None) -> None:
+                    money = "" if spent is None else f"${spent}"
+                    bar.update(task, completed=done, passed=passed, spent=money)
+
+                yield update
             return
         step = max(1, total // 10)
 
-        def plain(done: int, passed: int) -> None:
-            if done % step == 0 or done == total:
-                self.note(f"{description}: {done}/{total} done, {passed} passed")
+        shown = 0
+
+        def plain(done: int, passed: int, spent: object = None) -> None:
+            nonlocal shown
+            # Updates may skip numbers (group commits): show each tenth once.
+            if done // step > shown // step or done == total and shown != total:
+                shown = done
+                money = "" if spent is None else f", ${spent} spent"
+                self.note(f"{description}: {done}/{total} done, {passed} passed{money}")
 
         yield plain
 

@@ -200,7 +200,7 @@ def _print_result(ctx: Context, view: dict[str, Any]) -> None:
 
 def _run_with_progress(ctx: Context, total: int, call: Any) -> dict[str, Any]:
     with ctx.out.progress("eval", total) as update:
-        result: dict[str, Any] = call(lambda p: update(p["done"], p["passed"]))
+        result: dict[str, Any] = call(lambda p: update(p["done"], p["passed"], p["cost_usd"]))
     return result
 
 
