@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents import load_manifest
 from tests.evals.suites._make import SUITE_YAML, case, make_suite
 from tests.gateway._cli import CLI
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_add_show_list_activate(cli: CLI, tmp_path: Path) -> None:
@@ -116,6 +119,8 @@ def test_first_use_installs_the_shipped_examples(tmp_path: Path) -> None:
     ids = {s["id"] for s in res.json()["items"]}
     assert ids == {"invoice-extract", "ticket-classify", "report-render"}
     agents = {a["id"] for a in cli("agents", "list", "--json").json()["items"]}
-    assert agents == {"acme/invoice-reader", "acme/ticket-triage", "acme/report-writer"}
+    shipped = {load_manifest(path).id for path in (ROOT / "examples" / "agents").glob("*.yaml")}
+    assert agents == shipped
+    assert {"acme/invoice-reader", "acme/ticket-triage", "acme/report-writer"} <= agents
     # Only once.
     assert "first use" not in cli("suites", "list").stderr
