@@ -56,9 +56,8 @@ _SYMBOL_CHARS = "$\u20ac\u00a3\u00a5"
 # A money-looking token whose last separator is followed by exactly two digits.
 _DECIMAL_TOKEN = re2.compile(r"\d(?:[\d.,'\x{a0} ]*\d)?([.,])\d{2}(?:[^\d]|$)")
 _CODE_WORD = re2.compile(r"\b([A-Z]{3})\b")
-_UNIT_SUFFIX = re2.compile(
-    r"(?i)\s*(?:pcs?|pieces?|units?|ea|each|h|hrs?|hours?|days?|kg|g|m|m2|l|x|licen[cs]es?|seats?)\.?$"
-)
+# A unit after a quantity: "3 pcs", "2.5 h", "12 order", "4 m2", "6 x".
+_UNIT_SUFFIX = re2.compile(r"(?i)\s+(?:[a-z]{1,12}\.?|m[23\x{b2}\x{b3}])$|(?i)\s*x$")
 _NUMBER_BODY = re2.compile(r"^\d{1,3}(?:[.,'\x{a0} ]\d{3})*(?:[.,]\d+)?$|^\d+(?:[.,]\d+)?$")
 
 MONTHS = {
@@ -131,7 +130,8 @@ def strip_currency(text: str) -> tuple[str, str | None]:
 def parse_amount(text: str, style: NumberStyle, *, allow_unit: bool = False) -> Decimal | None:
     """The number a cell shows, or None when the cell is not (only) a number.
 
-    `allow_unit` accepts a trailing unit such as "3 pcs" or "2.5 h" (quantities).
+    `allow_unit` accepts a trailing unit word such as "3 pcs", "2.5 h" or "12 order"
+    (quantities).
     """
     value = text.strip()
     negative = False

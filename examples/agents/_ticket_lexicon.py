@@ -9,7 +9,19 @@ not a trained model.
 
 from __future__ import annotations
 
-__all__ = ["CALM", "LABELS", "NEGATORS", "PRODUCTS", "SECURITY_INCIDENT", "SOFT_OUTAGE", "URGENCY"]
+__all__ = [
+    "BLOCKED",
+    "CALM",
+    "LABELS",
+    "LIMITED",
+    "NEGATORS",
+    "PRODUCTS",
+    "SECURITY_INCIDENT",
+    "SOFT_OUTAGE",
+    "STANDSTILL",
+    "TIME_BOUND",
+    "URGENCY",
+]
 
 Lexicon = dict[str, float]
 
@@ -28,6 +40,8 @@ LABELS: dict[str, Lexicon] = {
         "failed payment": 2.5, "card expired": 2.5,
         "direct debit": 1.5, "money back": 3, "paid for": 1.5, "seat*": 1, "add-on": 1.5,
         "addon": 1.5, "licence fee": 2.5, "license fee": 2.5, "fee": 1.5, "fees": 1.5,
+        "identical payments": 3, "on our statement": 2.5, "bounced": 2, "unpaid": 2,
+        "hardware charge": 2.5, "pro-rata": 2.5, "pro rata": 2.5, "credit the difference": 2.5,
     },
     "bug": {
         "bug": 3, "error": 2, "errors": 2, "error message": 2.5, "crash*": 3, "broken": 2,
@@ -44,17 +58,23 @@ LABELS: dict[str, Lexicon] = {
         "typo": 2, "instead of": 1.5, "never arrive*": 2, "received nothing": 2,
         "did something change": 2.5, "no longer": 1.5, "stopped": 1, "used to work": 3,
         "doesn't match": 2, "don't match": 2, "double count*": 2.5,
+        "gives error": 3, "gives an error": 3, "fails with": 2.5, "error code": 2.5,
+        "internal server error": 3, "http 500": 2.5, "shows up twice": 2.5, "show up twice": 2.5,
+        "appears twice": 2.5, "appear twice": 2.5, "twice": 0.75, "is missing the": 2,
+        "not deducted": 2.5, "happens on": 1.5, "every time": 1.5,
     },
     "feature_request": {
         "feature request": 4, "would be nice": 3, "would be great": 3, "would love": 2.5,
         "it would help": 2.5, "please add": 3, "add support": 3, "add an option": 3,
         "could you add": 3, "can you add": 3, "could you please add": 3, "wish": 2,
-        "suggest*": 2, "roadmap": 3, "any plans": 3, "plans to support": 3,
+        "suggest*": 1.5, "roadmap": 3, "any plans": 3, "plans to support": 3,
         "plan to support": 3, "support for": 1.5, "integration with": 2, "integrate with": 2,
         "dark mode": 3, "ability to": 2.5, "option to": 2, "feature": 1.5,
         "missing feature": 3, "enhancement": 3, "improvement": 2, "vote for": 2.5,
         "request": 1, "idea": 2, "consider adding": 3.5, "be able to": 1.5, "allow us to": 2,
         "allow users to": 2, "planning to": 2, "are you planning": 3,
+        "be added": 2, "great addition": 3, "save us time": 2.5, "beta test": 3,
+        "considering it": 2, "would like to see": 2.5, "it would be useful": 3,
     },
     "account": {
         "password": 2.5, "reset my password": 3, "password reset": 3, "forgot": 2,
@@ -67,6 +87,9 @@ LABELS: dict[str, Lexicon] = {
         "new user": 2, "user access": 2, "owner": 1.5, "transfer ownership": 3.5, "sso": 2,
         "single sign on": 2.5, "deactivate": 2, "accountant access": 3, "admin rights": 2.5,
         "new phone": 2, "lost my phone": 2.5, "merge": 1.5, "access": 1,
+        "read-only": 3, "add users": 2.5, "how many users": 2.5, "close our": 2,
+        "sold the business": 2.5, "unlock link": 3, "account is locked": 3.5, "locked": 2,
+        "too many attempts": 3,
     },
     "outage": {
         "is down": 3.5, "are down": 3.5, "site down": 3.5, "went down": 3, "goes down": 2.5,
@@ -81,6 +104,11 @@ LABELS: dict[str, Lexicon] = {
         "anyone else": 2, "since this morning": 1, "for the last hour": 1.5,
         "connection refused": 2.5, "not responding": 2.5, "can't connect": 2,
         "cannot connect": 2, "unable to connect": 2, "all devices": 2, "every device": 2,
+        "standstill": 3, "offline": 2, "none of the": 2, "for all visitors": 2.5,
+        "barely loading": 3, "takes ages": 2, "everyone is affected": 2.5,
+        "all our users are affected": 2.5, "same for all our users": 2.5,
+        "having problems": 2, "wrong on your side": 3, "on your side": 1.5,
+        "what's going on": 2,
     },
     "how_to": {
         "how do i": 4.5, "how can i": 3.5, "how to": 3, "how do we": 4.5, "how can we": 3.5,
@@ -102,7 +130,10 @@ LABELS: dict[str, Lexicon] = {
         "penetration test": 3.5, "spoof*": 3, "scam": 3, "impersonat*": 3.5,
         "didn't make": 1.5, "didn't authorise": 3.5, "didn't authorize": 3.5, "idor": 4.5,
         "other customers' data": 4, "someone else's data": 4, "another company's": 3,
-        "card data": 3,
+        "card data": 3, "fake": 3, "login link": 2.5, "login alert": 3.5,
+        "another country": 3, "active attack": 5, "at risk": 2.5, "someone is using": 3,
+        "don't know": 1, "changed our bank details": 3, "can see other": 3.5,
+        "can see others": 3.5, "other people's": 2.5, "colleague's": 2,
     },
     "other": {
         "partnership": 3, "partner": 2, "reseller": 3, "press": 2, "journalist": 3,
@@ -111,6 +142,7 @@ LABELS: dict[str, Lexicon] = {
         "interview": 2, "unsubscribe": 2.5, "newsletter": 2, "conference": 2.5,
         "sponsor*": 2.5, "marketing": 1.5, "seo services": 4, "guest post": 4, "podcast": 3,
         "webinar": 2, "survey": 1.5, "award": 2, "testimonial": 2.5, "affiliate": 2.5,
+        "from sales": 3, "programme": 1.5, "program": 1,
     },
 }
 
@@ -125,6 +157,7 @@ PRODUCTS: dict[str, Lexicon] = {
         "overdue invoices": 2.5, "mtd": 2.5, "making tax digital": 3.5, "purchase order*": 2,
         "bills to pay": 2.5, "supplier bills": 3, "year end": 2, "trial balance": 3.5,
         "bank transactions": 2.5, "bank account": 1, "invoices": 0.75, "invoice": 0.5,
+        "recurring": 1.5, "retainer": 2, "my customer": 1.5, "payment link": 1.5,
     },
     "payroll": {
         "brightwave payroll": 5, "payroll": 4, "payslip*": 3.5, "pay slip*": 3.5,
@@ -144,6 +177,7 @@ PRODUCTS: dict[str, Lexicon] = {
         "ecommerce": 3, "e-commerce": 3, "variants": 2.5, "paypal": 2, "fulfil*": 2.5,
         "fulfill*": 2.5, "shopify": 2, "orders": 1.5, "order confirmation": 2.5, "shop": 1.5,
         "delivery": 1, "customers can't check out": 4, "product images": 3, "collections": 2,
+        "shop's": 2, "shop admin": 3, "bundles": 2, "order status": 2.5,
     },
     "pos": {
         "brightwave pos": 5, "pos": 4, "point of sale": 4, "terminal*": 3, "card reader*": 4,
@@ -153,6 +187,7 @@ PRODUCTS: dict[str, Lexicon] = {
         "end of day": 2.5, "z report": 3.5, "z-report": 3.5, "shift": 1.5, "cashier*": 3,
         "tips": 2, "restaurant": 1.5, "stores": 1, "counter": 1.5, "card payments": 2,
         "take payments": 2, "take card payments": 3, "chip and pin": 3.5, "pin pad": 3.5,
+        "hardware": 2.5,
     },
     "api": {
         "api": 4, "apis": 4, "endpoint*": 3, "webhook*": 4, "sdk": 4, "rate limit*": 4,
@@ -186,10 +221,50 @@ URGENCY: Lexicon = {
 }
 CALM: Lexicon = {
     "no rush": 2.5, "no hurry": 2.5, "whenever you can": 2.5, "when you get a chance": 2.5,
-    "not urgent": 3, "low priority": 3, "minor": 1.5, "cosmetic": 2.5, "typo": 2,
-    "just curious": 2, "just wondering": 2, "nice to have": 2, "at your convenience": 2.5,
-    "small thing": 2, "not a big deal": 2.5, "no big deal": 2.5, "in the future": 1,
-    "eventually": 1, "when convenient": 2.5,
+    "whenever you get a chance": 2.5, "not urgent": 3, "low priority": 3, "minor": 1.5,
+    "cosmetic": 2.5, "typo": 2, "just curious": 2, "just wondering": 2, "nice to have": 2,
+    "at your convenience": 2.5, "small thing": 2, "in the future": 1, "eventually": 1,
+    "when convenient": 2.5, "when you have time": 2.5, "no urgency": 3, "nothing urgent": 3,
+}
+
+# Impact, as the capability defines the priorities (docs/capabilities.md): what the
+# ticket says about who is affected and what still works, not how loud it is.
+# "A business function blocked or many users affected, no workaround": at least high.
+BLOCKED: Lexicon = {
+    "no workaround": 1, "no work around": 1, "no way around": 1, "can't find a way around": 1,
+    "cannot find a way around": 1, "without a workaround": 1, "is blocked": 1, "are blocked": 1,
+    "we're blocked": 1, "blocks us": 1, "blocking us": 1, "stopping us from": 1,
+    "stops us from": 1, "prevents us from": 1, "keeps us from": 1, "can't finish": 1,
+    "cannot finish": 1, "can't complete": 1, "cannot complete": 1, "depends on this": 1,
+    "depend on this": 1, "please prioritise": 1, "please prioritize": 1,
+    "needs attention soon": 1, "need this fixed soon": 1, "everyone is affected": 1,
+    "all our users are affected": 1, "all users are affected": 1, "same for all our users": 1,
+    "whole team is affected": 1, "entire team is affected": 1, "affects all": 1,
+    "affects everyone": 1, "all of our staff": 0.5, "all our staff": 0.5, "all our users": 0.5,
+    "all visitors": 0.5, "all our customers": 0.5, "nobody can": 1, "no one can": 1,
+    "nobody here can": 1, "no one here can": 1, "until this is fixed": 1,
+}
+# "Production down, an active security incident, money or data being lost now": urgent.
+STANDSTILL: Lexicon = {
+    "at a standstill": 1, "standstill": 1, "act now": 1, "active attack": 1,
+    "stopped immediately": 1, "costing us money": 1, "as we speak": 1,
+    "can't take payments": 1, "cannot take payments": 1, "can't take any payments": 1,
+    "can't pay our staff": 1, "cannot pay our staff": 1, "data loss": 1, "lost data": 1,
+    "business is down": 1, "can't trade": 1, "cannot trade": 1,
+}
+# A deadline: a problem that must be solved by a date is not "no time pressure" (normal).
+TIME_BOUND: Lexicon = {
+    "this week": 1, "next week": 1, "next few days": 1, "coming days": 1, "by friday": 1,
+    "by monday": 1, "by tomorrow": 1, "before the weekend": 1, "before friday": 1,
+    "month-end": 1, "month end": 1, "deadline": 1, "end of the month": 1, "in time for": 1,
+}
+# "A real problem with a workaround or limited impact": at most normal.
+LIMITED: Lexicon = {
+    "have a workaround": 1, "as a workaround": 1, "workaround for now": 1,
+    "work around it": 1, "not a big deal": 1, "no big deal": 1, "not critical": 1,
+    "not urgent": 1, "still works": 1, "covering for me": 1, "can live with it": 1,
+    "only affects a couple": 1, "just flagging": 1, "thought you should know": 1,
+    "didn't click": 1,
 }
 # An active incident (urgent) rather than a report about a weakness (high).
 SECURITY_INCIDENT: Lexicon = {
@@ -200,5 +275,6 @@ SECURITY_INCIDENT: Lexicon = {
 # Outage words that mean degraded rather than down (high rather than urgent).
 SOFT_OUTAGE: Lexicon = {
     "slow": 1, "degraded": 1, "intermittent*": 1, "sometimes": 1, "some of": 0.5, "partially": 1,
+    "barely": 1, "takes ages": 1, "take ages": 1, "takes minutes": 1, "still works": 1,
 }
 # fmt: on

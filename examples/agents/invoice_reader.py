@@ -1,8 +1,10 @@
 """acme/invoice-reader: reads supplier invoice PDFs (capability invoice.extract).
 
-A deterministic, rule-based example agent: pypdf extracts each page's text in
-layout mode, `_invoice_parser` reads header fields, the line-item table and
-the totals from it. No model, no network.
+A deterministic, rule-based example agent: each page becomes lines of
+positioned cells (`_pdf_text` follows the page's text operators through
+pypdf; `_invoice_layout` groups what they draw), and `_invoice_parser` reads
+header fields, the line-item table and the totals from them. No model, no
+network.
 
 The PDF is the caller's, so reading it is bounded: at most 10 MiB of PDF and
 100 pages, parsed with ``strict=True``; a file pypdf cannot read, an encrypted
@@ -21,11 +23,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from pypdf import PdfReader
+from pypdf import PageObject, PdfReader
 from pypdf.errors import PyPdfError
 from starlette.applications import Starlette
 
+from examples.agents._invoice_layout import Line, lines_from_runs, split_lines
 from examples.agents._invoice_parser import extract_invoice
+from examples.agents._pdf_text import page_runs
 from examples.agents._protocol import (
     AgentIdentity,
     Answer,
@@ -41,7 +45,7 @@ __all__ = ["IDENTITY", "MAX_PAGES", "MAX_PDF_BYTES", "app", "create", "main", "r
 
 logger = logging.getLogger(__name__)
 
-IDENTITY = AgentIdentity(id="acme/invoice-reader", version="1.0.0")
+IDENTITY = AgentIdentity(id="acme/invoice-reader", version="1.1.0")
 MAX_PDF_BYTES = 10 * 1024 * 1024
 MAX_PAGES = 100
 MAX_TEXT_CHARS = 2_000_000  # layout text of 100 dense pages stays far below
@@ -53,11 +57,13 @@ class UnreadableDocument(InputError):
     code = "unreadable_document"
 
 
-def read_pages(data: bytes) -> list[str]:
-    """Each page's text in pypdf layout mode (columns kept as runs of spaces).
+def read_pages(data: bytes) -> list[list[Line]]:
+    """Each page's lines of positioned cells (`_invoice_layout`).
 
-    Raises UnreadableDocument for anything that is not a readable, text-bearing
-    PDF within the limits.
+    Text positions come from the page's text operators (`_pdf_text`); a page
+    with fonts it cannot measure is read in pypdf's layout mode instead.
+    Raises UnreadableDocument for anything that is not a readable,
+    text-bearing PDF within the limits.
     """
     if not data.startswith(b"%PDF-"):
         raise UnreadableDocument("the document is not a PDF (no %PDF- header)")
@@ -70,18 +76,14 @@ def read_pages(data: bytes) -> list[str]:
             raise UnreadableDocument(
                 f"the PDF has {count} pages; this agent reads at most {MAX_PAGES}"
             )
-        pages: list[str] = []
+        pages: list[list[Line]] = []
         size = 0
-        for page in reader.pages:
-            try:
-                text = page.extract_text(extraction_mode="layout")
-            except (ValueError, KeyError, TypeError, ZeroDivisionError):
-                # Layout mode is pickier about odd fonts than plain mode.
-                text = page.extract_text()
-            size += len(text)
+        for number, page in enumerate(reader.pages):
+            lines = _page_lines(page, number)
+            size += sum(len(line.text) for line in lines)
             if size > MAX_TEXT_CHARS:
                 raise UnreadableDocument("the PDF holds more text than an invoice plausibly does")
-            pages.append(text)
+            pages.append(lines)
     except UnreadableDocument:
         raise
     except (
@@ -96,9 +98,21 @@ def read_pages(data: bytes) -> list[str]:
         OSError,
     ) as exc:
         raise UnreadableDocument(f"the PDF cannot be read: {type(exc).__name__}: {exc}") from None
-    if not any(text.strip() for text in pages):
+    if not any(line.cells for lines in pages for line in lines):
         raise UnreadableDocument("the PDF has no text layer (a scanned image?); no OCR here")
     return pages
+
+
+def _page_lines(page: PageObject, number: int) -> list[Line]:
+    runs = page_runs(page)
+    if runs:
+        return lines_from_runs(runs, number)
+    try:
+        text = page.extract_text(extraction_mode="layout")
+    except (ValueError, KeyError, TypeError, ZeroDivisionError):
+        # Layout mode is pickier about odd fonts than plain mode.
+        text = page.extract_text()
+    return split_lines(text, number)
 
 
 def _decode(document: dict[str, Any]) -> bytes:
@@ -117,11 +131,12 @@ def _decode(document: dict[str, Any]) -> bytes:
 def extract(value: dict[str, Any]) -> Answer:
     """The invoice.extract handler."""
     pages = read_pages(_decode(value["document"]))
-    output = extract_invoice(pages)
+    lines = [line for page in pages for line in page]
+    output = extract_invoice(lines)
     logger.debug("read %d pages, %d line items", len(pages), len(output["line_items"]))
     return Answer(
         output=output,
-        input_tokens=estimate_tokens("\n".join(" ".join(page.split()) for page in pages)),
+        input_tokens=estimate_tokens("\n".join(line.text for line in lines)),
         output_tokens=estimate_tokens(dumps(output)),
     )
 

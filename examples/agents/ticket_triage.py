@@ -1,13 +1,17 @@
 """acme/ticket-triage: a rule-based support-ticket classifier (capability ticket.classify).
 
 Scores the ticket against weighted phrase lists (`_ticket_lexicon`): one list
-per label, per product, and cue lists for priority. The subject counts 1.5
-times the body. A phrase right after a negator in the same sentence ("this
-is not a bug", "no outage on our side", "I wasn't charged") counts against
-its label instead of for it. The best label wins unless nothing scores
-(then ``other``); the priority starts from the label (an outage is urgent, a
-question is low) and moves with urgency and calm cues; the product is the
-best-scoring product, or ``general`` when no product is named.
+per label, per product, and cue lists for priority. Quoted replies, channel
+stamps and mail disclaimers are dropped first; the subject counts 1.5 times
+the body; a repeated phrase adds a quarter of its weight. A phrase right
+after a negator in the same sentence ("this is not a bug", "no outage on our
+side", "I wasn't charged") counts against its label instead of for it. The
+best label wins unless nothing scores (then ``other``); the priority starts
+from the label (an outage is urgent, a question is low), moves with urgency
+and calm cues, and is then held to the impact the ticket states (blocked
+with no workaround: at least high; a workaround: at most normal; money lost
+now: urgent; a deadline: at least normal); the product is the best-scoring
+product, or ``general`` when no product is named.
 
 Deterministic and explainable, and as weak as keyword rules are: it does not
 understand paraphrase, sarcasm or a ticket that mentions one topic to
@@ -18,7 +22,7 @@ Serve it with ``python -m examples.agents.ticket_triage --port 8102``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,26 +31,32 @@ from starlette.applications import Starlette
 
 from examples.agents._protocol import AgentIdentity, Answer, create_app, estimate_tokens, run
 from examples.agents._ticket_lexicon import (
+    BLOCKED,
     CALM,
     LABELS,
+    LIMITED,
     NEGATORS,
     PRODUCTS,
     SECURITY_INCIDENT,
     SOFT_OUTAGE,
+    STANDSTILL,
+    TIME_BOUND,
     URGENCY,
 )
 from schema.jsontext import dumps
 
 __all__ = ["IDENTITY", "Classification", "app", "classify", "create", "main"]
 
-IDENTITY = AgentIdentity(id="acme/ticket-triage", version="1.0.0")
+IDENTITY = AgentIdentity(id="acme/ticket-triage", version="1.1.0")
 
 PRIORITIES = ("low", "normal", "high", "urgent")
 SUBJECT_WEIGHT = 1.5
 NEGATION_WEIGHT = -0.5
 NEGATION_WINDOW = 3
+REPEAT_WEIGHT = 0.25
 MIN_LABEL_SCORE = 1.5
 MIN_PRODUCT_SCORE = 2.0
+MIN_OTHER_PRODUCT_SCORE = 5.0
 # Ties go to the label that is costlier to miss.
 LABEL_ORDER = (
     "security",
@@ -72,10 +82,32 @@ MAX_PRIORITY = {"feature_request": 1, "other": 1, "how_to": 2}
 MIN_PRIORITY = {"outage": 2, "security": 1}
 HARD_DOWN = ("is down", "are down", "completely down", "outage", "unavailable", "502", "503")
 
+_NOT_OWN = re2.compile(
+    r"(?i)^(?:on .{3,80} wrote:$|(?:created|submitted|sent|forwarded|received) "
+    r"(?:through|via|from) |account id:|ticket opened\.?$|this (?:e-?mail|message) and any "
+    r"attachments|sent from my )"
+)
 _SENTENCES = re2.compile(r"[^.!?;,:\n]+")  # clauses: negation does not cross them
 _WORD = re2.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 Token = tuple[str, int]  # (word, clause number)
+
+
+def _own_words(body: str) -> str:
+    """The body without what the customer did not write for this ticket.
+
+    Quoted replies ("> ..." and the "On Monday, X wrote:" line before them),
+    channel stamps ("Created through the support API", "Forwarded from the
+    in-app help widget", "Account ID: ..."), "Sent from my iPhone" and mail
+    disclaimers. Signatures stay: they are hard to tell from the last line.
+    """
+    kept = []
+    for line in body.splitlines():
+        text = line.strip()
+        if text.startswith(">") or _NOT_OWN.search(text):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _tokens(text: str) -> list[Token]:
@@ -110,7 +142,8 @@ class _Phrase:
 class _Matcher:
     """One lexicon, indexed by first word, scoring token lists with negation."""
 
-    def __init__(self, lexicon: dict[str, float]) -> None:
+    def __init__(self, lexicon: dict[str, float], *, negation: bool = True) -> None:
+        self._negation = negation
         phrases: dict[tuple[str, ...], float] = {}
         for text, weight in lexicon.items():
             words = tuple(_WORD.findall(text.lower())) if not text.endswith("*") else None
@@ -129,6 +162,7 @@ class _Matcher:
 
     def score(self, tokens: list[Token]) -> float:
         total = 0.0
+        seen: set[tuple[str, ...]] = set()
         for index, (word, _) in enumerate(tokens):
             candidates = self._exact.get(word, [])
             if self._prefix:
@@ -138,8 +172,16 @@ class _Matcher:
             for phrase in candidates:
                 if phrase.matches(tokens, index):
                     # "not urgent" is itself a negation; it is not negated by itself
-                    negated = phrase.words[0] not in NEGATORS and _negated(tokens, index)
-                    total += phrase.weight * (NEGATION_WEIGHT if negated else 1.0)
+                    negated = (
+                        self._negation
+                        and phrase.words[0] not in NEGATORS
+                        and _negated(tokens, index)
+                    )
+                    # a repeated phrase adds little: a ticket that says "refund" three
+                    # times is not three times as much about billing
+                    repeat = REPEAT_WEIGHT if phrase.words in seen else 1.0
+                    seen.add(phrase.words)
+                    total += phrase.weight * repeat * (NEGATION_WEIGHT if negated else 1.0)
         return total
 
 
@@ -176,15 +218,23 @@ class Classification:
 class _Classifier:
     def __init__(self) -> None:
         self.labels = {name: _Matcher(lexicon) for name, lexicon in LABELS.items()}
-        self.products = {name: _Matcher(lexicon) for name, lexicon in PRODUCTS.items()}
+        # A product is what the ticket is about, said or denied: "not deducted at
+        # checkout" is still about the shop.
+        self.products = {
+            name: _Matcher(lexicon, negation=False) for name, lexicon in PRODUCTS.items()
+        }
         self.urgency = _Matcher(URGENCY)
         self.calm = _Matcher(CALM)
         self.incident = _Matcher(SECURITY_INCIDENT)
         self.soft_outage = _Matcher(SOFT_OUTAGE)
         self.hard_down = _Matcher(dict.fromkeys(HARD_DOWN, 1.0))
+        self.blocked = _Matcher(BLOCKED)
+        self.standstill = _Matcher(STANDSTILL)
+        self.time_bound = _Matcher(TIME_BOUND)
+        self.limited = _Matcher(LIMITED)
 
     def classify(self, subject: str, body: str) -> Classification:
-        parts = [(_tokens(subject), SUBJECT_WEIGHT), (_tokens(body), 1.0)]
+        parts = [(_tokens(subject), SUBJECT_WEIGHT), (_tokens(_own_words(body)), 1.0)]
 
         def score(matcher: _Matcher) -> float:
             return sum(matcher.score(tokens) * weight for tokens, weight in parts)
@@ -197,11 +247,28 @@ class _Classifier:
         if label == "other" and scores["other"] < MIN_LABEL_SCORE:
             confidence = 0.3  # chosen for want of evidence, not because of it
 
+        priority = self._priority(label, score)
+
+        product_scores = {name: score(m) for name, m in self.products.items()}
+        product = max(sorted(product_scores), key=lambda name: product_scores[name])
+        # Sales, partnerships, praise and spam rarely concern one product: only a
+        # product named outright ("Brightwave Books") counts for them.
+        needed = MIN_OTHER_PRODUCT_SCORE if label == "other" else MIN_PRODUCT_SCORE
+        if product_scores[product] < needed:
+            product = "general"
+        return Classification(
+            label=label,
+            priority=priority,
+            product=product,
+            confidence=round(min(0.99, max(0.05, confidence)), 2),
+            scores=scores,
+        )
+
+    def _priority(self, label: str, score: Callable[[_Matcher], float]) -> str:
+        """The label's base priority, moved by cue words, then held to what the impact says."""
         level = BASE_PRIORITY[label]
         if label == "security":
             level = 3 if score(self.incident) >= 1 else 2
-        if label == "outage" and score(self.soft_outage) >= 1 and score(self.hard_down) < 1:
-            level = 2
         urgency, calm = score(self.urgency), score(self.calm)
         if urgency >= 1.5:
             level += 1
@@ -209,19 +276,19 @@ class _Classifier:
             level += 1
         if calm >= 2:
             level -= 1
+        # Impact (docs/capabilities.md's definitions) overrides how loud the words are.
+        if score(self.blocked) >= 1:
+            level = max(level, 2)  # a function blocked, many users, no workaround
+        if score(self.limited) >= 1:
+            level = min(level, 1)  # a workaround, limited impact
+        if label == "outage" and score(self.soft_outage) >= 1 and score(self.hard_down) < 1:
+            level = min(level, 2)  # degraded, not down
+        if score(self.standstill) >= 1:
+            level = 3  # down, an active incident, money or data lost now
+        if score(self.time_bound) >= 1:
+            level = max(level, 1)  # a deadline is time pressure
         level = max(MIN_PRIORITY.get(label, 0), min(MAX_PRIORITY.get(label, 3), level))
-
-        product_scores = {name: score(m) for name, m in self.products.items()}
-        product = max(sorted(product_scores), key=lambda name: product_scores[name])
-        if product_scores[product] < MIN_PRODUCT_SCORE:
-            product = "general"
-        return Classification(
-            label=label,
-            priority=PRIORITIES[max(0, min(3, level))],
-            product=product,
-            confidence=round(min(0.99, max(0.05, confidence)), 2),
-            scores=scores,
-        )
+        return PRIORITIES[max(0, min(3, level))]
 
 
 _classifier: _Classifier | None = None

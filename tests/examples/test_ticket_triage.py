@@ -88,6 +88,58 @@ def test_priority_moves_with_urgency_and_calm_cues() -> None:
     assert classify("VAT report", base + " Not urgent, no rush.").priority == "low"
 
 
+@pytest.mark.parametrize(
+    ("body", "priority"),
+    [
+        # limited impact, no time pressure: low
+        ("Not urgent, we fixed the figures by hand.", "low"),
+        # the same calm words, but a deadline: normal (a real problem, not "no rush")
+        ("Not urgent, but we need it right before the quarter closes next week.", "normal"),
+        # a workaround caps it at normal, however loud
+        ("This is urgent!! We have a workaround for now though.", "normal"),
+        # a business function blocked, no workaround: high without any "urgent"
+        ("Our whole team is blocked and there is no workaround.", "high"),
+        ("Nobody here can send a quote until this is fixed.", "high"),
+        # money being lost now: urgent
+        ("This is costing us money as we speak.", "urgent"),
+    ],
+)
+def test_priority_follows_the_stated_impact(body: str, priority: str) -> None:
+    got = classify("VAT report", "The VAT report shows the wrong total. " + body)
+    assert (got.label, got.priority) == ("bug", priority), got.scores
+
+
+def test_a_degraded_outage_is_high_and_a_full_one_urgent() -> None:
+    slow = "The storefront still works, just barely: pages take ages for everyone."
+    down = "The storefront is down for everyone, every page returns 503."
+    assert (classify("Shop", slow).label, classify("Shop", slow).priority) == ("outage", "high")
+    assert (classify("Shop", down).label, classify("Shop", down).priority) == ("outage", "urgent")
+
+
+def test_quoted_replies_and_channel_stamps_do_not_count() -> None:
+    body = (
+        "Created through the support API\n\n"
+        "How do I add a second user to our account?\n\n"
+        "Account ID: acc_12345\n"
+        "> On Tue, Brightwave Support wrote:\n"
+        "> Your refund for the double charge on your subscription has been processed.\n"
+    )
+    got = classify("", body)
+    assert (got.label, got.product) == ("how_to", "general"), got.scores
+    assert got.scores["billing"] == 0
+
+
+def test_a_denied_phrase_still_names_its_product() -> None:
+    got = classify("", "Discount codes are not deducted at checkout since this morning.")
+    assert got.product == "shop"
+
+
+def test_a_repeated_word_counts_little() -> None:
+    once = classify("", "Refund please.").scores["billing"]
+    thrice = classify("", "Refund please. Refund. Refund.").scores["billing"]
+    assert once < thrice <= 1.5 * once
+
+
 def test_subject_weighs_more_than_body() -> None:
     body = "Also, how do I add a user?"
     assert classify("Refund please", body).label == "billing"
@@ -173,7 +225,7 @@ def test_runs_as_a_real_server_process() -> None:
                 time.sleep(0.1)
         assert identity.json() == {
             "id": "acme/ticket-triage",
-            "version": "1.0.0",
+            "version": ticket_triage.IDENTITY.version,
             "capabilities": [CAPABILITY],
         }
         value = {
