@@ -19,6 +19,7 @@ MANIFESTS = {
     "acme-invoice-reader.yaml": ("acme/invoice-reader", "invoice.extract", "invoice_reader"),
     "acme-ticket-triage.yaml": ("acme/ticket-triage", "ticket.classify", "ticket_triage"),
     "acme-report-writer.yaml": ("acme/report-writer", "report.render", "report_writer"),
+    "shady-memorizer.yaml": ("shady/memorizer", "ticket.classify", "shady_memorizer"),
 }
 CAPABILITIES = ["invoice.extract", "ticket.classify", "report.render"]
 SCHEMA_FILES = sorted((SCHEMA_DIR / "capabilities").glob("*.json"))
