@@ -43,12 +43,19 @@ class CellResult:
         return self.outcome.ok and self.grade is not None and self.grade.passed
 
 
-def prepare(suite: Suite, case: Case, cache: FixtureCache | None) -> PreparedCase:
-    """Expand fixtures and validate the input: a failure is the suite's fault, never the agent's."""
+def prepare(
+    suite: Suite, case: Case, cache: FixtureCache | None, *, input_validator: Any = None
+) -> PreparedCase:
+    """Expand fixtures and validate the input: a failure is the suite's fault, never the agent's.
+
+    `input_validator` (the suite's, built once by a caller preparing many cases)
+    saves building it per case.
+    """
     where = case.source
     value = expand(case.input, suite.fixtures, cache, path=("input",), where=where)
     expected = expand(case.expected, suite.fixtures, cache, path=("expected",), where=where)
-    for error in make_validator(suite.input_schema).iter_errors(value):
+    checker = input_validator or make_validator(suite.input_schema)
+    for error in checker.iter_errors(value):
         message, at = explain(error)
         raise SuiteError(
             f"case {case.id!r}: the expanded input does not match the suite's input schema: "
@@ -109,7 +116,12 @@ async def run_cell(
     graded: CaseGrade | None = None
     if outcome.ok:
         document = grading_document(prepared, outcome)
-        # Grading is CPU work (and may wait on the PDF pool): off the event
-        # loop, so other cells keep their deadlines.
-        graded = await asyncio.to_thread(grade, prepared.case.checks, document, pdf=pdf)
+        if any(check.uses_pdf for check in prepared.case.checks):
+            # Reading a PDF waits on the reader pool: off the event loop, so
+            # other cells keep their deadlines.
+            graded = await asyncio.to_thread(grade, prepared.case.checks, document, pdf=pdf)
+        else:
+            # Plain grading takes a fraction of a millisecond: a thread hop
+            # would cost more than it saves.
+            graded = grade(prepared.case.checks, document, pdf=pdf)
     return CellResult(prepared.case, repetition, outcome, graded)

@@ -21,16 +21,18 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from agents import Executor
-from evals._cell import CellResult, prepare, run_cell
+from evals._cell import CellResult, PreparedCase, prepare, run_cell
 from evals._plan import Plan
 from evals.checks import PdfPool
 from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
 from records import CellResultRow, ClaimedCell, Store
+from schema import make_validator
 from schema.errors import EnvironmentFault, HolonError
 
 log = logging.getLogger(__name__)
@@ -82,7 +84,7 @@ class Runner:
         cache: FixtureCache,
         pdf: PdfPool | None,
         owner: str | None = None,
-        batch: int = 16,
+        batch: int | None = None,
         progress: Progress | None = None,
         flush_interval_s: float = 0.05,
         wait_for_others: bool = True,
@@ -93,7 +95,9 @@ class Runner:
         self.cache = cache
         self.pdf = pdf
         self.owner = owner or new_owner()
-        self.batch = batch
+        # Claims come in batches; a new one is fetched once half a batch of
+        # slots is free, so claim transactions stay few and short.
+        self.batch = batch or max(1, plan.concurrency)
         self.progress = progress
         self.flush_interval_s = flush_interval_s
         # The eval's own process waits for other workers' cells (to finish the
@@ -107,6 +111,10 @@ class Runner:
         self.inflight: dict[int, int] = {}  # idx -> fence
         self.pending_rows: list[CellResultRow] = []
         self.cancelled = False
+        # Repetitions of a case share its expanded input (read-only from here on).
+        self.prepared: dict[tuple[str, str, str], PreparedCase] = {}
+        self.validators = {p.suite.id: make_validator(p.suite.input_schema) for p in plan.suites}
+        self.tally: dict[str, Any] | None = None  # progress: this process's view
 
     # -- the loop -----------------------------------------------------------
 
@@ -126,7 +134,7 @@ class Runner:
                 while not self.cancelled:
                     free = self.plan.concurrency - len(tasks)
                     claimed: list[ClaimedCell] = []
-                    if free > 0:
+                    if free >= max(1, self.batch // 2) or (free > 0 and not tasks):
                         claimed = await asyncio.to_thread(
                             store.evals.claim,
                             self.eval_id,
@@ -171,8 +179,20 @@ class Runner:
     async def _cell(self, executor: Executor, cell: ClaimedCell, secret: str | None) -> None:
         suite = self.suites[cell.suite_id]
         case = self.cases[(cell.suite_id, cell.split, cell.case_id)]
+        key = (cell.suite_id, cell.split, cell.case_id)
         try:
-            prepared = await asyncio.to_thread(prepare, suite, case, self.cache)
+            prepared = self.prepared.get(key)
+            if prepared is None:
+                prepared = await asyncio.to_thread(
+                    functools.partial(
+                        prepare,
+                        suite,
+                        case,
+                        self.cache,
+                        input_validator=self.validators[suite.id],
+                    )
+                )
+                self.prepared[key] = prepared
             result = await run_cell(
                 executor,
                 self.plan.agent,
@@ -222,7 +242,16 @@ class Runner:
         if lost:
             log.warning("eval %s: %d results not recorded (lease lost)", self.eval_id, lost)
         if self.progress is not None:
-            self.progress(await asyncio.to_thread(self.store.evals.progress, self.eval_id))
+            if self.tally is None:
+                self.tally = await asyncio.to_thread(self.store.evals.progress, self.eval_id)
+            else:
+                done = set(recorded)
+                for row in rows:
+                    if row.idx in done:
+                        self.tally["done"] += 1
+                        self.tally["passed"] += int(row.passed)
+                        self.tally["cost_usd"] += Decimal(row.cost_usd)
+            self.progress(dict(self.tally))
 
     async def _heartbeat(self) -> None:
         while True:

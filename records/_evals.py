@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 
 from records._models import AgentRecord, EvalCell, EvalRun, SuiteVersionRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
@@ -222,54 +222,69 @@ class EvalRegistry:
     def claim(
         self, eval_id: str, owner: str, limit: int, lease_s: float
     ) -> builtins.list[ClaimedCell]:
-        """Take up to `limit` claimable cells under a lease; each claim bumps the fence."""
+        """Take up to `limit` claimable cells under a lease; each claim bumps the fence.
+
+        One statement: UPDATE … WHERE idx IN (SELECT … LIMIT n [FOR UPDATE SKIP
+        LOCKED]) RETURNING …, so a claim holds the write lock for as short a time
+        as it can.
+        """
         now = utcnow()
         expires = now + timedelta(seconds=lease_s)
+        claimable = (
+            select(EvalCell.idx)
+            .where(
+                EvalCell.eval_id == eval_id,
+                or_(
+                    EvalCell.status == "pending",
+                    and_(EvalCell.status == "running", EvalCell.lease_expires_at < now),
+                ),
+            )
+            .order_by(EvalCell.idx)
+            .limit(limit)
+        )
+        if self._store.dialect == "postgresql":
+            claimable = claimable.with_for_update(skip_locked=True)
+        # A CTE, not `IN (subquery)`: PostgreSQL may evaluate an IN subquery
+        # with LIMIT more than once and so claim more than `limit` cells.
+        picked = claimable.cte("picked")
+        statement = (
+            update(EvalCell)
+            .where(EvalCell.eval_id == eval_id, EvalCell.idx == picked.c.idx)
+            .values(
+                status="running",
+                lease_owner=owner,
+                lease_expires_at=expires,
+                fence=EvalCell.fence + 1,
+            )
+            .returning(
+                EvalCell.idx,
+                EvalCell.fence,
+                EvalCell.suite_id,
+                EvalCell.suite_version,
+                EvalCell.split,
+                EvalCell.case_id,
+                EvalCell.repetition,
+                EvalCell.request_id,
+            )
+            .execution_options(synchronize_session=False)
+        )
         with self._store.write() as session:
-            query = (
-                select(EvalCell.idx, EvalCell.status)
-                .where(
-                    EvalCell.eval_id == eval_id,
-                    or_(
-                        EvalCell.status == "pending",
-                        and_(EvalCell.status == "running", EvalCell.lease_expires_at < now),
-                    ),
-                )
-                .order_by(EvalCell.idx)
-                .limit(limit)
+            rows = sorted(session.execute(statement), key=lambda row: row[0])
+        # A fence past 1 means an earlier claim of this cell did not record.
+        return [
+            ClaimedCell(
+                idx=row[0],
+                fence=row[1],
+                suite_id=row[2],
+                suite_version=row[3],
+                split=row[4],
+                case_id=row[5],
+                repetition=row[6],
+                request_id=row[7],
+                reclaimed=row[1] > 1,
             )
-            if self._store.dialect == "postgresql":
-                query = query.with_for_update(skip_locked=True)
-            picked = list(session.execute(query))
-            if not picked:
-                return []
-            idxs = [idx for idx, _ in picked]
-            session.execute(
-                update(EvalCell)
-                .where(EvalCell.eval_id == eval_id, EvalCell.idx.in_(idxs))
-                .values(
-                    status="running",
-                    lease_owner=owner,
-                    lease_expires_at=expires,
-                    fence=EvalCell.fence + 1,
-                )
-            )
-            rows = session.execute(
-                select(
-                    EvalCell.idx,
-                    EvalCell.fence,
-                    EvalCell.suite_id,
-                    EvalCell.suite_version,
-                    EvalCell.split,
-                    EvalCell.case_id,
-                    EvalCell.repetition,
-                    EvalCell.request_id,
-                )
-                .where(EvalCell.eval_id == eval_id, EvalCell.idx.in_(idxs))
-                .order_by(EvalCell.idx)
-            )
-            was_running = {idx for idx, status in picked if status == "running"}
-            return [ClaimedCell(*row, reclaimed=row[0] in was_running) for row in rows]
+            for row in rows
+        ]
 
     def renew(self, eval_id: str, owner: str, fences: dict[int, int], lease_s: float) -> int:
         """Heartbeat: extend this owner's leases that it still holds; how many it holds."""
@@ -321,40 +336,64 @@ class EvalRegistry:
     def record(
         self, eval_id: str, results: Sequence[CellResultRow], *, owner: str | None = None
     ) -> builtins.list[int]:
-        """Write results in one transaction; only still-held claims record. Returns their idxs."""
+        """Write results in one transaction; only still-held claims record. Returns their idxs.
+
+        The claims still held are read first (locked on PostgreSQL; SQLite's
+        writer lock covers the transaction), then one executemany UPDATE
+        writes them: an order of magnitude cheaper than a statement per cell.
+        """
         if not results:
             return []
         now = utcnow()
-        recorded: list[int] = []
+        table = EvalCell.__table__
         with self._store.write() as session:
-            for r in results:
-                outcome = session.execute(
-                    update(EvalCell)
-                    .where(
-                        EvalCell.eval_id == eval_id,
-                        EvalCell.idx == r.idx,
-                        EvalCell.fence == r.fence,
-                        EvalCell.status == "running",
-                    )
+            held_query = select(EvalCell.idx, EvalCell.fence).where(
+                EvalCell.eval_id == eval_id,
+                EvalCell.idx.in_([r.idx for r in results]),
+                EvalCell.status == "running",
+            )
+            if self._store.dialect == "postgresql":
+                held_query = held_query.with_for_update()
+            held = {idx: fence for idx, fence in session.execute(held_query)}
+            mine = [r for r in results if held.get(r.idx) == r.fence]
+            if mine:
+                statement = (
+                    table.update()  # type: ignore[attr-defined]
+                    .where(table.c.eval_id == eval_id, table.c.idx == bindparam("b_idx"))
                     .values(
                         status="done",
                         lease_owner=None,
                         lease_expires_at=None,
-                        outcome_code=r.outcome_code,
-                        passed=r.passed,
-                        cost_usd=r.cost_usd,
-                        latency_ms=r.latency_ms,
-                        attempts=r.attempts,
-                        outcome=r.outcome,
-                        output=r.output,
-                        checks=r.checks,
+                        outcome_code=bindparam("b_code"),
+                        passed=bindparam("b_passed"),
+                        cost_usd=bindparam("b_cost"),
+                        latency_ms=bindparam("b_latency"),
+                        attempts=bindparam("b_attempts"),
+                        outcome=bindparam("b_outcome"),
+                        output=bindparam("b_output"),
+                        checks=bindparam("b_checks"),
                         recorded_by=owner,
                         finished_at=now,
                     )
                 )
-                if outcome.rowcount:  # type: ignore[attr-defined]
-                    recorded.append(r.idx)
-        return recorded
+                session.execute(
+                    statement,
+                    [
+                        {
+                            "b_idx": r.idx,
+                            "b_code": r.outcome_code,
+                            "b_passed": r.passed,
+                            "b_cost": r.cost_usd,
+                            "b_latency": r.latency_ms,
+                            "b_attempts": r.attempts,
+                            "b_outcome": r.outcome,
+                            "b_output": r.output,
+                            "b_checks": r.checks,
+                        }
+                        for r in mine
+                    ],
+                )
+        return [r.idx for r in mine]
 
     def release(self, eval_id: str, idx: int, fence: int) -> bool:
         """Give a claimed cell back (an infrastructure failure): pending again, not recorded."""

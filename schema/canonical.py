@@ -11,36 +11,26 @@ reads every JSON number) therefore hash by value, not by spelling.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from decimal import Decimal
 from typing import Any
 
 __all__ = ["canonical_json", "digest", "number_text"]
 
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-}
+# The C encoder of the json module escapes exactly as RFC 8785 asks: `"` and
+# `\\`, the short forms \b \f \n \r \t, other controls as lowercase \u00xx,
+# everything else literal.
+_encode = json.encoder.encode_basestring
 
 
 def _string(text: str) -> str:
-    out = ['"']
-    for char in text:
-        if char in _ESCAPES:
-            out.append(_ESCAPES[char])
-        elif char < " ":
-            out.append(f"\\u{ord(char):04x}")
-        elif "\ud800" <= char <= "\udfff":
-            raise ValueError("a lone surrogate cannot be canonicalised (not valid Unicode)")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a lone surrogate cannot be canonicalised (not valid Unicode)") from None
+    encoded: str = _encode(text)
+    return encoded
 
 
 def number_text(value: int | float | Decimal) -> str:

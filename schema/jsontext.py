@@ -107,13 +107,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+# One decoder for every call: json.loads with options builds a new one each time.
+_DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_reject_constant)
+
+
 def loads(text: str | bytes) -> JSONValue:
     """Parse JSON; non-integral numbers become Decimal; NaN/Infinity are refused.
 
     Raises ValueError (json.JSONDecodeError is one) on bad text, and
     RecursionError on absurd nesting (callers bound depth with `max_depth`).
     """
-    return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+    if isinstance(text, bytes | bytearray):
+        # As json.loads does: UTF-8, -16 or -32, detected from the first bytes.
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
+    return _DECODER.decode(text)
 
 
 def max_depth(value: JSONValue, limit: int) -> int:
