@@ -156,30 +156,38 @@ def parse_document(text: str, file: str | None = None) -> Document:
     return Document(value, file, positions)
 
 
-def load_document(path: str | Path) -> Document:
-    """Read a YAML or JSON file; unreadable, oversized or non-UTF-8 files are InputErrors."""
+def read_text(
+    path: str | Path,
+    *,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    expected: str = "a YAML or JSON file",
+    cls: type[InputError] = InputError,
+) -> str:
+    """A UTF-8 text file, or `cls` naming the file and what is wrong with it.
+
+    The one place files given by people are read: missing, a directory,
+    oversized, not UTF-8 or unreadable all say so the same way.
+    """
+    where = Location(str(path))
     p = Path(path)
     try:
         size = p.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise InputError(
-                f"file is {size} bytes, more than the {MAX_DOCUMENT_BYTES} a document may have",
-                location=Location(str(path)),
-            )
-        text = p.read_bytes().decode("utf-8")
+        if size > max_bytes:
+            raise cls(f"file is {size} bytes, more than the {max_bytes} read", location=where)
+        return p.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise InputError("no such file", location=Location(str(path))) from None
+        raise cls("no such file", location=where) from None
     except IsADirectoryError:
-        raise InputError(
-            "is a directory, expected a YAML or JSON file", location=Location(str(path))
-        ) from None
+        raise cls(f"is a directory, expected {expected}", location=where) from None
     except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not UTF-8 text (byte {exc.start})", location=Location(str(path))
-        ) from None
+        raise cls(f"not UTF-8 text (byte {exc.start})", location=where) from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", location=Location(str(path))) from None
-    return parse_document(text, str(path))
+        raise cls(f"cannot read: {exc.strerror}", location=where) from None
+
+
+def load_document(path: str | Path) -> Document:
+    """Read a YAML or JSON file; unreadable, oversized or non-UTF-8 files are InputErrors."""
+    return parse_document(read_text(path), str(path))
 
 
 def _errors(validator: Validator, value: Any) -> Iterator[ValidationError]:

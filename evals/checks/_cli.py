@@ -19,7 +19,7 @@ from evals.checks._render import render_result
 from evals.checks._results import CaseGrade
 from evals.checks._structure import CompiledCheck
 from schema import jsontext
-from schema.documents import load_document
+from schema.documents import load_document, read_text
 from schema.errors import CheckError, InputError, Location
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -30,26 +30,7 @@ def load_value(file: Path) -> Any:
     """A JSON file (numbers exact), or YAML for `.yaml`/`.yml`, as a plain value."""
     if file.suffix.lower() in {".yaml", ".yml"}:
         return load_document(file).value
-    try:
-        size = file.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InputError(
-                f"file is {size} bytes, more than the {MAX_INPUT_BYTES} read",
-                location=Location(str(file)),
-            )
-        text = file.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", location=Location(str(file))) from None
-    except IsADirectoryError:
-        raise InputError(
-            "is a directory, expected a JSON file", location=Location(str(file))
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not UTF-8 text (byte {exc.start})", location=Location(str(file))
-        ) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", location=Location(str(file))) from None
+    text = read_text(file, max_bytes=MAX_INPUT_BYTES, expected="a JSON file")
     try:
         return jsontext.loads(text)
     except RecursionError:

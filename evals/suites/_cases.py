@@ -9,7 +9,7 @@ from typing import Any
 from evals.checks import CompiledCheck, compile_checks
 from evals.suites._model import Case, Split
 from schema import validator
-from schema.documents import Document, PathKey, explain
+from schema.documents import Document, PathKey, explain, read_text
 from schema.errors import Location, SuiteError
 from schema.jsontext import dumps, loads
 
@@ -40,22 +40,11 @@ def read_cases(
 ) -> tuple[Case, ...]:
     """Every case of one file, or a SuiteError naming file and line."""
     shown = str(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_CASE_FILE_BYTES:
-            raise SuiteError(
-                f"case file is {size} bytes, more than {MAX_CASE_FILE_BYTES}",
-                location=Location(shown),
-            )
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         raise SuiteError(
             f"no such case file (named by the suite as {relative!r})", location=Location(shown)
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise SuiteError(f"not UTF-8 text (byte {exc.start})", location=Location(shown)) from None
-    except OSError as exc:
-        raise SuiteError(f"cannot read: {exc.strerror}", location=Location(shown)) from None
+        )
+    text = read_text(path, max_bytes=MAX_CASE_FILE_BYTES, expected="a JSONL file", cls=SuiteError)
 
     cases: list[Case] = []
     seen: dict[str, int] = {}
