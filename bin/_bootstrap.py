@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 import venv
 from collections.abc import Callable
 from pathlib import Path
@@ -57,20 +58,36 @@ def say(message: str) -> None:
     sys.stderr.flush()
 
 
+def requirements(root: Path, level: str) -> list[str]:
+    """The project's dependencies (and the dev extra) as pyproject.toml declares them."""
+    with (root / "pyproject.toml").open("rb") as fh:
+        project = tomllib.load(fh)["project"]
+    needed = list(project["dependencies"])
+    if level == "dev":
+        needed += project.get("optional-dependencies", {}).get("dev", [])
+    return needed
+
+
 def pip_install(env: Path, root: Path, level: str) -> None:
-    """Create a virtual environment at `env` and install the project into it."""
+    """Create a virtual environment at `env` with the project's dependencies.
+
+    The checkout itself goes on sys.path through a `.pth` file rather than an
+    editable install: the packages, examples/ and tests/ are imported from the
+    working tree, with no build step and no reliance on setuptools' editable
+    modes.
+    """
     venv.EnvBuilder(with_pip=True, clear=True).create(env)
     py = str(env / "bin" / "python")
     pip = [py, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
-    subprocess.run([*pip, "install", "--upgrade", "pip", "setuptools", "wheel"], check=True)
-    target = ".[dev]" if level == "dev" else "."
-    # compat mode puts the checkout itself on sys.path (a static .pth), so
-    # examples/ and the packages are imported from the working tree.
-    subprocess.run(
-        [*pip, "install", "--config-settings", "editable_mode=compat", "-e", target],
-        cwd=root,
+    subprocess.run([*pip, "install", "--upgrade", "pip"], check=True)
+    subprocess.run([*pip, "install", *requirements(root, level)], check=True)
+    purelib = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True,
-    )
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(purelib) / "holon-checkout.pth").write_text(f"{root}\n")
 
 
 Installer = Callable[[Path, Path, str], None]

@@ -1,5 +1,6 @@
 """Suites: documents, cases, holdouts and their digests (SUITES.md)."""
 
+from evals.suites._extensions import ExtensionFile, TrustStore, extension_files
 from evals.suites._identity import (
     SuiteDigests,
     case_identity,
@@ -22,14 +23,17 @@ from evals.suites._model import Case, HoldoutGenerator, Split, Suite, SuiteLimit
 
 __all__ = [
     "Case",
+    "ExtensionFile",
     "HoldoutGenerator",
     "OUTPUT_SCHEMA_CHECK",
     "Split",
     "Suite",
     "SuiteDigests",
     "SuiteLimits",
+    "TrustStore",
     "case_identity",
     "describe",
+    "extension_files",
     "generated_holdout",
     "holdout_case_digest",
     "holdout_seed",

@@ -37,6 +37,7 @@ def read_cases(
     base_dir: Path,
     check_reference: ReferenceCheck,
     input_validator: Any | None,
+    extensions: Any = None,
 ) -> tuple[Case, ...]:
     """Every case of one file, or a SuiteError naming file and line."""
     shown = str(path)
@@ -102,6 +103,7 @@ def read_cases(
                 document=_line_document(raw, shown, number),
                 base_path=("checks",),
                 base_dir=base_dir,
+                extensions=extensions,
             )
         checks = (*default_checks, *own)
         _refuse_clashes(default_checks, own, where)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
+from evals.suites._extensions import Trusted
 from evals.suites._identity import suite_digests
 from evals.suites._load import SUITE_FILE, load_suite
 from evals.suites._model import Suite
@@ -82,10 +83,10 @@ def describe(suite: Suite) -> SuiteInstall:
 
 
 def install_suite(
-    store: Store, path: str | Path, *, activate: bool = False
+    store: Store, path: str | Path, *, activate: bool = False, trusted: Trusted | None = None
 ) -> tuple[str, InstalledSuite]:
     """Validate the suite at `path` and install it; ("installed" | "unchanged", the version)."""
-    suite = load_suite(path)
+    suite = load_suite(path, trusted=trusted)
     existing = store.suites.for_capability(suite.capability)
     if existing is not None and existing.id != suite.id:
         raise SuiteError(
@@ -124,7 +125,11 @@ def materialise(store: Store, suite_id: str, version: int, home: Path) -> Path:
 
 def load_installed(store: Store, suite_id: str, home: Path, version: int | None = None) -> Suite:
     installed = store.suites.get(suite_id, version)
-    return load_suite(materialise(store, suite_id, installed.version, home))
+    # The files are the ones installed (pinned by the suite digest); the
+    # operator trusted any extension among them when installing it.
+    return load_suite(
+        materialise(store, suite_id, installed.version, home), trusted=lambda _digest: True
+    )
 
 
 def public_files(suite: Suite) -> dict[str, str]:

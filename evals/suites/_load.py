@@ -17,6 +17,7 @@ from jsonschema.exceptions import SchemaError
 from evals.checks import CompiledCheck, compile_checks
 from evals.fixtures import find_references, fixture_specs
 from evals.suites._cases import read_cases
+from evals.suites._extensions import Trusted, digests, load_extensions
 from evals.suites._model import (
     DEFAULT_OVERFIT_DELTA,
     Case,
@@ -115,8 +116,12 @@ def _template_has_seed(node: Any) -> bool:
     return False
 
 
-def load_suite(path: str | Path) -> Suite:
-    """Load and fully validate a suite directory; raises SuiteError (exit 2) with its location."""
+def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
+    """Load and fully validate a suite directory; raises SuiteError (exit 2) with its location.
+
+    `trusted` says whether an extension file's sha256 is trusted; a suite with
+    extensions does not load without it.
+    """
     file = suite_file(path)
     directory = file.parent
     try:
@@ -127,16 +132,14 @@ def load_suite(path: str | Path) -> Suite:
         raise document.error("a suite document is an object", cls=SuiteError)
     validate_document(document, validator("suite"), cls=SuiteError, what="suite")
     data: dict[str, Any] = document.value
+    graders: dict[str, Any] = {}
+    extension_digests: dict[str, str] = {}
     if "extensions" in data:
-        # Trusted Python extensions (custom graders and generators, `holon
-        # suites trust`) are part of the contract but not of this holon yet:
-        # refuse rather than load a suite whose checks would silently differ.
-        raise document.error(
-            "suite extensions (custom graders and generators) are not supported by this "
-            "version of holon; express the checks in the DSL",
-            ("extensions",),
-            cls=SuiteError,
-        )
+        # Trusted Python (custom graders and generators): imported only when
+        # every file's digest is trusted; generators register before fixtures
+        # are validated, graders before checks compile.
+        graders, files = load_extensions(directory, document, trusted)
+        extension_digests = dict(digests(files))
 
     schema_files: dict[str, Any] = {}
     input_ref, input_schema = _read_schema(directory, document, ("input_schema",))
@@ -164,7 +167,13 @@ def load_suite(path: str | Path) -> Suite:
     )
     defaults: tuple[CompiledCheck, ...] = (
         *schema_check,
-        *compile_checks(definitions, document=document, base_path=("checks",), base_dir=directory),
+        *compile_checks(
+            definitions,
+            document=document,
+            base_path=("checks",),
+            base_dir=directory,
+            extensions=graders,
+        ),
     )
     input_validator = make_validator(input_schema)
 
@@ -177,6 +186,7 @@ def load_suite(path: str | Path) -> Suite:
             base_dir=directory,
             check_reference=check_reference,
             input_validator=input_validator,
+            extensions=graders,
         )
 
     public = cases("public", data["public"]["file"], ("public", "file"))
@@ -204,6 +214,7 @@ def load_suite(path: str | Path) -> Suite:
             document=document,
             base_path=(*at, "checks"),
             base_dir=directory,
+            extensions=graders,
         )
         checks = (*defaults, *own)
         if not checks:
@@ -239,6 +250,7 @@ def load_suite(path: str | Path) -> Suite:
         holdout_file=holdout_file,
         holdout_generator=holdout_generator,
         schema_files=schema_files,
+        extensions=extension_digests,
     )
 
 

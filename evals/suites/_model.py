@@ -70,6 +70,7 @@ class Suite:
     holdout_file: tuple[Case, ...] | None  # a stored holdout
     holdout_generator: HoldoutGenerator | None  # or a generated one
     schema_files: dict[str, Any] = field(repr=False)  # relative path -> JSON, as read
+    extensions: dict[str, str] = field(default_factory=dict)  # "graders/name" -> sha256
 
     @property
     def key(self) -> str:

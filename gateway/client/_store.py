@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from agents import load_manifest, manifest_from_dict, secret_problem
-from evals.suites import install_suite, load_installed, load_suite, public_files, suite_digests
+from evals.suites import (
+    TrustStore,
+    install_suite,
+    load_installed,
+    load_suite,
+    public_files,
+    suite_digests,
+)
 from gateway.client._evals import EvalOps
 from gateway.client._views import agent_view, suite_view
 from gateway.settings import Settings, checkout_root
@@ -136,7 +143,9 @@ class StoreClient:
     # -- store only (operator) ---------------------------------------------
 
     def add_suite(self, path: Path, *, activate: bool) -> JSONObject:
-        status, installed = install_suite(self.store, path, activate=activate)
+        status, installed = install_suite(
+            self.store, path, activate=activate, trusted=TrustStore(self.home).trusted
+        )
         return {
             "status": status,
             "suite": suite_view(installed, self.store.suites.versions(installed.id)),
@@ -149,7 +158,7 @@ class StoreClient:
     def validate_suite(self, target: str) -> JSONObject:
         """Counts and digests only, for both splits (a path, or an installed id)."""
         if Path(target).exists():
-            suite = load_suite(target)
+            suite = load_suite(target, trusted=TrustStore(self.home).trusted)
         else:
             suite = load_installed(self.store, target, self.home)
         return {

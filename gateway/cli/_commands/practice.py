@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def do_test(ctx: Context) -> int:
     from agents import load_manifest
     from evals import FixtureCache, load_suite, manifest_agent, practice, practice_agent
+    from evals.suites import TrustStore
 
     args = ctx.args
     if args.protocol and (args.endpoint or "").startswith("asgi:"):
@@ -61,7 +62,7 @@ def do_test(ctx: Context) -> int:
     if args.endpoint is None and args.manifest is None:
         raise UsageError("name the agent: --endpoint URL or --manifest FILE")
     if Path(args.suite).exists():
-        suite = load_suite(args.suite)
+        suite = load_suite(args.suite, trusted=TrustStore(ctx.settings.home).trusted)
     else:
         # An installed suite: its active version, read from the store.
         suite = ctx.store_client("test SUITE-ID").load_suite(args.suite)

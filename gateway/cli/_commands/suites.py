@@ -66,6 +66,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pull.add_argument("--version", type=int, help="an installed version (default: active)")
     pull.set_defaults(handler=do_pull)
 
+    trust = group.add_parser(
+        "trust",
+        parents=store_only,
+        help="trust a suite's Python extensions (after reading them)",
+        description="Record the sha256 of each extension file (custom graders and generators) "
+        "of the suite at PATH as trusted, in HOLON_HOME. A file that changes is untrusted "
+        "again. Read the files first: they run with your rights.",
+    )
+    trust.add_argument("path", metavar="PATH", type=Path, help="a suite directory")
+    trust.set_defaults(handler=do_trust)
+
     rotate = group.add_parser(
         "rotate-holdout",
         parents=store_only,
@@ -199,6 +210,32 @@ def do_pull(ctx: Context) -> int:
             f"saved {pulled['id']} v{pulled['version']} (public cases only) to {target}: "
             f"holon test {target} --endpoint URL"
         )
+    return 0
+
+
+def do_trust(ctx: Context) -> int:
+    from evals.suites import TrustStore, extension_files, suite_file
+    from schema import load_document
+
+    file = suite_file(ctx.args.path)
+    files = extension_files(file.parent, load_document(file))
+    TrustStore(ctx.settings.home).trust(files)
+    result = {
+        "suite": str(file.parent),
+        "trusted": [
+            {"kind": f.kind, "name": f.name, "file": f.relative, "sha256": f.sha256} for f in files
+        ],
+    }
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+    elif not files:
+        ctx.out.line(f"{file.parent} has no extensions: nothing to trust")
+    else:
+        ctx.out.table(
+            ["kind", "name", "file", "sha256"],
+            [(f.kind, f.name, f.relative, f.sha256) for f in files],
+        )
+        ctx.out.line(f"trusted {len(files)} file(s); a change to any of them needs trust again")
     return 0
 
 

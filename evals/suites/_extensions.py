@@ -1,0 +1,180 @@
+"""Trusted Python extensions of a suite: custom graders and fixture generators.
+
+Suites are data; where an operator really needs code, a suite names Python
+files under `extensions:` and holon runs them only once they are trusted:
+`holon suites trust PATH` records the sha256 of each file (after a person
+has read them). A changed file has another digest, so it is untrusted again.
+Trust is kept per user under HOLON_HOME (like an allow-list), because
+`holon test` runs suites with no store; an installed suite's files are
+pinned by its digest and were trusted by the operator who installed it.
+
+- a grader file defines `grade(actual, operand) -> bool | (bool, detail)`
+  and is used in checks as a predicate named by its key;
+- a generator file defines `GENERATOR`, an `evals.fixtures.Generator` whose
+  name is its key.
+The source digests go into `checks_digest`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evals.fixtures import Generator, get_generator, register_generator
+from schema.documents import Document
+from schema.errors import SuiteError
+
+TRUST_FILE = "trusted-extensions.json"
+
+Trusted = Callable[[str], bool]  # sha256 hex -> trusted?
+
+
+@dataclass(frozen=True)
+class ExtensionFile:
+    kind: str  # "graders" | "generators"
+    name: str
+    relative: str
+    path: Path
+    sha256: str
+
+
+def extension_files(directory: Path, document: Document) -> list[ExtensionFile]:
+    """The files a suite's `extensions:` block names, with their digests."""
+    block = document.value.get("extensions") or {}
+    files = []
+    for kind in ("graders", "generators"):
+        for name, relative in (block.get(kind) or {}).items():
+            path = (directory / relative).resolve()
+            if not path.is_relative_to(directory.resolve()):
+                raise document.error(
+                    f"{relative!r} leads outside the suite directory",
+                    ("extensions", kind, name),
+                    cls=SuiteError,
+                )
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise document.error(
+                    f"cannot read extension {relative!r}: {exc.strerror}",
+                    ("extensions", kind, name),
+                    cls=SuiteError,
+                ) from None
+            files.append(
+                ExtensionFile(kind, name, relative, path, hashlib.sha256(data).hexdigest())
+            )
+    return files
+
+
+class TrustStore:
+    """Digests of extension files a person has trusted, under HOLON_HOME."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / TRUST_FILE
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            loaded: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+            return loaded
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise SuiteError(f"cannot read the trust list {self.path}: {exc}") from None
+
+    def trusted(self, sha256: str) -> bool:
+        return sha256 in self._load()
+
+    def trust(self, files: list[ExtensionFile]) -> None:
+        entries = self._load()
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for file in files:
+            entries[file.sha256] = {"file": str(file.path), "trusted_at": now}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(entries, stream, indent=1, sort_keys=True)
+        os.replace(temporary, self.path)
+
+
+def _import(file: ExtensionFile) -> Any:
+    spec = importlib.util.spec_from_file_location(f"holon_ext_{file.sha256[:16]}", file.path)
+    if spec is None or spec.loader is None:
+        raise SuiteError(f"cannot import extension {file.relative!r}")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # trusted code failing to import: say which and why
+        raise SuiteError(f"extension {file.relative!r} failed to import: {exc}") from None
+    return module
+
+
+def load_extensions(
+    directory: Path, document: Document, trusted: Trusted | None
+) -> tuple[dict[str, Callable[[Any, Any], Any]], list[ExtensionFile]]:
+    """Import the suite's trusted extensions: graders by name; generators get registered."""
+    files = extension_files(directory, document)
+    graders: dict[str, Callable[[Any, Any], Any]] = {}
+    for file in files:
+        if trusted is None or not trusted(file.sha256):
+            raise document.error(
+                f"extension {file.relative!r} (sha256 {file.sha256[:16]}…) is not trusted; "
+                "read it, then run `holon suites trust " + str(directory) + "`",
+                ("extensions", file.kind, file.name),
+                cls=SuiteError,
+            )
+        module = _import(file)
+        if file.kind == "graders":
+            grade = getattr(module, "grade", None)
+            if not callable(grade):
+                raise document.error(
+                    f"grader {file.relative!r} defines no function grade(actual, operand)",
+                    ("extensions", file.kind, file.name),
+                    cls=SuiteError,
+                )
+            graders[file.name] = grade
+        else:
+            generator = getattr(module, "GENERATOR", None)
+            if not isinstance(generator, Generator) or generator.name != file.name:
+                raise document.error(
+                    f"generator {file.relative!r} defines no GENERATOR named {file.name!r}",
+                    ("extensions", file.kind, file.name),
+                    cls=SuiteError,
+                )
+            _register(generator, file, document)
+    return graders, files
+
+
+_SOURCES: dict[str, str] = {}  # generator name -> the digest of the file that registered it
+
+
+def _register(generator: Generator, file: ExtensionFile, document: Document) -> None:
+    known = _SOURCES.get(generator.name)
+    if known == file.sha256:
+        return
+    if known is not None or _builtin(generator.name):
+        raise document.error(
+            f"a fixture generator named {generator.name!r} exists already",
+            ("extensions", file.kind, file.name),
+            cls=SuiteError,
+        )
+    register_generator(generator)
+    _SOURCES[generator.name] = file.sha256
+
+
+def _builtin(name: str) -> bool:
+    try:
+        get_generator(name)
+    except SuiteError:
+        return False
+    return True
+
+
+def digests(files: list[ExtensionFile]) -> Mapping[str, str]:
+    return {f"{f.kind}/{f.name}": f.sha256 for f in files}
