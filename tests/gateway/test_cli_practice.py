@@ -159,3 +159,18 @@ def test_a_manifest_names_the_agent_and_its_limits(cli: CLI) -> None:
     assert _verdicts(moved.json()) == _verdicts(by_endpoint.json())
     neither = cli("test", TICKETS)
     assert neither.code == 2 and "--endpoint URL or --manifest FILE" in neither.stderr
+
+
+@pytest.mark.slow
+def test_invoices_in_process_and_over_loopback_agree(cli: CLI) -> None:
+    """The issue's proof: invoice-extract against the same agent both ways."""
+    from examples.agents import invoice_reader
+
+    suite = str(ROOT / "examples" / "suites" / "invoice-extract")
+    local = cli("test", suite, "--endpoint", "asgi:examples.agents.invoice_reader:app", "--json")
+    assert local.code in (0, 1), local.stderr
+    with serve(invoice_reader.app) as url:
+        remote = cli("test", suite, "--endpoint", url + "/", "--json")
+    assert remote.code == local.code
+    assert _verdicts(remote.json()) == _verdicts(local.json())
+    assert local.json()["summary"]["cases"] >= 30
