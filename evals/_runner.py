@@ -115,6 +115,7 @@ class Runner:
         self.prepared: dict[tuple[str, str, str], PreparedCase] = {}
         self.validators = {p.suite.id: make_validator(p.suite.input_schema) for p in plan.suites}
         self.tally: dict[str, Any] | None = None  # progress: this process's view
+        self.fatal: HolonError | None = None  # raised by run() once the workers stop
 
     # -- the loop -----------------------------------------------------------
 
@@ -129,9 +130,16 @@ class Runner:
         writer = asyncio.create_task(self._writer())
         heartbeat = asyncio.create_task(self._heartbeat())
         last_start = 0.0
+        last_status_check = time.monotonic()
         try:
             async with Executor() as executor:
                 while not self.cancelled:
+                    if time.monotonic() - last_status_check > 1.0:
+                        # `holon evals cancel` from another process: stop claiming.
+                        last_status_check = time.monotonic()
+                        current = await asyncio.to_thread(store.evals.get, self.eval_id)
+                        if current.status != "running":
+                            break
                     free = self.plan.concurrency - len(tasks)
                     claimed: list[ClaimedCell] = []
                     if free >= max(1, self.batch // 2) or (free > 0 and not tasks):
@@ -175,6 +183,8 @@ class Runner:
             heartbeat.cancel()
             await asyncio.gather(writer, heartbeat, return_exceptions=True)
             await self._flush()
+        if self.fatal is not None:
+            raise self.fatal
 
     async def _cell(self, executor: Executor, cell: ClaimedCell, secret: str | None) -> None:
         suite = self.suites[cell.suite_id]
@@ -216,11 +226,12 @@ class Runner:
         self.inflight.pop(cell.idx, None)
         await asyncio.to_thread(self.store.evals.release, self.eval_id, cell.idx, cell.fence)
         if count >= MAX_INFRASTRUCTURE_FAILURES:
+            # Stop claiming; run() raises this once the cells in flight are done.
             self.cancelled = True
-            raise EnvironmentFault(
+            self.fatal = EnvironmentFault(
                 f"cell {cell.idx} failed {count} times outside the agent: {exc}",
                 hint=f"fix the cause, then `holon evals resume {self.eval_id}`",
-            ) from exc
+            )
 
     # -- group commits and heartbeats -----------------------------------------
 

@@ -146,3 +146,41 @@ def test_records_go_stale_after_the_grace_period(store: Store, tmp_path: Path) -
     assert "grace period ended" in later["stale_reasons"][0]
     store.suites.rotate_holdout("tiny")
     assert store.evals.current_record_with_staleness(agent, version)["stale"] is False  # type: ignore[index]
+
+
+def test_cancel_stops_a_running_eval_without_a_record(store: Store, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    agent = _setup(store, tmp_path, cases=20)
+    home = tmp_path / "home"
+    plan = make_plan(store, agent, home=home, concurrency=1, pace_s=0.05)
+    info = start(store, plan)
+    worker = threading.Thread(target=work, args=(store, plan, info), kwargs={"home": home})
+    worker.start()
+    time.sleep(0.6)
+    store.evals.set_status(info.id, "cancelled")
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    counts = store.evals.counts(info.id)
+    assert counts["done"] < 40
+    assert store.evals.get(info.id).status == "cancelled"
+    assert store.evals.current_record(agent) is None
+
+
+def test_repeated_infrastructure_failures_stop_the_eval(store: Store, tmp_path: Path) -> None:
+    from schema.errors import EnvironmentFault
+
+    agent = _setup(store, tmp_path)
+    home = tmp_path / "home"
+    plan = make_plan(store, agent, home=home)
+    info = start(store, plan)
+    broken = plan.suites[0].suite.public[0]
+    # A case whose input no longer fits the suite's input schema: the suite's
+    # fault, never the agent's, so the cell is given back, not graded.
+    object.__setattr__(broken, "input", {"no": "subject"})
+    with pytest.raises(EnvironmentFault, match="failed 3 times outside the agent"):
+        work(store, plan, info, home=home)
+    cells = {c.idx: c for c in store.evals.cells(info.id)}
+    assert cells[0].status == "pending"
+    assert store.evals.get(info.id).status == "running"
