@@ -225,7 +225,7 @@ class Runner:
         log.warning("eval %s cell %d: %s (attempt %d)", self.eval_id, cell.idx, exc, count)
         self.inflight.pop(cell.idx, None)
         await asyncio.to_thread(self.store.evals.release, self.eval_id, cell.idx, cell.fence)
-        if count >= MAX_INFRASTRUCTURE_FAILURES:
+        if count >= MAX_INFRASTRUCTURE_FAILURES and self.fatal is None:
             # Stop claiming; run() raises this once the cells in flight are done.
             self.cancelled = True
             self.fatal = EnvironmentFault(

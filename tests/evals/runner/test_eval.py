@@ -179,7 +179,7 @@ def test_repeated_infrastructure_failures_stop_the_eval(store: Store, tmp_path: 
     # A case whose input no longer fits the suite's input schema: the suite's
     # fault, never the agent's, so the cell is given back, not graded.
     object.__setattr__(broken, "input", {"no": "subject"})
-    with pytest.raises(EnvironmentFault, match="failed 3 times outside the agent"):
+    with pytest.raises(EnvironmentFault, match="failed [0-9]+ times outside the agent"):
         work(store, plan, info, home=home)
     cells = {c.idx: c for c in store.evals.cells(info.id)}
     assert cells[0].status == "pending"
