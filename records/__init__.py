@@ -19,6 +19,7 @@ from records._store import (
     upgrade,
 )
 from records._suites import InstalledSuite, SuiteInstall, SuiteRegistry
+from records._tokens import TokenInfo, TokenRegistry, check_role
 
 __all__ = [
     "SCHEMA_REVISION",
@@ -38,7 +39,10 @@ __all__ = [
     "Store",
     "SuiteInstall",
     "SuiteRegistry",
+    "TokenInfo",
+    "TokenRegistry",
     "VersionInfo",
+    "check_role",
     "eval_id",
     "new_key",
     "open_engine",

@@ -194,3 +194,17 @@ class AgentRecord(Base):
     eval_created_at: Mapped[datetime]
     record: Mapped[dict[str, Any]]
     created_at: Mapped[datetime]
+
+
+class TokenRow(Base):
+    """An API token: random, shown once, stored as its sha256; revocable, history kept."""
+
+    __tablename__ = "tokens"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # tok_ + ULID
+    role: Mapped[str] = mapped_column(String(80))  # operator | org:ORG | caller:PRINCIPAL
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(12))  # shown in listings to tell tokens apart
+    note: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0003"
+SCHEMA_REVISION = "0004"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -183,10 +183,12 @@ class Store:
         from records._agents import AgentRegistry
         from records._evals import EvalRegistry
         from records._suites import SuiteRegistry
+        from records._tokens import TokenRegistry
 
         self.agents = AgentRegistry(self)
         self.suites = SuiteRegistry(self)
         self.evals = EvalRegistry(self)
+        self.tokens = TokenRegistry(self)
         self.created = False  # set by open_store when it made the schema from nothing
 
     @property

@@ -14,6 +14,7 @@ from gateway.cli._commands import (
     fixtures,
     practice,
     suites,
+    tokens,
 )
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -27,4 +28,5 @@ COMMANDS: list[Register] = [
     fixtures.register,
     practice.register,
     suites.register,
+    tokens.register,
 ]
