@@ -9,22 +9,14 @@ full-plan eval.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
-from records import EvalCell, EvalInfo, Store
+from evals._stats import nearest_rank, rounded_ms
+from records import EvalCell, EvalInfo, Store, utc_text, utcnow
 from schema.errors import Refused
-
-
-def _percentile(values: list[float], q: int) -> float | None:
-    if not values:
-        return None
-    values = sorted(values)
-    index = max(0, -(-q * len(values) // 100) - 1)
-    return round(values[index], 1)
 
 
 def summarise(cells: list[EvalCell]) -> dict[str, Any]:
@@ -38,8 +30,8 @@ def summarise(cells: list[EvalCell]) -> dict[str, Any]:
         "outcomes": dict(sorted(Counter(c.outcome_code for c in done if c.outcome_code).items())),
         "cost_usd": sum((Decimal(c.cost_usd) for c in done if c.cost_usd), Decimal(0)),
         "latency_ms": {
-            "p50": _percentile(latencies, 50),
-            "p95": _percentile(latencies, 95),
+            "p50": rounded_ms(nearest_rank(latencies, 50)),
+            "p95": rounded_ms(nearest_rank(latencies, 95)),
             "max": round(max(latencies), 1) if latencies else None,
         },
     }
@@ -86,9 +78,9 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
         "agent": plan.agent.id,
         "agent_version": plan.agent.version,
         "eval_id": info.id,
-        "evaluated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "evaluated_at": utc_text(utcnow()),
         # Of two evals of one version, the record of the one that started last wins.
-        "eval_started_at": info.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "eval_started_at": utc_text(info.created_at),
         "stale": False,
         **score.to_json(),
         "holdout_epochs": {p.suite.id: p.epoch for p in plan.suites if p.holdout},

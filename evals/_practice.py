@@ -21,7 +21,7 @@ from xml.etree import ElementTree as ET
 from agents import Executor, Manifest, manifest_from_dict
 from agents._outcome import printable
 from evals._cell import CellResult, PreparedCase, prepare, run_cell
-from evals._stats import rounded, wilson
+from evals._stats import nearest_rank, rounded, rounded_ms, wilson
 from evals.checks import PdfPool, open_pdf_pool, render_result
 from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
@@ -126,8 +126,8 @@ class PracticeReport:
             "outcomes": dict(sorted(outcomes.items())),
             "cost_usd": sum((c.outcome.cost_usd for c in cells), Decimal(0)),
             "latency_ms": {
-                "p50": _percentile(latencies, 50),
-                "p95": _percentile(latencies, 95),
+                "p50": rounded_ms(nearest_rank(latencies, 50)),
+                "p95": rounded_ms(nearest_rank(latencies, 95)),
                 "max": latencies[-1] if latencies else None,
             },
             "seconds": round(self.seconds, 3),
@@ -220,13 +220,6 @@ def _xml_safe(text: str) -> str:
 def _pct(value: Decimal | Fraction) -> str:
     number = Decimal(value.numerator) / value.denominator if isinstance(value, Fraction) else value
     return f"{(number * 100).quantize(Decimal('0.1'))}%"
-
-
-def _percentile(values: Sequence[float], q: int) -> float | None:
-    if not values:
-        return None
-    index = max(0, -(-q * len(values) // 100) - 1)  # nearest rank
-    return round(values[index], 1)
 
 
 def _cell_json(cell: CellResult) -> dict[str, Any]:

@@ -15,6 +15,9 @@ import math
 from collections.abc import Sequence
 from decimal import Decimal, localcontext
 from fractions import Fraction
+from typing import TypeVar
+
+T = TypeVar("T", float, Decimal)
 
 # z for a two-sided 95% interval, exactly as OVERFIT.md writes it (1.96, not 1.959964…).
 Z = Decimal("1.96")
@@ -177,3 +180,16 @@ def rounded(value: Decimal | Fraction, places: int = 4) -> Decimal:
         ctx.prec = PRECISION
         number = _decimal(value) if isinstance(value, Fraction) else value
         return number.quantize(Decimal(1).scaleb(-places))
+
+
+def nearest_rank(values: Sequence[T], q: int) -> T | None:
+    """The q-th percentile by the nearest-rank method (a value that occurred); None if empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, -(-q * len(ordered) // 100) - 1)]
+
+
+def rounded_ms(value: float | None) -> float | None:
+    """A latency for display: 0.1 ms."""
+    return None if value is None else round(value, 1)

@@ -20,6 +20,7 @@ from records._store import (
 )
 from records._suites import InstalledSuite, SuiteInstall, SuiteRegistry
 from records._tokens import TokenInfo, TokenRegistry, check_role
+from records._types import utc_text, utcnow
 
 __all__ = [
     "SCHEMA_REVISION",
@@ -50,4 +51,6 @@ __all__ = [
     "schema_status",
     "ulid",
     "upgrade",
+    "utc_text",
+    "utcnow",
 ]

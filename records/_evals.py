@@ -21,7 +21,7 @@ from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 
 from records._models import AgentRecord, EvalCell, EvalRun, SuiteVersionRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
-from records._types import utcnow
+from records._types import utc_text, utcnow
 from schema.errors import NotFound
 
 if TYPE_CHECKING:
@@ -521,7 +521,7 @@ class EvalRegistry:
                 reasons.append(
                     f"graded on {suite_id} v{graded.get('version')}; v{active.version} is active "
                     f"and its {active.grace_days}-day grace period ended "
-                    f"{until.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+                    f"{utc_text(until)}"
                 )
         return {**record, "stale": bool(reasons), "stale_reasons": reasons}
 

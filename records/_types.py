@@ -35,3 +35,8 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def utc_text(value: datetime) -> str:
+    """RFC 3339 in UTC with a `Z`, to the second: how holon shows every timestamp."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,7 +18,7 @@ from typing import Any
 
 from agents import OutcomeCode
 from evals._scores import split_score
-from evals._stats import rounded
+from evals._stats import nearest_rank, rounded
 from evals.reports._data import CellData, SuiteData
 
 __all__ = [
@@ -214,14 +214,6 @@ def outcome_block(cells: Sequence[CellData]) -> dict[str, Any]:
     return {"n": recorded, "missing": len(cells) - recorded, "counts": counts}
 
 
-def _percentile(values: Sequence[Decimal], q: int) -> Decimal | None:
-    """Nearest rank, as the eval's own summary computes it."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, -(-q * len(ordered) // 100) - 1)]
-
-
 def milliseconds(value: float) -> Decimal:
     """A latency as stored (a float) to 0.1 ms, exactly the same on every run of the report."""
     return Decimal(repr(value)).quantize(Decimal("0.1"))
@@ -232,8 +224,8 @@ def latency_block(cells: Sequence[CellData]) -> dict[str, Any]:
     return {
         "n": len(values),
         "missing": len(cells) - len(values),
-        "p50": _percentile(values, 50),
-        "p95": _percentile(values, 95),
+        "p50": nearest_rank(values, 50),
+        "p95": nearest_rank(values, 95),
         "max": max(values) if values else None,
     }
 

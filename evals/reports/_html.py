@@ -21,7 +21,7 @@ from evals.reports._format import (
     json_text,
     latency_text,
     number,
-    outcomes_text,
+    overview_pairs,
     percent,
     split_text,
     yes_no,
@@ -92,43 +92,7 @@ def _bar(suite_id: str, split: str, block: dict[str, Any]) -> str:
 
 
 def _summary(report: dict[str, Any]) -> str:
-    ev, agent, summary, settings = (
-        report["eval"],
-        report["agent"],
-        report["summary"],
-        report["settings"],
-    )
-    pairs: list[tuple[str, Any]] = [
-        ("eval", ev["id"]),
-        ("status", f"{ev['status']} ({'complete' if ev['complete'] else 'incomplete'})"),
-        ("started", ev["created_at"]),
-        ("finished", ev["finished_at"]),
-        ("plan", "full: writes the agent record" if ev["full_plan"] else "narrowed: no record"),
-    ]
-    if "plan_digest" in ev:
-        pairs.append(("plan digest", ev["plan_digest"]))
-    pairs += [
-        ("claimed capabilities", ", ".join(agent["claimed_capabilities"]) or None),
-        ("eval score", f"{number(summary['eval_score'])} {interval(summary['eval_score_ci95'])}"),
-        ("weakest suite", summary["weakest_suite"]),
-        ("unverified capabilities", ", ".join(summary["unverified_capabilities"]) or None),
-        ("meets thresholds", yes_no(summary["meets_thresholds"])),
-        (
-            "cells",
-            f"{summary['cells']['n']} recorded, {summary['cells']['missing']} missing; "
-            f"{summary['passed_cells']} passed",
-        ),
-        ("outcomes", outcomes_text(summary["outcomes"])),
-        ("latency", latency_text(summary["latency_ms"])),
-        ("cost", cost_text(summary["cost"])),
-        (
-            "settings",
-            f"concurrency {number(settings['concurrency'])}, infrastructure retries "
-            f"{number(settings['infrastructure_retries'])}, pace {settings['pace_s']} s, "
-            f"{settings['cells']} cells, worst case ${settings['worst_case_usd']}",
-        ),
-    ]
-    return _fields(pairs)
+    return _fields(overview_pairs(report))
 
 
 def _checks_table(checks: Sequence[dict[str, Any]]) -> str:

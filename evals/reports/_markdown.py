@@ -20,7 +20,7 @@ from evals.reports._format import (
     json_text,
     latency_text,
     number,
-    outcomes_text,
+    overview_pairs,
     split_text,
     yes_no,
 )
@@ -66,49 +66,7 @@ def fence(text: str, info: str = "") -> list[str]:
 
 
 def _summary(report: dict[str, Any]) -> list[str]:
-    ev, agent, summary, settings = (
-        report["eval"],
-        report["agent"],
-        report["summary"],
-        report["settings"],
-    )
-    rows: list[tuple[str, Any]] = [
-        ("eval", ev["id"]),
-        ("status", f"{ev['status']} ({'complete' if ev['complete'] else 'incomplete'})"),
-        ("started", ev["created_at"]),
-        ("finished", ev["finished_at"]),
-        (
-            "plan",
-            "full: writes the agent record" if ev["full_plan"] else "narrowed: no record",
-        ),
-    ]
-    if "plan_digest" in ev:
-        rows.append(("plan digest", ev["plan_digest"]))
-    rows += [
-        ("claimed capabilities", ", ".join(agent["claimed_capabilities"]) or "-"),
-        (
-            "eval score",
-            f"{number(summary['eval_score'])} {interval(summary['eval_score_ci95'])}",
-        ),
-        ("weakest suite", summary["weakest_suite"]),
-        ("unverified capabilities", ", ".join(summary["unverified_capabilities"]) or "-"),
-        ("meets thresholds", yes_no(summary["meets_thresholds"])),
-        (
-            "cells",
-            f"{summary['cells']['n']} recorded, {summary['cells']['missing']} missing; "
-            f"{summary['passed_cells']} passed",
-        ),
-        ("outcomes", outcomes_text(summary["outcomes"])),
-        ("latency", latency_text(summary["latency_ms"])),
-        ("cost", cost_text(summary["cost"])),
-        (
-            "settings",
-            f"concurrency {number(settings['concurrency'])}, infrastructure retries "
-            f"{number(settings['infrastructure_retries'])}, pace {settings['pace_s']} s, "
-            f"{settings['cells']} cells, worst case ${settings['worst_case_usd']}",
-        ),
-    ]
-    return table(["", ""], rows)
+    return table(["", ""], overview_pairs(report))
 
 
 def _split_rows(suite: dict[str, Any]) -> list[str]:

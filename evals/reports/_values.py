@@ -14,6 +14,7 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
+from records import utc_text
 from schema.jsontext import dumps
 
 __all__ = ["OUTPUT_LIMIT", "STRING_HEAD", "STRING_LIMIT", "bounded", "bounded_text", "timestamp"]
@@ -54,4 +55,4 @@ def bounded(value: Any) -> Any:
 
 def timestamp(value: datetime | None) -> str | None:
     """RFC 3339 in UTC with a `Z`, to the second (as the CLI shows times)."""
-    return None if value is None else value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if value is None else utc_text(value)

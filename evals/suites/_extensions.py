@@ -24,11 +24,11 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from evals.fixtures import Generator, get_generator, register_generator
+from records import utc_text, utcnow
 from schema.documents import Document
 from schema.errors import SuiteError
 
@@ -93,7 +93,7 @@ class TrustStore:
 
     def trust(self, files: list[ExtensionFile]) -> None:
         entries = self._load()
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = utc_text(utcnow())
         for file in files:
             entries[file.sha256] = {"file": str(file.path), "trusted_at": now}
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from records import AgentInfo, InstalledSuite, VersionInfo
+from records import AgentInfo, InstalledSuite, VersionInfo, utc_text
 
 
 def timestamp(value: datetime) -> str:
     """RFC 3339 in UTC with a `Z`, to the second (what people read and diff)."""
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_text(value)
 
 
 def agent_view(info: AgentInfo, versions: list[VersionInfo] | None = None) -> dict[str, Any]:
