@@ -76,6 +76,14 @@ SETTINGS: tuple[Setting, ...] = (
         "digests stay). Applied when an eval or worker starts.",
     ),
     Setting(
+        "agent_networks",
+        "public",
+        "Which addresses the gateway service may call agents at. `public` refuses "
+        "loopback, private, link-local (cloud metadata) and other special ranges, checked "
+        "when connecting; a comma-separated list of CIDRs (e.g. 127.0.0.0/8,10.0.0.0/8) "
+        "allows those too; `any` allows everything. The CLI on the store is not limited.",
+    ),
+    Setting(
         "log_level",
         "WARNING",
         "Log level of holon's own log lines on stderr (DEBUG, INFO, WARNING, ERROR).",
@@ -104,6 +112,7 @@ class Settings:
     log_level: str
     examples: bool
     output_retention_days: int
+    agent_networks: str
     sources: Mapping[str, str]  # setting name -> "env" | "default"
 
     @property
@@ -151,7 +160,12 @@ class Settings:
                 "HOLON_OUTPUT_RETENTION_DAYS must be a whole number of days, "
                 f"got {retention_text!r}"
             )
+        networks = read("agent_networks") or "public"
+        from gateway._network import parse_networks
+
+        parse_networks(networks)  # refuse a bad value at start-up, not at the first call
         return cls(
+            agent_networks=networks,
             output_retention_days=int(retention_text),
             examples=examples == "on",
             home=home,

@@ -6,6 +6,15 @@ Imports only `schema`: never `evals` or `gateway`.
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
 from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
 from records._ids import eval_id, ulid
+from records._ledger import (
+    BudgetPeriod,
+    BudgetState,
+    CallEntry,
+    LedgerEntry,
+    LedgerRegistry,
+    period_key,
+)
+from records._mandates import GrantStatus, MandateInfo, MandateRegistry
 from records._models import EvalCell
 from records._pages import Page
 from records._secrets import SecretBox, new_key
@@ -26,13 +35,21 @@ __all__ = [
     "SCHEMA_REVISION",
     "AgentInfo",
     "AgentRegistry",
+    "BudgetPeriod",
+    "BudgetState",
+    "CallEntry",
     "CellResultRow",
     "CellSpec",
     "ClaimedCell",
     "EvalCell",
     "EvalInfo",
     "EvalRegistry",
+    "GrantStatus",
     "InstalledSuite",
+    "LedgerEntry",
+    "LedgerRegistry",
+    "MandateInfo",
+    "MandateRegistry",
     "Page",
     "Registration",
     "SchemaStatus",
@@ -48,6 +65,7 @@ __all__ = [
     "new_key",
     "open_engine",
     "open_store",
+    "period_key",
     "schema_status",
     "ulid",
     "upgrade",

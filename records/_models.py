@@ -208,3 +208,75 @@ class TokenRow(Base):
     note: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class MandateRow(Base):
+    """A mandate: a caller principal's policy (GATEWAY.md, "Mandates").
+
+    Regranting an id replaces its document (`revision` grows); revoking keeps
+    the row, so ledger rows always point at something.
+    """
+
+    __tablename__ = "mandates"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(64), index=True)
+    document: Mapped[dict[str, Any]]
+    digest: Mapped[str] = mapped_column(String(64))
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+    granted_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class BudgetRow(Base):
+    """What a mandate has spent and holds reserved in one calendar period (UTC).
+
+    Money as Decimal text: exact, and the row is the lock that serialises
+    reservations against one budget (FOR UPDATE on PostgreSQL, BEGIN
+    IMMEDIATE on SQLite).
+    """
+
+    __tablename__ = "budgets"
+
+    mandate_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    period: Mapped[str] = mapped_column(String(16), primary_key=True)  # 2026-11, 2026-W48, ...
+    spent_usd: Mapped[str] = mapped_column(String(40))
+    reserved_usd: Mapped[str] = mapped_column(String(40))
+    updated_at: Mapped[datetime]
+
+
+class LedgerRow(Base):
+    """One live call: its decision, its reservation, then its settled outcome and cost.
+
+    status: `reserved` (decided, calling), `settled` (outcome known),
+    `expired` (the reservation outlived the call's deadline: the process
+    died), `denied` (never called).
+    """
+
+    __tablename__ = "ledger"
+    __table_args__ = (
+        Index("ix_ledger_caller", "caller", "id"),
+        Index("ix_ledger_reserved", "status", "expires_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # led_ + ULID
+    request_id: Mapped[str] = mapped_column(String(36), unique=True)
+    caller: Mapped[str] = mapped_column(String(64))
+    mandate_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    period: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    agent_id: Mapped[str | None] = mapped_column(String(79), nullable=True, index=True)
+    agent_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    capability: Mapped[str] = mapped_column(String(100))
+    decision: Mapped[str] = mapped_column(String(8))  # allow | deny
+    reason: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    details: Mapped[dict[str, Any]]
+    status: Mapped[str] = mapped_column(String(10))
+    reserved_usd: Mapped[str] = mapped_column(String(40))
+    cost_usd: Mapped[str] = mapped_column(String(40))
+    cost_source: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    outcome_code: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    settled_at: Mapped[datetime | None] = mapped_column(nullable=True)

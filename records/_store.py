@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0004"
+SCHEMA_REVISION = "0005"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -182,6 +182,8 @@ class Store:
         self._secret_box = secret_box
         from records._agents import AgentRegistry
         from records._evals import EvalRegistry
+        from records._ledger import LedgerRegistry
+        from records._mandates import MandateRegistry
         from records._suites import SuiteRegistry
         from records._tokens import TokenRegistry
 
@@ -189,6 +191,8 @@ class Store:
         self.suites = SuiteRegistry(self)
         self.evals = EvalRegistry(self)
         self.tokens = TokenRegistry(self)
+        self.mandates = MandateRegistry(self)
+        self.ledger = LedgerRegistry(self)
         self.created = False  # set by open_store when it made the schema from nothing
 
     @property

@@ -15,6 +15,7 @@ from evals.suites import (
     public_files,
     suite_digests,
 )
+from gateway.client._calls import CallOps
 from gateway.client._evals import EvalOps
 from gateway.client._views import agent_view, suite_view
 from gateway.settings import Settings, checkout_root
@@ -34,6 +35,7 @@ class StoreClient:
         self.home = home
         self.first_use: list[str] = []  # what a fresh embedded store was given
         self.evals = EvalOps(store, home, retention_days)
+        self.calls = CallOps(store)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StoreClient:

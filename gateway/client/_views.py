@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from records import AgentInfo, InstalledSuite, VersionInfo, utc_text
+from records import AgentInfo, InstalledSuite, LedgerEntry, MandateInfo, VersionInfo, utc_text
 
 
 def timestamp(value: datetime) -> str:
@@ -68,3 +68,40 @@ def suite_view(
             for v in versions
         ]
     return view
+
+
+def mandate_view(info: MandateInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "holder": info.holder,
+        "active": info.active,
+        "revision": info.revision,
+        "digest": info.digest,
+        "granted_at": timestamp(info.granted_at),
+        "updated_at": timestamp(info.updated_at),
+        "revoked_at": timestamp(info.revoked_at) if info.revoked_at else None,
+        "mandate": info.document,
+    }
+
+
+def ledger_view(entry: LedgerEntry) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "request_id": entry.request_id,
+        "at": timestamp(entry.created_at),
+        "caller": entry.caller,
+        "mandate": entry.mandate_id,
+        "agent": entry.agent_id,
+        "agent_version": entry.agent_version,
+        "capability": entry.capability,
+        "decision": entry.decision,
+        "reason": entry.reason,
+        "status": entry.status,
+        "outcome": entry.outcome_code,
+        "reserved_usd": str(entry.reserved_usd),
+        "cost_usd": str(entry.cost_usd),
+        "cost_source": entry.cost_source,
+        "latency_ms": None if entry.latency_ms is None else round(entry.latency_ms, 3),
+        "period": entry.period,
+        "details": entry.details,
+    }

@@ -1,0 +1,359 @@
+"""Live calls under mandates (GATEWAY.md): decide, reserve, call, settle.
+
+Every live call goes the same way: the holder's mandates decide first (a
+pure function of the mandates, the agent's record and the clock); an allowed
+call reserves its worst case (the mandate's per-call cap) against the
+mandate's budget in the ledger; the one executor calls the agent; the ledger
+row is settled to min(cost, cap). A denied call is recorded too, with each
+mandate's reason and numbers. The executor is the same one eval cells use,
+with the mandate's cap and deadline enforced on the gateway's side.
+
+The store is synchronous (SQLAlchemy); its work runs in a worker thread in
+two steps per call (decide+reserve, settle), never on the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from anyio import to_thread
+
+from agents import CallLimits, Executor, Manifest, Outcome
+from gateway.live._cache import Lookups
+from gateway.mandates import Mandate, Verdict, decide_one
+from records import BudgetState, CallEntry, LedgerEntry, Store, utcnow
+from schema.errors import (
+    AgentCallFailed,
+    AgentTimedOut,
+    BudgetExhausted,
+    Denied,
+    InputError,
+    NotFound,
+)
+from schema.jsontext import JSONValue
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Allowed", "LiveCalls", "denial_error"]
+
+DEFAULT_DEADLINE_S = Decimal(30)
+# A reservation outlives its call's deadline by this much before it counts as
+# left behind by a crash (a settling call may be a little late).
+RESERVATION_GRACE = timedelta(seconds=60)
+MAX_ROUTE_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """A call that may go ahead: its reservation, its mandate and what to call."""
+
+    manifest: Manifest
+    mandate: Mandate
+    entry: LedgerEntry
+    secret: str | None
+
+
+def denial_error(verdicts: list[Verdict], *, subject: str) -> Denied:
+    """The error of a denied call: the reason of the mandate that got furthest, and all of them."""
+    if not verdicts:
+        return Denied(
+            f"{subject}: the caller holds no mandate", code="no_mandate", details={"mandates": []}
+        )
+    best = max(verdicts, key=lambda v: v.stage)
+    reason = best.reason or "denied"
+    details: dict[str, Any] = dict(best.numbers)
+    details["mandate"] = best.mandate
+    details["mandates"] = [v.to_json() for v in verdicts]
+    cls = BudgetExhausted if reason == "budget_exhausted" else Denied
+    return cls(
+        f"{subject}: denied ({reason}) by mandate {best.mandate}", code=reason, details=details
+    )
+
+
+class LiveCalls:
+    def __init__(
+        self,
+        store: Store,
+        executor: Executor,
+        *,
+        lookups: Lookups | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.store = store
+        self.executor = executor
+        self.lookups = lookups or Lookups(store)
+        self.clock = clock
+
+    # -- the public calls ---------------------------------------------------
+
+    async def invoke(
+        self, caller: str, agent_id: str, capability: str, input: JSONValue
+    ) -> dict[str, Any]:
+        """Call `agent_id` for `caller`; the response body, or a HolonError (denied, failed)."""
+        request_id = str(uuid.uuid4())
+        allowed = await to_thread.run_sync(
+            self._decide_and_reserve, caller, agent_id, capability, request_id
+        )
+        outcome = await self._call(allowed, capability, input, request_id)
+        return await self._finish(allowed, outcome)
+
+    async def route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
+        """Call the best agent the caller's mandates allow for `capability` (GATEWAY.md, routing).
+
+        Best: highest eval_score, then lowest per-call price, then id. An
+        `unreachable` agent (it never saw the request) falls back to the next
+        candidate, whose mandates are decided again.
+        """
+        candidates = await to_thread.run_sync(self._candidates, caller, capability)
+        tried: list[dict[str, Any]] = []
+        last: Exception | None = None
+        for agent_id in candidates[:MAX_ROUTE_ATTEMPTS]:
+            request_id = str(uuid.uuid4())
+            try:
+                allowed = await to_thread.run_sync(
+                    self._decide_and_reserve, caller, agent_id, capability, request_id
+                )
+            except Denied as exc:  # e.g. its budget ran out since ranking
+                tried.append({"agent": agent_id, "decision": "deny", "reason": exc.code})
+                last = exc
+                continue
+            outcome = await self._call(allowed, capability, input, request_id)
+            if outcome.code == "unreachable" and agent_id != candidates[-1]:
+                await to_thread.run_sync(self._settle, allowed, outcome)
+                tried.append({"agent": agent_id, "outcome": "unreachable"})
+                continue
+            body = await self._finish(allowed, outcome)
+            body["routing"] = {"candidates": len(candidates), "tried": tried}
+            return body
+        if last is not None:
+            raise last
+        raise AgentCallFailed(  # every candidate was unreachable
+            f"no agent for {capability} could be reached",
+            code="unreachable",
+            details={"capability": capability, "tried": tried},
+        )
+
+    def check(self, mandate_id: str, agent_id: str, capability: str) -> dict[str, Any]:
+        """A dry run of one mandate's decision (no ledger row, nothing reserved)."""
+        mandate = self.lookups.mandate(mandate_id)
+        agent = self.lookups.agent(agent_id)
+        record = self.lookups.record(agent.id, agent.version) if mandate.needs_record else None
+        verdict = decide_one(
+            mandate,
+            agent_id=agent.id,
+            agent_version=agent.version,
+            capability=capability,
+            record=record,
+            now=self.clock(),
+        )
+        out: dict[str, Any] = {
+            "agent": agent.id,
+            "agent_version": agent.version,
+            "capability": capability,
+        }
+        out.update(verdict.to_json())
+        if mandate.budget is not None:
+            from records import period_key
+
+            period = period_key(mandate.budget.period, self.clock())
+            spent, reserved = self.store.ledger.budget(mandate.id, period)
+            out["budget"] = BudgetState(
+                mandate.id,
+                period,
+                mandate.budget.amount_usd,
+                spent,
+                reserved,
+                mandate.max_cost_per_call_usd,
+                False,
+            ).to_json()
+        return out
+
+    # -- steps -------------------------------------------------------------
+
+    def _decide_and_reserve(
+        self, caller: str, agent_id: str, capability: str, request_id: str
+    ) -> Allowed:
+        agent = self.lookups.agent(agent_id)
+        if agent.disabled:
+            raise NotFound(f"agent {agent_id} is disabled", details={"agent": agent_id})
+        if capability not in agent.capabilities:
+            raise InputError(
+                f"{agent_id} does not claim the capability {capability!r}",
+                code="capability_not_claimed",
+                details={"agent": agent_id, "capabilities": agent.capabilities},
+            )
+        call = CallEntry(request_id, caller, capability, agent.id, agent.version)
+        mandates = self.lookups.mandates_of(caller)
+        now = self.clock()
+        record = None
+        if any(m.needs_record for m in mandates):
+            record = self.lookups.record(agent.id, agent.version)
+        verdicts = [
+            decide_one(
+                m,
+                agent_id=agent.id,
+                agent_version=agent.version,
+                capability=capability,
+                record=record,
+                now=now,
+            )
+            for m in mandates
+        ]
+        manifest = self.lookups.manifest(agent.id, agent.version, agent.manifest)
+        by_id = {m.id: m for m in mandates}
+        for index, verdict in enumerate(verdicts):
+            if not verdict.allow:
+                continue
+            mandate = by_id[verdict.mandate]
+            deadline = _deadline(mandate, manifest)
+            reserved = self.store.ledger.reserve(
+                call,
+                mandate_id=mandate.id,
+                cap=mandate.max_cost_per_call_usd,
+                expires_at=now + timedelta(seconds=float(deadline)) + RESERVATION_GRACE,
+                budget=None
+                if mandate.budget is None
+                else (mandate.budget.period, mandate.budget.amount_usd),
+                details={"decision": verdict.to_json()},
+            )
+            if isinstance(reserved, BudgetState):
+                verdicts[index] = Verdict(mandate.id, False, "budget_exhausted", reserved.to_json())
+                continue
+            return Allowed(manifest, mandate, reserved, self.lookups.secret(agent.id))
+        error = denial_error(verdicts, subject=f"{caller} calling {agent_id} for {capability}")
+        self.store.ledger.deny(
+            call,
+            mandate_id=error.details.get("mandate"),
+            reason=error.code,
+            details={"mandates": error.details["mandates"]},
+        )
+        raise error
+
+    async def _call(
+        self, allowed: Allowed, capability: str, input: JSONValue, request_id: str
+    ) -> Outcome:
+        limits = CallLimits(
+            max_cost_usd=allowed.mandate.max_cost_per_call_usd,
+            timeout_s=allowed.mandate.timeout_s,
+        )
+        try:
+            return await self.executor.execute(
+                allowed.manifest,
+                capability,
+                input,
+                limits,
+                secret=allowed.secret,
+                request_id=request_id,
+            )
+        except BaseException:
+            # A policy refusal (e.g. the agent's address) or a cancelled
+            # request: the reservation is released now, not at its expiry.
+            await to_thread.run_sync(self._release, allowed)
+            raise
+
+    def _settle(self, allowed: Allowed, outcome: Outcome) -> LedgerEntry:
+        return self.store.ledger.settle(
+            allowed.entry.id,
+            outcome_code=outcome.code,
+            cost=outcome.cost_usd,
+            cost_source=outcome.cost_source,
+            latency_ms=outcome.latency_ms,
+        )
+
+    def _release(self, allowed: Allowed) -> None:
+        self.store.ledger.settle(
+            allowed.entry.id,
+            outcome_code="refused",
+            cost=Decimal(0),
+            cost_source="none",
+            latency_ms=0.0,
+        )
+
+    async def _finish(self, allowed: Allowed, outcome: Outcome) -> dict[str, Any]:
+        settled = await to_thread.run_sync(self._settle, allowed, outcome)
+        manifest = allowed.manifest
+        if outcome.code != "ok":
+            cls = AgentTimedOut if outcome.code == "timeout" else AgentCallFailed
+            raise cls(
+                f"{manifest.id} {manifest.version}: {outcome.code}"
+                + (f": {outcome.error}" if outcome.error else ""),
+                code=outcome.code,
+                details={
+                    "agent": manifest.id,
+                    "agent_version": manifest.version,
+                    "request_id": outcome.request_id,
+                    "http_status": outcome.http_status,
+                    "cost_usd": str(settled.cost_usd),
+                    "mandate": allowed.mandate.id,
+                },
+            )
+        return {
+            "output": outcome.output,
+            "usage": None if outcome.usage is None else outcome.usage.to_json(),
+            "cost_usd": str(settled.cost_usd),
+            "cost_source": outcome.cost_source,
+            "agent": manifest.id,
+            "agent_version": manifest.version,
+            "mandate": allowed.mandate.id,
+            "request_id": outcome.request_id,
+            "latency_ms": round(outcome.latency_ms, 3),
+        }
+
+    def _candidates(self, caller: str, capability: str) -> list[str]:
+        """Agents claiming `capability` that some mandate of `caller` allows now, best first."""
+        agents = self.lookups.agents_claiming(capability)
+        if not agents:
+            raise NotFound(
+                f"no enabled agent claims {capability}", details={"capability": capability}
+            )
+        mandates = self.lookups.mandates_of(caller)
+        now = self.clock()
+        ranked: list[tuple[Decimal, Decimal, str]] = []
+        verdicts: list[Verdict] = []
+        for agent in agents:
+            record = self.lookups.record(agent.id, agent.version)
+            mine = [
+                decide_one(
+                    m,
+                    agent_id=agent.id,
+                    agent_version=agent.version,
+                    capability=capability,
+                    record=record,
+                    now=now,
+                )
+                for m in mandates
+            ]
+            if any(v.allow for v in mine):
+                score = Decimal(str((record or {}).get("eval_score") or 0))
+                price = Decimal(str(agent.manifest.get("pricing", {}).get("per_call_usd", "0")))
+                ranked.append((-score, price, agent.id))
+            else:
+                verdicts += [
+                    Verdict(v.mandate, False, v.reason, {**v.numbers, "agent": agent.id})
+                    for v in mine
+                ]
+        if not ranked:
+            error = denial_error(verdicts, subject=f"{caller} calling any agent for {capability}")
+            call = CallEntry(str(uuid.uuid4()), caller, capability, None, None)
+            self.store.ledger.deny(
+                call,
+                mandate_id=error.details.get("mandate"),
+                reason=error.code,
+                details={"mandates": error.details["mandates"]},
+            )
+            raise error
+        return [agent_id for _, _, agent_id in sorted(ranked)]
+
+
+def _deadline(mandate: Mandate, manifest: Manifest) -> Decimal:
+    if mandate.timeout_s is not None:
+        return mandate.timeout_s
+    if manifest.limits.timeout_s is not None:
+        return manifest.limits.timeout_s
+    return DEFAULT_DEADLINE_S

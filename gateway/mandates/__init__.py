@@ -1,0 +1,21 @@
+"""Mandates: documents, and the decision they make on every live call."""
+
+from gateway.mandates._decide import DENY_REASONS, Verdict, decide_one
+from gateway.mandates._document import (
+    Budget,
+    Mandate,
+    load_mandate,
+    mandate_from_dict,
+    parse_mandate,
+)
+
+__all__ = [
+    "DENY_REASONS",
+    "Budget",
+    "Mandate",
+    "Verdict",
+    "decide_one",
+    "load_mandate",
+    "mandate_from_dict",
+    "parse_mandate",
+]

@@ -1,0 +1,169 @@
+"""Deciding a live call (GATEWAY.md, "Mandates"): allow, or deny with a reason and its numbers.
+
+Pure: everything arrives as arguments (the mandates, the agent's current
+record with its staleness, the clock), so a decision can be replayed and
+dry-run (`holon mandates check`). Budgets are not decided here: they are
+reserved atomically in the ledger, after a mandate allows.
+
+A missing or stale record fails closed whenever a mandate reads records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from gateway.mandates._document import Mandate
+from records import utc_text
+
+__all__ = ["DENY_REASONS", "Verdict", "decide_one"]
+
+# In the order they are checked: a later reason means the mandate got further.
+DENY_REASONS = (
+    "no_mandate",
+    "mandate_expired",
+    "capability_not_allowed",
+    "agent_not_allowed",
+    "not_evaluated",
+    "unverified_capability",
+    "eval_stale",
+    "eval_score_below_minimum",
+    "capability_score_below_minimum",
+    "overfit_warning",
+    "budget_exhausted",
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One mandate's verdict on one (agent, capability)."""
+
+    mandate: str
+    allow: bool
+    reason: str | None = None
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "mandate": self.mandate,
+            "decision": "allow" if self.allow else "deny",
+        }
+        if self.reason is not None:
+            out["reason"] = self.reason
+        out.update(self.numbers)
+        return out
+
+    @property
+    def stage(self) -> int:
+        return len(DENY_REASONS) if self.reason is None else DENY_REASONS.index(self.reason)
+
+
+def _deny(mandate: Mandate, reason: str, **numbers: Any) -> Verdict:
+    return Verdict(mandate.id, False, reason, numbers)
+
+
+def _score(value: Any) -> Decimal | None:
+    return None if value is None else Decimal(str(value))
+
+
+def decide_one(
+    mandate: Mandate,
+    *,
+    agent_id: str,
+    agent_version: str,
+    capability: str,
+    record: dict[str, Any] | None,
+    now: datetime,
+) -> Verdict:
+    """Whether `mandate` lets its holder call `agent_id` for `capability` now."""
+    if mandate.expires_at is not None and now >= mandate.expires_at:
+        return _deny(mandate, "mandate_expired", expires_at=utc_text(mandate.expires_at))
+    if capability not in mandate.capabilities:
+        return _deny(
+            mandate,
+            "capability_not_allowed",
+            capability=capability,
+            allowed=list(mandate.capabilities),
+        )
+    if not mandate.allows_agent(agent_id):
+        return _deny(
+            mandate, "agent_not_allowed", agent=agent_id, allowed=list(mandate.agents or ())
+        )
+    if not mandate.needs_record:
+        return Verdict(mandate.id, True)
+    if record is None:
+        return _deny(mandate, "not_evaluated", agent=agent_id, agent_version=agent_version)
+    return _against_record(mandate, capability, record, now)
+
+
+def _against_record(
+    mandate: Mandate, capability: str, record: dict[str, Any], now: datetime
+) -> Verdict:
+    eval_score = _score(record.get("eval_score"))
+    unverified = list(record.get("unverified_capabilities") or [])
+    suite_id, suite = _suite_for(record, capability)
+    if mandate.min_eval_score is not None and eval_score is None:
+        return _deny(
+            mandate,
+            "unverified_capability" if unverified else "not_evaluated",
+            unverified_capabilities=unverified,
+            min_eval_score=mandate.min_eval_score,
+        )
+    if mandate.min_capability_score is not None and (suite is None or suite.get("score") is None):
+        return _deny(
+            mandate,
+            "unverified_capability",
+            capability=capability,
+            min_capability_score=mandate.min_capability_score,
+        )
+    if record.get("stale"):
+        return _deny(mandate, "eval_stale", stale_reasons=list(record.get("stale_reasons", [])))
+    if mandate.max_eval_age_days is not None:
+        evaluated = datetime.fromisoformat(str(record["evaluated_at"]).replace("Z", "+00:00"))
+        age = now - evaluated
+        if age.total_seconds() > mandate.max_eval_age_days * 86400:
+            return _deny(
+                mandate,
+                "eval_stale",
+                evaluated_at=record["evaluated_at"],
+                age_days=round(Decimal(age.total_seconds()) / 86400, 2),
+                max_eval_age_days=mandate.max_eval_age_days,
+            )
+    if (
+        mandate.min_eval_score is not None
+        and eval_score is not None
+        and eval_score < mandate.min_eval_score
+    ):
+        return _deny(
+            mandate,
+            "eval_score_below_minimum",
+            eval_score=eval_score,
+            min_eval_score=mandate.min_eval_score,
+            weakest_suite=record.get("weakest_suite"),
+        )
+    if mandate.min_capability_score is not None and suite is not None:
+        score = _score(suite.get("score"))
+        if score is not None and score < mandate.min_capability_score:
+            return _deny(
+                mandate,
+                "capability_score_below_minimum",
+                capability=capability,
+                suite=suite_id,
+                capability_score=score,
+                min_capability_score=mandate.min_capability_score,
+            )
+    if mandate.deny_on_overfit:
+        warnings = [w for w in record.get("warnings", []) if w.get("code") == "overfit"]
+        if warnings:
+            return _deny(mandate, "overfit_warning", warnings=warnings)
+    return Verdict(mandate.id, True)
+
+
+def _suite_for(record: dict[str, Any], capability: str) -> tuple[str | None, dict[str, Any] | None]:
+    """The suite of the record that grades `capability` (one active suite per capability)."""
+    for suite_id, suite in sorted(record.get("suites", {}).items()):
+        if suite.get("capability") == capability:
+            return suite_id, suite
+    return None, None

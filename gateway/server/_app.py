@@ -1,0 +1,201 @@
+"""The gateway service: a Starlette app built by a factory, served by uvicorn.
+
+`create_app()` builds everything inside the lifespan (the store, the one
+executor, background eval workers), never at import time. Every route comes
+from the endpoint table (`ENDPOINTS`), which also produces /openapi.json, so
+the spec cannot drift from the routes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from agents import Executor
+from gateway._network import NetworkPolicy
+from gateway.client import StoreClient
+from gateway.live import LiveCalls, Lookups
+from gateway.server import _routes_agents, _routes_calls, _routes_evals
+from gateway.server._auth import TokenCache, admit
+from gateway.server._http import error_response, json_response
+from gateway.server._metrics import Metrics
+from gateway.server._openapi import openapi
+from gateway.server._service import Endpoint, Service
+from gateway.settings import Settings
+from records import EvalCell, Store
+from schema.errors import HolonError, NotFound, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ENDPOINTS", "create_app"]
+
+OPERATOR = frozenset({"operator"})
+
+
+async def healthz(request: Request, who: Any, svc: Service) -> Response:
+    def ping() -> None:
+        with svc.store.read() as session:
+            session.execute(select(1))
+
+    try:
+        await svc.run(ping)
+    except StoreUnavailable as exc:
+        return json_response({"status": "unavailable", "database": str(exc)}, 503)
+    return json_response({"status": "ok", "database": "ok"})
+
+
+async def openapi_json(request: Request, who: Any, svc: Service) -> Response:
+    return json_response(svc.extra["openapi"])
+
+
+async def metrics(request: Request, who: Any, svc: Service) -> Response:
+    def cells() -> dict[str, int]:
+        with svc.store.read() as session:
+            rows = session.execute(
+                select(EvalCell.outcome_code, func.count()).group_by(EvalCell.outcome_code)
+            )
+            return {str(code or "pending"): int(n) for code, n in rows}
+
+    text = svc.metrics.render(await svc.run(cells))
+    return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+ENDPOINTS: list[Endpoint] = [
+    Endpoint(
+        "GET", "/healthz", "none", healthz, "liveness and database reachability", statuses=(503,)
+    ),
+    Endpoint("GET", "/openapi.json", "none", openapi_json, "this API's OpenAPI 3.1 document"),
+    Endpoint(
+        "GET", "/metrics", OPERATOR, metrics, "Prometheus metrics (text format)", media="text/plain"
+    ),
+    *_routes_agents.ENDPOINTS,
+    *_routes_calls.ENDPOINTS,
+    *_routes_evals.ENDPOINTS,
+]
+
+
+def _route(endpoint: Endpoint, state: dict[str, Service]) -> Route:
+    async def handle(request: Request) -> Response:
+        svc = state["service"]
+        started = time.perf_counter()
+        try:
+            principal = svc.tokens.principal(request.headers.get("authorization"))
+            who = admit(endpoint.access, principal)
+            response: Response = await endpoint.handler(request, who, svc)
+        except HolonError as exc:
+            response = error_response(exc)
+        except Exception:
+            log.exception("internal error on %s %s", endpoint.method, endpoint.path)
+            response = error_response(HolonError("internal error"))
+        svc.metrics.request(
+            endpoint.method,
+            endpoint.path,
+            response.status_code,
+            (time.perf_counter() - started) * 1000,
+        )
+        return response
+
+    return Route(endpoint.path, handle, methods=[endpoint.method], name=endpoint.path)
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    store: Store | None = None,
+    eval_workers: int = 1,
+    cache_ttl_s: float = 1.0,
+    max_body_bytes: int = 8 * 1024 * 1024,
+) -> Starlette:
+    """The gateway app. With `store`, that store is used (and not closed); else the settings'."""
+    state: dict[str, Service] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        config = settings or Settings.from_env()
+        own_store = store is None
+        opened = store or StoreClient.from_settings(config).store
+        client = StoreClient(opened, config.home, config.output_retention_days)
+        policy = NetworkPolicy.from_setting(config.agent_networks)
+        guard = None if policy.allow_all else policy.check
+        async with Executor(allow_asgi=True, resolve_guard=guard) as executor:
+            service = Service(
+                store=opened,
+                client=client,
+                calls=LiveCalls(opened, executor, lookups=Lookups(opened, ttl_s=cache_ttl_s)),
+                tokens=TokenCache(opened, ttl_s=cache_ttl_s),
+                metrics=Metrics(),
+                max_body_bytes=max_body_bytes,
+                allow_private_agents=policy.allow_all,
+            )
+            service.extra["check_endpoint"] = policy.check_url
+            service.extra["openapi"] = openapi(ENDPOINTS)
+            workers = _EvalWorkers(opened, config.home, eval_workers)
+            state["service"] = service
+            workers.start()
+            try:
+                yield
+            finally:
+                workers.stop()
+                if own_store:
+                    opened.close()
+
+    app = Starlette(routes=[_route(e, state) for e in ENDPOINTS], lifespan=lifespan)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error_response(NotFound(f"no route {request.method} {request.url.path}"))
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        error = HolonError(f"{request.method} is not allowed on {request.url.path}")
+        error.code = "method_not_allowed"  # type: ignore[misc]
+        response = error_response(error)
+        response.status_code = 405
+        return response
+
+    app.add_exception_handler(404, not_found)
+    app.add_exception_handler(405, not_allowed)
+    return app
+
+
+class _EvalWorkers:
+    """Background threads that work running evals (started over the API or anywhere)."""
+
+    def __init__(self, store: Store, home: Path, count: int) -> None:
+        self.store = store
+        self.home = home
+        self.count = count
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for index in range(self.count):
+            thread = threading.Thread(
+                target=self._run, name=f"holon-eval-worker-{index}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def _run(self) -> None:
+        from evals import run_worker
+
+        while not self._stop.is_set():
+            try:
+                run_worker(self.store, home=self.home, poll_s=1.0, stop=self._stop)
+            except Exception:  # a worker must outlive one bad eval
+                log.exception("eval worker failed; restarting in 5 s")
+                self._stop.wait(5)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=30)

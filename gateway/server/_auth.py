@@ -1,0 +1,100 @@
+"""Who is calling: bearer tokens to principals, and what each route lets them do.
+
+GATEWAY.md, "Roles and tokens": `operator` (everything), `org:<org>` (its
+agents: register, update, test, read records), `caller:<principal>` (invoke
+under its mandates, read its ledger). Every route declares the role kinds it
+admits; ownership (an org's own agents, a caller's own ledger) is checked by
+the handler, which knows the resource.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from records import Store, TokenInfo
+from schema.errors import Forbidden, Unauthorized
+
+__all__ = ["Access", "Principal", "TokenCache"]
+
+RoleKind = Literal["operator", "org", "caller"]
+# none: no token needed; any: any valid token; otherwise the role kinds admitted.
+Access = Literal["none", "any"] | frozenset[RoleKind]
+
+
+@dataclass(frozen=True)
+class Principal:
+    role: str
+    token_id: str | None
+
+    @property
+    def kind(self) -> RoleKind | None:
+        head = self.role.split(":", 1)[0]
+        return head if head in ("operator", "org", "caller") else None  # type: ignore[return-value]
+
+    @property
+    def name(self) -> str:
+        """The org or caller principal ("" for the operator)."""
+        return self.role.split(":", 1)[1] if ":" in self.role else ""
+
+    @property
+    def is_operator(self) -> bool:
+        return self.role == "operator"
+
+    def owns_agent(self, agent_id: str) -> bool:
+        return self.is_operator or (self.kind == "org" and agent_id.split("/", 1)[0] == self.name)
+
+    def require_agent(self, agent_id: str) -> None:
+        if not self.owns_agent(agent_id):
+            raise Forbidden(
+                f"role {self.role} may not act on {agent_id}",
+                details={"role": self.role, "agent": agent_id},
+            )
+
+
+ANONYMOUS = Principal("", None)
+
+
+class TokenCache:
+    """Token lookups, cached for a moment (a revoked token stops working within `ttl_s`)."""
+
+    def __init__(self, store: Store, ttl_s: float = 1.0) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self._hits: dict[str, tuple[float, TokenInfo | None]] = {}
+
+    def principal(self, authorization: str | None) -> Principal | None:
+        if not authorization:
+            return None
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("the Authorization header must be 'Bearer <token>'")
+        token = token.strip()
+        now = time.monotonic()
+        hit = self._hits.get(token)
+        if hit is not None and hit[0] > now:
+            info = hit[1]
+        else:
+            info = self.store.tokens.authenticate(token)
+            if self.ttl_s > 0:
+                if len(self._hits) > 10_000:
+                    self._hits.clear()
+                self._hits[token] = (now + self.ttl_s, info)
+        if info is None:
+            raise Unauthorized("unknown or revoked token")
+        return Principal(info.role, info.id)
+
+
+def admit(access: Access, principal: Principal | None) -> Principal:
+    """The principal, if `access` admits it; 401 without a token, 403 with the wrong role."""
+    if access == "none":
+        return principal or ANONYMOUS
+    if principal is None:
+        raise Unauthorized("this route needs a token", hint="send 'Authorization: Bearer <token>'")
+    if access == "any" or principal.kind in access:
+        return principal
+    raise Forbidden(
+        f"role {principal.role} may not use this route",
+        details={"role": principal.role, "roles": sorted(access)},
+    )

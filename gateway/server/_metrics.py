@@ -1,0 +1,115 @@
+"""/metrics in the Prometheus text format: live calls and denials, eval cells, latencies.
+
+Counters live in this process (each uvicorn worker has its own; Prometheus
+sums them). Eval cell counts come from the store at scrape time, so every
+process reports the same, whole picture.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable
+
+__all__ = ["Metrics"]
+
+BUCKETS_MS = (1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(pairs: Iterable[tuple[str, str]]) -> str:
+    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in pairs)
+    return "{" + inner + "}" if inner else ""
+
+
+class Histogram:
+    def __init__(self) -> None:
+        self.buckets = [0] * len(BUCKETS_MS)
+        self.count = 0
+        self.total = 0.0
+
+    def observe(self, value_ms: float) -> None:
+        self.count += 1
+        self.total += value_ms
+        for index, bound in enumerate(BUCKETS_MS):
+            if value_ms <= bound:
+                self.buckets[index] += 1
+
+    def lines(self, name: str, labels: tuple[tuple[str, str], ...]) -> list[str]:
+        out = []
+        for bound, count in zip(BUCKETS_MS, self.buckets, strict=True):
+            out.append(f"{name}_bucket{_labels((*labels, ('le', str(bound))))} {count}")
+        out.append(f"{name}_bucket{_labels((*labels, ('le', '+Inf')))} {self.count}")
+        out.append(f"{name}_sum{_labels(labels)} {self.total:.3f}")
+        out.append(f"{name}_count{_labels(labels)} {self.count}")
+        return out
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.calls: Counter[tuple[str, str]] = Counter()  # (capability, outcome)
+        self.denials: Counter[str] = Counter()  # reason
+        self.requests: Counter[tuple[str, str, int]] = Counter()  # (method, route, status)
+        self.call_latency: dict[str, Histogram] = {}  # by outcome
+        self.request_latency: dict[str, Histogram] = {}  # by route
+
+    def live_call(self, capability: str, outcome: str, latency_ms: float) -> None:
+        with self._lock:
+            self.calls[(capability, outcome)] += 1
+            self.call_latency.setdefault(outcome, Histogram()).observe(latency_ms)
+
+    def denial(self, reason: str) -> None:
+        with self._lock:
+            self.denials[reason] += 1
+
+    def request(self, method: str, route: str, status: int, latency_ms: float) -> None:
+        with self._lock:
+            self.requests[(method, route, status)] += 1
+            self.request_latency.setdefault(route, Histogram()).observe(latency_ms)
+
+    def render(self, cells: dict[str, int]) -> str:
+        """The exposition text; `cells` is the store's eval cell count by outcome."""
+        lines = [
+            "# HELP holon_live_calls_total Live calls that reached an agent, by outcome.",
+            "# TYPE holon_live_calls_total counter",
+        ]
+        with self._lock:
+            for (capability, outcome), n in sorted(self.calls.items()):
+                labels = _labels((("capability", capability), ("outcome", outcome)))
+                lines.append(f"holon_live_calls_total{labels} {n}")
+            lines += [
+                "# HELP holon_live_denials_total Live calls denied, by reason.",
+                "# TYPE holon_live_denials_total counter",
+            ]
+            for reason, n in sorted(self.denials.items()):
+                lines.append(f"holon_live_denials_total{_labels((('reason', reason),))} {n}")
+            lines += [
+                "# HELP holon_live_call_latency_ms Latency of live calls at the agent, by outcome.",
+                "# TYPE holon_live_call_latency_ms histogram",
+            ]
+            for outcome, hist in sorted(self.call_latency.items()):
+                lines += hist.lines("holon_live_call_latency_ms", (("outcome", outcome),))
+            lines += [
+                "# HELP holon_http_requests_total API requests, by route and status.",
+                "# TYPE holon_http_requests_total counter",
+            ]
+            for (method, route, status), n in sorted(self.requests.items()):
+                labels = _labels((("method", method), ("route", route), ("status", str(status))))
+                lines.append(f"holon_http_requests_total{labels} {n}")
+            lines += [
+                "# HELP holon_http_request_latency_ms API request latency, by route.",
+                "# TYPE holon_http_request_latency_ms histogram",
+            ]
+            for route, hist in sorted(self.request_latency.items()):
+                lines += hist.lines("holon_http_request_latency_ms", (("route", route),))
+        lines += [
+            "# HELP holon_eval_cells Eval cells in the store, by outcome (pending: not yet run).",
+            "# TYPE holon_eval_cells gauge",
+        ]
+        for outcome, n in sorted(cells.items()):
+            lines.append(f"holon_eval_cells{_labels((('outcome', outcome),))} {n}")
+        return "\n".join(lines) + "\n"

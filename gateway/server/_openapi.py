@@ -1,0 +1,151 @@
+"""/openapi.json, generated from the endpoint table and the JSON Schemas of schema/.
+
+Generated, not written: a route added to the table is in the spec, and a
+test checks that the app's routes and the spec's paths are the same set.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+import re2
+
+from schema import load_schema
+
+__all__ = ["openapi"]
+
+VERSION = "1"
+_PARAM = re2.compile(r"\{([a-z_]+)\}")
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details"],
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {"type": "object"},
+            },
+        }
+    },
+}
+
+_STATUS_TEXT = {
+    400: "bad request (usage)",
+    401: "no token, or an unknown or revoked one",
+    402: "denied: budget_exhausted",
+    403: "the token's role may not do this (or a mandate denied the call)",
+    404: "not found",
+    409: "refused in the current state",
+    413: "request body too large",
+    422: "invalid document",
+    502: "the agent's outcome was not ok",
+    503: "the store is unavailable",
+    504: "the agent timed out",
+}
+
+
+def _component(name: str, components: dict[str, Any]) -> dict[str, Any]:
+    """A schema file as a component, its `$defs` hoisted beside it (refs rewritten)."""
+    key = name.removesuffix(".schema.json")
+    if key not in components:
+        schema = copy.deepcopy(load_schema(key))
+        defs = schema.pop("$defs", {})
+        for drop in ("$schema", "$id"):
+            schema.pop(drop, None)
+
+        def rewrite(node: Any) -> Any:
+            if isinstance(node, dict):
+                ref = node.get("$ref")
+                if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                    node = {**node, "$ref": f"#/components/schemas/{key}.{ref[8:]}"}
+                return {k: rewrite(v) for k, v in node.items()}
+            if isinstance(node, list):
+                return [rewrite(v) for v in node]
+            return node
+
+        components[key] = rewrite(schema)
+        for def_name, def_schema in defs.items():
+            components[f"{key}.{def_name}"] = rewrite(def_schema)
+    return {"$ref": f"#/components/schemas/{key}"}
+
+
+def _schema(spec: dict[str, Any] | None, components: dict[str, Any]) -> dict[str, Any]:
+    if spec is None:
+        return {"type": "object"}
+    ref = spec.get("$ref")
+    if isinstance(ref, str) and ref.endswith(".schema.json"):
+        return _component(ref, components)
+    return spec
+
+
+def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
+    components: dict[str, Any] = {"Error": ERROR_SCHEMA}
+    paths: dict[str, dict[str, Any]] = {}
+    for endpoint in endpoints:
+        operation: dict[str, Any] = {
+            "summary": endpoint.summary,
+            "operationId": f"{endpoint.method.lower()}_{endpoint.path}",
+            "parameters": [
+                {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+                for name in _PARAM.findall(endpoint.path)
+            ]
+            + [
+                {
+                    "name": name,
+                    "in": "query",
+                    "required": False,
+                    "description": text,
+                    "schema": {"type": "string"},
+                }
+                for name, text in endpoint.query
+            ],
+        }
+        access = endpoint.access
+        if access == "none":
+            operation["security"] = []
+            operation["x-holon-roles"] = ["none"]
+        else:
+            operation["x-holon-roles"] = ["any"] if access == "any" else sorted(access)
+        if endpoint.request is not None:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": _schema(endpoint.request, components)}},
+            }
+        ok: dict[str, Any] = {"description": "ok"}
+        if endpoint.media == "application/json":
+            ok["content"] = {"application/json": {"schema": _schema(endpoint.response, components)}}
+        else:
+            ok["content"] = {endpoint.media: {"schema": {"type": "string"}}}
+        responses: dict[str, Any] = {"200": ok}
+        if endpoint.method == "POST" and endpoint.request is not None:
+            responses["201"] = ok
+        error = {
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+        }
+        statuses = {400} | set(endpoint.statuses)
+        if access != "none":
+            statuses |= {401, 403}
+        for status in sorted(statuses):
+            responses[str(status)] = {"description": _STATUS_TEXT.get(status, "error"), **error}
+        operation["responses"] = responses
+        paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "holon gateway",
+            "version": VERSION,
+            "description": "Agents under mandates, with a built-in quality gate.",
+        },
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+        "paths": paths,
+    }

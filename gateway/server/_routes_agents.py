@@ -1,0 +1,270 @@
+"""Routes over agents, suites and records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from evals.suites import load_installed
+from gateway.server._auth import Principal
+from gateway.server._http import body_object, json_response, query_int, read_json
+from gateway.server._service import Endpoint, Service
+from schema.errors import Refused, UsageError
+
+ORG = frozenset({"operator", "org"})
+OPERATOR = frozenset({"operator"})
+
+
+def _agent_id(request: Request) -> str:
+    return f"{request.path_params['org']}/{request.path_params['name']}"
+
+
+async def register_agent(request: Request, who: Principal, svc: Service) -> Response:
+    manifest = body_object(await read_json(request, svc.max_body_bytes), "the manifest")
+    agent_id = str(manifest.get("id", ""))
+    if "/" in agent_id:
+        who.require_agent(agent_id)
+    endpoint = str(manifest.get("endpoint", ""))
+    if endpoint.startswith("asgi:") or manifest.get("protocol") == "asgi":
+        # In-process agents import code into the gateway: store (CLI) only.
+        raise Refused(
+            "asgi: agents run inside the gateway and can only be registered on the store",
+            hint="an operator registers it with `holon agents register FILE` on the store",
+        )
+    if not svc.allow_private_agents:
+        await svc.extra["check_endpoint"](endpoint)
+    view = await svc.run(lambda: svc.client.register_agent(manifest, source="<request>"))
+    return json_response(view, 201 if view["status"] == "created" else 200)
+
+
+async def list_agents(request: Request, who: Principal, svc: Service) -> Response:
+    params = request.query_params
+    minimum = params.get("min_eval_score")
+    view = await svc.run(
+        lambda: svc.client.list_agents(
+            org=params.get("org"),
+            capability=params.get("capability"),
+            cursor=params.get("cursor"),
+            limit=query_int(request, "limit", 100, 1, 1000),
+        )
+    )
+    if minimum is not None:
+        view = await svc.run(_filter_by_score, svc, view, minimum)
+    return json_response(view)
+
+
+def _filter_by_score(svc: Service, view: dict[str, Any], minimum: str) -> dict[str, Any]:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        floor = Decimal(minimum)
+    except InvalidOperation:
+        raise UsageError("min_eval_score must be a number from 0 to 1") from None
+    kept = []
+    for agent in view["items"]:
+        record = svc.store.evals.current_record_with_staleness(agent["id"], agent["version"])
+        score = None if record is None or record["stale"] else record.get("eval_score")
+        if score is not None and Decimal(str(score)) >= floor:
+            kept.append(agent)
+    return {**view, "items": kept}
+
+
+async def get_agent(request: Request, who: Principal, svc: Service) -> Response:
+    return json_response(await svc.run(svc.client.get_agent, _agent_id(request)))
+
+
+async def disable_agent(request: Request, who: Principal, svc: Service) -> Response:
+    who.require_agent(_agent_id(request))
+    return json_response(await svc.run(svc.client.set_agent_disabled, _agent_id(request), True))
+
+
+async def enable_agent(request: Request, who: Principal, svc: Service) -> Response:
+    who.require_agent(_agent_id(request))
+    return json_response(await svc.run(svc.client.set_agent_disabled, _agent_id(request), False))
+
+
+async def set_secret(request: Request, who: Principal, svc: Service) -> Response:
+    agent_id = _agent_id(request)
+    who.require_agent(agent_id)
+    body = body_object(await read_json(request, 64 * 1024), "the body")
+    secret = body.get("secret")
+    if not isinstance(secret, str):
+        raise UsageError('the body must be {"secret": "<the agent\'s bearer secret>"}')
+    await svc.run(svc.client.set_agent_secret, agent_id, secret)
+    return json_response({"agent": agent_id, "secret_set": True})
+
+
+async def clear_secret(request: Request, who: Principal, svc: Service) -> Response:
+    agent_id = _agent_id(request)
+    who.require_agent(agent_id)
+    cleared = await svc.run(svc.client.clear_agent_secret, agent_id)
+    return json_response({"agent": agent_id, "secret_set": False, "cleared": cleared})
+
+
+async def list_suites(request: Request, who: Principal, svc: Service) -> Response:
+    return json_response(await svc.run(svc.client.list_suites))
+
+
+def _version(request: Request) -> int | None:
+    text = request.query_params.get("version")
+    if text is None:
+        return None
+    if not text.isdigit():
+        raise UsageError("version must be a positive integer")
+    return int(text)
+
+
+async def get_suite(request: Request, who: Principal, svc: Service) -> Response:
+    suite_id = request.path_params["suite"]
+    return json_response(await svc.run(svc.client.get_suite, suite_id, _version(request)))
+
+
+async def suite_cases(request: Request, who: Principal, svc: Service) -> Response:
+    """Public cases in full; the holdout as counts only."""
+    suite_id = request.path_params["suite"]
+    version = _version(request)
+
+    def load() -> dict[str, Any]:
+        suite = load_installed(svc.store, suite_id, svc.client.home, version)
+        return {
+            "id": suite.id,
+            "version": suite.version,
+            "capability": suite.capability,
+            "public": [
+                {"id": c.id, "tags": list(c.tags), **{k: v for k, v in c.raw.items() if k != "id"}}
+                for c in suite.public
+            ],
+            "holdout": {"cases": suite.holdout_count},
+        }
+
+    return json_response(await svc.run(load))
+
+
+async def pull_suite(request: Request, who: Principal, svc: Service) -> Response:
+    suite_id = request.path_params["suite"]
+    return json_response(await svc.run(svc.client.pull_suite, suite_id, _version(request)))
+
+
+def record_view(record: dict[str, Any], who: Principal) -> dict[str, Any]:
+    """The agent record as `who` may see it: holdout epochs are the operator's."""
+    if who.is_operator:
+        return record
+    return {k: v for k, v in record.items() if k != "holdout_epochs"}
+
+
+async def get_record(request: Request, who: Principal, svc: Service) -> Response:
+    agent_id = _agent_id(request)
+    if who.kind == "org":
+        who.require_agent(agent_id)
+    record = await svc.run(svc.client.evals.record, agent_id)
+    return json_response(record_view(record, who))
+
+
+ENDPOINTS = [
+    Endpoint(
+        "POST",
+        "/v1/agents",
+        ORG,
+        register_agent,
+        "register or update an agent",
+        request={"$ref": "agent.schema.json"},
+        statuses=(404, 409, 413, 422),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/agents",
+        "any",
+        list_agents,
+        "list agents",
+        query=(
+            ("capability", "only agents claiming it"),
+            ("min_eval_score", "only agents whose current, fresh record scores at least this"),
+            ("org", "only this org's agents"),
+            ("cursor", "from a previous page"),
+            ("limit", "1 to 1000 (default 100)"),
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/agents/{org}/{name}",
+        "any",
+        get_agent,
+        "an agent and its versions",
+        statuses=(404,),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/agents/{org}/{name}/disable",
+        ORG,
+        disable_agent,
+        "disable an agent (history kept)",
+        statuses=(404,),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/agents/{org}/{name}/enable",
+        ORG,
+        enable_agent,
+        "enable an agent",
+        statuses=(404,),
+    ),
+    Endpoint(
+        "PUT",
+        "/v1/agents/{org}/{name}/secret",
+        ORG,
+        set_secret,
+        "set the agent's bearer secret (write-only)",
+        request={
+            "type": "object",
+            "required": ["secret"],
+            "properties": {"secret": {"type": "string"}},
+        },
+        statuses=(404, 413),
+    ),
+    Endpoint(
+        "DELETE",
+        "/v1/agents/{org}/{name}/secret",
+        ORG,
+        clear_secret,
+        "clear the agent's bearer secret",
+        statuses=(404,),
+    ),
+    Endpoint("GET", "/v1/suites", "any", list_suites, "the active suites"),
+    Endpoint(
+        "GET",
+        "/v1/suites/{suite}",
+        "any",
+        get_suite,
+        "a suite: counts and digests",
+        query=(("version", "an installed version (default: the active one)"),),
+        statuses=(404,),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/suites/{suite}/cases",
+        "any",
+        suite_cases,
+        "public cases in full, the holdout as counts only",
+        query=(("version", "an installed version (default: the active one)"),),
+        statuses=(404,),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/suites/{suite}/files",
+        "any",
+        pull_suite,
+        "the suite's public files (holon suites pull)",
+        query=(("version", "an installed version (default: the active one)"),),
+        statuses=(404,),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/records/{org}/{name}",
+        "any",
+        get_record,
+        "the agent's current record",
+        statuses=(404,),
+    ),
+]

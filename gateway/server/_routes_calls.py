@@ -1,0 +1,237 @@
+"""Routes of live calls, mandates and the ledger."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway.server._auth import Principal
+from gateway.server._http import body_object, json_response, query_int, read_json
+from gateway.server._service import Endpoint, Service
+from schema.errors import Denied, HolonError, UsageError
+
+CALLER = frozenset({"caller"})
+OPERATOR = frozenset({"operator"})
+LEDGER = frozenset({"operator", "caller"})
+
+INVOKE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["capability", "input"],
+    "properties": {"capability": {"type": "string"}, "input": {}},
+}
+RESPONSE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "output",
+        "cost_usd",
+        "cost_source",
+        "agent",
+        "agent_version",
+        "mandate",
+        "request_id",
+        "latency_ms",
+    ],
+    "properties": {
+        "output": {},
+        "usage": {"type": ["object", "null"]},
+        "cost_usd": {"type": "string"},
+        "cost_source": {"enum": ["priced", "reported", "none"]},
+        "agent": {"type": "string"},
+        "agent_version": {"type": "string"},
+        "mandate": {"type": "string"},
+        "request_id": {"type": "string"},
+        "latency_ms": {"type": "number"},
+        "routing": {"type": "object"},
+    },
+}
+
+
+async def _invoke_body(request: Request, svc: Service) -> tuple[str | None, Any]:
+    body = body_object(await read_json(request, svc.max_body_bytes), "the body")
+    if "input" not in body:
+        raise UsageError('the body must be {"capability": "...", "input": ...}')
+    capability = body.get("capability")
+    if capability is not None and not isinstance(capability, str):
+        raise UsageError("capability must be a string")
+    return capability, body["input"]
+
+
+async def _observed(svc: Service, capability: str, call: Any) -> Response:
+    started = time.perf_counter()
+    try:
+        body = await call
+    except Denied as exc:
+        svc.metrics.denial(exc.code)
+        raise
+    except HolonError as exc:
+        if exc.http_status in (502, 504):
+            latency = (time.perf_counter() - started) * 1000
+            svc.metrics.live_call(capability, exc.code, latency)
+        raise
+    svc.metrics.live_call(capability, "ok", float(body["latency_ms"]))
+    return json_response(body)
+
+
+async def invoke_agent(request: Request, who: Principal, svc: Service) -> Response:
+    agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
+    capability, input_ = await _invoke_body(request, svc)
+    if capability is None:
+        raise UsageError("capability is required")
+    return await _observed(
+        svc, capability, svc.calls.invoke(who.name, agent_id, capability, input_)
+    )
+
+
+async def invoke_capability(request: Request, who: Principal, svc: Service) -> Response:
+    capability = request.path_params["capability"]
+    named, input_ = await _invoke_body(request, svc)
+    if named is not None and named != capability:
+        raise UsageError(f"the body names capability {named!r}, the path {capability!r}")
+    return await _observed(svc, capability, svc.calls.route(who.name, capability, input_))
+
+
+async def grant_mandate(request: Request, who: Principal, svc: Service) -> Response:
+    document = body_object(await read_json(request, 256 * 1024), "the mandate")
+    view = await svc.run(lambda: svc.client.calls.grant(document, source="<request>"))
+    return json_response(view, 201 if view["status"] == "created" else 200)
+
+
+async def list_mandates(request: Request, who: Principal, svc: Service) -> Response:
+    params = request.query_params
+    view = await svc.run(
+        lambda: svc.client.calls.list(
+            holder=params.get("holder"),
+            include_revoked=params.get("include_revoked", "false").lower() in ("1", "true"),
+            cursor=params.get("cursor"),
+            limit=query_int(request, "limit", 100, 1, 1000),
+        )
+    )
+    return json_response(view)
+
+
+async def get_mandate(request: Request, who: Principal, svc: Service) -> Response:
+    return json_response(await svc.run(svc.client.calls.get, request.path_params["mandate"]))
+
+
+async def revoke_mandate(request: Request, who: Principal, svc: Service) -> Response:
+    return json_response(await svc.run(svc.client.calls.revoke, request.path_params["mandate"]))
+
+
+async def check_mandate(request: Request, who: Principal, svc: Service) -> Response:
+    body = body_object(await read_json(request, 64 * 1024), "the body")
+    agent, capability = body.get("agent"), body.get("capability")
+    if not isinstance(agent, str) or not isinstance(capability, str):
+        raise UsageError('the body must be {"agent": "org/name", "capability": "..."}')
+    mandate_id = request.path_params["mandate"]
+    return json_response(await svc.run(svc.calls.check, mandate_id, agent, capability))
+
+
+async def ledger(request: Request, who: Principal, svc: Service) -> Response:
+    params = request.query_params
+    caller = params.get("caller")
+    if who.kind == "caller":
+        if caller not in (None, who.name):
+            raise UsageError("a caller token reads its own ledger only")
+        caller = who.name
+    decision = params.get("decision")
+    if decision not in (None, "allow", "deny"):
+        raise UsageError("decision must be allow or deny")
+    view = await svc.run(
+        lambda: svc.client.calls.ledger(
+            caller=caller,
+            mandate_id=params.get("mandate"),
+            agent_id=params.get("agent"),
+            decision=decision,
+            cursor=params.get("cursor"),
+            limit=query_int(request, "limit", 100, 1, 1000),
+        )
+    )
+    return json_response(view)
+
+
+_INVOKE_STATUSES = (402, 404, 413, 422, 502, 504)
+
+ENDPOINTS = [
+    Endpoint(
+        "POST",
+        "/v1/agents/{org}/{name}/invoke",
+        CALLER,
+        invoke_agent,
+        "a live call to one agent under the caller's mandates",
+        request=INVOKE_SCHEMA,
+        response=RESPONSE_SCHEMA,
+        statuses=_INVOKE_STATUSES,
+    ),
+    Endpoint(
+        "POST",
+        "/v1/capabilities/{capability}/invoke",
+        CALLER,
+        invoke_capability,
+        "a live call routed to the best agent the caller's mandates allow",
+        request=INVOKE_SCHEMA,
+        response=RESPONSE_SCHEMA,
+        statuses=_INVOKE_STATUSES,
+    ),
+    Endpoint(
+        "POST",
+        "/v1/mandates",
+        OPERATOR,
+        grant_mandate,
+        "grant (or update) a mandate",
+        request={"$ref": "mandate.schema.json"},
+        statuses=(413, 422),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/mandates",
+        OPERATOR,
+        list_mandates,
+        "list mandates",
+        query=(
+            ("holder", "only this caller's"),
+            ("include_revoked", "true: revoked too"),
+            ("cursor", "from a previous page"),
+            ("limit", "1 to 1000 (default 100)"),
+        ),
+    ),
+    Endpoint("GET", "/v1/mandates/{mandate}", OPERATOR, get_mandate, "a mandate", statuses=(404,)),
+    Endpoint(
+        "POST",
+        "/v1/mandates/{mandate}/revoke",
+        OPERATOR,
+        revoke_mandate,
+        "revoke a mandate (kept for the ledger)",
+        statuses=(404,),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/mandates/{mandate}/check",
+        OPERATOR,
+        check_mandate,
+        "dry-run the mandate's decision on an agent and capability",
+        request={
+            "type": "object",
+            "required": ["agent", "capability"],
+            "properties": {"agent": {"type": "string"}, "capability": {"type": "string"}},
+        },
+        statuses=(404,),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/ledger",
+        LEDGER,
+        ledger,
+        "ledger rows, newest first (callers: their own)",
+        query=(
+            ("caller", "operator only: one caller's rows"),
+            ("mandate", "one mandate's"),
+            ("agent", "one agent's"),
+            ("decision", "allow or deny"),
+            ("cursor", "from a previous page"),
+            ("limit", "1 to 1000 (default 100)"),
+        ),
+    ),
+]

@@ -1,0 +1,292 @@
+"""Routes over evals: start (worked by the gateway's workers), follow, resume, report, compare."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from evals import probe, rebuild, start
+from evals.reports import (
+    AUDIENCES,
+    build_report,
+    compare_evals,
+    render_compare_markdown,
+    render_html,
+    render_markdown,
+)
+from gateway.client._evals import eval_view, plan_view
+from gateway.server._auth import Principal
+from gateway.server._http import body_object, json_response, query_int, read_json
+from gateway.server._service import Endpoint, Service
+from schema.errors import Forbidden, Refused, UsageError
+from schema.jsontext import dumps
+
+ORG = frozenset({"operator", "org"})
+OPERATOR = frozenset({"operator"})
+
+_START_KEYS = {
+    "agent",
+    "suites",
+    "repetitions",
+    "concurrency",
+    "retries",
+    "pace_s",
+    "max_cost_usd",
+    "dry_run",
+}
+
+START_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["agent"],
+    "additionalProperties": False,
+    "properties": {
+        "agent": {"type": "string", "description": "org/name"},
+        "suites": {"type": "array", "items": {"type": "string"}},
+        "repetitions": {"type": "integer", "minimum": 1},
+        "concurrency": {"type": "integer", "minimum": 1, "maximum": 1024},
+        "retries": {"type": "integer", "minimum": 0, "maximum": 10},
+        "pace_s": {"type": "number", "minimum": 0},
+        "max_cost_usd": {"type": "string"},
+        "dry_run": {"type": "boolean", "description": "plan only (to confirm it first)"},
+    },
+}
+
+
+def _int(body: dict[str, Any], key: str, default: int | None, low: int, high: int) -> int | None:
+    value = body.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{key} must be an integer from {low} to {high}")
+    return value
+
+
+async def start_eval(request: Request, who: Principal, svc: Service) -> Response:
+    body = body_object(await read_json(request, 64 * 1024), "the body")
+    unknown = set(body) - _START_KEYS
+    if unknown:
+        raise UsageError(f"unknown keys: {', '.join(sorted(unknown))}")
+    agent_id = body.get("agent")
+    if not isinstance(agent_id, str):
+        raise UsageError("agent must be an agent id 'org/name'")
+    suites = body.get("suites")
+    if suites is not None and (
+        not isinstance(suites, list) or not all(isinstance(s, str) for s in suites)
+    ):
+        raise UsageError("suites must be a list of suite ids")
+    pace = body.get("pace_s", 0)
+    if isinstance(pace, bool) or not isinstance(pace, int | Decimal) or pace < 0:
+        raise UsageError("pace_s must be a number >= 0")
+    max_cost = body.get("max_cost_usd")
+    try:
+        cap = None if max_cost is None else Decimal(str(max_cost))
+    except InvalidOperation:
+        raise UsageError('max_cost_usd must be a decimal string such as "5"') from None
+    repetitions = _int(body, "repetitions", None, 1, 100)
+    concurrency = _int(body, "concurrency", 16, 1, 1024) or 16
+    retries = _int(body, "retries", 2, 0, 10) or 0
+
+    def plan_it() -> Any:
+        return svc.client.evals.plan(
+            agent_id,
+            suites=suites,
+            repetitions=repetitions,
+            concurrency=concurrency,
+            retries=retries,
+            pace_s=float(pace),
+            max_cost=cap,
+        )
+
+    plan = await svc.run(plan_it)
+    if body.get("dry_run"):
+        return json_response({"plan": plan_view(plan)})
+
+    def begin() -> dict[str, Any]:
+        svc.client.evals.apply_retention()
+        probe(svc.store, plan)
+        info = start(svc.store, plan)
+        return eval_view(info, svc.store.evals.counts(info.id))
+
+    view = await svc.run(begin)
+    return json_response({"plan": plan_view(plan), "eval": view}, 201)
+
+
+async def list_evals(request: Request, who: Principal, svc: Service) -> Response:
+    agent = request.query_params.get("agent")
+    if who.kind == "org":
+        if agent is None:
+            raise UsageError("an org token lists the evals of one of its agents: ?agent=org/name")
+        who.require_agent(agent)
+    view = await svc.run(
+        svc.client.evals.list,
+        agent,
+        request.query_params.get("cursor"),
+        query_int(request, "limit", 100, 1, 1000),
+    )
+    return json_response(view)
+
+
+def _own_eval(svc: Service, who: Principal, eval_id: str) -> None:
+    if not who.is_operator:
+        who.require_agent(svc.store.evals.get(eval_id).agent_id)
+
+
+async def eval_status(request: Request, who: Principal, svc: Service) -> Response:
+    eval_id = request.path_params["eval"]
+
+    def load() -> dict[str, Any]:
+        _own_eval(svc, who, eval_id)
+        return svc.client.evals.status(eval_id)
+
+    return json_response(await svc.run(load))
+
+
+async def resume_eval(request: Request, who: Principal, svc: Service) -> Response:
+    """Check the eval may resume; the gateway's workers (or `holon worker`) then work it."""
+    eval_id = request.path_params["eval"]
+
+    def check() -> dict[str, Any]:
+        info = svc.store.evals.get(eval_id)
+        if info.status == "cancelled":
+            raise Refused(f"eval {eval_id} was cancelled", hint="start a new eval")
+        if info.status == "running":
+            plan = rebuild(svc.store, info.plan, home=svc.client.home)
+            if plan.digest != info.plan_digest:
+                raise Refused(f"eval {eval_id}: its plan no longer describes the same measurement")
+        return svc.client.evals.status(eval_id)
+
+    view = await svc.run(check)
+    return json_response(view)
+
+
+async def cancel_eval(request: Request, who: Principal, svc: Service) -> Response:
+    return json_response(await svc.run(svc.client.evals.cancel, request.path_params["eval"]))
+
+
+def _audience(request: Request, who: Principal) -> str:
+    audience = request.query_params.get("audience", "author")
+    if audience not in AUDIENCES:
+        raise UsageError(f"audience must be one of {', '.join(AUDIENCES)}")
+    if audience != "author" and not who.is_operator:
+        raise Forbidden("only an operator may read the operator audience (holdout cases)")
+    return audience
+
+
+def _format(request: Request, allowed: tuple[str, ...]) -> str:
+    chosen = request.query_params.get("format", "json")
+    if chosen not in allowed:
+        raise UsageError(f"format must be one of {', '.join(allowed)}")
+    return chosen
+
+
+async def eval_report(request: Request, who: Principal, svc: Service) -> Response:
+    eval_id = request.path_params["eval"]
+    audience = _audience(request, who)
+    form = _format(request, ("json", "md", "html"))
+
+    def render() -> str:
+        _own_eval(svc, who, eval_id)
+        report = build_report(svc.store, eval_id, audience=audience)
+        if form == "json":
+            return dumps(report)
+        return render_markdown(report) if form == "md" else render_html(report)
+
+    text = await svc.run(render)
+    media = {"json": "application/json", "md": "text/markdown", "html": "text/html"}[form]
+    return Response(text, media_type=f"{media}; charset=utf-8")
+
+
+async def eval_compare(request: Request, who: Principal, svc: Service) -> Response:
+    base, candidate = request.path_params["base"], request.path_params["candidate"]
+    audience = _audience(request, who)
+    form = _format(request, ("json", "md"))
+    allow = request.query_params.get("allow_mismatch", "false").lower() in ("1", "true", "yes")
+
+    def render() -> str:
+        _own_eval(svc, who, base)
+        _own_eval(svc, who, candidate)
+        comparison = compare_evals(
+            svc.store, base, candidate, audience=audience, allow_mismatch=allow
+        )
+        return dumps(comparison) if form == "json" else render_compare_markdown(comparison)
+
+    text = await svc.run(render)
+    media = "application/json" if form == "json" else "text/markdown"
+    return Response(text, media_type=f"{media}; charset=utf-8")
+
+
+_REPORT_QUERY = (
+    ("format", "json (default), md or html"),
+    ("audience", "author (default) or operator (operator tokens only)"),
+)
+
+ENDPOINTS = [
+    Endpoint(
+        "POST",
+        "/v1/evals",
+        OPERATOR,
+        start_eval,
+        "plan and start an eval (worked by the gateway's workers); dry_run: plan only",
+        request=START_SCHEMA,
+        statuses=(404, 409, 413, 502),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/evals",
+        ORG,
+        list_evals,
+        "list evals, newest first",
+        query=(
+            ("agent", "org/name (required with an org token)"),
+            ("cursor", "from a previous page"),
+            ("limit", "1 to 1000 (default 100)"),
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/evals/{eval}",
+        ORG,
+        eval_status,
+        "an eval's status and progress",
+        statuses=(404,),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/evals/{eval}/resume",
+        OPERATOR,
+        resume_eval,
+        "resume an interrupted eval (refused after an agent or suite change)",
+        statuses=(404, 409),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/evals/{eval}/cancel",
+        OPERATOR,
+        cancel_eval,
+        "cancel a running eval",
+        statuses=(404, 409),
+    ),
+    Endpoint(
+        "GET",
+        "/v1/evals/{eval}/report",
+        ORG,
+        eval_report,
+        "an eval's report (org tokens: own agents, author audience)",
+        query=_REPORT_QUERY,
+        statuses=(404,),
+        media="application/json",
+    ),
+    Endpoint(
+        "GET",
+        "/v1/evals/{base}/compare/{candidate}",
+        ORG,
+        eval_compare,
+        "compare two evals case by case",
+        query=(*_REPORT_QUERY, ("allow_mismatch", "true: compare unmatched evals anyway")),
+        statuses=(404, 409),
+        media="application/json",
+    ),
+]

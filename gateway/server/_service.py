@@ -1,0 +1,51 @@
+"""What handlers share: the store, its client (the same views as the CLI's), live calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from anyio import to_thread
+
+from gateway.client import StoreClient
+from gateway.live import LiveCalls
+from gateway.server._auth import TokenCache
+from gateway.server._metrics import Metrics
+from records import Store
+
+T = TypeVar("T")
+
+__all__ = ["Endpoint", "Service"]
+
+
+@dataclass
+class Service:
+    store: Store
+    client: StoreClient
+    calls: LiveCalls
+    tokens: TokenCache
+    metrics: Metrics
+    max_body_bytes: int = 8 * 1024 * 1024
+    allow_private_agents: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking store work in a worker thread, never on the event loop."""
+        return await to_thread.run_sync(fn, *args)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One route: what it does, who may call it, and what it takes and gives (for /openapi.json)."""
+
+    method: str
+    path: str
+    access: Any  # gateway.server._auth.Access
+    handler: Callable[..., Any]
+    summary: str
+    request: dict[str, Any] | None = None  # JSON Schema of the body
+    response: dict[str, Any] | None = None  # JSON Schema of a 2xx body
+    query: tuple[tuple[str, str], ...] = ()  # (name, description)
+    statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
+    media: str = "application/json"

@@ -1,0 +1,147 @@
+"""Mandates: stored policy documents of caller principals (GATEWAY.md, "Mandates").
+
+Documents arrive validated (gateway's mandate loader, against
+schema/mandate.schema.json); this layer stores them, keyed by id, and never
+interprets them: deciding is the gateway's job.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import select
+
+from records._models import MandateRow
+from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._types import utcnow
+from schema.canonical import digest
+from schema.errors import NotFound
+
+if TYPE_CHECKING:
+    from records._store import Store
+
+__all__ = ["GrantStatus", "MandateInfo", "MandateRegistry"]
+
+GrantStatus = Literal["created", "updated", "unchanged", "reinstated"]
+
+
+@dataclass(frozen=True)
+class MandateInfo:
+    id: str
+    holder: str
+    document: dict[str, Any]
+    digest: str
+    revision: int
+    granted_at: datetime
+    updated_at: datetime
+    revoked_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+def _info(row: MandateRow) -> MandateInfo:
+    return MandateInfo(
+        row.id,
+        row.holder,
+        row.document,
+        row.digest,
+        row.revision,
+        row.granted_at,
+        row.updated_at,
+        row.revoked_at,
+    )
+
+
+class MandateRegistry:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def grant(self, document: dict[str, Any]) -> tuple[GrantStatus, MandateInfo]:
+        """Store `document` under its id: a new mandate, or a new revision of one."""
+        mandate_id = str(document["id"])
+        holder = str(document["holder"])
+        document_digest = digest(document)
+        now = utcnow()
+        with self._store.write() as session:
+            row = session.get(MandateRow, mandate_id)
+            status: GrantStatus
+            if row is None:
+                row = MandateRow(
+                    id=mandate_id,
+                    holder=holder,
+                    document=document,
+                    digest=document_digest,
+                    revision=1,
+                    granted_at=now,
+                    updated_at=now,
+                    revoked_at=None,
+                )
+                session.add(row)
+                status = "created"
+            elif row.digest == document_digest and row.revoked_at is None:
+                status = "unchanged"
+            else:
+                status = "reinstated" if row.revoked_at is not None else "updated"
+                row.holder = holder
+                row.document = document
+                row.digest = document_digest
+                row.revision += 1
+                row.updated_at = now
+                row.revoked_at = None
+            session.flush()
+            return status, _info(row)
+
+    def get(self, mandate_id: str) -> MandateInfo:
+        with self._store.read() as session:
+            row = session.get(MandateRow, mandate_id)
+            if row is None:
+                raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
+            return _info(row)
+
+    def for_holder(self, holder: str) -> builtins.list[MandateInfo]:
+        """The holder's active mandates, by id (the order decisions try them in)."""
+        with self._store.read() as session:
+            rows = session.scalars(
+                select(MandateRow)
+                .where(MandateRow.holder == holder, MandateRow.revoked_at.is_(None))
+                .order_by(MandateRow.id)
+            )
+            return [_info(r) for r in rows]
+
+    def list(
+        self,
+        *,
+        holder: str | None = None,
+        include_revoked: bool = False,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> Page[MandateInfo]:
+        check_limit(limit)
+        after = decode_cursor(cursor)
+        with self._store.read() as session:
+            query = select(MandateRow).order_by(MandateRow.id).limit(limit + 1)
+            if holder is not None:
+                query = query.where(MandateRow.holder == holder)
+            if not include_revoked:
+                query = query.where(MandateRow.revoked_at.is_(None))
+            if after is not None:
+                query = query.where(MandateRow.id > after)
+            rows = [_info(r) for r in session.scalars(query)]
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return Page(rows, encode_cursor(rows[-1].id) if more and rows else None)
+
+    def revoke(self, mandate_id: str) -> MandateInfo:
+        with self._store.write() as session:
+            row = session.get(MandateRow, mandate_id)
+            if row is None:
+                raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
+            if row.revoked_at is None:
+                row.revoked_at = utcnow()
+                row.updated_at = row.revoked_at
+            return _info(row)

@@ -1,0 +1,104 @@
+"""A real gateway on 127.0.0.1 over a real store, with a tiny suite and the triage agent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from agents import load_manifest
+from evals.suites import install_suite
+from gateway.server import create_app
+from gateway.settings import Settings
+from records import Store
+from tests._servers import serve
+from tests.evals.suites._make import case, make_suite
+
+ROOT = Path(__file__).resolve().parents[3]
+TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
+ROLES = ("operator", "org:acme", "org:other", "caller:finance-bot")
+
+
+@dataclass
+class Gateway:
+    url: str
+    store: Store
+    tokens: dict[str, str]
+    home: Path
+    http: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30))
+
+    def call(
+        self, method: str, path: str, role: str | None = None, **kw: Any
+    ) -> httpx.Response:
+        headers = dict(kw.pop("headers", {}) or {})
+        if role is not None:
+            headers["Authorization"] = f"Bearer {self.tokens[role]}"
+        return self.http.request(method, self.url + path, headers=headers, **kw)
+
+    def token(self, role: str) -> str:
+        if role not in self.tokens:
+            self.tokens[role] = self.store.tokens.create(role)[1]
+        return self.tokens[role]
+
+    def evaluate(self, agent_id: str) -> dict[str, Any]:
+        """Start an eval over the API and wait for the gateway's workers to finish it."""
+        started = self.call("POST", "/v1/evals", "operator", json={"agent": agent_id})
+        assert started.status_code == 201, started.text
+        eval_id = started.json()["eval"]["id"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = self.call("GET", f"/v1/evals/{eval_id}", "operator").json()
+            if status["status"] != "running":
+                assert status["status"] == "done", status
+                return dict(status)
+            time.sleep(0.05)
+        raise AssertionError(f"eval {eval_id} did not finish")
+
+
+def install_tiny(store: Store, root: Path, *, holdout_wrong: int = 0, cases: int = 6) -> None:
+    """The tiny ticket.classify suite; `holdout_wrong` holdout cases expect a label no one gives."""
+    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
+    holdout = [
+        case(f"h{i}", f"Refund please {i}", "nobody-says-this" if i < holdout_wrong else "billing")
+        for i in range(cases)
+    ]
+    install_suite(store, make_suite(root, public=public, holdout=holdout))
+
+
+def register_triage(store: Store, agent_id: str = "acme/ticket-triage", **changes: Any) -> str:
+    data = load_manifest(TRIAGE).to_json()
+    data.update(id=agent_id, **changes)
+    store.agents.register(data)
+    return agent_id
+
+
+@contextmanager
+def running_gateway(store: Store, home: Path, **options: Any) -> Iterator[Gateway]:
+    settings = Settings.from_env(
+        {"HOLON_HOME": str(home), "HOLON_EXAMPLES": "off", "HOLON_AGENT_NETWORKS": "any"}
+    )
+    app = create_app(settings, store=store, **{"cache_ttl_s": 0.0, **options})
+    tokens = {role: store.tokens.create(role)[1] for role in ROLES}
+    with serve(app) as url:
+        gateway = Gateway(url, store, tokens, home)
+        try:
+            yield gateway
+        finally:
+            gateway.http.close()
+
+
+def mandate(**fields: Any) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "schema_version": 1,
+        "id": "finance-tickets",
+        "holder": "finance-bot",
+        "capabilities": ["ticket.classify"],
+        "max_cost_per_call_usd": "0.01",
+    }
+    document.update(fields)
+    return document
