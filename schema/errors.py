@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = [
+    "AgentCallFailed",
     "AgentProtocolError",
+    "AgentTimedOut",
     "AgentUnreachable",
     "BudgetExhausted",
     "CheckError",
@@ -59,6 +61,7 @@ __all__ = [
     "SuiteError",
     "Unauthorized",
     "UsageError",
+    "error_from_body",
 ]
 
 
@@ -235,8 +238,67 @@ class AgentUnreachable(EnvironmentFault):
     http_status = 502
 
 
+class AgentCallFailed(EnvironmentFault):
+    """A live call whose outcome was not `ok`; the outcome code is the error code."""
+
+    code = "agent_error"
+    http_status = 502
+
+
+class AgentTimedOut(AgentCallFailed):
+    code = "timeout"
+    http_status = 504
+
+
 class AgentProtocolError(EnvironmentFault):
     """An agent answered, but not as the protocol says (e.g. a bad identity document)."""
 
     code = "agent_protocol"
     http_status = 502
+
+
+def _subclasses(cls: type[HolonError]) -> list[type[HolonError]]:
+    out = [cls]
+    for sub in cls.__subclasses__():
+        out += _subclasses(sub)
+    return out
+
+
+def error_from_body(status: int, body: Any) -> HolonError:
+    """The error an API response carried, rebuilt (the HTTP client raises what the store would).
+
+    The class is the one whose code and status match; a code no class owns
+    (a deny reason, an outcome code) keeps its code on the class that owns
+    its status, so exit codes match the store's.
+    """
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return EnvironmentFault(f"the gateway answered {status} without an error body")
+    code = str(error.get("code") or "internal")
+    message = str(error.get("message") or code)
+    raw = error.get("details")
+    details: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+    hint = details.pop("hint", None)
+    classes = _subclasses(HolonError)
+    exact = [c for c in classes if c.code == code and c.http_status == status]
+    if not exact:
+        exact = [c for c in classes if c.code == code]
+    if exact:
+        cls = exact[-1]
+        if issubclass(cls, InputError):
+            return cls(message, location=Location(), details=details, hint=hint)
+        return cls(message, details=details, hint=hint)
+    by_status = {
+        400: UsageError,
+        401: Unauthorized,
+        402: BudgetExhausted,
+        403: Denied,
+        404: NotFound,
+        409: Refused,
+        502: AgentCallFailed,
+        504: AgentTimedOut,
+    }
+    fallback = by_status.get(status, EnvironmentFault if status >= 500 else HolonError)
+    if fallback is InputError:  # pragma: no cover - InputError codes are all known
+        fallback = HolonError
+    return fallback(message, details=details, hint=hint, code=code)
