@@ -32,9 +32,7 @@ class Gateway:
     home: Path
     http: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30))
 
-    def call(
-        self, method: str, path: str, role: str | None = None, **kw: Any
-    ) -> httpx.Response:
+    def call(self, method: str, path: str, role: str | None = None, **kw: Any) -> httpx.Response:
         headers = dict(kw.pop("headers", {}) or {})
         if role is not None:
             headers["Authorization"] = f"Bearer {self.tokens[role]}"

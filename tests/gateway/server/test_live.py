@@ -1,4 +1,4 @@
-"""GATEWAY.md's must-show: register, eval, grant, call; deny below the minimum; 401 without token."""
+"""GATEWAY.md's must-show: register, eval, grant, call; a denial below the minimum; 401."""
 
 from __future__ import annotations
 
@@ -31,19 +31,28 @@ def test_register_eval_grant_and_call(store: Store, tmp_path: Path) -> None:
         assert granted.status_code == 201, granted.text
 
         body = {"capability": "ticket.classify", "input": {"subject": "Refund", "body": "x"}}
-        ok = gw.call("POST", "/v1/agents/acme/ticket-triage/invoke", "caller:finance-bot",
-                     json=body)
+        ok = gw.call(
+            "POST", "/v1/agents/acme/ticket-triage/invoke", "caller:finance-bot", json=body
+        )
         assert ok.status_code == 200, ok.text
         answer = ok.json()
         assert answer["agent"] == "acme/ticket-triage" and answer["mandate"] == "finance-tickets"
-        assert set(answer) >= {"output", "usage", "cost_usd", "cost_source", "agent_version",
-                               "request_id", "latency_ms"}
+        assert set(answer) >= {
+            "output",
+            "usage",
+            "cost_usd",
+            "cost_source",
+            "agent_version",
+            "request_id",
+            "latency_ms",
+        }
         assert answer["output"]["label"] == "billing"
 
         regranted = gw.call("POST", "/v1/mandates", "operator", json=mandate(min_eval_score=0.9))
         assert regranted.status_code == 200 and regranted.json()["status"] == "updated"
-        denied = gw.call("POST", "/v1/agents/acme/ticket-triage/invoke", "caller:finance-bot",
-                         json=body)
+        denied = gw.call(
+            "POST", "/v1/agents/acme/ticket-triage/invoke", "caller:finance-bot", json=body
+        )
         assert denied.status_code == 403, denied.text
         error = denied.json()["error"]
         assert error["code"] == "eval_score_below_minimum"

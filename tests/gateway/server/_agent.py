@@ -1,0 +1,56 @@
+"""A real holon-http ticket agent over loopback that records what it receives."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+
+@dataclass
+class Recording:
+    calls: list[tuple[list[tuple[bytes, bytes]], bytes]] = field(default_factory=list)
+    behaviour: str = "ok"  # ok | error | slow
+
+
+def recording_agent(agent_id: str, version: str, recording: Recording) -> Starlette:
+    async def call(request: Request) -> Response:
+        body = await request.body()
+        recording.calls.append((list(request.scope["headers"]), body))
+        if recording.behaviour == "error":
+            return JSONResponse({"detail": "boom"}, status_code=500)
+        if recording.behaviour == "slow":
+            await asyncio.sleep(3)
+        return JSONResponse({"output": {"label": "billing"}, "usage": {"input_tokens": 10}})
+
+    async def identity(request: Request) -> Response:
+        return JSONResponse(
+            {"id": agent_id, "version": version, "capabilities": ["ticket.classify"]}
+        )
+
+    return Starlette(
+        routes=[
+            Route("/agent", call, methods=["POST"]),
+            Route("/agent/.well-known/holon-agent", identity, methods=["GET"]),
+        ]
+    )
+
+
+def manifest(agent_id: str, url: str, **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "schema_version": 1,
+        "id": agent_id,
+        "version": "1.0.0",
+        "protocol": "holon-http",
+        "endpoint": url + "/agent",
+        "capabilities": ["ticket.classify"],
+        "limits": {"max_cost_usd": "0.01", "timeout_s": 5},
+        "pricing": {"per_call_usd": "0.001"},
+    }
+    data.update(changes)
+    return data
