@@ -84,6 +84,19 @@ SETTINGS: tuple[Setting, ...] = (
         "allows those too; `any` allows everything. The CLI on the store is not limited.",
     ),
     Setting(
+        "probe_interval_s",
+        "3600",
+        "Seconds between the gateway service's identity probes of every enabled agent "
+        "(GET …/.well-known/holon-agent); 0 turns them off. Probes run for live traffic "
+        "too, so a probe is no sign of an eval.",
+    ),
+    Setting(
+        "eval_on_register",
+        "off",
+        "`on`: when a new agent version is registered through the API, the gateway plans "
+        "and starts its full eval at once (its workers run it); `off`: an operator starts it.",
+    ),
+    Setting(
         "log_level",
         "WARNING",
         "Log level of holon's own log lines on stderr (DEBUG, INFO, WARNING, ERROR).",
@@ -113,6 +126,8 @@ class Settings:
     examples: bool
     output_retention_days: int
     agent_networks: str
+    probe_interval_s: int
+    eval_on_register: bool
     sources: Mapping[str, str]  # setting name -> "env" | "default"
 
     @property
@@ -160,11 +175,21 @@ class Settings:
                 "HOLON_OUTPUT_RETENTION_DAYS must be a whole number of days, "
                 f"got {retention_text!r}"
             )
+        probe_text = read("probe_interval_s") or "3600"
+        if not probe_text.isdigit():
+            raise UsageError(
+                f"HOLON_PROBE_INTERVAL_S must be a whole number of seconds, got {probe_text!r}"
+            )
+        eval_on_register = (read("eval_on_register") or "off").lower()
+        if eval_on_register not in ("on", "off"):
+            raise UsageError(f"HOLON_EVAL_ON_REGISTER must be on or off, got {eval_on_register!r}")
         networks = read("agent_networks") or "public"
         from gateway._network import parse_networks
 
         parse_networks(networks)  # refuse a bad value at start-up, not at the first call
         return cls(
+            probe_interval_s=int(probe_text),
+            eval_on_register=eval_on_register == "on",
             agent_networks=networks,
             output_retention_days=int(retention_text),
             examples=examples == "on",

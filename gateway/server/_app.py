@@ -8,6 +8,7 @@ the spec cannot drift from the routes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
@@ -31,6 +32,7 @@ from gateway.server._auth import TokenCache, admit
 from gateway.server._http import error_response, json_response
 from gateway.server._metrics import Metrics
 from gateway.server._openapi import openapi
+from gateway.server._probes import probe_forever
 from gateway.server._service import Endpoint, Service
 from gateway.settings import Settings
 from records import EvalCell, Store
@@ -140,12 +142,22 @@ def create_app(
             )
             service.extra["check_endpoint"] = policy.check_url
             service.extra["openapi"] = openapi(ENDPOINTS)
+            service.extra["eval_on_register"] = config.eval_on_register
             workers = _EvalWorkers(opened, config.home, eval_workers)
             state["service"] = service
             workers.start()
+            probes = (
+                asyncio.create_task(probe_forever(service, executor, config.probe_interval_s))
+                if config.probe_interval_s > 0
+                else None
+            )
             try:
                 yield
             finally:
+                if probes is not None:
+                    probes.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await probes
                 workers.stop()
                 if own_store:
                     opened.close()

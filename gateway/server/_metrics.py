@@ -56,6 +56,8 @@ class Metrics:
         self.requests: Counter[tuple[str, str, int]] = Counter()  # (method, route, status)
         self.call_latency: dict[str, Histogram] = {}  # by outcome
         self.request_latency: dict[str, Histogram] = {}  # by route
+        self.probes: Counter[tuple[str, str]] = Counter()  # (agent, result)
+        self.identity_mismatch: dict[str, int] = {}  # agent -> 1 if the last probe mismatched
 
     def live_call(self, capability: str, outcome: str, latency_ms: float) -> None:
         with self._lock:
@@ -65,6 +67,11 @@ class Metrics:
     def denial(self, reason: str) -> None:
         with self._lock:
             self.denials[reason] += 1
+
+    def probe(self, agent_id: str, result: str) -> None:
+        with self._lock:
+            self.probes[(agent_id, result)] += 1
+            self.identity_mismatch[agent_id] = 1 if result == "mismatch" else 0
 
     def request(self, method: str, route: str, status: int, latency_ms: float) -> None:
         with self._lock:
@@ -106,6 +113,21 @@ class Metrics:
             ]
             for route, hist in sorted(self.request_latency.items()):
                 lines += hist.lines("holon_http_request_latency_ms", (("route", route),))
+        with self._lock:
+            lines += [
+                "# HELP holon_agent_probes_total Identity probes of agents, by result.",
+                "# TYPE holon_agent_probes_total counter",
+            ]
+            for (agent, result), n in sorted(self.probes.items()):
+                labels = _labels((("agent", agent), ("result", result)))
+                lines.append(f"holon_agent_probes_total{labels} {n}")
+            lines += [
+                "# HELP holon_agent_identity_mismatch 1 when the agent's last probe answered "
+                "another version than the registered one.",
+                "# TYPE holon_agent_identity_mismatch gauge",
+            ]
+            for agent, flag in sorted(self.identity_mismatch.items()):
+                lines.append(f"holon_agent_identity_mismatch{_labels((('agent', agent),))} {flag}")
         lines += [
             "# HELP holon_eval_cells Eval cells in the store, by outcome (pending: not yet run).",
             "# TYPE holon_eval_cells gauge",

@@ -11,7 +11,7 @@ from evals.suites import load_installed
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
-from schema.errors import Refused, UsageError
+from schema.errors import HolonError, Refused, UsageError
 
 ORG = frozenset({"operator", "org"})
 OPERATOR = frozenset({"operator"})
@@ -36,7 +36,30 @@ async def register_agent(request: Request, who: Principal, svc: Service) -> Resp
     if not svc.allow_private_agents:
         await svc.extra["check_endpoint"](endpoint)
     view = await svc.run(lambda: svc.client.register_agent(manifest, source="<request>"))
+    if svc.extra.get("eval_on_register") and view["status"] in ("created", "updated"):
+        view.update(await svc.run(_queue_eval, svc, view["agent"]["id"]))
     return json_response(view, 201 if view["status"] == "created" else 200)
+
+
+def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
+    """Start the new version's full eval (HOLON_EVAL_ON_REGISTER); the workers run it."""
+    from evals import probe, start
+
+    try:
+        plan = svc.client.evals.plan(
+            agent_id,
+            suites=None,
+            repetitions=None,
+            concurrency=16,
+            retries=2,
+            pace_s=0.0,
+            max_cost=None,
+        )
+        probe(svc.store, plan)
+        info = start(svc.store, plan)
+    except HolonError as exc:
+        return {"queued_eval": None, "queued_eval_error": exc.to_body()["error"]}
+    return {"queued_eval": info.id}
 
 
 async def list_agents(request: Request, who: Principal, svc: Service) -> Response:

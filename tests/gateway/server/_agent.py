@@ -16,6 +16,8 @@ from starlette.routing import Route
 class Recording:
     calls: list[tuple[list[tuple[bytes, bytes]], bytes]] = field(default_factory=list)
     behaviour: str = "ok"  # ok | error | slow
+    answers_version: str | None = None  # what the identity document says (None: the real one)
+    probes: int = 0
 
 
 def recording_agent(agent_id: str, version: str, recording: Recording) -> Starlette:
@@ -29,8 +31,10 @@ def recording_agent(agent_id: str, version: str, recording: Recording) -> Starle
         return JSONResponse({"output": {"label": "billing"}, "usage": {"input_tokens": 10}})
 
     async def identity(request: Request) -> Response:
+        recording.probes += 1
+        answer = recording.answers_version or version
         return JSONResponse(
-            {"id": agent_id, "version": version, "capabilities": ["ticket.classify"]}
+            {"id": agent_id, "version": answer, "capabilities": ["ticket.classify"]}
         )
 
     return Starlette(

@@ -76,9 +76,17 @@ def register_triage(store: Store, agent_id: str = "acme/ticket-triage", **change
 
 
 @contextmanager
-def running_gateway(store: Store, home: Path, **options: Any) -> Iterator[Gateway]:
+def running_gateway(
+    store: Store, home: Path, env: dict[str, str] | None = None, **options: Any
+) -> Iterator[Gateway]:
     settings = Settings.from_env(
-        {"HOLON_HOME": str(home), "HOLON_EXAMPLES": "off", "HOLON_AGENT_NETWORKS": "any"}
+        {
+            "HOLON_HOME": str(home),
+            "HOLON_EXAMPLES": "off",
+            "HOLON_AGENT_NETWORKS": "any",
+            "HOLON_PROBE_INTERVAL_S": "0",
+            **(env or {}),
+        }
     )
     app = create_app(settings, store=store, **{"cache_ttl_s": 0.0, **options})
     tokens = {role: store.tokens.create(role)[1] for role in ROLES}

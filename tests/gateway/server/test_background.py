@@ -1,0 +1,66 @@
+"""The gateway's background work: periodic identity probes, evals queued on registration."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from records import Store
+from tests._servers import serve
+from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._gateway import install_tiny, running_gateway
+
+pytestmark = pytest.mark.slow
+
+
+def test_periodic_probes_notice_another_version(store: Store, tmp_path: Path) -> None:
+    recording = Recording(answers_version="9.9.9")
+    with serve(recording_agent("acme/drifter", "1.0.0", recording)) as url:
+        store.agents.register(manifest("acme/drifter", url))
+        env = {"HOLON_PROBE_INTERVAL_S": "1"}
+        with running_gateway(store, tmp_path / "home", env, eval_workers=0) as gw:
+            deadline = time.monotonic() + 20
+            text = ""
+            while time.monotonic() < deadline:
+                text = gw.call("GET", "/metrics", "operator").text
+                if 'holon_agent_identity_mismatch{agent="acme/drifter"} 1' in text:
+                    break
+                time.sleep(0.2)
+            assert 'holon_agent_identity_mismatch{agent="acme/drifter"} 1' in text
+            assert 'holon_agent_probes_total{agent="acme/drifter",result="mismatch"}' in text
+    assert recording.probes >= 1 and not recording.calls  # a probe is not a call
+
+
+def test_a_new_version_registered_over_the_api_is_evaluated(store: Store, tmp_path: Path) -> None:
+    install_tiny(store, tmp_path)
+    recording = Recording()
+    with serve(recording_agent("acme/fresh", "1.0.0", recording)) as url:
+        env = {"HOLON_EVAL_ON_REGISTER": "on"}
+        with running_gateway(store, tmp_path / "home", env) as gw:
+            registered = gw.call("POST", "/v1/agents", "org:acme", json=manifest("acme/fresh", url))
+            assert registered.status_code == 201, registered.text
+            eval_id = registered.json()["queued_eval"]
+            assert eval_id is not None
+            deadline = time.monotonic() + 30
+            status = {}
+            while time.monotonic() < deadline:
+                status = gw.call("GET", f"/v1/evals/{eval_id}", "operator").json()
+                if status["status"] != "running":
+                    break
+                time.sleep(0.1)
+            assert status["status"] == "done", status
+            record = gw.call("GET", "/v1/records/acme/fresh", "org:acme").json()
+            assert record["eval_id"] == eval_id and "holdout_epochs" not in record
+            operator_view = gw.call("GET", "/v1/records/acme/fresh", "operator").json()
+            assert "holdout_epochs" in operator_view
+
+            recording.answers_version = "0.1.0"  # the next version is not what answers
+            second = gw.call(
+                "POST", "/v1/agents", "org:acme", json=manifest("acme/fresh", url, version="1.1.0")
+            )
+            assert second.status_code == 200, second.text
+            body = second.json()
+            assert body["queued_eval"] is None
+            assert body["queued_eval_error"]["code"] == "refused"
