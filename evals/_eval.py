@@ -12,7 +12,7 @@ from evals._plan import Plan, rebuild
 from evals._runner import Progress, Runner, cache_for
 from evals.checks import PdfPool, open_pdf_pool
 from records import EvalInfo, Store, eval_id
-from schema.errors import Refused
+from schema.errors import Refused, StoreUnavailable
 
 
 async def _identify(plan: Plan, secret: str | None) -> None:
@@ -67,15 +67,21 @@ def work(
     progress: Progress | None = None,
 ) -> EvalInfo:
     """Work the eval's cells until none is left, then finish it if it is complete."""
-    with pdf_pool_for(plan) as pdf:
-        runner = Runner(store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress)
-        asyncio.run(runner.run())
-    current = store.evals.get(info.id)
-    if current.status == "running":
-        counts = store.evals.counts(info.id)
-        if counts["pending"] == 0 and counts["running"] == 0:
-            return finish(store, plan, current)
-    return current
+    try:
+        with pdf_pool_for(plan) as pdf:
+            runner = Runner(store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress)
+            asyncio.run(runner.run())
+        current = store.evals.get(info.id)
+        if current.status == "running":
+            counts = store.evals.counts(info.id)
+            if counts["pending"] == 0 and counts["running"] == 0:
+                return finish(store, plan, current)
+        return current
+    except StoreUnavailable as exc:
+        # What was recorded stays recorded; say how to go on once the store is back.
+        exc.hint = exc.hint or f"when the store answers again: holon evals resume {info.id}"
+        exc.details.setdefault("eval", info.id)
+        raise
 
 
 def resume(

@@ -16,11 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sqlalchemy import select
+
 from evals._eval import pdf_pool_for
 from evals._finish import finish
 from evals._plan import rebuild
-from evals._runner import Runner, cache_for, new_owner
-from records import Store
+from evals._runner import Runner, cache_for, dead_local_owners, new_owner
+from records import EvalCell, Store, utcnow
 from schema.errors import HolonError
 
 log = logging.getLogger(__name__)
@@ -57,7 +59,9 @@ def run_worker(
             except HolonError as exc:
                 log.warning("eval %s cannot be worked here: %s", info.id, exc)
                 continue
-            if counts["pending"]:
+            # Cells left `running` by a worker that died count as work too: with
+            # none pending, nobody else would ever reclaim them.
+            if counts["pending"] or (counts["running"] and _reclaimable(store, info.id)):
                 worked = True
                 stats.evals_worked.add(info.id)
                 say(f"working eval {info.id} ({info.agent_id} {info.agent_version})")
@@ -84,3 +88,19 @@ def run_worker(
         if not worked:
             stop.wait(poll_s)
     return stats
+
+
+def _reclaimable(store: Store, eval_id: str) -> bool:
+    """Whether some running cell has no live holder: its lease ran out, or its
+    process (on this host) is gone. Few rows: running cells are at most the
+    workers' concurrency."""
+    with store.read() as session:
+        rows = session.execute(
+            select(EvalCell.lease_owner, EvalCell.lease_expires_at).where(
+                EvalCell.eval_id == eval_id, EvalCell.status == "running"
+            )
+        ).all()
+    now = utcnow()
+    if any(expires is not None and expires < now for _, expires in rows):
+        return True
+    return bool(dead_local_owners(sorted({owner for owner, _ in rows if owner})))
