@@ -6,12 +6,12 @@ Imports only `schema`: never `evals` or `gateway`.
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
 from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
 from records._ids import eval_id, ulid
-from records._ledger import (
+from records._ledger import LedgerRegistry
+from records._ledger_values import (
     BudgetPeriod,
     BudgetState,
     CallEntry,
     LedgerEntry,
-    LedgerRegistry,
     period_key,
 )
 from records._mandates import GrantStatus, MandateInfo, MandateRegistry

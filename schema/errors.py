@@ -288,17 +288,17 @@ def error_from_body(status: int, body: Any) -> HolonError:
         if issubclass(cls, InputError):
             return cls(message, location=Location(), details=details, hint=hint)
         return cls(message, details=details, hint=hint)
-    by_status = {
+    by_status: dict[int, type[HolonError]] = {
         400: UsageError,
         401: Unauthorized,
         402: BudgetExhausted,
         403: Denied,
         404: NotFound,
         409: Refused,
+        413: UsageError,
+        422: InputError,
         502: AgentCallFailed,
         504: AgentTimedOut,
     }
     fallback = by_status.get(status, EnvironmentFault if status >= 500 else HolonError)
-    if fallback is InputError:  # pragma: no cover - InputError codes are all known
-        fallback = HolonError
     return fallback(message, details=details, hint=hint, code=code)

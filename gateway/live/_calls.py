@@ -8,24 +8,33 @@ row is settled to min(cost, cap). A denied call is recorded too, with each
 mandate's reason and numbers. The executor is the same one eval cells use,
 with the mandate's cap and deadline enforced on the gateway's side.
 
-The store is synchronous (SQLAlchemy); its work runs in a worker thread in
-two steps per call (decide+reserve, settle), never on the event loop.
+The store is synchronous (SQLAlchemy) and never runs on the event loop. The
+decision needs the agent, the holder's mandates and maybe the record: when
+they are all in the lookup cache (the common case) it is made on the loop,
+else in a worker thread. Ledger writes (reserve, settle, deny) go through the
+ledger's group commit: one thread commits every write queued since its last
+transaction, and each call awaits its own write's commit, so a reservation
+is stored before the agent is called and the settled row before the answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import threading
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
-from anyio import to_thread
+from anyio import get_cancelled_exc_class, to_thread
 
 from agents import CallLimits, Executor, Manifest, Outcome
-from gateway.live._cache import Lookups
+from gateway.live._cache import CacheMiss, Lookups
 from gateway.mandates import Mandate, Verdict, decide_one
 from records import BudgetState, CallEntry, LedgerEntry, Store, utcnow
 from schema.errors import (
@@ -39,6 +48,8 @@ from schema.errors import (
 from schema.jsontext import JSONValue
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 __all__ = ["Allowed", "LiveCalls", "denial_error"]
 
@@ -57,6 +68,27 @@ class Allowed:
     mandate: Mandate
     entry: LedgerEntry
     secret: str | None
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """The decision before any budget: who may pay, in order, and what to call."""
+
+    call: CallEntry
+    manifest: Manifest
+    mandates: dict[str, Mandate]
+    verdicts: list[Verdict]
+    secret: str | None
+    now: datetime
+
+
+async def _committed(future: Future[T], *, cancel_with_caller: bool = False) -> T:
+    """Wait for a ledger write's commit. A cancelled caller does not cancel the write
+    (a settlement must land) unless `cancel_with_caller` and it has not started."""
+    wrapped = asyncio.wrap_future(future)
+    if cancel_with_caller:
+        return await wrapped
+    return await asyncio.shield(wrapped)
 
 
 def denial_error(verdicts: list[Verdict], *, subject: str) -> Denied:
@@ -96,10 +128,8 @@ class LiveCalls:
         self, caller: str, agent_id: str, capability: str, input: JSONValue
     ) -> dict[str, Any]:
         """Call `agent_id` for `caller`; the response body, or a HolonError (denied, failed)."""
-        request_id = str(uuid.uuid4())
-        allowed = await to_thread.run_sync(
-            self._decide_and_reserve, caller, agent_id, capability, request_id
-        )
+        request_id = _request_id()
+        allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
         outcome = await self._call(allowed, capability, input, request_id)
         return await self._finish(allowed, outcome)
 
@@ -114,18 +144,16 @@ class LiveCalls:
         tried: list[dict[str, Any]] = []
         last: Exception | None = None
         for agent_id in candidates[:MAX_ROUTE_ATTEMPTS]:
-            request_id = str(uuid.uuid4())
+            request_id = _request_id()
             try:
-                allowed = await to_thread.run_sync(
-                    self._decide_and_reserve, caller, agent_id, capability, request_id
-                )
+                allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
             except Denied as exc:  # e.g. its budget ran out since ranking
                 tried.append({"agent": agent_id, "decision": "deny", "reason": exc.code})
                 last = exc
                 continue
             outcome = await self._call(allowed, capability, input, request_id)
             if outcome.code == "unreachable" and agent_id != candidates[-1]:
-                await to_thread.run_sync(self._settle, allowed, outcome)
+                await _committed(self._settle(allowed, outcome))
                 tried.append({"agent": agent_id, "outcome": "unreachable"})
                 continue
             body = await self._finish(allowed, outcome)
@@ -176,10 +204,63 @@ class LiveCalls:
 
     # -- steps -------------------------------------------------------------
 
-    def _decide_and_reserve(
+    async def _decide_and_reserve(
         self, caller: str, agent_id: str, capability: str, request_id: str
     ) -> Allowed:
-        agent = self.lookups.agent(agent_id)
+        try:
+            decided = self._decide(self.lookups.cached_only(), caller, agent_id, capability)
+        except CacheMiss:
+            decided = await to_thread.run_sync(
+                self._decide, self.lookups, caller, agent_id, capability
+            )
+        decided = _Decided(
+            _replace_request(decided.call, request_id),
+            decided.manifest,
+            decided.mandates,
+            decided.verdicts,
+            decided.secret,
+            decided.now,
+        )
+        verdicts = decided.verdicts
+        for index, verdict in enumerate(verdicts):
+            if not verdict.allow:
+                continue
+            mandate = decided.mandates[verdict.mandate]
+            deadline = _deadline(mandate, decided.manifest)
+            future = self.store.ledger.submit_reserve(
+                decided.call,
+                mandate_id=mandate.id,
+                cap=mandate.max_cost_per_call_usd,
+                expires_at=decided.now + timedelta(seconds=float(deadline)) + RESERVATION_GRACE,
+                budget=None
+                if mandate.budget is None
+                else (mandate.budget.period, mandate.budget.amount_usd),
+                details={"decision": verdict.to_json()},
+            )
+            try:
+                reserved = await _committed(future, cancel_with_caller=True)
+            except get_cancelled_exc_class():
+                # The caller left: a reservation that was made anyway is released now.
+                future.add_done_callback(self._release_if_reserved)
+                raise
+            if isinstance(reserved, BudgetState):
+                verdicts[index] = Verdict(mandate.id, False, "budget_exhausted", reserved.to_json())
+                continue
+            return Allowed(decided.manifest, mandate, reserved, decided.secret)
+        error = denial_error(verdicts, subject=f"{caller} calling {agent_id} for {capability}")
+        await _committed(
+            self.store.ledger.submit_deny(
+                decided.call,
+                mandate_id=error.details.get("mandate"),
+                reason=error.code,
+                details={"mandates": error.details["mandates"]},
+            )
+        )
+        raise error
+
+    def _decide(self, lookups: Lookups, caller: str, agent_id: str, capability: str) -> _Decided:
+        """Every mandate's verdict; raises CacheMiss on a `cached_only` view that lacks a read."""
+        agent = lookups.agent(agent_id)
         if agent.disabled:
             raise NotFound(f"agent {agent_id} is disabled", details={"agent": agent_id})
         if capability not in agent.capabilities:
@@ -188,12 +269,13 @@ class LiveCalls:
                 code="capability_not_claimed",
                 details={"agent": agent_id, "capabilities": agent.capabilities},
             )
-        call = CallEntry(request_id, caller, capability, agent.id, agent.version)
-        mandates = self.lookups.mandates_of(caller)
-        now = self.clock()
+        mandates = lookups.mandates_of(caller)
         record = None
         if any(m.needs_record for m in mandates):
-            record = self.lookups.record(agent.id, agent.version)
+            record = lookups.record(agent.id, agent.version)
+        secret = lookups.secret(agent.id)
+        manifest = lookups.manifest(agent.id, agent.version, agent.manifest)
+        now = self.clock()
         verdicts = [
             decide_one(
                 m,
@@ -205,35 +287,8 @@ class LiveCalls:
             )
             for m in mandates
         ]
-        manifest = self.lookups.manifest(agent.id, agent.version, agent.manifest)
-        by_id = {m.id: m for m in mandates}
-        for index, verdict in enumerate(verdicts):
-            if not verdict.allow:
-                continue
-            mandate = by_id[verdict.mandate]
-            deadline = _deadline(mandate, manifest)
-            reserved = self.store.ledger.reserve(
-                call,
-                mandate_id=mandate.id,
-                cap=mandate.max_cost_per_call_usd,
-                expires_at=now + timedelta(seconds=float(deadline)) + RESERVATION_GRACE,
-                budget=None
-                if mandate.budget is None
-                else (mandate.budget.period, mandate.budget.amount_usd),
-                details={"decision": verdict.to_json()},
-            )
-            if isinstance(reserved, BudgetState):
-                verdicts[index] = Verdict(mandate.id, False, "budget_exhausted", reserved.to_json())
-                continue
-            return Allowed(manifest, mandate, reserved, self.lookups.secret(agent.id))
-        error = denial_error(verdicts, subject=f"{caller} calling {agent_id} for {capability}")
-        self.store.ledger.deny(
-            call,
-            mandate_id=error.details.get("mandate"),
-            reason=error.code,
-            details={"mandates": error.details["mandates"]},
-        )
-        raise error
+        call = CallEntry("", caller, capability, agent.id, agent.version)
+        return _Decided(call, manifest, {m.id: m for m in mandates}, verdicts, secret, now)
 
     async def _call(
         self, allowed: Allowed, capability: str, input: JSONValue, request_id: str
@@ -251,14 +306,16 @@ class LiveCalls:
                 secret=allowed.secret,
                 request_id=request_id,
             )
-        except BaseException:
+        except BaseException as exc:
             # A policy refusal (e.g. the agent's address) or a cancelled
             # request: the reservation is released now, not at its expiry.
-            await to_thread.run_sync(self._release, allowed)
+            released = self._release(allowed)
+            if not isinstance(exc, get_cancelled_exc_class()):
+                await _committed(released)
             raise
 
-    def _settle(self, allowed: Allowed, outcome: Outcome) -> LedgerEntry:
-        return self.store.ledger.settle(
+    def _settle(self, allowed: Allowed, outcome: Outcome) -> Future[LedgerEntry]:
+        return self.store.ledger.submit_settle(
             allowed.entry.id,
             outcome_code=outcome.code,
             cost=outcome.cost_usd,
@@ -266,17 +323,27 @@ class LiveCalls:
             latency_ms=outcome.latency_ms,
         )
 
-    def _release(self, allowed: Allowed) -> None:
-        self.store.ledger.settle(
-            allowed.entry.id,
+    def _release(self, allowed: Allowed) -> Future[LedgerEntry]:
+        return self._release_entry(allowed.entry)
+
+    def _release_entry(self, entry: LedgerEntry) -> Future[LedgerEntry]:
+        return self.store.ledger.submit_settle(
+            entry.id,
             outcome_code="refused",
             cost=Decimal(0),
             cost_source="none",
             latency_ms=0.0,
         )
 
+    def _release_if_reserved(self, future: Future[LedgerEntry | BudgetState]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        entry = future.result()
+        if isinstance(entry, LedgerEntry):
+            self._release_entry(entry)
+
     async def _finish(self, allowed: Allowed, outcome: Outcome) -> dict[str, Any]:
-        settled = await to_thread.run_sync(self._settle, allowed, outcome)
+        settled = await _committed(self._settle(allowed, outcome))
         manifest = allowed.manifest
         if outcome.code != "ok":
             cls = AgentTimedOut if outcome.code == "timeout" else AgentCallFailed
@@ -349,6 +416,36 @@ class LiveCalls:
             )
             raise error
         return [agent_id for _, _, agent_id in sorted(ranked)]
+
+
+class _RequestIds:
+    """uuid4 request ids from a buffer of random bytes.
+
+    `uuid.uuid4()` reads 16 bytes from the OS per id; that system call lets
+    go of the GIL, and on a busy gateway getting it back from the ledger or
+    lookup threads costs the event loop up to a switch interval (5 ms).
+    """
+
+    def __init__(self, batch: int = 256) -> None:
+        self._batch = batch
+        self._buffer = b""
+        self._offset = 0
+        self._lock = threading.Lock()  # several event loops may share a process (tests, CLI)
+
+    def __call__(self) -> str:
+        with self._lock:
+            if self._offset >= len(self._buffer):
+                self._buffer, self._offset = os.urandom(16 * self._batch), 0
+            raw = self._buffer[self._offset : self._offset + 16]
+            self._offset += 16
+        return str(uuid.UUID(bytes=raw, version=4))
+
+
+_request_id = _RequestIds()
+
+
+def _replace_request(call: CallEntry, request_id: str) -> CallEntry:
+    return CallEntry(request_id, call.caller, call.capability, call.agent_id, call.agent_version)
 
 
 def _deadline(mandate: Mandate, manifest: Manifest) -> Decimal:

@@ -92,7 +92,7 @@ def _route(endpoint: Endpoint, state: dict[str, Service]) -> Route:
         svc = state["service"]
         started = time.perf_counter()
         try:
-            principal = svc.tokens.principal(request.headers.get("authorization"))
+            principal = await svc.tokens.principal(request.headers.get("authorization"), svc.run)
             who = admit(endpoint.access, principal)
             response: Response = await endpoint.handler(request, who, svc)
         except HolonError as exc:

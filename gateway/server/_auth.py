@@ -9,12 +9,20 @@ the handler, which knows the resource.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from records import Store, TokenInfo
 from schema.errors import Forbidden, Unauthorized
+
+log = logging.getLogger(__name__)
+
+# Reloads of entries about to expire, off the request path (idle when there is no traffic).
+_REFRESHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holon-token")
 
 __all__ = ["Access", "Principal", "TokenCache"]
 
@@ -57,14 +65,24 @@ ANONYMOUS = Principal("", None)
 
 
 class TokenCache:
-    """Token lookups, cached for a moment (a revoked token stops working within `ttl_s`)."""
+    """Token lookups, cached for a moment (a revoked token stops working within `ttl_s`).
+
+    A hit in the second half of an entry's life reloads it on a background
+    thread (shared, started once) and answers from the entry meanwhile, so a token in
+    steady use is never looked up on the request path (this runs on the
+    event loop). Expiry counts from when the load started.
+    """
 
     def __init__(self, store: Store, ttl_s: float = 1.0) -> None:
         self.store = store
         self.ttl_s = ttl_s
         self._hits: dict[str, tuple[float, TokenInfo | None]] = {}
+        self._refreshing: set[str] = set()
 
-    def principal(self, authorization: str | None) -> Principal | None:
+    async def principal(
+        self, authorization: str | None, run: Callable[..., Awaitable[Any]]
+    ) -> Principal | None:
+        """The caller's principal; a cache miss is read through `run` (off the event loop)."""
         if not authorization:
             return None
         scheme, _, token = authorization.partition(" ")
@@ -75,15 +93,30 @@ class TokenCache:
         hit = self._hits.get(token)
         if hit is not None and hit[0] > now:
             info = hit[1]
+            if hit[0] - now < self.ttl_s / 2 and token not in self._refreshing:
+                self._refreshing.add(token)
+                _REFRESHER.submit(self._refresh, token)
         else:
-            info = self.store.tokens.authenticate(token)
-            if self.ttl_s > 0:
-                if len(self._hits) > 10_000:
-                    self._hits.clear()
-                self._hits[token] = (now + self.ttl_s, info)
+            info = await run(self.store.tokens.authenticate, token)
+            self._put(token, now, info)
         if info is None:
             raise Unauthorized("unknown or revoked token")
         return Principal(info.role, info.id)
+
+    def _put(self, token: str, started: float, info: TokenInfo | None) -> None:
+        if self.ttl_s > 0:
+            if len(self._hits) > 10_000:
+                self._hits.clear()
+            self._hits[token] = (started + self.ttl_s, info)
+
+    def _refresh(self, token: str) -> None:
+        started = time.monotonic()
+        try:
+            self._put(token, started, self.store.tokens.authenticate(token))
+        except Exception as exc:  # the entry expires as usual; the next request reads again
+            log.warning("refreshing a cached token failed: %s", exc)
+        finally:
+            self._refreshing.discard(token)
 
 
 def admit(access: Access, principal: Principal | None) -> Principal:

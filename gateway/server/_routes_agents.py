@@ -69,6 +69,7 @@ async def list_agents(request: Request, who: Principal, svc: Service) -> Respons
         lambda: svc.client.list_agents(
             org=params.get("org"),
             capability=params.get("capability"),
+            include_disabled=params.get("include_disabled", "false").lower() in ("1", "true"),
             cursor=params.get("cursor"),
             limit=query_int(request, "limit", 100, 1, 1000),
         )
@@ -205,6 +206,7 @@ ENDPOINTS = [
             ("capability", "only agents claiming it"),
             ("min_eval_score", "only agents whose current, fresh record scores at least this"),
             ("org", "only this org's agents"),
+            ("include_disabled", "true: disabled agents too"),
             ("cursor", "from a previous page"),
             ("limit", "1 to 1000 (default 100)"),
         ),

@@ -21,7 +21,7 @@ def test_periodic_probes_notice_another_version(store: Store, tmp_path: Path) ->
         store.agents.register(manifest("acme/drifter", url))
         env = {"HOLON_PROBE_INTERVAL_S": "1"}
         with running_gateway(store, tmp_path / "home", env, eval_workers=0) as gw:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 90
             text = ""
             while time.monotonic() < deadline:
                 text = gw.call("GET", "/metrics", "operator").text

@@ -1,0 +1,475 @@
+"""Live calls through the gateway, as a ratio to calling the same agent directly, same run.
+
+Three processes on 127.0.0.1, so that no two share a GIL:
+
+- the agent: bench/executor/zero_agent.py (bare ASGI, fixed answer) under
+  uvicorn, registered as a `holon-http` agent;
+- the gateway: bench/gateway/serve.py (the app of `holon gateway serve`,
+  uvicorn, one worker, token cache and lookups at their default 1 s TTL,
+  HOLON_AGENT_NETWORKS=any so a loopback agent is allowed) over a store:
+  a SQLite file, then a throwaway PostgreSQL database (created, dropped);
+- the load client: this process, aiohttp, keep-alive connections.
+
+A caller token and a mandate with a budget (so every call reserves its cap
+in the ledger, then settles) are set up before the gateway starts. The
+baseline is the same aiohttp client POSTing the same body straight to the
+agent, interleaved with the gateway runs (three rounds each) so the
+machine's noise falls on both. Closed loop: `concurrency` workers each send
+their next call when the last one answers, so at concurrency 16 a call's
+latency includes queueing behind the others (p50 ≈ 16 / calls per second).
+
+The gateway process's CPU time per live call (user + system, from /proc)
+is reported too: steadier than wall time on a shared machine, and the
+ceiling it implies is 1000 / (ms per call) calls/s per core.
+
+After each backend the ledger is checked: one settled row per gateway call,
+and the budget's spent sum equals the rows' costs, exactly.
+
+Goals (reported, never asserted): added p50 <= 2 ms and p95 <= 6 ms at
+concurrency 16; >= 800 live calls/s on SQLite with one worker.
+
+    .venv/bin/python bench/gateway/run.py [--json] [--scale 1.0]
+        [--postgres ADMIN_URL | --no-postgres] [--profile {sqlite,postgresql}]
+
+`--profile BACKEND` runs the gateway under cProfile (every thread) for a
+concurrency-16 load and prints where its time went instead of the table;
+with `--sample`, a stack sampler instead (every ms, every thread: where the
+event loop and the threads spend wall time, waiting included, at little cost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import pstats
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+import aiohttp  # noqa: E402
+from cryptography.fernet import Fernet  # noqa: E402
+from sqlalchemy import create_engine, text  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
+
+from gateway.client import StoreClient  # noqa: E402
+from records import open_store  # noqa: E402
+
+ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+CAPABILITY = "ticket.classify"
+AGENT = "bench/zero"
+CALLER = "bench-bot"
+INPUT = {"ticket": "My invoice INV-7 was charged twice", "lang": "en"}
+BODY = json.dumps({"capability": CAPABILITY, "input": INPUT}).encode()
+CAP = Decimal("0.01")
+SWITCH_INTERVAL = os.environ.get("BENCH_SWITCH_INTERVAL", "")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not start")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def process(
+    command: list[str], port: int, what: str, env: dict[str, str] | None = None
+) -> Iterator[int]:
+    child = subprocess.Popen(command, env=env)
+    try:
+        wait_for_port(port, child, what)
+        yield child.pid
+    finally:
+        # SIGINT: uvicorn shuts down gracefully (the lifespan ends, a profile is written).
+        child.send_signal(signal.SIGINT)
+        try:
+            child.wait(30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(10)
+
+
+@contextmanager
+def agent_server() -> Iterator[str]:
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "zero_agent:app"]
+    command += ["--app-dir", str(ROOT / "bench" / "executor"), "--port", str(port)]
+    command += ["--log-level", "warning", "--no-access-log"]
+    with process(command, port, "the zero-latency agent"):
+        yield f"http://127.0.0.1:{port}/"
+
+
+@contextmanager
+def sqlite_url(root: Path) -> Iterator[str]:
+    yield f"sqlite:///{root / f'gateway-{secrets.token_hex(4)}.db'}"
+
+
+@contextmanager
+def postgres_url(admin_url: str) -> Iterator[str]:
+    name = f"holon_bench_gw_{secrets.token_hex(6)}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def prepare(url: str, key: str, home: Path, agent_url: str) -> str:
+    """Schema, the agent, the mandate (with a budget) and a caller token; the token."""
+    store = open_store(url, secret_key=key, auto_upgrade=True)
+    try:
+        store.agents.register(
+            {
+                "schema_version": 1,
+                "id": AGENT,
+                "version": "1.0.0",
+                "protocol": "holon-http",
+                "endpoint": agent_url,
+                "capabilities": [CAPABILITY],
+                "limits": {"max_cost_usd": "0.05", "timeout_s": 20},
+                "pricing": {"per_call_usd": "0.001", "per_1k_input_tokens_usd": "0.0005"},
+            }
+        )
+        StoreClient(store, home, 30).calls.grant(
+            {
+                "schema_version": 1,
+                "id": "bench-live",
+                "holder": CALLER,
+                "capabilities": [CAPABILITY],
+                "agents": ["bench/*"],
+                "max_cost_per_call_usd": str(CAP),
+                "budget": {"amount_usd": "1000000", "period": "month"},
+            },
+            source="<bench>",
+        )
+        return store.tokens.create(f"caller:{CALLER}")[1]
+    finally:
+        store.close()
+
+
+def check_ledger(url: str, key: str, calls: int) -> dict[str, Any]:
+    """One settled row per gateway call; the budget's spent sum is the rows' sum, exactly."""
+    store = open_store(url, secret_key=key)
+    try:
+        rows = []
+        cursor = None
+        while True:
+            page = store.ledger.list(caller=CALLER, cursor=cursor, limit=1000)
+            rows += page.items
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        settled = [r for r in rows if r.status == "settled" and r.outcome_code == "ok"]
+        total = sum((r.cost_usd for r in settled), Decimal(0))
+        periods = {r.period for r in settled if r.period is not None}
+        spent = reserved = Decimal(0)
+        for period in periods:
+            s, r = store.ledger.budget("bench-live", period)
+            spent, reserved = spent + s, reserved + r
+        return {
+            "gateway_calls": calls,
+            "ledger_rows": len(rows),
+            "settled_ok": len(settled),
+            "rows_cost_usd": str(total),
+            "budget_spent_usd": str(spent),
+            "budget_reserved_usd": str(reserved),
+            "consistent": len(rows) == len(settled) == calls and total == spent and not reserved,
+        }
+    finally:
+        store.close()
+
+
+# -- the load client ------------------------------------------------------------
+
+
+async def drive(
+    session: aiohttp.ClientSession, url: str, headers: dict[str, str], calls: int, concurrency: int
+) -> tuple[list[float], float]:
+    """`calls` POSTs by `concurrency` closed-loop workers: each latency (ms), and the wall time."""
+    remaining = calls
+    latencies: list[float] = []
+    failures: list[str] = []
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            started = time.perf_counter()
+            async with session.post(url, data=BODY, headers=headers) as response:
+                payload = await response.read()
+                status = response.status
+            latencies.append((time.perf_counter() - started) * 1000)
+            if status != 200 and len(failures) < 3:
+                failures.append(f"{status}: {payload[:300]!r}")
+
+    wall = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    wall = time.perf_counter() - wall
+    if failures:
+        raise RuntimeError(f"calls to {url} failed: {failures}")
+    return latencies, wall
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def load(
+    agent_url: str, gateway_url: str, gateway_pid: int, token: str, scale: float
+) -> dict[str, Any]:
+    """Direct vs gateway, interleaved: latency at c1 and c16, calls/s at c16 and c64."""
+    targets = {
+        "direct": (agent_url, {"Content-Type": "application/json"}),
+        "gateway": (
+            f"{gateway_url}/v1/agents/{AGENT}/invoke",
+            {"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+        ),
+    }
+    plan = {1: int(400 * scale), 16: int(2000 * scale), 64: int(3000 * scale)}
+    out: dict[str, Any] = {}
+    gateway_calls = 0
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        for name, (url, headers) in targets.items():  # warm pools, caches, the JIT-less paths
+            _, _ = await drive(session, url, headers, 500, 16)
+            gateway_calls += 500 if name == "gateway" else 0
+        for concurrency, calls in plan.items():
+            latencies: dict[str, list[float]] = {name: [] for name in targets}
+            rates: dict[str, list[float]] = {name: [] for name in targets}
+            gateway_cpu = 0.0
+            for _ in range(3):
+                for name, (url, headers) in targets.items():
+                    cpu = cpu_seconds(gateway_pid)
+                    values, wall = await drive(session, url, headers, calls, concurrency)
+                    latencies[name] += values
+                    rates[name].append(calls / wall)
+                    if name == "gateway":
+                        gateway_calls += calls
+                        gateway_cpu += cpu_seconds(gateway_pid) - cpu
+            out[f"c{concurrency}"] = {
+                name: {
+                    "p50_ms": round(percentile(latencies[name], 0.50), 3),
+                    "p95_ms": round(percentile(latencies[name], 0.95), 3),
+                    "calls_per_s": round(statistics.median(rates[name]), 1),
+                }
+                for name in targets
+            }
+            out[f"c{concurrency}"]["gateway"]["gateway_cpu_ms_per_call"] = round(
+                gateway_cpu * 1000 / (3 * calls), 3
+            )
+    out["gateway_calls"] = gateway_calls
+    return out
+
+
+# -- one backend ----------------------------------------------------------------
+
+
+@contextmanager
+def gateway_server(url: str, key: str, home: Path, profile: Path | None = None) -> Iterator[str]:
+    port = free_port()
+    env = dict(os.environ)
+    env.update(
+        HOLON_HOME=str(home),
+        HOLON_DATABASE_URL=url,
+        HOLON_SECRET_KEY=key,
+        HOLON_AGENT_NETWORKS="any",
+        HOLON_EXAMPLES="off",
+        HOLON_LOG_LEVEL="WARNING",
+    )
+    command = [sys.executable, str(HERE / "serve.py"), "--port", str(port)]
+    if SWITCH_INTERVAL:
+        command += ["--switch-interval", SWITCH_INTERVAL]
+    if profile is not None:
+        flag = "--sample" if profile.suffix == ".txt" else "--profile"
+        command += [flag, str(profile)]
+    with process(command, port, "the gateway", env) as pid:
+        yield f"http://127.0.0.1:{port}", pid
+
+
+def run_backend(url: str, root: Path, agent_url: str, scale: float) -> dict[str, Any]:
+    key = Fernet.generate_key().decode()
+    home = root / f"home-{secrets.token_hex(4)}"
+    token = prepare(url, key, home, agent_url)
+    with gateway_server(url, key, home) as (gateway_url, pid):
+        numbers = asyncio.run(load(agent_url, gateway_url, pid, token, scale))
+    numbers["ledger"] = check_ledger(url, key, numbers.pop("gateway_calls"))
+    return numbers
+
+
+def profile_backend(
+    url: str, root: Path, agent_url: str, calls: int, sample: bool, top: int = 35
+) -> str:
+    key = Fernet.generate_key().decode()
+    home = root / f"home-{secrets.token_hex(4)}"
+    token = prepare(url, key, home, agent_url)
+    out_file = root / ("gateway.txt" if sample else "gateway.pstats")
+
+    async def drive_gateway(gateway_url: str) -> tuple[float, float]:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            target = f"{gateway_url}/v1/agents/{AGENT}/invoke"
+            await drive(session, target, headers, 300, 16)
+            values, wall = await drive(session, target, headers, calls, 16)
+        return calls / wall, percentile(values, 0.5)
+
+    with gateway_server(url, key, home, profile=out_file) as (gateway_url, _):
+        rate, p50 = asyncio.run(drive_gateway(gateway_url))
+    out = io.StringIO()
+    out.write(
+        f"{calls} live calls at concurrency 16 under the profiler: {rate:.0f} calls/s, "
+        f"p50 {p50:.1f} ms (the profiler slows the gateway several times)\n"
+    )
+    if sample:
+        return out.getvalue() + out_file.read_text()
+    stats = pstats.Stats(str(out_file), stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(r"(gateway|records|agents|schema)/", top)
+    return out.getvalue()
+
+
+# -- output ---------------------------------------------------------------------
+
+
+def summarise(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for backend, numbers in results.items():
+        c1, c16, c64 = numbers["c1"], numbers["c16"], numbers["c64"]
+        summary[backend] = {
+            "added_p50_ms_c1": round(c1["gateway"]["p50_ms"] - c1["direct"]["p50_ms"], 3),
+            "added_p95_ms_c1": round(c1["gateway"]["p95_ms"] - c1["direct"]["p95_ms"], 3),
+            "added_p50_ms_c16": round(c16["gateway"]["p50_ms"] - c16["direct"]["p50_ms"], 3),
+            "added_p95_ms_c16": round(c16["gateway"]["p95_ms"] - c16["direct"]["p95_ms"], 3),
+            "calls_per_s_c16": c16["gateway"]["calls_per_s"],
+            "calls_per_s_c64": c64["gateway"]["calls_per_s"],
+            "gateway_cpu_ms_per_call_c16": c16["gateway"]["gateway_cpu_ms_per_call"],
+            "gateway_cpu_ms_per_call_c64": c64["gateway"]["gateway_cpu_ms_per_call"],
+            "ratio_calls_per_s_c64": round(
+                c64["gateway"]["calls_per_s"] / c64["direct"]["calls_per_s"], 3
+            ),
+            "ledger_consistent": numbers["ledger"]["consistent"],
+        }
+    if "sqlite" in summary:
+        s = summary["sqlite"]
+        summary["goals"] = {
+            "added_p50_c16_le_2ms": s["added_p50_ms_c16"] <= 2,
+            "added_p95_c16_le_6ms": s["added_p95_ms_c16"] <= 6,
+            "sqlite_calls_per_s_ge_800": max(s["calls_per_s_c16"], s["calls_per_s_c64"]) >= 800,
+        }
+    return summary
+
+
+def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
+    lines = [
+        f"{'backend':<11} {'conc':>4} {'target':<8} {'p50 ms':>8} {'p95 ms':>8} {'calls/s':>9}",
+    ]
+    for backend, numbers in results.items():
+        for concurrency in ("c1", "c16", "c64"):
+            for name in ("direct", "gateway"):
+                n = numbers[concurrency][name]
+                lines.append(
+                    f"{backend:<11} {concurrency[1:]:>4} {name:<8} {n['p50_ms']:>8.2f} "
+                    f"{n['p95_ms']:>8.2f} {n['calls_per_s']:>9.0f}"
+                )
+    lines.append("")
+    for backend in results:
+        s = summary[backend]
+        ledger = results[backend]["ledger"]
+        lines.append(
+            f"{backend}: added p50/p95 at c1 "
+            f"{s['added_p50_ms_c1']:.2f}/{s['added_p95_ms_c1']:.2f} ms, "
+            f"at c16 {s['added_p50_ms_c16']:.2f}/{s['added_p95_ms_c16']:.2f} ms "
+            f"(goal <= 2/6); {s['calls_per_s_c16']:.0f} live calls/s at c16, "
+            f"{s['calls_per_s_c64']:.0f} at c64 ({s['ratio_calls_per_s_c64']}x direct); "
+            f"gateway CPU {s['gateway_cpu_ms_per_call_c16']:.2f} ms/call at c16, "
+            f"{s['gateway_cpu_ms_per_call_c64']:.2f} at c64"
+        )
+        lines.append(
+            f"  ledger: {ledger['ledger_rows']} rows for {ledger['gateway_calls']} calls, "
+            f"spent {ledger['budget_spent_usd']} = rows {ledger['rows_cost_usd']}, "
+            f"reserved {ledger['budget_reserved_usd']}: "
+            + ("consistent" if ledger["consistent"] else "INCONSISTENT")
+        )
+    if "goals" in summary:
+        lines.append(f"goals (SQLite): {summary['goals']}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the call counts")
+    parser.add_argument("--postgres", metavar="ADMIN_URL", default=ADMIN_URL)
+    parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    parser.add_argument("--profile", choices=["sqlite", "postgresql"])
+    parser.add_argument("--profile-calls", type=int, default=5000)
+    parser.add_argument(
+        "--sample",
+        action="store_true",
+        help="with --profile: a wall-clock stack sampler (every thread) instead of cProfile",
+    )
+    args = parser.parse_args()
+    backends: dict[str, Any] = {"sqlite": sqlite_url}
+    if not args.no_postgres:
+        admin = args.postgres
+        backends["postgresql"] = lambda _root: postgres_url(admin)
+    with tempfile.TemporaryDirectory(prefix="holon-bench-gateway-") as tmp:
+        root = Path(tmp)
+        with agent_server() as agent_url:
+            if args.profile:
+                with backends[args.profile](root) as url:
+                    print(profile_backend(url, root, agent_url, args.profile_calls, args.sample))
+                return
+            results: dict[str, dict[str, Any]] = {}
+            for backend, make_url_for in backends.items():
+                with make_url_for(root) as url:
+                    results[backend] = run_backend(url, root, agent_url, args.scale)
+    summary = summarise(results)
+    if args.json:
+        print(json.dumps({"results": results, "summary": summary}, indent=2))
+    else:
+        print(table(results, summary))
+
+
+if __name__ == "__main__":
+    main()

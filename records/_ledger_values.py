@@ -1,0 +1,117 @@
+"""The ledger's values: calls, budget standings, ledger entries, calendar periods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+__all__ = [
+    "BudgetPeriod",
+    "BudgetState",
+    "CallEntry",
+    "LedgerEntry",
+    "entry_from_row",
+    "period_key",
+]
+
+BudgetPeriod = Literal["day", "week", "month", "year"]
+ZERO = Decimal(0)
+
+
+def period_key(period: BudgetPeriod, when: datetime) -> str:
+    """The calendar period (UTC) that `when` falls in: 2026-11-29, 2026-W48, 2026-11, 2026."""
+    if period == "day":
+        return when.strftime("%Y-%m-%d")
+    if period == "week":
+        year, week, _ = when.isocalendar()
+        return f"{year}-W{week:02d}"
+    if period == "month":
+        return when.strftime("%Y-%m")
+    return when.strftime("%Y")
+
+
+@dataclass(frozen=True)
+class CallEntry:
+    """What a live call is about, before anything is known of its outcome."""
+
+    request_id: str
+    caller: str
+    capability: str
+    agent_id: str | None
+    agent_version: str | None
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """A budget's standing in one period; `exhausted` when a reservation was refused."""
+
+    mandate_id: str
+    period: str
+    amount: Decimal
+    spent: Decimal
+    reserved: Decimal
+    cap: Decimal
+    exhausted: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mandate": self.mandate_id,
+            "period": self.period,
+            "budget_usd": str(self.amount),
+            "spent_usd": str(self.spent),
+            "reserved_usd": str(self.reserved),
+            "remaining_usd": str(max(self.amount - self.spent - self.reserved, ZERO)),
+            "cap_usd": str(self.cap),
+        }
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    id: str
+    request_id: str
+    caller: str
+    mandate_id: str | None
+    period: str | None
+    agent_id: str | None
+    agent_version: str | None
+    capability: str
+    decision: str
+    reason: str | None
+    details: dict[str, Any]
+    status: str
+    reserved_usd: Decimal
+    cost_usd: Decimal
+    cost_source: str | None
+    outcome_code: str | None
+    latency_ms: float | None
+    created_at: datetime
+    expires_at: datetime | None
+    settled_at: datetime | None
+
+
+def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:
+    return LedgerEntry(
+        id=row["id"],
+        request_id=row["request_id"],
+        caller=row["caller"],
+        mandate_id=row["mandate_id"],
+        period=row["period"],
+        agent_id=row["agent_id"],
+        agent_version=row["agent_version"],
+        capability=row["capability"],
+        decision=row["decision"],
+        reason=row["reason"],
+        details=row["details"],
+        status=row["status"],
+        reserved_usd=Decimal(row["reserved_usd"]),
+        cost_usd=Decimal(row["cost_usd"]),
+        cost_source=row["cost_source"],
+        outcome_code=row["outcome_code"],
+        latency_ms=row["latency_ms"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        settled_at=row["settled_at"],
+    )
