@@ -10,6 +10,7 @@ if the outcome is `ok` and every check passes (EVALS.md, "Grading a cell").
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,16 +45,24 @@ class CellResult:
 
 
 def prepare(
-    suite: Suite, case: Case, cache: FixtureCache | None, *, input_validator: Any = None
+    suite: Suite,
+    case: Case,
+    cache: FixtureCache | None,
+    *,
+    input_validator: Any = None,
+    input_quick: Callable[[Any], bool] | None = None,
 ) -> PreparedCase:
     """Expand fixtures and validate the input: a failure is the suite's fault, never the agent's.
 
     `input_validator` (the suite's, built once by a caller preparing many cases)
-    saves building it per case.
+    saves building it per case; `input_quick` (`schema.quick_validity` of the
+    same schema) answers "valid" without it for the common schema shapes.
     """
     where = case.source
     value = expand(case.input, suite.fixtures, cache, path=("input",), where=where)
     expected = expand(case.expected, suite.fixtures, cache, path=("expected",), where=where)
+    if input_quick is not None and input_quick(value):
+        return PreparedCase(case, value, expected)
     checker = input_validator or make_validator(suite.input_schema)
     for error in checker.iter_errors(value):
         message, at = explain(error)

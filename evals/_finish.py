@@ -70,7 +70,7 @@ def suite_counts(plan: Plan, cells: list[EvalCell]) -> list[SuiteCounts]:
 
 def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     """Score a complete eval and, for a full plan, write the agent record."""
-    cells = store.evals.cells(info.id)
+    cells = store.evals.cells(info.id, grades=False)  # scoring reads no JSON column
     if any(c.status != "done" for c in cells):
         raise Refused(f"eval {info.id} is not complete", hint=f"holon evals resume {info.id}")
     score = score_eval(list(plan.agent.capabilities), suite_counts(plan, cells))

@@ -9,6 +9,7 @@ holdout regenerates from the store's secret and the pinned epoch.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
@@ -49,14 +50,19 @@ class PlannedSuite:
     def worst_case_usd(self) -> Decimal:
         return self.suite.limits.max_cost_usd * self.cells
 
-    def to_json(self) -> dict[str, Any]:
+    @functools.cached_property
+    def suite_digest(self) -> str:
+        """The suite's digest (a hash over every case: computed once per plan)."""
         from evals.suites import suite_digests
 
+        return suite_digests(self.suite).suite
+
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.suite.id,
             "version": self.suite.version,
             "capability": self.suite.capability,
-            "suite_digest": suite_digests(self.suite).suite,
+            "suite_digest": self.suite_digest,
             "holdout_epoch": self.epoch,
             "cases": {"public": len(self.public), "holdout": len(self.holdout)},
             "repetitions": self.repetitions,
@@ -107,8 +113,8 @@ class Plan:
                 "agent": self.agent.id,
                 "agent_version": self.agent.version,
                 "suites": [
-                    [s["id"], s["version"], s["suite_digest"], s["holdout_epoch"], s["repetitions"]]
-                    for s in self.to_json()["suites"]
+                    [s.suite.id, s.suite.version, s.suite_digest, s.epoch, s.repetitions]
+                    for s in self.suites
                 ],
             }
         )

@@ -20,10 +20,10 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agents import Executor
 from evals._cell import CellResult, PreparedCase, prepare, run_cell
@@ -33,14 +33,18 @@ from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
 from records import CellResultRow, ClaimedCell, Store
 from schema import make_validator
+from schema._registry import quick_validity
 from schema.errors import EnvironmentFault, HolonError
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[dict[str, Any]], None]
+_T = TypeVar("_T")
 
 GRADING_MARGIN_S = 30.0
 MAX_INFRASTRUCTURE_FAILURES = 3
+STATUS_EVERY_S = 1.0  # how stale a runner's view of the eval's status may get
+INLINE_LOCK_WAIT_S = 0.05  # the longest a group commit on the event loop waits for SQLite
 
 
 def new_owner() -> str:
@@ -66,14 +70,16 @@ def dead_local_owners(owners: list[str]) -> list[str]:
     return dead
 
 
-@dataclass
-class _Tally:
-    done: int = 0
-    passed: int = 0
-
-
 class Runner:
-    """Works one eval's cells until none is left to claim."""
+    """Works one eval's cells until none is left to claim.
+
+    `concurrency` worker coroutines take claimed cells from a queue; one
+    feeder keeps the queue stocked a batch ahead (workers never wait on a
+    claim) and records finished results, both in one transaction per round.
+    Every store call runs on one dedicated thread: this runner's transactions
+    never queue on one another's SQLite write lock, and the connection stays
+    open between them.
+    """
 
     def __init__(
         self,
@@ -95,9 +101,11 @@ class Runner:
         self.cache = cache
         self.pdf = pdf
         self.owner = owner or new_owner()
-        # Claims come in batches; a new one is fetched once half a batch of
-        # slots is free, so claim transactions stay few and short.
+        # Cells are claimed in batches of up to `batch`, as soon as half a batch
+        # of room is free; up to a batch beyond the workers waits claimed.
         self.batch = batch or max(1, plan.concurrency)
+        self.capacity = plan.concurrency + self.batch
+        self.refill = max(1, self.batch // 2)
         self.progress = progress
         self.flush_interval_s = flush_interval_s
         # The eval's own process waits for other workers' cells (to finish the
@@ -108,100 +116,204 @@ class Runner:
         longest = max(float(p.suite.limits.timeout_s) for p in plan.suites)
         self.lease_s = longest * (plan.retries + 1) + GRADING_MARGIN_S
         self.failures: dict[int, int] = {}
-        self.inflight: dict[int, int] = {}  # idx -> fence
+        self.inflight: dict[int, int] = {}  # idx -> fence, claimed and not yet recorded
         self.pending_rows: list[CellResultRow] = []
-        self.cancelled = False
+        self.running = 0  # cells a worker has taken from the queue and not finished
+        self.cancelled = False  # stop claiming (cancelled, or a fatal fault)
         # Repetitions of a case share its expanded input (read-only from here on).
         self.prepared: dict[tuple[str, str, str], PreparedCase] = {}
-        self.validators = {p.suite.id: make_validator(p.suite.input_schema) for p in plan.suites}
+        self.validators = {
+            p.suite.id: (make_validator(p.suite.input_schema), quick_validity(p.suite.input_schema))
+            for p in plan.suites
+        }
         self.tally: dict[str, Any] | None = None  # progress: this process's view
         self.fatal: HolonError | None = None  # raised by run() once the workers stop
+        self._queue: asyncio.Queue[ClaimedCell | None] = asyncio.Queue()
+        self._wake = asyncio.Event()
+        self._db_thread: ThreadPoolExecutor | None = None
+        self.inline = store.dialect == "sqlite"
+        self._unstarted: dict[int, int] = {}
+        self._last_start = 0.0
+        self._pace_lock = asyncio.Lock()
+
+    async def _db(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """Run a store call on this runner's store thread."""
+        assert self._db_thread is not None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._db_thread, functools.partial(fn, *args, **kwargs))
 
     # -- the loop -----------------------------------------------------------
 
     async def run(self) -> None:
         store = self.store
-        dead = dead_local_owners(await asyncio.to_thread(store.evals.running_owners, self.eval_id))
-        if dead:
-            reclaimed = await asyncio.to_thread(store.evals.expire_leases, self.eval_id, dead)
-            log.info("eval %s: %d cells of dead local workers reclaimed", self.eval_id, reclaimed)
-        secret = await asyncio.to_thread(store.agents.secret, self.plan.agent.id)
-        tasks: set[asyncio.Task[None]] = set()
-        writer = asyncio.create_task(self._writer())
-        heartbeat = asyncio.create_task(self._heartbeat())
-        last_start = 0.0
-        last_status_check = time.monotonic()
+        self._db_thread = ThreadPoolExecutor(1, thread_name_prefix="holon-eval-store")
         try:
-            async with Executor() as executor:
-                while not self.cancelled:
-                    if time.monotonic() - last_status_check > 1.0:
-                        # `holon evals cancel` from another process: stop claiming.
-                        last_status_check = time.monotonic()
-                        current = await asyncio.to_thread(store.evals.get, self.eval_id)
-                        if current.status != "running":
-                            break
-                    free = self.plan.concurrency - len(tasks)
-                    claimed: list[ClaimedCell] = []
-                    if free >= max(1, self.batch // 2) or (free > 0 and not tasks):
-                        claimed = await asyncio.to_thread(
-                            store.evals.claim,
-                            self.eval_id,
-                            self.owner,
-                            min(free, self.batch),
-                            self.lease_s,
-                        )
-                    for cell in claimed:
-                        if self.plan.pace_s:
-                            wait = last_start + self.plan.pace_s - time.monotonic()
-                            if wait > 0:
-                                await asyncio.sleep(wait)
-                            last_start = time.monotonic()
-                        self.inflight[cell.idx] = cell.fence
-                        task = asyncio.create_task(self._cell(executor, cell, secret))
-                        tasks.add(task)
-                        task.add_done_callback(tasks.discard)
-                    if claimed:
-                        continue
-                    if tasks:
-                        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-                        continue
-                    await self._flush()
-                    status = await asyncio.to_thread(store.evals.get, self.eval_id)
-                    if status.status == "cancelled":
-                        break
-                    counts = await asyncio.to_thread(store.evals.counts, self.eval_id)
-                    if counts["pending"] == 0 and counts["running"] == 0:
-                        break
-                    if not self.wait_for_others:
-                        break
-                    # Other workers hold the rest: wait for them, or for their leases to end.
-                    await asyncio.sleep(0.25)
-                if tasks:
-                    await asyncio.gather(*tasks, return_exceptions=True)
+            dead = dead_local_owners(await self._db(store.evals.running_owners, self.eval_id))
+            if dead:
+                reclaimed = await self._db(store.evals.expire_leases, self.eval_id, dead)
+                log.info(
+                    "eval %s: %d cells of dead local workers reclaimed", self.eval_id, reclaimed
+                )
+            secret = await self._db(store.agents.secret, self.plan.agent.id)
+            heartbeat = asyncio.create_task(self._heartbeat())
+            try:
+                async with Executor() as executor:
+                    workers = [
+                        asyncio.create_task(self._work(executor, secret))
+                        for _ in range(self.plan.concurrency)
+                    ]
+                    try:
+                        await self._feed()
+                    finally:
+                        # Cells claimed but never started go back; then the workers stop.
+                        unstarted = self._drain()
+                        for _ in workers:
+                            self._queue.put_nowait(None)
+                        await asyncio.gather(*workers, return_exceptions=True)
+                        await self._flush()
+                        if unstarted:
+                            await self._db(store.evals.release_many, self.eval_id, unstarted)
+            finally:
+                heartbeat.cancel()
+                await asyncio.gather(heartbeat, return_exceptions=True)
         finally:
-            writer.cancel()
-            heartbeat.cancel()
-            await asyncio.gather(writer, heartbeat, return_exceptions=True)
-            await self._flush()
+            self._db_thread.shutdown(wait=True)
+            self._db_thread = None
         if self.fatal is not None:
             raise self.fatal
 
+    async def _feed(self) -> None:
+        """Record finished results and claim more, one transaction a round, until done."""
+        next_claim = 0.0  # after a claim that found nothing, wait before the next
+        last_settle = time.monotonic()
+        while True:
+            now = time.monotonic()
+            want = 0
+            room = self.capacity - self._queue.qsize() - self.running
+            if not self.cancelled and room >= self.refill and now >= next_claim:
+                want = min(room, self.batch)
+            # A round also reads the eval's status: at least one a second.
+            if want or self.pending_rows or now - last_settle > STATUS_EVERY_S:
+                claimed = await self._settle(want)
+                last_settle = time.monotonic()
+                if want and not claimed:
+                    next_claim = last_settle + 0.25
+                    if not await self._more_to_do():
+                        return
+                continue
+            if self.cancelled and not self.running:
+                return
+            self._wake.clear()
+            timeout = STATUS_EVERY_S
+            if next_claim > now:
+                timeout = min(timeout, next_claim - now)
+            if self.running:
+                # Results trickle in: record them within the flush interval.
+                timeout = min(timeout, self.flush_interval_s)
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            except TimeoutError:
+                pass
+
+    async def _more_to_do(self) -> bool:
+        """A claim found nothing: whether to keep going (own cells in flight, or others')."""
+        if self.running or not self._queue.empty() or self.pending_rows:
+            return True
+        if self.cancelled or not self.wait_for_others:
+            return False
+        counts = await self._db(self.store.evals.counts, self.eval_id)
+        # Other workers hold the rest: wait for them, or for their leases to end.
+        return bool(counts["pending"] or counts["running"])
+
+    async def _settle(self, want: int) -> list[ClaimedCell]:
+        """One group commit: the results so far, and (`want` > 0) a claim."""
+        rows, self.pending_rows = self.pending_rows, []
+        settle = functools.partial(
+            self.store.evals.record_and_claim,
+            self.eval_id,
+            rows,
+            owner=self.owner,
+            claim=want,
+            lease_s=self.lease_s,
+        )
+        # SQLite right here on the event loop, unless another writer holds the
+        # lock: a few milliseconds of local work, where a thread would wait for
+        # the GIL at each of the dozens of steps SQLite releases it for, while
+        # the workers keep it busy. The wait for another writer is bounded, so
+        # an agent's deadline never runs out while the loop stands still.
+        settled = settle(wait_s=INLINE_LOCK_WAIT_S) if self.inline else None
+        if settled is None:
+            settled = await self._db(settle)
+            assert settled is not None  # without `wait_s`, a settle waits for the lock
+        await self._recorded(rows, settled.recorded)
+        if settled.status != "running":
+            # `holon evals cancel` from another process (or finished): stop claiming.
+            self.cancelled = True
+        for cell in settled.claimed:
+            self.inflight[cell.idx] = cell.fence
+            self._queue.put_nowait(cell)
+        return settled.claimed
+
+    def _drain(self) -> dict[int, int]:
+        """The cells claimed and never started, taken off the queue (and the heartbeat)."""
+        unstarted, self._unstarted = self._unstarted, {}
+        while not self._queue.empty():
+            cell = self._queue.get_nowait()
+            if cell is not None:
+                unstarted[cell.idx] = cell.fence
+        for idx in unstarted:
+            self.inflight.pop(idx, None)
+        return unstarted
+
+    async def _work(self, executor: Executor, secret: str | None) -> None:
+        while True:
+            cell = await self._queue.get()
+            if cell is None:
+                return
+            if self.cancelled:
+                self._unstarted[cell.idx] = cell.fence  # given back when the runner stops
+                self._wake.set()
+                continue
+            self.running += 1
+            try:
+                if self.plan.pace_s:
+                    await self._pace()
+                await self._cell(executor, cell, secret)
+            finally:
+                self.running -= 1
+            if (
+                len(self.pending_rows) >= self.refill
+                or self.capacity - self._queue.qsize() - self.running >= self.refill
+                or self.cancelled
+            ):
+                self._wake.set()
+
+    async def _pace(self) -> None:
+        async with self._pace_lock:
+            wait = self._last_start + self.plan.pace_s - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._last_start = time.monotonic()
+
     async def _cell(self, executor: Executor, cell: ClaimedCell, secret: str | None) -> None:
         suite = self.suites[cell.suite_id]
-        case = self.cases[(cell.suite_id, cell.split, cell.case_id)]
         key = (cell.suite_id, cell.split, cell.case_id)
         try:
             prepared = self.prepared.get(key)
             if prepared is None:
-                prepared = await asyncio.to_thread(
-                    functools.partial(
-                        prepare,
-                        suite,
-                        case,
-                        self.cache,
-                        input_validator=self.validators[suite.id],
-                    )
+                validator, quick = self.validators[suite.id]
+                work = functools.partial(
+                    prepare,
+                    suite,
+                    self.cases[key],
+                    self.cache,
+                    input_validator=validator,
+                    input_quick=quick,
                 )
+                # Fixtures may read files or the network: off the event loop.
+                # A suite without any expands in microseconds: a thread hop
+                # would cost more.
+                prepared = await asyncio.to_thread(work) if suite.fixtures else work()
                 self.prepared[key] = prepared
             result = await run_cell(
                 executor,
@@ -217,6 +329,10 @@ class Runner:
         except HolonError as exc:
             await self._infrastructure_failure(cell, exc)
             return
+        except Exception as exc:  # a bug of ours: give the cell back, keep the worker
+            log.exception("eval %s cell %d: unexpected error", self.eval_id, cell.idx)
+            await self._infrastructure_failure(cell, EnvironmentFault(f"unexpected error: {exc}"))
+            return
         self.pending_rows.append(_row(cell, result))
 
     async def _infrastructure_failure(self, cell: ClaimedCell, exc: HolonError) -> None:
@@ -224,10 +340,11 @@ class Runner:
         self.failures[cell.idx] = count
         log.warning("eval %s cell %d: %s (attempt %d)", self.eval_id, cell.idx, exc, count)
         self.inflight.pop(cell.idx, None)
-        await asyncio.to_thread(self.store.evals.release, self.eval_id, cell.idx, cell.fence)
+        await self._db(self.store.evals.release, self.eval_id, cell.idx, cell.fence)
         if count >= MAX_INFRASTRUCTURE_FAILURES and self.fatal is None:
             # Stop claiming; run() raises this once the cells in flight are done.
             self.cancelled = True
+            self._wake.set()
             self.fatal = EnvironmentFault(
                 f"cell {cell.idx} failed {count} times outside the agent: {exc}",
                 hint=f"fix the cause, then `holon evals resume {self.eval_id}`",
@@ -235,18 +352,13 @@ class Runner:
 
     # -- group commits and heartbeats -----------------------------------------
 
-    async def _writer(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_interval_s)
-            await self._flush()
-
     async def _flush(self) -> None:
-        if not self.pending_rows:
+        if self.pending_rows:
+            await self._settle(0)
+
+    async def _recorded(self, rows: list[CellResultRow], recorded: list[int]) -> None:
+        if not rows:
             return
-        rows, self.pending_rows = self.pending_rows, []
-        recorded = await asyncio.to_thread(
-            functools.partial(self.store.evals.record, self.eval_id, rows, owner=self.owner)
-        )
         for row in rows:
             self.inflight.pop(row.idx, None)
         lost = len(rows) - len(recorded)
@@ -254,7 +366,7 @@ class Runner:
             log.warning("eval %s: %d results not recorded (lease lost)", self.eval_id, lost)
         if self.progress is not None:
             if self.tally is None:
-                self.tally = await asyncio.to_thread(self.store.evals.progress, self.eval_id)
+                self.tally = await self._db(self.store.evals.progress, self.eval_id)
             else:
                 done = set(recorded)
                 for row in rows:
@@ -269,9 +381,7 @@ class Runner:
             await asyncio.sleep(max(1.0, self.lease_s / 3))
             held = dict(self.inflight)
             if held:
-                await asyncio.to_thread(
-                    self.store.evals.renew, self.eval_id, self.owner, held, self.lease_s
-                )
+                await self._db(self.store.evals.renew, self.eval_id, self.owner, held, self.lease_s)
 
 
 def _row(cell: ClaimedCell, result: CellResult) -> CellResultRow:

@@ -11,23 +11,41 @@ each other; SQLite serialises writers (BEGIN IMMEDIATE) to the same effect.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import (
+    Integer,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, defer
 
+from records._cell_sql import (
+    CELLS,
+    CLAIM_POSTGRESQL,
+    CLAIM_SQLITE,
+    RECORD,
+    RELEASE,
+    STATUS,
+    record_sqlite,
+)
 from records._models import AgentRecord, EvalCell, EvalRun, SuiteVersionRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._store import _unavailable
 from records._types import utc_text, utcnow
 from schema.errors import NotFound
 
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["CellResultRow", "CellSpec", "ClaimedCell", "EvalInfo", "EvalRegistry"]
+__all__ = ["CellResultRow", "CellSpec", "ClaimedCell", "EvalInfo", "EvalRegistry", "Settled"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +103,18 @@ class EvalInfo:
     result: dict[str, Any] | None
 
 
+@dataclass(frozen=True)
+class Settled:
+    """What one group commit did: the idxs recorded, the cells claimed, the eval's status."""
+
+    recorded: list[int]
+    claimed: list[ClaimedCell]
+    status: str
+
+
+_T = TypeVar("_T")
+
+
 def _info(row: EvalRun) -> EvalInfo:
     return EvalInfo(
         row.id,
@@ -104,6 +134,8 @@ def _info(row: EvalRun) -> EvalInfo:
 class EvalRegistry:
     def __init__(self, store: Store) -> None:
         self._store = store
+        # A writer (BEGIN IMMEDIATE) whose lock wait a caller bounds (SQLite).
+        self._bounded = store.engine.execution_options(holon_write=True)
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -154,8 +186,10 @@ class EvalRegistry:
                 }
                 for c in cells
             ]
+            # Core, not the ORM's bulk insert: the same executemany without the
+            # per-row bookkeeping of mapped objects.
             for start in range(0, len(rows), 500):
-                session.execute(insert(EvalCell), rows[start : start + 500])
+                session.execute(insert(CELLS), rows[start : start + 500])
             return _info(run)
 
     def get(self, eval_id: str) -> EvalInfo:
@@ -228,48 +262,22 @@ class EvalRegistry:
         LOCKED]) RETURNING …, so a claim holds the write lock for as short a time
         as it can.
         """
-        now = utcnow()
-        expires = now + timedelta(seconds=lease_s)
-        claimable = (
-            select(EvalCell.idx)
-            .where(
-                EvalCell.eval_id == eval_id,
-                or_(
-                    EvalCell.status == "pending",
-                    and_(EvalCell.status == "running", EvalCell.lease_expires_at < now),
-                ),
-            )
-            .order_by(EvalCell.idx)
-            .limit(limit)
-        )
-        if self._store.dialect == "postgresql":
-            claimable = claimable.with_for_update(skip_locked=True)
-        # A CTE, not `IN (subquery)`: PostgreSQL may evaluate an IN subquery
-        # with LIMIT more than once and so claim more than `limit` cells.
-        picked = claimable.cte("picked")
-        statement = (
-            update(EvalCell)
-            .where(EvalCell.eval_id == eval_id, EvalCell.idx == picked.c.idx)
-            .values(
-                status="running",
-                lease_owner=owner,
-                lease_expires_at=expires,
-                fence=EvalCell.fence + 1,
-            )
-            .returning(
-                EvalCell.idx,
-                EvalCell.fence,
-                EvalCell.suite_id,
-                EvalCell.suite_version,
-                EvalCell.split,
-                EvalCell.case_id,
-                EvalCell.repetition,
-                EvalCell.request_id,
-            )
-            .execution_options(synchronize_session=False)
-        )
         with self._store.write() as session:
-            rows = sorted(session.execute(statement), key=lambda row: row[0])
+            return self._claim(session, eval_id, owner, limit, lease_s)
+
+    def _claim(
+        self, session: Session, eval_id: str, owner: str, limit: int, lease_s: float
+    ) -> builtins.list[ClaimedCell]:
+        now = utcnow()
+        statement = CLAIM_POSTGRESQL if self._store.dialect == "postgresql" else CLAIM_SQLITE
+        parameters = {
+            "b_eval": eval_id,
+            "b_now": now,
+            "b_limit": limit,
+            "b_owner": owner,
+            "b_expires": now + timedelta(seconds=lease_s),
+        }
+        rows = sorted(session.execute(statement, parameters), key=lambda row: row[0])
         # A fence past 1 means an earlier claim of this cell did not record.
         return [
             ClaimedCell(
@@ -344,56 +352,114 @@ class EvalRegistry:
         """
         if not results:
             return []
-        now = utcnow()
-        table = EvalCell.__table__
         with self._store.write() as session:
-            held_query = select(EvalCell.idx, EvalCell.fence).where(
-                EvalCell.eval_id == eval_id,
-                EvalCell.idx.in_([r.idx for r in results]),
-                EvalCell.status == "running",
+            return self._record(session, eval_id, results, owner)
+
+    def record_and_claim(
+        self,
+        eval_id: str,
+        results: Sequence[CellResultRow],
+        *,
+        owner: str,
+        claim: int,
+        lease_s: float,
+        wait_s: float | None = None,
+    ) -> Settled | None:
+        """A runner's group commit: record `results`, then claim up to `claim` more cells.
+
+        One write transaction instead of two, and the eval's status read in
+        it: a runner learns of `holon evals cancel` without a query of its
+        own, and claims nothing once the eval is no longer running.
+
+        `wait_s` (SQLite only) bounds the wait for the write lock: if another
+        writer holds it that long, nothing is done and None comes back, so a
+        caller on an event loop can go on and retry from a thread instead.
+        """
+
+        def settle(session: Session) -> Settled:
+            status = session.execute(STATUS, {"b_eval": eval_id}).scalar()
+            if status is None:
+                raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
+            recorded = self._record(session, eval_id, results, owner) if results else []
+            claimed: builtins.list[ClaimedCell] = []
+            if claim > 0 and status == "running":
+                claimed = self._claim(session, eval_id, owner, claim, lease_s)
+            return Settled(recorded, claimed, status)
+
+        if wait_s is not None and self._store.dialect == "sqlite":
+            return self._write_within(wait_s, settle)
+        with self._store.write() as session:
+            return settle(session)
+
+    def _write_within(self, wait_s: float, work: Callable[[Session], _T]) -> _T | None:
+        """`work` in one SQLite write transaction, or None if the write lock stays taken
+        for `wait_s` (the connection's busy timeout, lowered for this transaction)."""
+        with self._bounded.connect() as connection:
+            raw = connection.connection.driver_connection
+            assert raw is not None
+            (previous,) = raw.execute("PRAGMA busy_timeout").fetchone()
+            raw.execute(f"PRAGMA busy_timeout = {max(0, int(wait_s * 1000))}")
+            try:
+                with Session(bind=connection, expire_on_commit=False) as session:
+                    with session.begin():
+                        return work(session)
+            except OperationalError as exc:
+                if "locked" in str(exc.orig):
+                    return None  # nothing written: BEGIN IMMEDIATE took the lock, or failed
+                raise _unavailable(self._store.engine, exc) from None
+            finally:
+                raw.execute(f"PRAGMA busy_timeout = {int(previous)}")
+
+    def _record(
+        self,
+        session: Session,
+        eval_id: str,
+        results: Sequence[CellResultRow],
+        owner: str | None,
+    ) -> builtins.list[int]:
+        now = utcnow()
+        held_query = select(EvalCell.idx, EvalCell.fence).where(
+            EvalCell.eval_id == eval_id,
+            EvalCell.idx.in_([r.idx for r in results]),
+            EvalCell.status == "running",
+        )
+        if self._store.dialect == "postgresql":
+            held_query = held_query.with_for_update()
+        held = {idx: fence for idx, fence in session.execute(held_query)}
+        mine = [r for r in results if held.get(r.idx) == r.fence]
+        if mine and self._store.dialect == "sqlite":
+            record_sqlite(session, eval_id, mine, owner, now)
+        elif mine:
+            session.execute(
+                RECORD.values(recorded_by=owner, finished_at=now),
+                [
+                    {
+                        "b_eval": eval_id,
+                        "b_idx": r.idx,
+                        "b_code": r.outcome_code,
+                        "b_passed": r.passed,
+                        "b_cost": r.cost_usd,
+                        "b_latency": r.latency_ms,
+                        "b_attempts": r.attempts,
+                        "b_outcome": r.outcome,
+                        "b_output": r.output,
+                        "b_checks": r.checks,
+                    }
+                    for r in mine
+                ],
             )
-            if self._store.dialect == "postgresql":
-                held_query = held_query.with_for_update()
-            held = {idx: fence for idx, fence in session.execute(held_query)}
-            mine = [r for r in results if held.get(r.idx) == r.fence]
-            if mine:
-                statement = (
-                    table.update()  # type: ignore[attr-defined]
-                    .where(table.c.eval_id == eval_id, table.c.idx == bindparam("b_idx"))
-                    .values(
-                        status="done",
-                        lease_owner=None,
-                        lease_expires_at=None,
-                        outcome_code=bindparam("b_code"),
-                        passed=bindparam("b_passed"),
-                        cost_usd=bindparam("b_cost"),
-                        latency_ms=bindparam("b_latency"),
-                        attempts=bindparam("b_attempts"),
-                        outcome=bindparam("b_outcome"),
-                        output=bindparam("b_output"),
-                        checks=bindparam("b_checks"),
-                        recorded_by=owner,
-                        finished_at=now,
-                    )
-                )
-                session.execute(
-                    statement,
-                    [
-                        {
-                            "b_idx": r.idx,
-                            "b_code": r.outcome_code,
-                            "b_passed": r.passed,
-                            "b_cost": r.cost_usd,
-                            "b_latency": r.latency_ms,
-                            "b_attempts": r.attempts,
-                            "b_outcome": r.outcome,
-                            "b_output": r.output,
-                            "b_checks": r.checks,
-                        }
-                        for r in mine
-                    ],
-                )
         return [r.idx for r in mine]
+
+    def release_many(self, eval_id: str, fences: dict[int, int]) -> int:
+        """Give back claimed cells never started (a runner stopping): pending again."""
+        if not fences:
+            return 0
+        with self._store.write() as session:
+            result = session.execute(
+                RELEASE,
+                [{"b_eval": eval_id, "b_idx": idx, "b_fence": f} for idx, f in fences.items()],
+            )
+            return int(result.rowcount)  # type: ignore[attr-defined]
 
     def release(self, eval_id: str, idx: int, fence: int) -> bool:
         """Give a claimed cell back (an infrastructure failure): pending again, not recorded."""
@@ -428,14 +494,22 @@ class EvalRegistry:
             )
             return int(result.rowcount)  # type: ignore[attr-defined]
 
-    def cells(self, eval_id: str) -> builtins.list[EvalCell]:
-        """Every cell of the eval, in order (detached rows, for scoring and reports)."""
-        with self._store.read() as session:
-            return list(
-                session.scalars(
-                    select(EvalCell).where(EvalCell.eval_id == eval_id).order_by(EvalCell.idx)
-                )
+    def cells(self, eval_id: str, *, grades: bool = True) -> builtins.list[EvalCell]:
+        """Every cell of the eval, in order (detached rows, for scoring and reports).
+
+        `grades=False` leaves the JSON columns (outcome, output, checks) unread,
+        reading one of them raises: scoring needs none, and decoding them is
+        most of the cost of loading a large eval.
+        """
+        query = select(EvalCell).where(EvalCell.eval_id == eval_id).order_by(EvalCell.idx)
+        if not grades:
+            query = query.options(
+                defer(EvalCell.outcome, raiseload=True),
+                defer(EvalCell.output, raiseload=True),
+                defer(EvalCell.checks, raiseload=True),
             )
+        with self._store.read() as session:
+            return list(session.scalars(query))
 
     # -- finishing and records ----------------------------------------------
 
@@ -536,6 +610,6 @@ class EvalRegistry:
 
 
 def _as_int(column: Any) -> Any:
-    from sqlalchemy import Integer, cast
+    from sqlalchemy import cast
 
     return cast(column, Integer)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from decimal import Decimal
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["JSONValue", "decimal_text", "dumps", "loads", "max_depth"]
 
@@ -35,30 +35,38 @@ def decimal_text(number: Decimal) -> str:
 
 def dumps(value: JSONValue, *, sort_keys: bool = False, ensure_ascii: bool = False) -> str:
     """Compact JSON text (no spaces), Decimal-exact. Raises ValueError on NaN/Infinity."""
-    if not _has_decimal(value):
-        return json.dumps(
-            value,
-            separators=(",", ":"),
-            sort_keys=sort_keys,
-            ensure_ascii=ensure_ascii,
-            allow_nan=False,
-        )
+    # The C encoder first: it stops at the first Decimal (which it cannot
+    # write exactly), so a value without one costs no walk of its own, and
+    # one with a Decimal costs the C encoder's partial pass plus the writer.
+    try:
+        return _ENCODERS[sort_keys, ensure_ascii].encode(value)
+    except _NotPlain:
+        pass
     out: list[str] = []
     _write(value, out, sort_keys, _encode_str_ascii if ensure_ascii else _encode_str)
     return "".join(out)
 
 
-def _has_decimal(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Decimal):
-            return True
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return False
+class _NotPlain(Exception):
+    """A Decimal (or a foreign type) met by the C encoder: the exact writer takes over."""
+
+
+def _not_plain(value: Any) -> NoReturn:
+    raise _NotPlain
+
+
+# Built once (json.dumps with options builds an encoder per call).
+_ENCODERS = {
+    (sort_keys, ensure_ascii): json.JSONEncoder(
+        separators=(",", ":"),
+        sort_keys=sort_keys,
+        ensure_ascii=ensure_ascii,
+        allow_nan=False,
+        default=_not_plain,
+    )
+    for sort_keys in (False, True)
+    for ensure_ascii in (False, True)
+}
 
 
 def _write(value: Any, out: list[str], sort_keys: bool, enc: Any) -> None:

@@ -96,6 +96,25 @@ def metric(value: Fraction | int) -> int | Decimal:
     return int(rounded) if rounded == rounded.to_integral_value() else rounded
 
 
+# Expected values are mostly a check's literals, the same object for every
+# cell: their renderings are kept (with the value, so its id stays its own).
+_SHOWN: dict[int, tuple[Any, str]] = {}
+_SHOWN_MAX = 512
+
+
+def _render_shown(value: Any) -> str:
+    if isinstance(value, str | int | Decimal | float | bool) or value is None:
+        return render_value(value)
+    known = _SHOWN.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    text = render_value(value)
+    if len(_SHOWN) >= _SHOWN_MAX:
+        _SHOWN.clear()
+    _SHOWN[id(value)] = (value, text)
+    return text
+
+
 def _path_text(item: NodeLocation | str) -> str:
     return item if isinstance(item, str) else format_location(item)
 
@@ -139,7 +158,7 @@ class CheckResult:
     @property
     def expected(self) -> str | None:
         value = self._outcome.expected
-        return None if value is HIDDEN else render_value(value)
+        return None if value is HIDDEN else _render_shown(value)
 
     @property
     def actual(self) -> str | None:
@@ -161,21 +180,25 @@ class CheckResult:
 
     def to_json(self) -> dict[str, Any]:
         """The stored form: one check on one document gives the same JSON, byte for byte."""
+        # The properties above, inlined: this runs for every check of every cell.
+        outcome = self._outcome
+        expected = outcome.expected
+        actual = outcome.actual
         return {
             "name": self.name,
             "predicate": self.predicate,
-            "status": self.status,
-            "passed": self.passed,
+            "status": outcome.status,
+            "passed": outcome.status == PASS,
             "critical": self.critical,
-            "detail": self.detail,
+            "detail": outcome.describe(),
             "path": self.path,
-            "expected": self.expected,
-            "actual": self.actual,
-            "offending": self.offending,
-            "metrics": self.metrics,
+            "expected": None if expected is HIDDEN else _render_shown(expected),
+            "actual": None if actual is HIDDEN else render_value(actual),
+            "offending": [_path_text(item) for item in outcome.offending],
+            "metrics": dict(outcome.metrics) if outcome.metrics else {},
             # The block rendering's extra lines (`missing:`, `wrong:` …): what a
             # stored result would otherwise lose.
-            "notes": [{"label": label, "text": text} for label, text in self.notes],
+            "notes": [{"label": label, "text": text} for label, text in outcome.notes],
         }
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from evals.checks._results import FAIL, HIDDEN, PASS, Outcome, metric
 from evals.checks._similar import anls
 from evals.checks._subject import Operand, Subject
 from evals.checks._values import MISSING, freeze, json_equal
+from schema._registry import quick_validity
 from schema.documents import explain
 
 MAX_SCHEMA_ERRORS = 100
@@ -199,8 +200,13 @@ class SchemaPredicate(ValuePredicate):
         super().__init__()
         self.validator = validator
         self.label = label
+        # Most documents are valid: a fast yes skips the jsonschema machinery;
+        # anything else (and every failure's explanation) goes through it.
+        self.quick = quick_validity(validator.schema)
 
     def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+        if self.quick is not None and self.quick(actual):
+            return Outcome(PASS, self, actual, self.label, detail=f"valid against {self.label}")
         problems = []
         for error in self.validator.iter_errors(actual):
             message, path = explain(error)

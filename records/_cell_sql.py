@@ -1,0 +1,163 @@
+"""The statements that claim, record and release an eval's cells, built once.
+
+A runner issues them at every group commit: built and compiled once, they
+cost SQLAlchemy a cache lookup per use instead of a statement construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Integer, Table, and_, bindparam, or_, select, union_all
+from sqlalchemy.orm import Session
+
+from records._models import EvalCell, EvalRun
+from records._types import UTCDateTime
+
+if TYPE_CHECKING:
+    from records._evals import CellResultRow
+
+CELLS: Table = EvalCell.__table__  # type: ignore[assignment]
+# Built once: the per-commit statements differ only in their parameters.
+RECORD = (
+    CELLS.update()
+    .where(CELLS.c.eval_id == bindparam("b_eval"), CELLS.c.idx == bindparam("b_idx"))
+    .values(
+        status="done",
+        lease_owner=None,
+        lease_expires_at=None,
+        outcome_code=bindparam("b_code"),
+        passed=bindparam("b_passed"),
+        cost_usd=bindparam("b_cost"),
+        latency_ms=bindparam("b_latency"),
+        attempts=bindparam("b_attempts"),
+        outcome=bindparam("b_outcome"),
+        output=bindparam("b_output"),
+        checks=bindparam("b_checks"),
+    )
+)
+RELEASE = (
+    CELLS.update()
+    .where(
+        CELLS.c.eval_id == bindparam("b_eval"),
+        CELLS.c.idx == bindparam("b_idx"),
+        CELLS.c.fence == bindparam("b_fence"),
+        CELLS.c.status == "running",
+    )
+    .values(status="pending", lease_owner=None, lease_expires_at=None)
+)
+
+
+STATUS = select(EvalRun.status).where(EvalRun.id == bindparam("b_eval"))
+
+
+def _claim_statement(picked: Any) -> Any:
+    """UPDATE the picked cells to running under the claim's lease, bumping their fences."""
+    return (
+        CELLS.update()
+        .where(CELLS.c.eval_id == bindparam("b_eval"), CELLS.c.idx == picked.c.idx)
+        .values(
+            status="running",
+            lease_owner=bindparam("b_owner"),
+            lease_expires_at=bindparam("b_expires", type_=UTCDateTime()),
+            fence=CELLS.c.fence + 1,
+        )
+        .returning(
+            CELLS.c.idx,
+            CELLS.c.fence,
+            CELLS.c.suite_id,
+            CELLS.c.suite_version,
+            CELLS.c.split,
+            CELLS.c.case_id,
+            CELLS.c.repetition,
+            CELLS.c.request_id,
+        )
+    )
+
+
+def _claimable(*conditions: Any) -> Any:
+    return (
+        select(CELLS.c.idx)
+        .where(CELLS.c.eval_id == bindparam("b_eval"), *conditions)
+        .order_by(CELLS.c.idx)
+        .limit(bindparam("b_limit", type_=Integer()))
+    )
+
+
+_EXPIRED = (
+    CELLS.c.status == "running",
+    CELLS.c.lease_expires_at < bindparam("b_now", type_=UTCDateTime()),
+)
+# One statement per claim: UPDATE … WHERE idx IN (the first `limit` claimable
+# cells) RETURNING …, so a claim holds the write lock as briefly as it can. A
+# CTE, not `IN (subquery)`: PostgreSQL may evaluate an IN subquery with LIMIT
+# more than once and so claim more than `limit` cells. PostgreSQL skips rows
+# other workers have locked (SKIP LOCKED, which a UNION cannot carry).
+CLAIM_POSTGRESQL = _claim_statement(
+    _claimable(or_(CELLS.c.status == "pending", and_(*_EXPIRED)))
+    .with_for_update(skip_locked=True)
+    .cte("picked")
+)
+# SQLite: two index walks (eval_id, status, idx), pending and expired
+# leases, each stopping after `limit` rows; an OR of the two would scan
+# every done cell of the eval at every claim.
+_pending = _claimable(CELLS.c.status == "pending").subquery("pending")
+_expired = _claimable(*_EXPIRED).subquery("expired")
+CLAIM_SQLITE = _claim_statement(
+    union_all(select(_pending.c.idx), select(_expired.c.idx))
+    .order_by("idx")
+    .limit(bindparam("b_limit", type_=Integer()))
+    .cte("picked")
+)
+
+# The same UPDATE as RECORD, for SQLite's DB-API (qmark) directly: a group
+# commit's rows skip SQLAlchemy's per-row parameter handling, and go through
+# the columns' own bind processors, so the stored text is the same.
+RECORD_SQLITE = (
+    "UPDATE eval_cells SET status = 'done', lease_owner = NULL, lease_expires_at = NULL, "
+    "outcome_code = ?, passed = ?, cost_usd = ?, latency_ms = ?, attempts = ?, outcome = ?, "
+    "output = ?, checks = ?, recorded_by = ?, finished_at = ? WHERE eval_id = ? AND idx = ?"
+)
+
+
+def record_sqlite(
+    session: Session,
+    eval_id: str,
+    rows: Sequence[CellResultRow],
+    owner: str | None,
+    now: datetime,
+) -> None:
+    connection = session.connection()
+    dialect = connection.dialect
+    columns = CELLS.c
+
+    def processor(column: Any) -> Any:
+        process = column.type._cached_bind_processor(dialect)
+        return process if process is not None else (lambda value: value)
+
+    passed, outcome, output, checks = (
+        processor(columns[name]) for name in ("passed", "outcome", "output", "checks")
+    )
+    finished = processor(columns.finished_at)(now)
+    connection.exec_driver_sql(
+        RECORD_SQLITE,
+        [
+            (
+                r.outcome_code,
+                passed(r.passed),
+                r.cost_usd,
+                r.latency_ms,
+                r.attempts,
+                outcome(r.outcome),
+                output(r.output),
+                checks(r.checks),
+                owner,
+                finished,
+                eval_id,
+                r.idx,
+            )
+            for r in rows
+        ],
+    )
