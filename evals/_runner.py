@@ -222,6 +222,14 @@ class Runner:
         if self.cancelled or not self.wait_for_others:
             return False
         counts = await self._db(self.store.evals.counts, self.eval_id)
+        if counts["running"] and not counts["pending"]:
+            # A worker on this host that died mid-eval holds the rest: take its
+            # cells back now rather than when their leases run out.
+            owners = await self._db(self.store.evals.running_owners, self.eval_id)
+            dead = dead_local_owners(owners)
+            if dead:
+                await self._db(self.store.evals.expire_leases, self.eval_id, dead)
+                return True
         # Other workers hold the rest: wait for them, or for their leases to end.
         return bool(counts["pending"] or counts["running"])
 
