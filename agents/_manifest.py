@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from schema import Document, load_document, parse_document, validate_document, validator
-from schema.errors import ManifestError
+from schema import Document, load_document, validate_document, validator
+from schema.errors import InputError, Location, ManifestError
 
 Protocol = Literal["holon-http", "a2a", "asgi"]
 
@@ -168,12 +168,40 @@ def _check_url(document: Document, endpoint: str) -> None:
 
 def load_manifest(path: str | Path) -> Manifest:
     """Read and validate a manifest file (YAML or JSON)."""
-    document = load_document(path)
+    try:
+        document = load_document(path)
+    except ManifestError:
+        raise
+    except InputError as exc:  # unreadable or not YAML: still a bad manifest, same location
+        raise ManifestError(exc.message, location=exc.location) from None
     return parse_manifest(document)
 
 
 def manifest_from_dict(data: Any, source: str = "<request>") -> Manifest:
-    """Validate a manifest that arrived as parsed JSON (the API), same errors as files."""
-    from schema.jsontext import dumps
+    """Validate a manifest that arrived as parsed JSON (the API, the store), same checks as files.
 
-    return parse_manifest(parse_document(dumps(data), source))
+    No YAML parser here: the value is already data, and ruamel would take
+    seconds over a large request body. Errors name `source` and the JSON
+    path (a request has no lines worth naming).
+    """
+    from schema.documents import MAX_DEPTH
+    from schema.jsontext import dumps, loads, max_depth
+
+    where = Location(source)
+    try:
+        # A plain JSON value with exact numbers: NaN, floats' noise and
+        # non-string keys do not survive the round trip.
+        value = loads(dumps(data))
+    except RecursionError:
+        raise ManifestError("the manifest nests too deeply", location=where) from None
+    except (TypeError, ValueError) as exc:
+        raise ManifestError(f"not a JSON document: {exc}", location=where) from None
+    if max_depth(value, MAX_DEPTH) > MAX_DEPTH:
+        raise ManifestError(f"nested more than {MAX_DEPTH} levels deep", location=where)
+    try:
+        dumps(value).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ManifestError(
+            "text holds a lone UTF-16 surrogate, which is not Unicode text", location=where
+        ) from None
+    return parse_manifest(Document(value, source))

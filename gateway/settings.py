@@ -214,22 +214,38 @@ class Settings:
             return None
         path = self.home / "secret.key"
         try:
-            if path.exists():
-                return path.read_text().strip()
-            from records import new_key
-
             self.home.mkdir(parents=True, exist_ok=True)
-            key = new_key().decode("ascii")
-            # O_EXCL: two first runs at once must not write two different keys.
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(key + "\n")
-            return key
+        except OSError as exc:
+            # mkdir says "File exists" of a file standing where the folder should.
+            reason = "Not a directory" if isinstance(exc, FileExistsError) else exc.strerror
+            raise EnvironmentFault(
+                f"cannot use HOLON_HOME {self.home}: {reason or exc}",
+                hint="point HOLON_HOME at a writable folder",
+            ) from None
+        try:
+            if not path.exists():
+                from records import new_key
+
+                key = new_key().decode("ascii")
+                # O_EXCL: two first runs at once must not write two different keys.
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(key + "\n")
+                return key
         except FileExistsError:
-            return path.read_text().strip()
+            pass  # another first run wrote it a moment ago: read that one
         except OSError as exc:
             raise EnvironmentFault(
-                f"cannot use the secret key file {path}: {exc.strerror}"
+                f"cannot write the secret key file {path}: {exc.strerror or exc}"
+            ) from None
+        try:
+            return path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "it is not a key (not text)"
+            raise EnvironmentFault(
+                f"cannot use the secret key file {path}: {reason}",
+                hint="restore the key file from a backup; without it agent secrets cannot be "
+                "decrypted",
             ) from None
 
     def describe(self) -> list[dict[str, Any]]:

@@ -5,29 +5,53 @@ for non-integral numbers, bool, None) plus a map from JSON paths to
 (line, column), so any later complaint can name file:line:col. Timestamps
 stay strings (JSON Schema `format: date-time` judges them); duplicate keys,
 NaN/Infinity and non-string keys are errors.
+
+Documents come from people and from attackers alike, so every fault is an
+`InputError` with a position, never a parser's own exception: YAML tags
+other than the plain-data ones (`!!python/...`, `!!binary`, `!!omap`, custom
+tags), nesting deeper than `MAX_DEPTH`, aliases that refer to themselves or
+expand the document far beyond its text (a "billion laughs"),
+and lone UTF-16 surrogates (which no UTF-8 encoder or database can store).
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
+import os
+import stat
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+import re2
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
+from ruamel.yaml.reader import ReaderError
 
-from schema.errors import InputError, Location
+from schema.errors import EnvironmentFault, InputError, Location
 
 PathKey = tuple[str | int, ...]
 
 MAX_DOCUMENT_BYTES = 1 << 20  # manifests, suites, mandates: far smaller in practice
+MAX_DEPTH = 64  # as deep as an agent's answer may nest (agents' max_json_depth)
+_MIN_VALUES = 100_000  # values any document may expand to through YAML aliases
+_BRACKETS = re2.compile(r"[\[\]{}]")
+
+_CORE = "tag:yaml.org,2002:"
+# The tags of plain data; `merge` is `<<: *alias`. Anything else would build
+# objects a JSON document cannot hold (or, in other loaders, run code).
+_PLAIN_TAGS = {
+    _CORE + name for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+} | {_CORE + "merge"}
 
 
 class _Constructor(RoundTripConstructor):
@@ -48,6 +72,43 @@ class _Constructor(RoundTripConstructor):
 
     def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
         return str(node.value)
+
+    def check_mapping_key(
+        self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any
+    ) -> Any:
+        # A complex key (`? [a, b]`) may not even hash: refuse it before ruamel looks it up.
+        if not isinstance(key, str | int | Decimal | None):
+            raise MarkedYAMLError(
+                problem="keys must be strings, got a "
+                + (
+                    "list"
+                    if isinstance(key, list | tuple)
+                    else "mapping"
+                    if hasattr(key, "items")
+                    else type(key).__name__
+                ),
+                problem_mark=key_node.start_mark,
+            )
+        return super().check_mapping_key(node, key_node, mapping, key, value)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        tag = str(getattr(node.tag, "value", node.tag))
+        if tag not in _PLAIN_TAGS:
+            shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
+            raise MarkedYAMLError(
+                problem=f"the YAML tag {shown} is not supported: a document is plain data "
+                "(mappings, lists, strings, numbers, booleans, null)",
+                problem_mark=node.start_mark,
+            )
+        try:
+            return super().construct_object(node, deep)
+        except (YAMLError, RecursionError):
+            raise
+        except Exception as exc:  # e.g. `!!int x`, `!!bool maybe`: the text's fault, not ours
+            problem = f"not a valid value: {exc}"
+            if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+                problem = "an integer with more digits than a number may have"
+            raise MarkedYAMLError(problem=problem, problem_mark=node.start_mark) from None
 
 
 _Constructor.add_constructor("tag:yaml.org,2002:float", _Constructor.construct_yaml_float)
@@ -97,43 +158,151 @@ def format_path(path: PathKey) -> str:
     return out
 
 
-def _plain(node: Any, path: PathKey, positions: dict[PathKey, tuple[int, int]]) -> Any:
-    if isinstance(node, CommentedMap):
+class _Plain:
+    """Turns ruamel's round-trip nodes into plain values, recording every position.
+
+    Bounded: nesting deeper than MAX_DEPTH, an alias that contains itself, or
+    aliases expanding to more than `budget` values are errors at the node.
+    """
+
+    def __init__(self, positions: dict[PathKey, tuple[int, int]], budget: int) -> None:
+        self.positions = positions
+        self.budget = self.limit = budget
+        self.open: set[int] = set()  # ids of the collections being walked (alias cycles)
+
+    def fault(self, message: str, path: PathKey, *, show_path: bool = True) -> InputError:
+        line, column = self.positions.get(path, (None, None))
+        shown = format_path(path) if show_path else None
+        return InputError(message, location=Location(None, line, column, shown))
+
+    def value(self, node: Any, path: PathKey) -> Any:
+        self.budget -= 1
+        if self.budget < 0:
+            raise self.fault(
+                f"YAML aliases expand this document to more than {self.limit} values",
+                path,
+            )
+        if isinstance(node, CommentedMap | CommentedSeq):
+            return self.collection(node, path)
+        if isinstance(node, bool) or node is None:
+            return node
+        if isinstance(node, int):
+            return int(node)
+        if isinstance(node, Decimal):
+            return node
+        if isinstance(node, TaggedScalar) and str(node.tag) == _CORE + "str":
+            node = node.value  # `!!str 1` is the text "1"
+        if isinstance(node, str):
+            return self.text(str(node), path)
+        if isinstance(node, float):  # pragma: no cover - the constructor makes Decimals
+            return Decimal(repr(node))
+        raise self.fault(f"unsupported value {node!r}"[:200], path)
+
+    def text(self, value: str, path: PathKey) -> str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise self.fault(
+                f"text holds a lone UTF-16 surrogate ({value[exc.start]!r} at character "
+                f"{exc.start}), which is not Unicode text",
+                path,
+            ) from None
+        return value
+
+    def collection(self, node: Any, path: PathKey) -> Any:
+        if len(path) >= MAX_DEPTH:
+            raise self.fault(f"nested more than {MAX_DEPTH} levels deep", path, show_path=False)
+        if id(node) in self.open:
+            raise self.fault("a YAML alias refers to a collection that contains it", path)
+        self.open.add(id(node))
+        try:
+            if isinstance(node, CommentedMap):
+                return self.mapping(node, path)
+            items = []
+            for index, item in enumerate(node):
+                line, col = node.lc.item(index)
+                self.positions[(*path, index)] = (line + 1, col + 1)
+                items.append(self.value(item, (*path, index)))
+            return items
+        finally:
+            self.open.discard(id(node))
+
+    def mapping(self, node: CommentedMap, path: PathKey) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in node:
-            if not isinstance(key, str):
+            try:
                 line, col = node.lc.key(key)
-                raise InputError(
-                    f"keys must be strings, got {key!r}",
-                    location=Location(None, line + 1, col + 1, format_path(path)),
-                )
-            line, col = node.lc.key(key)
-            positions[(*path, key)] = (line + 1, col + 1)
-            out[key] = _plain(node[key], (*path, key), positions)
+                here: tuple[int, int] | None = (line + 1, col + 1)
+            except (KeyError, TypeError):  # a key merged in by `<<: *alias` lives elsewhere
+                here = self.positions.get(path)
+            if not isinstance(key, str):
+                if here is not None:
+                    self.positions[path] = here
+                raise self.fault(f"keys must be strings, got {key!r}"[:200], path)
+            if here is not None:
+                self.positions[(*path, key)] = here
+            key = self.text(key, (*path, key))
+            out[key] = self.value(node[key], (*path, key))
         return out
-    if isinstance(node, CommentedSeq):
-        items = []
-        for index, item in enumerate(node):
-            line, col = node.lc.item(index)
-            positions[(*path, index)] = (line + 1, col + 1)
-            items.append(_plain(item, (*path, index), positions))
-        return items
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, Decimal):
-        return node
-    if isinstance(node, str):
-        return str(node)
-    if isinstance(node, float):  # pragma: no cover - the constructor makes Decimals
-        return Decimal(repr(node))
-    raise InputError(f"unsupported value {node!r}", location=Location(path=format_path(path)))
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """Where the text first nests deeper than MAX_DEPTH, by YAML events (no recursion)."""
+    depth = 0
+    try:
+        for event in _yaml().parse(text):
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return event.start_mark.line + 1, event.start_mark.column + 1
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
+    except YAMLError:  # a prefix ends mid-document: faults after the depth do not matter
+        return None
+    return None
+
+
+def _codepoint(character: Any) -> str:
+    code = character if isinstance(character, int) else ord(str(character)[:1] or "\0")
+    return f"U+{code:04X}"
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _deep_prefix(text: str) -> str | None:
+    """The text up to the first bracket nested deeper than MAX_DEPTH, counting brackets only.
+
+    Brackets in quoted or plain text count too, so this over-estimates: the
+    prefix is then parsed for real (`_too_deep`), and only a fault found
+    there is one. Counting is cheap; parsing thousands of nested brackets is
+    not (ruamel looks ahead up to 1,024 characters for each).
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            return text[: match.end()]
+    return None
 
 
 def parse_document(text: str, file: str | None = None) -> Document:
     """Parse YAML (or JSON, which is YAML 1.2) text into a `Document`."""
     positions: dict[PathKey, tuple[int, int]] = {(): (1, 1)}
+    # Thousands of nested brackets take ruamel seconds to minutes before it
+    # gives up on its own recursion: refuse them before it starts.
+    prefix = _deep_prefix(text)
+    if prefix is not None:
+        deepest = _too_deep(prefix)
+        if deepest is not None:
+            raise InputError(
+                f"nested more than {MAX_DEPTH} levels deep", location=Location(file, *deepest)
+            )
     try:
         raw = _yaml().load(text)
     except MarkedYAMLError as exc:
@@ -144,10 +313,29 @@ def parse_document(text: str, file: str | None = None) -> Document:
         if "found duplicate key" in str(exc):
             problem = "duplicate key " + problem.split("found duplicate key", 1)[-1].strip()
         raise InputError(f"{problem}", location=Location(file, line, column)) from None
+    except ReaderError as exc:
+        line, column = _position(text, exc.position)
+        raise InputError(
+            f"not valid YAML or JSON: the character {_codepoint(exc.character)} "
+            "is not allowed in a document",
+            location=Location(file, line, column),
+        ) from None
+    except RecursionError:
+        line, column = _too_deep(text) or (None, None)
+        raise InputError(
+            f"nested more than {MAX_DEPTH} levels deep", location=Location(file, line, column)
+        ) from None
     except YAMLError as exc:
         raise InputError(f"not valid YAML or JSON: {exc}", location=Location(file)) from None
+    except Exception as exc:  # the parser's own fault on hostile text is still the text's
+        raise InputError(
+            f"not valid YAML or JSON ({type(exc).__name__}: {exc})"[:300], location=Location(file)
+        ) from None
     try:
-        value = _plain(raw, (), positions)
+        # Without aliases a document has fewer values than characters; merge
+        # keys (`<<: *defaults`) may multiply them a little, a "billion
+        # laughs" exponentially: a linear cap tells them apart.
+        value = _Plain(positions, budget=max(_MIN_VALUES, 4 * len(text))).value(raw, ())
     except InputError as exc:
         loc = exc.location
         raise InputError(
@@ -171,18 +359,98 @@ def read_text(
     where = Location(str(path))
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise cls(f"file is {size} bytes, more than the {max_bytes} read", location=where)
-        return p.read_bytes().decode("utf-8")
+        status = p.stat()
+        if stat.S_ISREG(status.st_mode):
+            if status.st_size > max_bytes:
+                raise cls(
+                    f"file is {status.st_size} bytes, more than the {max_bytes} read",
+                    location=where,
+                )
+            data = p.read_bytes()
+        elif stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError
+        else:
+            # A pipe or a device (/dev/stdin, /dev/zero): read no more than the cap.
+            # Opened without blocking, so a named pipe nobody writes to reads as
+            # empty instead of waiting forever; then reads block as usual.
+            fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb") as stream:
+                data = stream.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise cls(f"more than the {max_bytes} bytes read", location=where)
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise cls("no such file", location=where) from None
     except IsADirectoryError:
         raise cls(f"is a directory, expected {expected}", location=where) from None
     except UnicodeDecodeError as exc:
-        raise cls(f"not UTF-8 text (byte {exc.start})", location=where) from None
+        data = exc.object
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise cls(
+            f"not UTF-8 text (byte {exc.start}: {data[exc.start : exc.start + 1]!r})",
+            location=Location(str(path), line, column),
+        ) from None
     except OSError as exc:
         raise cls(f"cannot read: {exc.strerror}", location=where) from None
+
+
+# Errors of the machine rather than of the path a person named.
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS}
+
+
+def write_file(path: str | Path, data: bytes, *, make_parents: bool = False) -> Path:
+    """Write a file a person named, whole or not at all; the one place such files are written.
+
+    A regular file (new or not) is written to a temporary file beside it and
+    renamed over it, so a full disk or a crash leaves the old file or none,
+    never half of one (`make_parents` creates missing folders first). A
+    device or a pipe (/dev/stdout, /dev/null) is written straight to: it
+    cannot be renamed over, and must not be replaced. A
+    folder, a path under a regular file or a refused write is an `InputError`
+    naming the path (exit 2); a full, failing or read-only disk is an
+    `EnvironmentFault` (exit 3).
+    """
+    target = Path(path)
+    where = Location(str(target))
+    try:
+        try:
+            status = target.stat()
+        except FileNotFoundError:
+            status = None
+        if status is not None and stat.S_ISDIR(status.st_mode):
+            raise InputError("is a directory, expected a file to write", location=where)
+        if status is not None and not stat.S_ISREG(status.st_mode):
+            with target.open("wb") as stream:
+                stream.write(data)
+            return target
+        folder = target.parent
+        if make_parents:
+            folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:40]}.tmp-")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise write_error(exc, target) from None
+    return target
+
+
+def write_error(exc: OSError, path: str | Path) -> InputError | EnvironmentFault:
+    """The holon error for a failed write to `path`: the machine's fault, or the path's."""
+    reason = exc.strerror or str(exc)
+    if exc.errno in _ENVIRONMENT_ERRNOS:
+        return EnvironmentFault(f"cannot write {path}: {reason}")
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        reason = "a part of the path is a file, not a folder"
+    return InputError(f"cannot write: {reason}", location=Location(str(path)))
 
 
 def load_document(path: str | Path) -> Document:

@@ -39,9 +39,34 @@ def load_value(file: Path) -> Any:
         line = getattr(exc, "lineno", None)
         column = getattr(exc, "colno", None)
         message = getattr(exc, "msg", None) or str(exc)
+        if line is None:  # NaN or Infinity: refused by the decoder, which has no position
+            line, column = _constant_position(text)
         raise InputError(
             f"not valid JSON: {message}", location=Location(str(file), line, column)
         ) from None
+
+
+def _constant_position(text: str) -> tuple[int | None, int | None]:
+    """Line and column of the first NaN/Infinity outside a string, if any."""
+    in_string = escaped = False
+    line, column = 1, 1
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif text.startswith(("NaN", "Infinity", "-Infinity"), index):
+            return line, column
+        if char == "\n":
+            line, column = line + 1, 1
+        else:
+            column += 1
+    return None, None
 
 
 def cli_path(query_text: str, file: Path) -> list[dict[str, Any]]:

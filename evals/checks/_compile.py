@@ -322,7 +322,7 @@ class _Compiler:
         if not isinstance(names, list) or not names:
             raise self.error(f"normalize is a list of: {', '.join(sorted(NORMALIZERS))}", here)
         for index, name in enumerate(names):
-            if name not in NORMALIZERS:
+            if not isinstance(name, str) or name not in NORMALIZERS:
                 raise self.error(
                     f"unknown normalizer {name!r}; {_suggest(str(name), sorted(NORMALIZERS))}"
                     f"normalizers: {', '.join(sorted(NORMALIZERS))}",

@@ -127,10 +127,15 @@ def read_pdf(data: bytes, limits: PdfLimits) -> dict[str, Any]:
     return view
 
 
+def _page_tree_entries(limits: PdfLimits) -> int:
+    return 2 * limits.max_pages + 64
+
+
 def _read_pdf(data: bytes, limits: PdfLimits) -> dict[str, Any]:
     import io
 
     from pypdf import PdfReader, overwrite_configuration
+    from pypdf.errors import LimitReachedError
 
     cap = limits.max_decompressed_bytes
     overwrite_configuration(
@@ -145,9 +150,21 @@ def _read_pdf(data: bytes, limits: PdfLimits) -> dict[str, Any]:
         jbig2_maximum_output_length=cap,
         jbig2dec_binary=None,  # never run an external decoder on agent bytes
         disable_legacy_handling=True,
+        # A page tree is read whole before pages can be counted, and may be a
+        # DAG whose few nodes fan out to millions of pages: stop walking it
+        # soon after max_pages (intermediate /Pages nodes count as entries).
+        page_tree_maximum_entries=_page_tree_entries(limits),
     )
     reader = PdfReader(io.BytesIO(data), strict=True)
-    count = len(reader.pages)
+    try:
+        count = len(reader.pages)
+    except LimitReachedError as exc:
+        if "page tree" not in str(exc):
+            raise
+        raise ValueError(
+            f"the PDF has more than the {limits.max_pages} pages read "
+            f"(its page tree has more than {_page_tree_entries(limits)} entries)"
+        ) from None
     if count > limits.max_pages:
         raise ValueError(f"the PDF has {count} pages, more than the {limits.max_pages} read")
     pages = []

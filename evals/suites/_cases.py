@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,9 @@ from evals.suites._model import Case, Split
 from schema import validator
 from schema.documents import Document, PathKey, explain, read_text
 from schema.errors import Location, SuiteError
-from schema.jsontext import dumps, loads
+from schema.jsontext import dumps
+
+_SURROGATE_ESCAPES = ("\\ud8", "\\ud9", "\\uda", "\\udb", "\\udc", "\\udd", "\\ude", "\\udf")
 
 MAX_CASES = 5000
 MAX_INPUT_CHARS = 20_000
@@ -20,6 +24,50 @@ MAX_CASE_FILE_BYTES = 64 * 1024 * 1024
 # Checks a case adds compile against the case's own line: `Document` gives
 # file:line positions, the column being that of the line's start.
 ReferenceCheck = Callable[[Any, PathKey, Location], None]
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"duplicate key {key!r}")
+            seen.add(key)
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+# As `schema.jsontext.loads` (exact numbers, no NaN), and strict like the YAML
+# loader: a duplicate key would silently keep only its last value.
+_DECODER = json.JSONDecoder(
+    parse_float=Decimal, parse_constant=_reject_constant, object_pairs_hook=_unique
+)
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first string (or key) holding an unpaired UTF-16 surrogate, which no store can keep."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 def _line_document(value: Any, file: str, line: int) -> Document:
@@ -55,9 +103,11 @@ def read_cases(
             continue
         where = Location(shown, number)
         try:
-            raw = loads(line)
+            raw = _DECODER.decode(line)
         except RecursionError:
             raise SuiteError("the case nests too deeply", location=where) from None
+        except _DuplicateKey as exc:
+            raise SuiteError(f"not a JSON object: {exc}", location=where) from None
         except ValueError as exc:
             column = getattr(exc, "colno", None)
             message = getattr(exc, "msg", None) or str(exc)
@@ -66,6 +116,14 @@ def read_cases(
             ) from None
         if not isinstance(raw, dict):
             raise SuiteError("each line is one JSON object (a case)", location=where)
+        lowered = line.lower()
+        if any(escape in lowered for escape in _SURROGATE_ESCAPES):
+            bad = _lone_surrogate(raw)
+            if bad is not None:
+                raise SuiteError(
+                    f"the text {bad[:40]!r} holds a lone UTF-16 surrogate, which is not Unicode",
+                    location=where,
+                )
         for error in case_validator.iter_errors(raw):
             message, at = explain(error)
             raise SuiteError(

@@ -20,8 +20,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +27,8 @@ from typing import Any
 
 from evals.fixtures import Generator, get_generator, register_generator
 from records import utc_text, utcnow
-from schema.documents import Document
-from schema.errors import SuiteError
+from schema.documents import Document, write_file
+from schema.errors import EnvironmentFault, SuiteError
 
 TRUST_FILE = "trusted-extensions.json"
 
@@ -80,13 +78,24 @@ class TrustStore:
         self.path = home / TRUST_FILE
 
     def _load(self) -> dict[str, Any]:
+        # The list is HOLON_HOME's state, not the suite's: a fault in it is the
+        # environment's (exit 3), with what to do about it.
+        hint = "fix or delete the file, then trust the suites again"
         try:
-            loaded: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
-            return loaded
+            loaded = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
-            raise SuiteError(f"cannot read the trust list {self.path}: {exc}") from None
+        except OSError as exc:
+            raise EnvironmentFault(
+                f"cannot read the trust list {self.path}: {exc.strerror or exc}", hint=hint
+            ) from None
+        except ValueError as exc:  # not UTF-8, not JSON
+            raise EnvironmentFault(
+                f"the trust list {self.path} is damaged: {exc}", hint=hint
+            ) from None
+        if not isinstance(loaded, dict):
+            raise EnvironmentFault(f"the trust list {self.path} is damaged", hint=hint)
+        return loaded
 
     def trusted(self, sha256: str) -> bool:
         return sha256 in self._load()
@@ -96,11 +105,8 @@ class TrustStore:
         now = utc_text(utcnow())
         for file in files:
             entries[file.sha256] = {"file": str(file.path), "trusted_at": now}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(entries, stream, indent=1, sort_keys=True)
-        os.replace(temporary, self.path)
+        text = json.dumps(entries, indent=1, sort_keys=True)
+        write_file(self.path, text.encode("utf-8"), make_parents=True)  # whole or not at all
 
 
 def _import(file: ExtensionFile) -> Any:

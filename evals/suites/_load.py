@@ -50,13 +50,16 @@ def suite_file(path: str | Path) -> Path:
 
 
 def _inside(directory: Path, relative: str, document: Document, at: PathKey) -> Path:
-    target = (directory / relative).resolve()
+    target = (directory / relative).resolve()  # symlinks followed: where it really leads
     if not target.is_relative_to(directory.resolve()):
         raise document.error(
             f"{relative!r} leads outside the suite directory (suites are self-contained)",
             at,
             cls=SuiteError,
         )
+    if target.exists() and not target.is_file():
+        # A folder, a named pipe or a device: reading it would fail or never end.
+        raise document.error(f"{relative!r} is not a regular file", at, cls=SuiteError)
     return target
 
 

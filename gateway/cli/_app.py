@@ -127,6 +127,19 @@ def run(
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the file system said no (HOLON_HOME, a path, a full disk): not a bug
+        if debug:
+            log.exception("%s", exc)
+        from schema.errors import EnvironmentFault
+
+        where = f" ({exc.filename})" if exc.filename else ""
+        fault = EnvironmentFault(
+            f"{exc.strerror or exc}{where}",
+            hint="check HOLON_HOME and the paths given: they must be folders and files "
+            "this user may write",
+        )
+        output.error(fault)
+        return fault.exit_code
     except Exception as exc:  # a bug in holon: say so plainly, exit as an environment error
         if debug:
             log.exception("internal error")

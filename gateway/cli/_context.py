@@ -6,9 +6,14 @@ import argparse
 from typing import TextIO
 
 from gateway.cli._output import Output
-from gateway.client import Client, StoreClient
+from gateway.client import Client, HttpClient, StoreClient
 from gateway.settings import Settings
 from schema.errors import UsageError
+
+TOKEN_HINT = (
+    "an operator creates one on the store: holon tokens create --role "
+    "operator|org:ORG|caller:PRINCIPAL; pass it with --token or HOLON_TOKEN"
+)
 
 
 class Context:
@@ -26,27 +31,50 @@ class Context:
         url: str | None = getattr(self.args, "gateway", None) or self.settings.gateway_url
         return url
 
+    @property
+    def on_gateway(self) -> bool:
+        return bool(self.gateway_url)
+
     def client(self) -> Client:
-        """The store client, or the gateway client when --gateway is given."""
+        """The store client, or the gateway client when --gateway (HOLON_GATEWAY_URL) is given."""
         if self._client is None:
-            if self.gateway_url:
-                raise UsageError(
-                    "--gateway needs the gateway service, which this holon does not have yet",
-                    hint="work on the store instead (unset HOLON_GATEWAY_URL)",
-                )
-            client = StoreClient.from_settings(self.settings)
-            if client.first_use:
-                self.out.note(
-                    "first use of this store: installed the shipped examples: "
-                    + ", ".join(client.first_use)
-                )
-            self._client = client
+            url = self.gateway_url
+            if url:
+                self._client = self._gateway_client(url)
+            else:
+                self._client = self._store_client()
         return self._client
+
+    def _gateway_client(self, url: str) -> HttpClient:
+        token: str = (getattr(self.args, "token", None) or self.settings.token or "").strip()
+        if not token:
+            raise UsageError(
+                f"the gateway at {url} needs a token (--token or HOLON_TOKEN)", hint=TOKEN_HINT
+            )
+        if not all("!" <= c <= "~" for c in token):
+            # It travels as `Authorization: Bearer <token>`: printable ASCII, no spaces.
+            raise UsageError("the token is not a holon token (printable ASCII, no spaces)")
+        return HttpClient(url, token)
+
+    def _store_client(self) -> StoreClient:
+        client = StoreClient.from_settings(self.settings)
+        if client.first_use:
+            self.out.note(
+                "first use of this store: installed the shipped examples: "
+                + ", ".join(client.first_use)
+            )
+        return client
 
     def store_client(self, command: str) -> StoreClient:
         """For store-only commands (GATEWAY.md's CLI table)."""
         if self.gateway_url:
-            raise UsageError(f"`holon {command}` works on the store only, not with --gateway")
+            where = "--gateway" if getattr(self.args, "gateway", None) else "HOLON_GATEWAY_URL"
+            raise UsageError(
+                f"`holon {command}` works on the store only, not through a gateway "
+                f"({where} is set)",
+                hint="run it where the store is (HOLON_DATABASE_URL or the embedded store), "
+                "with HOLON_GATEWAY_URL unset",
+            )
         client = self.client()
         assert isinstance(client, StoreClient)
         return client

@@ -37,14 +37,18 @@ also takes `-h`/`--help`.
   included (`{{"error": {{"code", "message", "details"}}}}`), so a script reads
   one stream.
 - `--debug` shows tracebacks and debug logs on stderr.
-- `--gateway URL` and `--token TOKEN`, where offered, are for talking to a
-  running gateway instead of the store (`HOLON_GATEWAY_URL`, `HOLON_TOKEN`;
-  see [settings](settings.md)). This holon has no gateway service yet, so a
-  command given one refuses (exit 2).
+- `--gateway URL` and `--token TOKEN`, where offered, talk to a running
+  gateway (`holon gateway serve`) instead of the store (`HOLON_GATEWAY_URL`,
+  `HOLON_TOKEN`; see [settings](settings.md)); the output is the same either
+  way, and the token's role decides what may be done (a refusal exits 2).
+  On the store the CLI acts as operator. Commands that need the store and
+  lack these options (`holon tokens`, `holon suites add`, `holon worker`,
+  `holon gateway serve`, …) refuse while `HOLON_GATEWAY_URL` is set.
 
 Exit codes: 0 ok; 1 the thing checked failed (some check failed, a suite
-below its threshold); 2 usage or input error, or a refusal; 3 environment
-error (store or agent unreachable, or a bug in holon); 130 interrupted.
+below its threshold, a mandate denied); 2 usage or input error, or a
+refusal; 3 environment error (store, gateway or agent unreachable, an agent
+failed a live call, or a bug in holon); 130 interrupted.
 `holon` without a command prints its help and exits 2.
 """
 

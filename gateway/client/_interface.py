@@ -1,23 +1,156 @@
 """The one interface every CLI command talks to.
 
 Two implementations: `StoreClient` works on the store directly (embedded
-SQLite or HOLON_DATABASE_URL) and acts as operator; the HTTP client (with
-the gateway service) sends the same calls to `--gateway URL`. Both return
-the JSON-shaped views of the HTTP API, so a command prints the same output
-whichever it is given.
+SQLite or HOLON_DATABASE_URL) and acts as operator; `HttpClient` sends the
+same calls to a running gateway (`--gateway URL`) with a token, whose role
+decides what it may do. Both return the JSON-shaped views of the HTTP API
+(gateway/client/_views.py), and both raise the same `HolonError`s, so a
+command prints the same output, and exits with the same code, whichever it
+is given.
 """
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
 from typing import Any, Protocol
 
+from schema.jsontext import JSONValue
+
 JSONObject = dict[str, Any]
+# Called with {"done", "passed", "cost_usd"} as an eval's cells finish.
+Progress = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """What `holon eval` asks for beyond the agent (POST /v1/evals's body)."""
+
+    suites: list[str] | None = None
+    repetitions: int | None = None
+    concurrency: int = 16
+    retries: int = 2
+    pace_s: float = 0.0
+    max_cost: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A planned eval, shown and confirmed before it runs.
+
+    `view` is the plan as the API shows it; `plan` is what the client needs
+    to start it (the store's Plan, or the gateway's request body).
+    """
+
+    agent: str
+    view: JSONObject
+    plan: Any
+
+    @property
+    def cells(self) -> int:
+        return int(self.view["cells"])
+
+
+class EvalsAPI(Protocol):
+    """Evals and records (`client.evals`)."""
+
+    def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
+        """Plan an eval without starting it (refused over `options.max_cost`)."""
+        ...
+
+    def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
+        """Start a proposed eval and follow it to its end; the final eval view."""
+        ...
+
+    def resume(self, eval_id: str, progress: Progress | None) -> JSONObject:
+        """Continue an interrupted eval and follow it to its end."""
+        ...
+
+    def status(self, eval_id: str) -> JSONObject:
+        """The eval view with `progress` (cell counts) and `spent`."""
+        ...
+
+    def list(self, agent_id: str | None, cursor: str | None, limit: int) -> JSONObject: ...
+
+    def cancel(self, eval_id: str) -> JSONObject: ...
+
+    def record(self, agent_id: str) -> JSONObject:
+        """The agent's current record (with `stale`)."""
+        ...
+
+    def agents_claiming(self, capability: str) -> builtins.list[str]:
+        """Every enabled agent claiming `capability` (for `holon eval --all`)."""
+        ...
+
+    def report(self, eval_id: str, *, audience: str, form: str) -> str:
+        """The eval's report as text: json, md or html."""
+        ...
+
+    def compare(
+        self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
+    ) -> tuple[JSONObject, str]:
+        """The comparison (for its gate) and its text in `form` (json or md)."""
+        ...
+
+
+class CallsAPI(Protocol):
+    """Mandates, live calls and the ledger (`client.calls`)."""
+
+    def grant(self, document: JSONObject, *, source: str = "<request>") -> JSONObject:
+        """`{"status": created|updated|unchanged|reinstated, "mandate": mandate view}`."""
+        ...
+
+    def grant_file(self, path: Path) -> JSONObject: ...
+
+    def list(
+        self,
+        *,
+        holder: str | None = None,
+        include_revoked: bool = False,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> JSONObject: ...
+
+    def get(self, mandate_id: str) -> JSONObject: ...
+
+    def revoke(self, mandate_id: str) -> JSONObject: ...
+
+    def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
+        """A dry run of one mandate's decision: `{"decision": allow|deny, "reason", numbers}`."""
+        ...
+
+    def invoke(
+        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
+    ) -> JSONObject:
+        """A live call (routed when `agent_id` is None). On the store `caller` names
+        whose mandates apply; over the gateway the token's caller does, and it is None."""
+        ...
+
+    def ledger(
+        self,
+        *,
+        caller: str | None = None,
+        mandate_id: str | None = None,
+        agent_id: str | None = None,
+        decision: str | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> JSONObject: ...
 
 
 class Client(Protocol):
     """What the CLI may ask of holon. Every method raises `schema.errors.HolonError`s."""
 
     kind: str  # "store" | "gateway"
+
+    @property
+    def evals(self) -> EvalsAPI: ...
+
+    @property
+    def calls(self) -> CallsAPI: ...
 
     # -- agents -------------------------------------------------------------
     def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:

@@ -16,11 +16,13 @@ from evals.suites import (
     suite_digests,
 )
 from gateway.client._calls import CallOps
-from gateway.client._evals import EvalOps
+from gateway.client._evals import EvalOps, plan_view
+from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.client._views import agent_view, suite_view
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
 from schema.errors import UsageError
+from schema.jsontext import JSONValue, dumps
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +36,8 @@ class StoreClient:
         self.store = store
         self.home = home
         self.first_use: list[str] = []  # what a fresh embedded store was given
-        self.evals = EvalOps(store, home, retention_days)
-        self.calls = CallOps(store)
+        self.evals = StoreEvals(store, home, retention_days)
+        self.calls = StoreCalls(store)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StoreClient:
@@ -184,3 +186,56 @@ class StoreClient:
     def load_suite(self, suite_id: str) -> Any:
         """The active installed version as a loaded Suite (for `holon test SUITE-ID`)."""
         return load_installed(self.store, suite_id, self.home)
+
+
+class StoreEvals(EvalOps):
+    """The eval operations with what the CLI's client interface adds (runs in this process)."""
+
+    def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
+        plan = self.plan(
+            agent_id,
+            suites=options.suites,
+            repetitions=options.repetitions,
+            concurrency=options.concurrency,
+            retries=options.retries,
+            pace_s=options.pace_s,
+            max_cost=options.max_cost,
+        )
+        return Proposal(agent_id, plan_view(plan), plan)
+
+    def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
+        return self.run(proposal.plan, progress)
+
+    def report(self, eval_id: str, *, audience: str, form: str) -> str:
+        from evals.reports import build_report, render_html, render_markdown
+
+        report = build_report(self.store, eval_id, audience=audience)
+        if form == "json":
+            return dumps(report) + "\n"
+        return render_markdown(report) if form == "md" else render_html(report)
+
+    def compare(
+        self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
+    ) -> tuple[JSONObject, str]:
+        from evals.reports import compare_evals, render_compare_markdown
+
+        comparison = compare_evals(
+            self.store, base, candidate, audience=audience, allow_mismatch=allow_mismatch
+        )
+        text = dumps(comparison) + "\n" if form == "json" else render_compare_markdown(comparison)
+        return comparison, text
+
+
+class StoreCalls(CallOps):
+    """Mandates, live calls and the ledger on the store, where the CLI acts as operator."""
+
+    def invoke(
+        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
+    ) -> JSONObject:
+        if caller is None:
+            raise UsageError(
+                "on the store the CLI acts as operator: name the caller whose mandates "
+                "apply with --as PRINCIPAL",
+                hint="or call through a gateway with that caller's token (--gateway, --token)",
+            )
+        return super().invoke(caller, agent_id, capability, input)

@@ -7,12 +7,14 @@ from collections.abc import Callable
 
 from gateway.cli._commands import (
     agents,
+    calls,
     checks,
     config,
     db,
     evals,
     fixtures,
     practice,
+    serve,
     suites,
     tokens,
 )
@@ -21,12 +23,14 @@ Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], Non
 
 COMMANDS: list[Register] = [
     agents.register,
+    calls.register,
     checks.register,
     config.register,
     db.register,
     evals.register,
     fixtures.register,
     practice.register,
+    serve.register,
     suites.register,
     tokens.register,
 ]

@@ -10,6 +10,7 @@ from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands import reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
+from gateway.client import EvalOptions, EvalsAPI
 from schema.errors import HolonError, Refused, UsageError
 
 
@@ -107,8 +108,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show.set_defaults(handler=do_record)
 
 
-def _ops(ctx: Context) -> Any:
-    return ctx.store_client("eval").evals
+def _ops(ctx: Context) -> EvalsAPI:
+    """The store's eval operations, or the gateway's (whose workers then run the eval)."""
+    return ctx.client().evals
 
 
 def _confirm(ctx: Context, plan_json: dict[str, Any]) -> None:
@@ -244,8 +246,7 @@ def _eval_all(ctx: Context) -> int:
 def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> int:
     args = ctx.args
     ops = _ops(ctx)
-    plan = ops.plan(
-        agent,
+    options = EvalOptions(
         suites=args.suite,
         repetitions=args.repetitions,
         concurrency=args.concurrency,
@@ -253,13 +254,12 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> int:
         pace_s=args.pace,
         max_cost=args.max_cost,
     )
-    from gateway.client._evals import plan_view
-
-    view = plan_view(plan)
+    proposal = ops.propose(agent, options)
+    view = proposal.view
     if not ctx.out.json_mode:
         _print_plan(ctx, view)
     _confirm(ctx, view)
-    result = _run_with_progress(ctx, plan.cells_total, lambda p: ops.run(plan, p))
+    result = _run_with_progress(ctx, proposal.cells, lambda p: ops.execute(proposal, p))
     if ctx.out.json_mode:
         if not quiet_json:
             ctx.out.json({"plan": view, "eval": result})

@@ -1,6 +1,7 @@
 """`holon evals report` and `holon evals compare`: reports and comparisons of finished evals.
 
-Both read the store only (EVALS.md: reports are rendered from the database).
+Both are rendered from the store (EVALS.md: reports are rendered from the
+database): by this process on the store, or by the gateway with --gateway.
 The audience defaults to `author` (public cases in full, the holdout as
 aggregates only), the safe view to hand on; `--audience operator` shows the
 holdout's cases too, and only when asked for.
@@ -14,20 +15,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from evals.reports import (
-    AUDIENCES,
-    build_report,
-    compare_evals,
-    render_compare_markdown,
-    render_html,
-    render_markdown,
-)
+from evals.reports import AUDIENCES
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
-from schema.errors import InputError, Location
-from schema.jsontext import dumps
+from schema.documents import write_file
 
 REPORT_FORMATS = ("json", "md", "html")
 COMPARE_FORMATS = ("json", "md")
@@ -107,38 +99,27 @@ def _emit(ctx: Context, text: str, target: Path | None) -> None:
         ctx.out.stdout.write(text)
         ctx.out.stdout.flush()
         return
-    try:
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", location=Location(str(target))) from None
+    # Whole or not at all: a full disk leaves no half report behind.
+    write_file(target, text.encode("utf-8"))
     ctx.out.note(f"wrote {target}")
 
 
 def do_report(ctx: Context) -> int:
-    store = ctx.store_client("evals report").store
-    report = build_report(store, ctx.args.eval_id, audience=ctx.args.audience)
-    renderers: dict[str, Any] = {
-        "json": lambda r: dumps(r) + "\n",
-        "md": render_markdown,
-        "html": render_html,
-    }
-    _emit(ctx, renderers[_format(ctx)](report), ctx.args.output)
+    text = ctx.client().evals.report(
+        ctx.args.eval_id, audience=ctx.args.audience, form=_format(ctx)
+    )
+    _emit(ctx, text, ctx.args.output)
     return 0
 
 
 def do_compare(ctx: Context) -> int:
-    store = ctx.store_client("evals compare").store
-    comparison = compare_evals(
-        store,
+    comparison, text = ctx.client().evals.compare(
         ctx.args.base,
         ctx.args.candidate,
         audience=ctx.args.audience,
         allow_mismatch=ctx.args.allow_mismatch,
+        form=_format(ctx),
     )
-    if _format(ctx) == "json":
-        text = dumps(comparison) + "\n"
-    else:
-        text = render_compare_markdown(comparison)
     _emit(ctx, text, ctx.args.output)
     gate = comparison["gate"]
     if gate["passed"]:

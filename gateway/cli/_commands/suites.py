@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
+from schema.documents import write_error, write_file
 from schema.errors import InputError, Location, UsageError
 
 
@@ -183,20 +185,11 @@ def do_validate(ctx: Context) -> int:
 def do_pull(ctx: Context) -> int:
     pulled = ctx.client().pull_suite(ctx.args.suite, ctx.args.version)
     target: Path = ctx.args.output
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} exists and is not a folder; pull into a new folder")
     if target.exists() and any(target.iterdir()):
         raise UsageError(f"{target} exists and is not empty; pull into a new folder")
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
-    for relative, text in sorted(pulled["files"].items()):
-        destination = (target / relative).resolve()
-        if not destination.is_relative_to(target.resolve()):
-            raise InputError(f"refusing to write outside {target}", location=Location(relative))
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".tmp-")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, destination)
-        written.append(relative)
+    written = _write_folder(target, pulled["files"])
     result = {
         "id": pulled["id"],
         "version": pulled["version"],
@@ -211,6 +204,35 @@ def do_pull(ctx: Context) -> int:
             f"holon test {target} --endpoint URL"
         )
     return 0
+
+
+def _write_folder(target: Path, files: dict[str, str]) -> list[str]:
+    """Write `files` (relative path -> text) as the folder `target`, whole or not at all.
+
+    They go to a staging folder beside it, renamed into place once all are
+    written, so a full disk leaves no half suite behind.
+    """
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name[:40]}.tmp-", dir=target.parent))
+    except OSError as exc:
+        raise write_error(exc, target) from None
+    try:
+        written = []
+        for relative, text in sorted(files.items()):
+            destination = (staging / relative).resolve()
+            if not destination.is_relative_to(staging.resolve()):
+                raise InputError(f"refusing to write outside {target}", location=Location(relative))
+            write_file(destination, text.encode("utf-8"), make_parents=True)
+            written.append(relative)
+        try:
+            os.rename(staging, target)  # onto nothing, or onto an empty folder
+        except OSError as exc:
+            raise write_error(exc, target) from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return written
 
 
 def do_trust(ctx: Context) -> int:

@@ -1,0 +1,373 @@
+"""`holon mandates grant|list|show|check|revoke`, `holon invoke` and `holon ledger`.
+
+On the store the CLI acts as operator, so a live call names the caller whose
+mandates apply (`--as PRINCIPAL`); through a gateway the token's caller role
+does. Exit codes: 0 allowed (and the call went well), 1 denied (403/402, or a
+`check` that denies), 2 usage or input errors (a bad mandate file names its
+line), 3 the agent failed or could not be reached (502/504).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from gateway.cli._app import common_options, gateway_options
+from gateway.cli._commands.agents import agent_id
+from gateway.cli._context import Context
+from schema.errors import Denied, InputError, Location, UsageError
+from schema.jsontext import JSONValue, dumps, loads
+
+MAX_INPUT_BYTES = 8 * 1024 * 1024
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    both = [common_options(), gateway_options()]
+    parser = sub.add_parser("mandates", help="grant, inspect, dry-run and revoke mandates")
+    group = parser.add_subparsers(dest="mandates_command", metavar="ACTION", required=True)
+
+    grant = group.add_parser(
+        "grant",
+        parents=both,
+        help="grant a mandate from a file, or a new revision of one",
+        description="Validate the mandate in FILE (YAML or JSON, schema/mandate.schema.json) "
+        "and store it under its id: a new mandate, or a new revision of the one with that id "
+        "(a revoked one is reinstated). A holder may hold several mandates.",
+    )
+    grant.add_argument("file", metavar="FILE", type=Path, help="a mandate (YAML or JSON)")
+    grant.set_defaults(handler=do_grant)
+
+    ls = group.add_parser("list", parents=both, help="mandates, with their holders and limits")
+    ls.add_argument("--holder", metavar="H", help="only this caller's mandates")
+    ls.add_argument("--all", action="store_true", help="include revoked mandates")
+    ls.add_argument("--limit", type=int, default=100, help="page size (default 100)")
+    ls.add_argument("--cursor", help="continue after a previous page")
+    ls.set_defaults(handler=do_list)
+
+    show = group.add_parser("show", parents=both, help="one mandate and its document")
+    show.add_argument("mandate", metavar="ID", help="the mandate's id")
+    show.set_defaults(handler=do_show)
+
+    check = group.add_parser(
+        "check",
+        parents=both,
+        help="dry-run a mandate's decision on an agent and capability (exit 1 on deny)",
+        description="Decide as a live call would, without calling anyone or reserving "
+        "budget: allow, or deny with the reason and the numbers that decided it "
+        "(score, minimum, age, spent). Exit 0 on allow, 1 on deny.",
+    )
+    check.add_argument("mandate", metavar="ID", help="the mandate's id")
+    check.add_argument(
+        "--agent", type=agent_id, metavar="ORG/NAME", required=True, help="the agent to call"
+    )
+    check.add_argument("--capability", metavar="CAP", required=True, help="the capability")
+    check.set_defaults(handler=do_check)
+
+    revoke = group.add_parser(
+        "revoke", parents=both, help="revoke a mandate (kept, with its ledger rows)"
+    )
+    revoke.add_argument("mandate", metavar="ID", help="the mandate's id")
+    revoke.set_defaults(handler=do_revoke)
+
+    invoke = sub.add_parser(
+        "invoke",
+        parents=both,
+        help="a live call under the caller's mandates (to one agent, or routed)",
+        description="Call ORG/AGENT for CAP with INPUT under the caller's mandates, or without "
+        "an agent let routing pick the best one they allow. The agent's output is printed on "
+        "stdout (the whole response with --json). On the store the CLI acts as operator: "
+        "--as names the caller whose mandates apply; through a gateway the token's caller "
+        "does. Exit 0 ok, 1 denied, 3 the agent failed or timed out.",
+    )
+    invoke.add_argument(
+        "agent", type=agent_id, metavar="ORG/AGENT", nargs="?", help="the agent (default: routed)"
+    )
+    invoke.add_argument("--capability", metavar="CAP", required=True, help="the capability")
+    invoke.add_argument(
+        "--input",
+        metavar="JSON|@FILE",
+        required=True,
+        help="the input: JSON text, @FILE for a JSON file, @- for standard input",
+    )
+    invoke.add_argument(
+        "--as",
+        dest="caller",
+        metavar="PRINCIPAL",
+        help="on the store: the caller whose mandates apply",
+    )
+    invoke.set_defaults(handler=do_invoke)
+
+    ledger = sub.add_parser(
+        "ledger",
+        parents=both,
+        help="live calls and their decisions, newest first",
+        description="One row per live call: caller, mandate, agent, capability, decision "
+        "(with the deny reason), outcome and cost. A caller's token reads its own rows.",
+    )
+    ledger.add_argument("--caller", metavar="C", help="only this caller's calls")
+    ledger.add_argument("--mandate", metavar="M", help="only calls under this mandate")
+    ledger.add_argument("--agent", metavar="A", help="only calls to this agent")
+    ledger.add_argument("--decision", choices=("allow", "deny"), help="only allowed or denied")
+    ledger.add_argument("--limit", type=int, default=100, help="page size (default 100)")
+    ledger.add_argument("--cursor", help="continue after a previous page")
+    ledger.set_defaults(handler=do_ledger)
+
+
+# -- mandates ----------------------------------------------------------------------------
+
+
+def _status_word(view: dict[str, Any]) -> str:
+    return "active" if view["active"] else "revoked"
+
+
+def _budget_text(document: dict[str, Any]) -> str | None:
+    budget = document.get("budget")
+    return None if budget is None else f"${budget['amount_usd']}/{budget['period']}"
+
+
+def do_grant(ctx: Context) -> int:
+    result = ctx.client().calls.grant_file(ctx.args.file)
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+        return 0
+    view = result["mandate"]
+    words = {
+        "created": "granted",
+        "updated": f"updated to revision {view['revision']}:",
+        "reinstated": f"reinstated at revision {view['revision']}:",
+        "unchanged": "unchanged:",
+    }
+    ctx.out.line(
+        f"{words.get(result['status'], result['status'])} mandate {view['id']} for {view['holder']}"
+    )
+    return 0
+
+
+def do_list(ctx: Context) -> int:
+    page = ctx.client().calls.list(
+        holder=ctx.args.holder,
+        include_revoked=ctx.args.all,
+        cursor=ctx.args.cursor,
+        limit=ctx.args.limit,
+    )
+    if ctx.out.json_mode:
+        ctx.out.json(page)
+        return 0
+    rows = []
+    for view in page["items"]:
+        document = view["mandate"]
+        rows.append(
+            (
+                view["id"],
+                view["holder"],
+                document["capabilities"],
+                document.get("agents", "any"),
+                document.get("min_eval_score"),
+                f"${document['max_cost_per_call_usd']}",
+                _budget_text(document),
+                document.get("expires_at"),
+                _status_word(view),
+            )
+        )
+    ctx.out.table(
+        [
+            "mandate",
+            "holder",
+            "capabilities",
+            "agents",
+            "min score",
+            "cap/call",
+            "budget",
+            "expires",
+            "status",
+        ],
+        rows,
+        empty="no mandates (holon mandates grant FILE)",
+    )
+    if page["next_cursor"]:
+        ctx.out.note(f"more: holon mandates list --cursor {page['next_cursor']}")
+    return 0
+
+
+def do_show(ctx: Context) -> int:
+    view = ctx.client().calls.get(ctx.args.mandate)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+        return 0
+    document = view["mandate"]
+    ctx.out.fields(
+        [
+            ("mandate", view["id"]),
+            ("holder", view["holder"]),
+            ("status", _status_word(view)),
+            ("revision", view["revision"]),
+            ("capabilities", document["capabilities"]),
+            ("agents", document.get("agents", "any")),
+            ("min_eval_score", document.get("min_eval_score")),
+            ("min_capability_score", document.get("min_capability_score")),
+            ("max_eval_age_days", document.get("max_eval_age_days")),
+            ("deny_on_overfit", document.get("deny_on_overfit", False)),
+            ("cap per call", f"${document['max_cost_per_call_usd']}"),
+            ("timeout_s", document.get("timeout_s")),
+            ("budget", _budget_text(document)),
+            ("expires", document.get("expires_at")),
+            ("granted", view["granted_at"]),
+            ("updated", view["updated_at"]),
+            ("revoked", view["revoked_at"]),
+            ("digest", view["digest"]),
+        ]
+    )
+    return 0
+
+
+_VERDICT_KEYS = {"agent", "agent_version", "capability", "mandate", "decision", "reason", "budget"}
+
+
+def _numbers(values: dict[str, Any], skip: set[str]) -> str:
+    return ", ".join(f"{k}={_plain(v)}" for k, v in values.items() if k not in skip)
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else dumps(value)
+
+
+def do_check(ctx: Context) -> int:
+    verdict = ctx.client().calls.check(ctx.args.mandate, ctx.args.agent, ctx.args.capability)
+    allowed = verdict["decision"] == "allow"
+    if ctx.out.json_mode:
+        ctx.out.json(verdict)
+        return 0 if allowed else 1
+    subject = f"{verdict['agent']} {verdict['agent_version']} for {verdict['capability']}"
+    if allowed:
+        ctx.out.line(f"allow: mandate {verdict['mandate']} allows {subject}")
+    else:
+        ctx.out.line(f"deny ({verdict['reason']}): mandate {verdict['mandate']} on {subject}")
+    numbers = _numbers(verdict, _VERDICT_KEYS)
+    if numbers:
+        ctx.out.line(f"  {numbers}")
+    budget = verdict.get("budget")
+    if budget is not None:
+        ctx.out.line(f"  budget: {_numbers(budget, {'mandate'})}")
+    return 0 if allowed else 1
+
+
+def do_revoke(ctx: Context) -> int:
+    view = ctx.client().calls.revoke(ctx.args.mandate)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+    else:
+        ctx.out.line(f"mandate {view['id']} ({view['holder']}) is revoked; its ledger rows stay")
+    return 0
+
+
+# -- live calls --------------------------------------------------------------------------
+
+
+def _read_input(ctx: Context, text: str) -> JSONValue:
+    """`--input`: JSON text, `@FILE`, or `@-` (standard input)."""
+    where = "--input"
+    if text.startswith("@"):
+        name = text[1:]
+        if name == "-":
+            where, raw = "<stdin>", ctx.stdin.read(MAX_INPUT_BYTES + 1)
+        else:
+            where = name
+            try:
+                with open(name, encoding="utf-8") as stream:
+                    raw = stream.read(MAX_INPUT_BYTES + 1)
+            except OSError as exc:
+                raise InputError(
+                    f"cannot read the input: {exc.strerror}", location=Location(name)
+                ) from None
+            except UnicodeDecodeError:
+                raise InputError("the input is not UTF-8 text", location=Location(name)) from None
+        if len(raw) > MAX_INPUT_BYTES:
+            raise InputError(f"the input is over {MAX_INPUT_BYTES} bytes", location=Location(where))
+    else:
+        raw = text
+    try:
+        return loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON: {exc.msg}",
+            location=Location(where, exc.lineno, exc.colno),
+            hint="--input takes JSON text, @FILE or @- (standard input)",
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"not valid JSON: {exc}", location=Location(where)) from None
+
+
+def _explain_denial(ctx: Context, error: Denied) -> None:
+    """Each mandate's reason and numbers, under the error line (people only)."""
+    if ctx.out.json_mode:
+        return
+    for verdict in error.details.get("mandates", []):
+        skip = {"mandate", "decision", "reason"}
+        numbers = _numbers(verdict, skip)
+        ctx.out.note(
+            f"  mandate {verdict.get('mandate')}: {verdict.get('reason', verdict.get('decision'))}"
+            + (f" ({numbers})" if numbers else "")
+        )
+
+
+def do_invoke(ctx: Context) -> int:
+    args = ctx.args
+    if args.caller is not None and not args.caller.strip():
+        raise UsageError("--as needs a principal")
+    value = _read_input(ctx, args.input)
+    client = ctx.client()
+    try:
+        answer = client.calls.invoke(args.caller, args.agent, args.capability, value)
+    except Denied as exc:
+        ctx.out.error(exc)
+        _explain_denial(ctx, exc)
+        return exc.exit_code
+    if ctx.out.json_mode:
+        ctx.out.json(answer)
+        return 0
+    ctx.out.stdout.write(dumps(answer["output"]) + "\n")
+    ctx.out.stdout.flush()
+    routed = answer.get("routing")
+    ctx.out.note(
+        f"{answer['agent']} {answer['agent_version']} under mandate {answer['mandate']}"
+        + (f" (routed among {routed['candidates']})" if routed else "")
+        + f": ${answer['cost_usd']} ({answer['cost_source']}), {answer['latency_ms']} ms, "
+        f"request {answer['request_id']}"
+    )
+    return 0
+
+
+def do_ledger(ctx: Context) -> int:
+    page = ctx.client().calls.ledger(
+        caller=ctx.args.caller,
+        mandate_id=ctx.args.mandate,
+        agent_id=ctx.args.agent,
+        decision=ctx.args.decision,
+        cursor=ctx.args.cursor,
+        limit=ctx.args.limit,
+    )
+    if ctx.out.json_mode:
+        ctx.out.json(page)
+        return 0
+    rows = [
+        (
+            row["at"],
+            row["caller"],
+            row["agent"],
+            row["capability"],
+            row["decision"] if row["reason"] is None else f"{row['decision']}: {row['reason']}",
+            row["outcome"] or row["status"],
+            f"${row['cost_usd']}",
+        )
+        for row in page["items"]
+    ]
+    ctx.out.table(
+        ["time", "caller", "agent", "capability", "decision", "outcome", "cost"],
+        rows,
+        empty="no live calls yet",
+    )
+    if page["next_cursor"]:
+        ctx.out.note(f"more: holon ledger --cursor {page['next_cursor']}")
+    return 0

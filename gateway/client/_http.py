@@ -1,0 +1,455 @@
+"""The client interface over a running gateway's HTTP API (`--gateway URL`, a token).
+
+Every method is one or a few API calls; the views it returns are the ones the
+store client returns (the gateway builds them with the same functions), and an
+error response becomes the `HolonError` the store would have raised, so a
+command's output and exit code do not depend on where it ran. What the token's
+role may not do, the gateway refuses (401/403, exit 2).
+
+An eval started here runs in the gateway's workers: `execute` and `resume`
+poll its status and report progress until it ends. Interrupting the CLI does
+not stop it (`holon evals cancel ID` does).
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from gateway.client._interface import EvalOptions, Progress, Proposal
+from gateway.mandates import load_mandate
+from schema.errors import (
+    EnvironmentFault,
+    HolonError,
+    InputError,
+    Refused,
+    UsageError,
+    error_from_body,
+)
+from schema.jsontext import JSONValue, dumps, loads
+
+log = logging.getLogger(__name__)
+
+__all__ = ["GatewayUnreachable", "HttpClient"]
+
+JSONObject = dict[str, Any]
+
+DEFAULT_TIMEOUT_S = 60.0
+# Polling a running eval: quick at first (small evals end fast), then at most
+# twice a second, which costs the gateway one indexed read each time.
+POLL_FIRST_S = 0.05
+POLL_MAX_S = 0.5
+
+
+class GatewayUnreachable(EnvironmentFault):
+    """The gateway could not be reached or did not answer as a holon gateway."""
+
+    code = "gateway_unreachable"
+
+
+def _segment(text: str) -> str:
+    return quote(text, safe="")
+
+
+def _agent_path(agent_id: str) -> str:
+    org, _, name = agent_id.partition("/")
+    return f"{_segment(org)}/{_segment(name)}"
+
+
+class HttpClient:
+    kind = "gateway"
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"the gateway URL must start with http:// or https://, got {url!r}")
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self._http = httpx.Client(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+            timeout=timeout_s,
+            follow_redirects=False,  # a redirect could carry the token elsewhere
+            # Every request goes to this base URL (no redirects): a plain http://
+            # one never opens TLS, so skip loading the CA bundle (~30 ms a command).
+            verify=self.url.startswith("https://"),
+            transport=transport,
+        )
+        self._evals = HttpEvals(self)
+        self._calls = HttpCalls(self)
+
+    @property
+    def evals(self) -> HttpEvals:
+        return self._evals
+
+    @property
+    def calls(self) -> HttpCalls:
+        return self._calls
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- the wire -----------------------------------------------------------
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: JSONValue = None,
+        params: dict[str, Any] | None = None,
+    ) -> httpx.Response:
+        """One request; a 2xx response, or the HolonError the error body describes."""
+        query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
+        content = None if body is None else dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        try:
+            response = self._http.request(
+                method, path, params=query, content=content, headers=headers
+            )
+        except httpx.TimeoutException:
+            raise GatewayUnreachable(
+                f"the gateway at {self.url} did not answer within {self.timeout_s:g} s",
+                details={"url": self.url},
+            ) from None
+        except httpx.HTTPError as exc:
+            raise GatewayUnreachable(
+                f"cannot reach the gateway at {self.url}: {exc or type(exc).__name__}",
+                details={"url": self.url},
+                hint="is `holon gateway serve` running there? (--gateway or HOLON_GATEWAY_URL)",
+            ) from None
+        if response.is_success:
+            return response
+        raise self._error(response)
+
+    def _error(self, response: httpx.Response) -> HolonError:
+        status = response.status_code
+        if response.is_redirect:
+            return GatewayUnreachable(
+                f"the gateway at {self.url} answered {status} (a redirect to "
+                f"{response.headers.get('location', '?')}): give the gateway's own URL",
+                details={"url": self.url},
+            )
+        try:
+            body = loads(response.content)
+        except (ValueError, UnicodeError, RecursionError):
+            body = None
+        error = error_from_body(status, body)
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            # A status no class owns keeps the store's exit code: 422 is always
+            # an input error, a 5xx the gateway's own failure (environment).
+            if type(error) is HolonError and status == 422:
+                return InputError(error.message, details=error.details, code=error.code)
+            if status >= 500 and not isinstance(error, EnvironmentFault):
+                return EnvironmentFault(
+                    f"the gateway at {self.url} failed: {error.message}",
+                    details=error.details,
+                    code=error.code,
+                )
+            return error
+        return GatewayUnreachable(
+            f"the gateway at {self.url} answered {status} without a holon error body",
+            details={"url": self.url, "status": status},
+            hint="is --gateway (HOLON_GATEWAY_URL) the URL of a holon gateway?",
+        )
+
+    def json(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: JSONValue = None,
+        params: dict[str, Any] | None = None,
+    ) -> Any:
+        response = self.send(method, path, body=body, params=params)
+        try:
+            return loads(response.content)
+        except (ValueError, UnicodeError, RecursionError):
+            raise GatewayUnreachable(
+                f"the gateway at {self.url} answered {method} {path} with something "
+                "other than JSON",
+                details={"url": self.url},
+                hint="is --gateway (HOLON_GATEWAY_URL) the URL of a holon gateway?",
+            ) from None
+
+    # -- agents -------------------------------------------------------------
+
+    def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:
+        result: JSONObject = self.json("POST", "/v1/agents", body=manifest)
+        return result
+
+    def list_agents(
+        self,
+        *,
+        org: str | None = None,
+        capability: str | None = None,
+        include_disabled: bool = False,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> JSONObject:
+        params = {
+            "org": org,
+            "capability": capability,
+            "include_disabled": "true" if include_disabled else None,
+            "cursor": cursor,
+            "limit": limit,
+        }
+        page: JSONObject = self.json("GET", "/v1/agents", params=params)
+        return page
+
+    def get_agent(self, agent_id: str) -> JSONObject:
+        view: JSONObject = self.json("GET", f"/v1/agents/{_agent_path(agent_id)}")
+        return view
+
+    def set_agent_disabled(self, agent_id: str, disabled: bool) -> JSONObject:
+        action = "disable" if disabled else "enable"
+        view: JSONObject = self.json("POST", f"/v1/agents/{_agent_path(agent_id)}/{action}")
+        return view
+
+    def set_agent_secret(self, agent_id: str, secret: str) -> None:
+        self.send("PUT", f"/v1/agents/{_agent_path(agent_id)}/secret", body={"secret": secret})
+
+    def clear_agent_secret(self, agent_id: str) -> bool:
+        answer = self.json("DELETE", f"/v1/agents/{_agent_path(agent_id)}/secret")
+        return bool(answer.get("cleared"))
+
+    # -- suites -------------------------------------------------------------
+
+    def list_suites(self) -> JSONObject:
+        page: JSONObject = self.json("GET", "/v1/suites")
+        return page
+
+    def get_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
+        view: JSONObject = self.json(
+            "GET", f"/v1/suites/{_segment(suite_id)}", params={"version": version}
+        )
+        return view
+
+    def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
+        pulled: JSONObject = self.json(
+            "GET", f"/v1/suites/{_segment(suite_id)}/files", params={"version": version}
+        )
+        return pulled
+
+
+def _param(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class HttpEvals:
+    """Evals over the API; started evals are worked by the gateway's workers."""
+
+    def __init__(self, client: HttpClient) -> None:
+        self.client = client
+
+    def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
+        body: JSONObject = {
+            "agent": agent_id,
+            "concurrency": options.concurrency,
+            "retries": options.retries,
+            "pace_s": options.pace_s,
+        }
+        if options.suites is not None:
+            body["suites"] = list(options.suites)
+        if options.repetitions is not None:
+            body["repetitions"] = options.repetitions
+        if options.max_cost is not None:
+            body["max_cost_usd"] = str(options.max_cost)
+        planned = self.client.json("POST", "/v1/evals", body={**body, "dry_run": True})
+        return Proposal(agent_id, planned["plan"], body)
+
+    def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
+        started = self.client.json("POST", "/v1/evals", body=proposal.plan)
+        view = started["eval"]
+        if started["plan"] != proposal.view:
+            # Something changed between the plan shown and the start (a new
+            # agent or suite version): what runs is not what was confirmed.
+            self.cancel(view["id"])
+            raise Refused(
+                f"the plan changed after it was shown (eval {view['id']} was cancelled)",
+                hint="run `holon eval` again to see the new plan",
+            )
+        return self.follow(view["id"], progress)
+
+    def resume(self, eval_id: str, progress: Progress | None) -> JSONObject:
+        self.client.json("POST", f"/v1/evals/{_segment(eval_id)}/resume")
+        return self.follow(eval_id, progress)
+
+    def follow(self, eval_id: str, progress: Progress | None) -> JSONObject:
+        """Poll until the eval is no longer running; its final view (as the store gives it)."""
+        wait = POLL_FIRST_S
+        try:
+            while True:
+                view = self.status(eval_id)
+                if progress is not None:
+                    spent = view.get("spent") or {}
+                    progress(
+                        {
+                            "done": view["progress"]["done"],
+                            "passed": spent.get("passed", 0),
+                            "cost_usd": spent.get("cost_usd"),
+                        }
+                    )
+                if view["status"] != "running":
+                    view.pop("spent", None)  # the store's final view has none
+                    return view
+                time.sleep(wait)
+                wait = min(POLL_MAX_S, wait * 2)
+        except KeyboardInterrupt:
+            log.warning(
+                "eval %s continues on the gateway: holon evals status %s (or cancel)",
+                eval_id,
+                eval_id,
+            )
+            raise
+
+    def status(self, eval_id: str) -> JSONObject:
+        view: JSONObject = self.client.json("GET", f"/v1/evals/{_segment(eval_id)}")
+        return view
+
+    def list(self, agent_id: str | None, cursor: str | None, limit: int) -> JSONObject:
+        page: JSONObject = self.client.json(
+            "GET", "/v1/evals", params={"agent": agent_id, "cursor": cursor, "limit": limit}
+        )
+        return page
+
+    def cancel(self, eval_id: str) -> JSONObject:
+        view: JSONObject = self.client.json("POST", f"/v1/evals/{_segment(eval_id)}/cancel")
+        return view
+
+    def record(self, agent_id: str) -> JSONObject:
+        record: JSONObject = self.client.json("GET", f"/v1/records/{_agent_path(agent_id)}")
+        return record
+
+    def agents_claiming(self, capability: str) -> builtins.list[str]:
+        ids: builtins.list[str] = []
+        cursor = None
+        while True:
+            page = self.client.list_agents(capability=capability, cursor=cursor, limit=1000)
+            ids += [a["id"] for a in page["items"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return ids
+
+    def report(self, eval_id: str, *, audience: str, form: str) -> str:
+        response = self.client.send(
+            "GET",
+            f"/v1/evals/{_segment(eval_id)}/report",
+            params={"format": form, "audience": audience},
+        )
+        # The gateway renders from the store, as the CLI would; JSON ends with
+        # a newline on stdout, as on the store.
+        return response.text + "\n" if form == "json" else response.text
+
+    def compare(
+        self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
+    ) -> tuple[JSONObject, str]:
+        path = f"/v1/evals/{_segment(base)}/compare/{_segment(candidate)}"
+        params = {"audience": audience, "allow_mismatch": allow_mismatch}
+        response = self.client.send("GET", path, params={**params, "format": "json"})
+        comparison: JSONObject = loads(response.content)
+        if form == "json":
+            return comparison, response.text + "\n"
+        text = self.client.send("GET", path, params={**params, "format": form}).text
+        return comparison, text
+
+
+class HttpCalls:
+    """Mandates (operator tokens), live calls (caller tokens) and the ledger over the API."""
+
+    def __init__(self, client: HttpClient) -> None:
+        self.client = client
+
+    def grant(self, document: JSONObject, *, source: str = "<request>") -> JSONObject:
+        granted: JSONObject = self.client.json("POST", "/v1/mandates", body=document)
+        return granted
+
+    def grant_file(self, path: Path) -> JSONObject:
+        # Validated here first, so a bad file is named with its line, as on the store.
+        mandate = load_mandate(path)
+        assert mandate.document is not None
+        return self.grant(mandate.document, source=str(path))
+
+    def list(
+        self,
+        *,
+        holder: str | None = None,
+        include_revoked: bool = False,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> JSONObject:
+        params = {
+            "holder": holder,
+            "include_revoked": include_revoked,
+            "cursor": cursor,
+            "limit": limit,
+        }
+        page: JSONObject = self.client.json("GET", "/v1/mandates", params=params)
+        return page
+
+    def get(self, mandate_id: str) -> JSONObject:
+        view: JSONObject = self.client.json("GET", f"/v1/mandates/{_segment(mandate_id)}")
+        return view
+
+    def revoke(self, mandate_id: str) -> JSONObject:
+        view: JSONObject = self.client.json("POST", f"/v1/mandates/{_segment(mandate_id)}/revoke")
+        return view
+
+    def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
+        verdict: JSONObject = self.client.json(
+            "POST",
+            f"/v1/mandates/{_segment(mandate_id)}/check",
+            body={"agent": agent_id, "capability": capability},
+        )
+        return verdict
+
+    def invoke(
+        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
+    ) -> JSONObject:
+        if caller is not None:
+            raise UsageError(
+                "over the gateway the token's caller decides whose mandates apply: drop --as",
+                hint="--as PRINCIPAL is for the CLI working on the store",
+            )
+        body = {"capability": capability, "input": input}
+        if agent_id is None:
+            path = f"/v1/capabilities/{_segment(capability)}/invoke"
+        else:
+            path = f"/v1/agents/{_agent_path(agent_id)}/invoke"
+        answer: JSONObject = self.client.json("POST", path, body=body)
+        return answer
+
+    def ledger(
+        self,
+        *,
+        caller: str | None = None,
+        mandate_id: str | None = None,
+        agent_id: str | None = None,
+        decision: str | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> JSONObject:
+        params = {
+            "caller": caller,
+            "mandate": mandate_id,
+            "agent": agent_id,
+            "decision": decision,
+            "cursor": cursor,
+            "limit": limit,
+        }
+        page: JSONObject = self.client.json("GET", "/v1/ledger", params=params)
+        return page

@@ -1,0 +1,254 @@
+"""`holon mandates …`, `holon invoke` and `holon ledger` on the store (the CLI as operator)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.evals.suites._make import case, make_suite
+from tests.gateway._cli import CLI
+
+ROOT = Path(__file__).resolve().parents[2]
+TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
+TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
+
+MANDATE = """\
+schema_version: 1
+id: {id}
+holder: finance-bot
+capabilities: [ticket.classify]
+max_cost_per_call_usd: "0.01"
+"""
+
+# An agent nobody answers for: a live call to it fails as `unreachable` (exit 3).
+DOWN = """\
+schema_version: 1
+id: acme/down
+version: 1.0.0
+protocol: holon-http
+endpoint: http://127.0.0.1:1/agent
+capabilities: [ticket.classify]
+"""
+
+
+def _mandate(tmp_path: Path, extra: str = "", mandate_id: str = "finance-tickets") -> Path:
+    path = tmp_path / f"mandate-{len(list(tmp_path.glob('mandate-*.yaml')))}.yaml"
+    path.write_text(MANDATE.format(id=mandate_id) + extra)
+    return path
+
+
+@pytest.fixture
+def world(cli: CLI, tmp_path: Path) -> CLI:
+    """A tiny ticket.classify suite (half the holdout unanswerable) and the triage agent."""
+    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(4)]
+    holdout = [
+        case(f"h{i}", f"Refund please {i}", "nobody-says-this" if i < 2 else "billing")
+        for i in range(4)
+    ]
+    assert cli("suites", "add", str(make_suite(tmp_path, public=public, holdout=holdout))).code == 0
+    assert cli("agents", "register", str(TRIAGE)).code == 0
+    return cli
+
+
+def test_grant_list_show_revoke_and_reinstate(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    path = _mandate(tmp_path)
+    granted = cli("mandates", "grant", str(path), "--json")
+    assert granted.code == 0, granted.stderr
+    body = granted.json()
+    assert body["status"] == "created"
+    view = body["mandate"]
+    assert (view["id"], view["holder"], view["revision"], view["active"]) == (
+        "finance-tickets",
+        "finance-bot",
+        1,
+        True,
+    )
+    assert cli("mandates", "grant", str(path), "--json").json()["status"] == "unchanged"
+    changed = cli("mandates", "grant", str(_mandate(tmp_path, "min_eval_score: 0.4\n")), "--json")
+    assert changed.json()["status"] == "updated" and changed.json()["mandate"]["revision"] == 2
+
+    listed = cli("mandates", "list", "--json").json()
+    assert [m["id"] for m in listed["items"]] == ["finance-tickets"]
+    assert cli("mandates", "list", "--holder", "someone-else", "--json").json()["items"] == []
+    shown = cli("mandates", "show", "finance-tickets", "--json").json()
+    assert shown == changed.json()["mandate"]
+    human = cli("mandates", "list")
+    assert "finance-tickets" in human.stdout and "$0.01" in human.stdout
+    assert "min_eval_score:       0.4" in cli("mandates", "show", "finance-tickets").stdout
+
+    revoked = cli("mandates", "revoke", "finance-tickets", "--json")
+    assert revoked.code == 0 and revoked.json()["active"] is False
+    assert cli("mandates", "list", "--json").json()["items"] == []
+    every = cli("mandates", "list", "--all", "--json").json()["items"]
+    assert [(m["id"], m["active"]) for m in every] == [("finance-tickets", False)]
+    again = cli("mandates", "grant", str(path), "--json").json()
+    assert again["status"] == "reinstated" and again["mandate"]["active"] is True
+
+
+def test_a_bad_mandate_file_names_its_line(world: CLI, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(MANDATE.format(id="x").replace("[ticket.classify]", "ticket.classify"))
+    res = world("mandates", "grant", str(bad))
+    assert res.code == 2
+    assert f"{bad}:4" in res.stderr and "$.capabilities" in res.stderr
+    error = world("mandates", "grant", str(bad), "--json").json()["error"]
+    assert error["code"] == "invalid_mandate" and error["details"]["line"] == 4
+    missing = world("mandates", "grant", str(tmp_path / "nope.yaml"))
+    assert missing.code == 2 and "nope.yaml" in missing.stderr
+    assert world("mandates", "list", "--json").json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("mandates", "show", "nope"),
+        ("mandates", "revoke", "nope"),
+        ("mandates", "check", "nope", "--agent", "acme/ticket-triage", "--capability", "x"),
+    ],
+)
+def test_unknown_mandates_exit_2(world: CLI, argv: tuple[str, ...]) -> None:
+    res = world(*argv, "--json")
+    assert res.code == 2 and res.json()["error"]["code"] == "not_found"
+
+
+def test_check_says_allow_or_deny_with_its_numbers(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    strict = _mandate(tmp_path, "min_eval_score: 0.9\n")
+    assert cli("mandates", "grant", str(strict)).code == 0
+    args = ("--agent", "acme/ticket-triage", "--capability", "ticket.classify")
+    unscored = cli("mandates", "check", "finance-tickets", *args, "--json")
+    assert unscored.code == 1 and unscored.json()["reason"] == "not_evaluated"
+
+    assert cli("eval", "acme/ticket-triage", "--yes").code == 1  # 0.5 is below the suite's 0.8
+    denied = cli("mandates", "check", "finance-tickets", *args)
+    assert denied.code == 1
+    assert "deny (eval_score_below_minimum)" in denied.stdout
+    assert "eval_score=0.5" in denied.stdout and "min_eval_score=0.9" in denied.stdout
+    verdict = cli("mandates", "check", "finance-tickets", *args, "--json").json()
+    assert (verdict["decision"], verdict["eval_score"], verdict["min_eval_score"]) == (
+        "deny",
+        0.5,
+        0.9,
+    )
+
+    assert cli("mandates", "grant", str(_mandate(tmp_path, "min_eval_score: 0.4\n"))).code == 0
+    allowed = cli("mandates", "check", "finance-tickets", *args)
+    assert allowed.code == 0 and allowed.stdout.startswith("allow: mandate finance-tickets")
+    # A dry run leaves no trace on the ledger.
+    assert cli("ledger", "--json").json()["items"] == []
+
+
+def test_invoke_exit_codes_on_the_store(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
+    no_caller = cli(*call)
+    assert no_caller.code == 2 and "--as PRINCIPAL" in no_caller.stderr
+
+    nothing = cli(*call, "--as", "finance-bot", "--json")
+    assert nothing.code == 1 and nothing.json()["error"]["code"] == "no_mandate"
+
+    elsewhere = _mandate(tmp_path, 'agents: ["other/*"]\n')
+    assert cli("mandates", "grant", str(elsewhere)).code == 0
+    denied = cli(*call, "--as", "finance-bot")
+    assert denied.code == 1
+    assert "agent_not_allowed" in denied.stderr and "mandate finance-tickets" in denied.stderr
+
+    assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
+    ok = cli(*call, "--as", "finance-bot")
+    assert ok.code == 0, ok.stderr
+    assert '"label":"billing"' in ok.stdout
+    assert "acme/ticket-triage 1.1.0 under mandate finance-tickets" in ok.stderr
+    answer = cli(*call, "--as", "finance-bot", "--json").json()
+    assert answer["agent"] == "acme/ticket-triage" and answer["mandate"] == "finance-tickets"
+    assert answer["cost_source"] == "priced"
+
+    routed = cli(
+        "invoke", "--capability", "ticket.classify", "--input", TICKET, "--as", "finance-bot",
+        "--json",
+    )  # fmt: skip
+    assert routed.code == 0 and routed.json()["routing"]["candidates"] == 1
+
+    down = tmp_path / "down.yaml"
+    down.write_text(DOWN)
+    assert cli("agents", "register", str(down)).code == 0
+    failed = cli(
+        "invoke", "acme/down", "--capability", "ticket.classify", "--input", TICKET,
+        "--as", "finance-bot", "--json",
+    )  # fmt: skip
+    assert failed.code == 3 and failed.json()["error"]["code"] == "unreachable"
+    unknown = cli(
+        "invoke", "acme/nobody", "--capability", "ticket.classify", "--input", TICKET,
+        "--as", "finance-bot",
+    )  # fmt: skip
+    assert unknown.code == 2
+
+
+def test_invoke_reads_its_input_from_a_file_or_stdin(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
+    base = (
+        "invoke",
+        "acme/ticket-triage",
+        "--capability",
+        "ticket.classify",
+        "--as",
+        "finance-bot",
+    )
+    source = tmp_path / "ticket.json"
+    source.write_text(TICKET)
+    from_file = cli(*base, "--input", f"@{source}", "--json")
+    assert from_file.code == 0 and from_file.json()["output"]["label"] == "billing"
+    from_stdin = cli(*base, "--input", "@-", "--json", stdin=TICKET)
+    assert from_stdin.code == 0 and from_stdin.json()["output"] == from_file.json()["output"]
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "subject": \n}')
+    bad = cli(*base, "--input", f"@{broken}")
+    assert bad.code == 2 and f"{broken}:3:1" in bad.stderr
+    assert cli(*base, "--input", "{nope").code == 2
+    assert cli(*base, "--input", f"@{tmp_path / 'missing.json'}").code == 2
+    # Nothing that failed to parse reached the ledger.
+    assert len(cli("ledger", "--json").json()["items"]) == 2
+
+
+def test_a_spent_budget_is_a_denial(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    tight = _mandate(tmp_path, 'budget: {amount_usd: "0.01", period: month}\n')
+    assert cli("mandates", "grant", str(tight)).code == 0
+    call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
+    assert cli(*call, "--as", "finance-bot").code == 0
+    # The next call's worst case (the cap) no longer fits in what is left.
+    spent = cli(*call, "--as", "finance-bot", "--json")
+    assert spent.code == 1 and spent.json()["error"]["code"] == "budget_exhausted"
+
+
+def test_ledger_lists_calls_newest_first(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
+    call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
+    assert cli(*call, "--as", "finance-bot").code == 0
+    assert cli(*call, "--as", "stranger").code == 1
+
+    rows = cli("ledger", "--json").json()["items"]
+    assert [(r["caller"], r["decision"], r["reason"]) for r in rows] == [
+        ("stranger", "deny", "no_mandate"),
+        ("finance-bot", "allow", None),
+    ]
+    assert rows[1]["outcome"] == "ok" and rows[1]["mandate"] == "finance-tickets"
+    denials = cli("ledger", "--decision", "deny", "--json").json()["items"]
+    assert [r["caller"] for r in denials] == ["stranger"]
+    mine = cli("ledger", "--caller", "finance-bot", "--json").json()["items"]
+    assert [r["id"] for r in mine] == [rows[1]["id"]]
+    by_agent = cli("ledger", "--agent", "acme/ticket-triage", "--mandate", "finance-tickets")
+    assert by_agent.code == 0
+    assert by_agent.stdout.splitlines()[0].split() == [
+        "time", "caller", "agent", "capability", "decision", "outcome", "cost",
+    ]  # fmt: skip
+    assert "finance-bot" in by_agent.stdout and "stranger" not in by_agent.stdout
+    first = cli("ledger", "--limit", "1", "--json").json()
+    assert len(first["items"]) == 1 and first["next_cursor"]
+    rest = cli("ledger", "--cursor", first["next_cursor"], "--json").json()["items"]
+    assert [r["id"] for r in rest] == [rows[1]["id"]]
+    assert cli("ledger", "--decision", "maybe").code == 2
