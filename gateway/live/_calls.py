@@ -35,7 +35,7 @@ from anyio import get_cancelled_exc_class, to_thread
 
 from agents import CallLimits, Executor, Manifest, Outcome
 from gateway.live._cache import CacheMiss, Lookups
-from gateway.mandates import Mandate, Verdict, decide_one
+from gateway.mandates import Mandate, Verdict, decide_all, decide_one
 from records import BudgetState, CallEntry, LedgerEntry, Store, utcnow
 from schema.errors import (
     AgentCallFailed,
@@ -276,17 +276,14 @@ class LiveCalls:
         secret = lookups.secret(agent.id)
         manifest = lookups.manifest(agent.id, agent.version, agent.manifest)
         now = self.clock()
-        verdicts = [
-            decide_one(
-                m,
-                agent_id=agent.id,
-                agent_version=agent.version,
-                capability=capability,
-                record=record,
-                now=now,
-            )
-            for m in mandates
-        ]
+        verdicts = decide_all(
+            mandates,
+            agent_id=agent.id,
+            agent_version=agent.version,
+            capability=capability,
+            record=record,
+            now=now,
+        )
         call = CallEntry("", caller, capability, agent.id, agent.version)
         return _Decided(call, manifest, {m.id: m for m in mandates}, verdicts, secret, now)
 
@@ -385,17 +382,14 @@ class LiveCalls:
         verdicts: list[Verdict] = []
         for agent in agents:
             record = self.lookups.record(agent.id, agent.version)
-            mine = [
-                decide_one(
-                    m,
-                    agent_id=agent.id,
-                    agent_version=agent.version,
-                    capability=capability,
-                    record=record,
-                    now=now,
-                )
-                for m in mandates
-            ]
+            mine = decide_all(
+                mandates,
+                agent_id=agent.id,
+                agent_version=agent.version,
+                capability=capability,
+                record=record,
+                now=now,
+            )
             if any(v.allow for v in mine):
                 score = Decimal(str((record or {}).get("eval_score") or 0))
                 price = Decimal(str(agent.manifest.get("pricing", {}).get("per_call_usd", "0")))

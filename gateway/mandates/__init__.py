@@ -1,6 +1,6 @@
 """Mandates: documents, and the decision they make on every live call."""
 
-from gateway.mandates._decide import DENY_REASONS, Verdict, decide_one
+from gateway.mandates._decide import DENY_REASONS, Verdict, decide_all, decide_one
 from gateway.mandates._document import (
     Budget,
     Mandate,
@@ -14,6 +14,7 @@ __all__ = [
     "Budget",
     "Mandate",
     "Verdict",
+    "decide_all",
     "decide_one",
     "load_mandate",
     "mandate_from_dict",

@@ -10,6 +10,7 @@ A missing or stale record fails closed whenever a mandate reads records.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -18,7 +19,7 @@ from typing import Any
 from gateway.mandates._document import Mandate
 from records import utc_text
 
-__all__ = ["DENY_REASONS", "Verdict", "decide_one"]
+__all__ = ["DENY_REASONS", "Verdict", "decide_all", "decide_one"]
 
 # In the order they are checked: a later reason means the mandate got further.
 DENY_REASONS = (
@@ -96,6 +97,29 @@ def decide_one(
     if record is None:
         return _deny(mandate, "not_evaluated", agent=agent_id, agent_version=agent_version)
     return _against_record(mandate, capability, record, now)
+
+
+def decide_all(
+    mandates: Sequence[Mandate],
+    *,
+    agent_id: str,
+    agent_version: str,
+    capability: str,
+    record: dict[str, Any] | None,
+    now: datetime,
+) -> list[Verdict]:
+    """Each mandate's verdict on one call, in the mandates' order."""
+    return [
+        decide_one(
+            m,
+            agent_id=agent_id,
+            agent_version=agent_version,
+            capability=capability,
+            record=record,
+            now=now,
+        )
+        for m in mandates
+    ]
 
 
 def _against_record(
