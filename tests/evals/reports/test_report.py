@@ -195,7 +195,7 @@ def test_authors_never_see_a_generated_holdouts_epoch(sqlite: Store, tmp_path: P
     for name, text in _formats(author).items():
         assert "epoch" not in text.lower(), name
         # A case id starts a string ("e3-…"); a request id may hold e3- by chance.
-        assert not any(f"{quote}e3-" in text for quote in ('"', '>', '| ', '`')), name
+        assert not any(f"{quote}e3-" in text for quote in ('"', ">", "| ", "`")), name
         for case in held:
             assert case["case_digest"] not in text, name
 
