@@ -4,7 +4,7 @@ Imports `schema`, `agents` and `records`, never `gateway`.
 """
 
 from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
-from evals._eval import probe, resume, start, work
+from evals._eval import probe, resumable, resume, start, work
 from evals._finish import finish, summarise
 from evals._plan import Plan, PlannedSuite, make_plan, rebuild
 from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
@@ -31,6 +31,7 @@ __all__ = [
     "prepare",
     "probe",
     "rebuild",
+    "resumable",
     "resume",
     "run_cell",
     "run_worker",

@@ -84,15 +84,28 @@ def work(
         raise
 
 
-def resume(
-    store: Store, eval_id_: str, *, home: Path, progress: Progress | None = None
-) -> EvalInfo:
+def resumable(store: Store, eval_id_: str, *, home: Path) -> tuple[EvalInfo, Plan | None]:
+    """The eval and the plan to go on with (None when it is done already).
+
+    Refused for a cancelled eval, and when the agent version or a suite
+    changed since it started: its plan would no longer describe the same
+    measurement.
+    """
     info = store.evals.get(eval_id_)
     if info.status == "done":
-        return info
+        return info, None
     if info.status == "cancelled":
         raise Refused(f"eval {eval_id_} was cancelled", hint="start a new eval")
     plan = rebuild(store, info.plan, home=home)
     if plan.digest != info.plan_digest:
         raise Refused(f"eval {eval_id_}: its plan no longer describes the same measurement")
+    return info, plan
+
+
+def resume(
+    store: Store, eval_id_: str, *, home: Path, progress: Progress | None = None
+) -> EvalInfo:
+    info, plan = resumable(store, eval_id_, home=home)
+    if plan is None:
+        return info
     return work(store, plan, info, home=home, progress=progress)

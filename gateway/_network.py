@@ -13,6 +13,7 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from schema.errors import Refused, UsageError
 
@@ -82,8 +83,6 @@ class NetworkPolicy:
                 )
 
     async def check_url(self, url: str) -> None:
-        from urllib.parse import urlsplit
-
         parts = urlsplit(url)
         if parts.hostname:
             default = 443 if parts.scheme == "https" else 80

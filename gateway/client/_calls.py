@@ -8,9 +8,9 @@ from typing import Any
 
 from agents import Executor
 from gateway.client._views import ledger_view, mandate_view
-from gateway.live import LiveCalls, Lookups
+from gateway.live import LiveCalls, Lookups, check_mandate
 from gateway.mandates import load_mandate, mandate_from_dict
-from records import Store
+from records import Store, utcnow
 from schema.jsontext import JSONValue
 
 JSONObject = dict[str, Any]
@@ -54,8 +54,9 @@ class CallOps:
         return mandate_view(self.store.mandates.revoke(mandate_id))
 
     def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
-        calls = LiveCalls(self.store, Executor(), lookups=Lookups(self.store, ttl_s=0))
-        return calls.check(mandate_id, agent_id, capability)
+        return check_mandate(
+            Lookups(self.store, ttl_s=0), mandate_id, agent_id, capability, utcnow()
+        )
 
     # -- live calls and the ledger ------------------------------------------
 

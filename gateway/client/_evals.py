@@ -110,10 +110,15 @@ class EvalOps:
             )
         return plan
 
-    def run(self, plan: Plan, progress: Progress | None) -> JSONObject:
+    def begin(self, plan: Plan) -> EvalInfo:
+        """Start `plan`: retention applied, the agent's identity probed, its cells created.
+        Whoever works running evals (this process, `holon worker`, a gateway) runs it."""
         self.apply_retention()
         probe(self.store, plan)
-        info = start(self.store, plan)
+        return start(self.store, plan)
+
+    def run(self, plan: Plan, progress: Progress | None) -> JSONObject:
+        info = self.begin(plan)
         done = work(self.store, plan, info, home=self.home, progress=progress)
         return eval_view(done, self.store.evals.counts(done.id))
 

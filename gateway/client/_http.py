@@ -351,9 +351,8 @@ class HttpEvals:
             f"/v1/evals/{_segment(eval_id)}/report",
             params={"format": form, "audience": audience},
         )
-        # The gateway renders from the store, as the CLI would; JSON ends with
-        # a newline on stdout, as on the store.
-        return response.text + "\n" if form == "json" else response.text
+        # The gateway renders from the store with the store client's own renderer.
+        return response.text
 
     def compare(
         self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
@@ -363,7 +362,7 @@ class HttpEvals:
         response = self.client.send("GET", path, params={**params, "format": "json"})
         comparison: JSONObject = loads(response.content)
         if form == "json":
-            return comparison, response.text + "\n"
+            return comparison, response.text
         text = self.client.send("GET", path, params={**params, "format": form}).text
         return comparison, text
 

@@ -1,6 +1,6 @@
 """Live calls: mandates decide, the ledger reserves and settles, the one executor calls."""
 
 from gateway.live._cache import Lookups
-from gateway.live._calls import LiveCalls, denial_error
+from gateway.live._calls import LiveCalls, check_mandate, denial_error
 
-__all__ = ["LiveCalls", "Lookups", "denial_error"]
+__all__ = ["LiveCalls", "Lookups", "check_mandate", "denial_error"]

@@ -6,13 +6,7 @@ second): a revoked mandate, a new record or a disabled agent takes effect
 within that time on every gateway process, without any cross-process
 invalidation. Budgets are never cached: they are reserved in the store.
 
-Entries are refreshed ahead: a hit in the second half of an entry's life
-queues one background reload (on a shared refresher thread: starting a
-thread would block the event loop until it runs) and still answers from the
-entry, so under steady traffic the store is read once per key every half
-TTL, off the request path, instead of by every request that arrives when
-the entry has just expired. An entry's expiry counts from when its load
-started, so nothing older than `ttl_s` is ever served.
+Entries are refreshed ahead of expiry (`gateway._ttl.TtlCache`).
 
 `cached_only()` is a view over the same entries that raises `CacheMiss`
 instead of reading the store: a live call decides on the event loop when
@@ -23,20 +17,13 @@ thread only when something must be read.
 from __future__ import annotations
 
 import copy
-import logging
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from agents import Manifest, manifest_from_dict
+from gateway._ttl import MISS, TtlCache
 from gateway.mandates import Mandate, mandate_from_dict
 from records import AgentInfo, Store
-
-log = logging.getLogger(__name__)
-
-# Reloads of entries about to expire, off the request path (idle when there is no traffic).
-_REFRESHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holon-lookup")
 
 __all__ = ["CacheMiss", "Lookups"]
 
@@ -50,14 +37,11 @@ class CacheMiss(Exception):
 class Lookups:
     def __init__(self, store: Store, *, ttl_s: float = 1.0, max_entries: int = 10_000) -> None:
         self.store = store
-        self.ttl_s = ttl_s
-        self.max_entries = max_entries
-        self._entries: dict[tuple[Any, ...], tuple[float, Any]] = {}
+        self._cache = TtlCache(ttl_s, max_entries)
         # Parsed documents are immutable per digest: cached without expiry.
         self._manifests: dict[tuple[str, str], tuple[dict[str, Any], Manifest]] = {}
         self._mandates: dict[str, Mandate] = {}
         self._only_cached = False
-        self._refreshing: set[tuple[Any, ...]] = set()
 
     def cached_only(self) -> Lookups:
         """A view sharing these entries that raises CacheMiss rather than read the store."""
@@ -66,37 +50,16 @@ class Lookups:
         return view
 
     def _get(self, key: tuple[Any, ...], load: Callable[[], T]) -> T:
-        now = time.monotonic()
-        hit = self._entries.get(key)
-        if hit is not None and hit[0] > now:
-            if hit[0] - now < self.ttl_s / 2 and key not in self._refreshing:
-                self._refreshing.add(key)
-                _REFRESHER.submit(self._refresh, key, load)
-            value: T = hit[1]
-            return value
         if self._only_cached:
-            raise CacheMiss(key)
-        value = load()
-        self._put(key, now, value)
-        return value
-
-    def _put(self, key: tuple[Any, ...], started: float, value: Any) -> None:
-        if self.ttl_s > 0:
-            if len(self._entries) >= self.max_entries:
-                self._entries.clear()
-            self._entries[key] = (started + self.ttl_s, value)
-
-    def _refresh(self, key: tuple[Any, ...], load: Callable[[], Any]) -> None:
-        started = time.monotonic()
-        try:
-            self._put(key, started, load())
-        except Exception as exc:  # the entry expires as usual; the next miss reads again
-            log.warning("refreshing the cached %s failed: %s", key[0], exc)
-        finally:
-            self._refreshing.discard(key)
+            value: T = self._cache.peek(key, load)
+            if value is MISS:
+                raise CacheMiss(key)
+            return value
+        loaded: T = self._cache.get(key, load)
+        return loaded
 
     def clear(self) -> None:
-        self._entries.clear()
+        self._cache.clear()
 
     def agent(self, agent_id: str) -> AgentInfo:
         return self._get(("agent", agent_id), lambda: self.store.agents.get(agent_id))

@@ -36,7 +36,7 @@ from anyio import get_cancelled_exc_class, to_thread
 from agents import CallLimits, Executor, Manifest, Outcome
 from gateway.live._cache import CacheMiss, Lookups
 from gateway.mandates import Mandate, Verdict, decide_all, decide_one
-from records import BudgetState, CallEntry, LedgerEntry, Store, utcnow
+from records import BudgetState, CallEntry, LedgerEntry, Store, period_key, utcnow
 from schema.errors import (
     AgentCallFailed,
     AgentTimedOut,
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-__all__ = ["Allowed", "LiveCalls", "denial_error"]
+__all__ = ["Allowed", "LiveCalls", "check_mandate", "denial_error"]
 
 DEFAULT_DEADLINE_S = Decimal(30)
 # A reservation outlives its call's deadline by this much before it counts as
@@ -169,38 +169,7 @@ class LiveCalls:
 
     def check(self, mandate_id: str, agent_id: str, capability: str) -> dict[str, Any]:
         """A dry run of one mandate's decision (no ledger row, nothing reserved)."""
-        mandate = self.lookups.mandate(mandate_id)
-        agent = self.lookups.agent(agent_id)
-        record = self.lookups.record(agent.id, agent.version) if mandate.needs_record else None
-        verdict = decide_one(
-            mandate,
-            agent_id=agent.id,
-            agent_version=agent.version,
-            capability=capability,
-            record=record,
-            now=self.clock(),
-        )
-        out: dict[str, Any] = {
-            "agent": agent.id,
-            "agent_version": agent.version,
-            "capability": capability,
-        }
-        out.update(verdict.to_json())
-        if mandate.budget is not None:
-            from records import period_key
-
-            period = period_key(mandate.budget.period, self.clock())
-            spent, reserved = self.store.ledger.budget(mandate.id, period)
-            out["budget"] = BudgetState(
-                mandate.id,
-                period,
-                mandate.budget.amount_usd,
-                spent,
-                reserved,
-                mandate.max_cost_per_call_usd,
-                False,
-            ).to_json()
-        return out
+        return check_mandate(self.lookups, mandate_id, agent_id, capability, self.clock())
 
     # -- steps -------------------------------------------------------------
 
@@ -448,3 +417,40 @@ def _deadline(mandate: Mandate, manifest: Manifest) -> Decimal:
     if manifest.limits.timeout_s is not None:
         return manifest.limits.timeout_s
     return DEFAULT_DEADLINE_S
+
+
+def check_mandate(
+    lookups: Lookups, mandate_id: str, agent_id: str, capability: str, now: datetime
+) -> dict[str, Any]:
+    """One mandate's decision on a call, with its budget's standing: what `holon mandates
+    check` shows. Reads only; needs no executor."""
+    mandate = lookups.mandate(mandate_id)
+    agent = lookups.agent(agent_id)
+    record = lookups.record(agent.id, agent.version) if mandate.needs_record else None
+    verdict = decide_one(
+        mandate,
+        agent_id=agent.id,
+        agent_version=agent.version,
+        capability=capability,
+        record=record,
+        now=now,
+    )
+    out: dict[str, Any] = {
+        "agent": agent.id,
+        "agent_version": agent.version,
+        "capability": capability,
+        **verdict.to_json(),
+    }
+    if mandate.budget is not None:
+        period = period_key(mandate.budget.period, now)
+        spent, reserved = lookups.store.ledger.budget(mandate.id, period)
+        out["budget"] = BudgetState(
+            mandate.id,
+            period,
+            mandate.budget.amount_usd,
+            spent,
+            reserved,
+            mandate.max_cost_per_call_usd,
+            False,
+        ).to_json()
+    return out

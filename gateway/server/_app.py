@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -58,7 +59,7 @@ async def healthz(request: Request, who: Any, svc: Service) -> Response:
 
 
 async def openapi_json(request: Request, who: Any, svc: Service) -> Response:
-    return json_response(svc.extra["openapi"])
+    return json_response(_openapi_document())
 
 
 async def metrics(request: Request, who: Any, svc: Service) -> Response:
@@ -85,6 +86,11 @@ ENDPOINTS: list[Endpoint] = [
     *_routes_calls.ENDPOINTS,
     *_routes_evals.ENDPOINTS,
 ]
+
+
+@functools.cache
+def _openapi_document() -> dict[str, Any]:
+    return openapi(ENDPOINTS)
 
 
 def _route(endpoint: Endpoint, state: dict[str, Service]) -> Route:
@@ -137,12 +143,10 @@ def create_app(
                 calls=LiveCalls(opened, executor, lookups=Lookups(opened, ttl_s=cache_ttl_s)),
                 tokens=TokenCache(opened, ttl_s=cache_ttl_s),
                 metrics=Metrics(),
+                network=policy,
                 max_body_bytes=max_body_bytes,
-                allow_private_agents=policy.allow_all,
+                eval_on_register=config.eval_on_register,
             )
-            service.extra["check_endpoint"] = policy.check_url
-            service.extra["openapi"] = openapi(ENDPOINTS)
-            service.extra["eval_on_register"] = config.eval_on_register
             workers = _EvalWorkers(opened, config.home, eval_workers)
             state["service"] = service
             workers.start()

@@ -12,17 +12,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gateway._ttl import MISS, TtlCache
 from records import Store, TokenInfo
 from schema.errors import Forbidden, Unauthorized
 
 log = logging.getLogger(__name__)
-
-# Reloads of entries about to expire, off the request path (idle when there is no traffic).
-_REFRESHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holon-token")
 
 __all__ = ["Access", "Principal", "TokenCache"]
 
@@ -67,17 +64,14 @@ ANONYMOUS = Principal("", None)
 class TokenCache:
     """Token lookups, cached for a moment (a revoked token stops working within `ttl_s`).
 
-    A hit in the second half of an entry's life reloads it on a background
-    thread (shared, started once) and answers from the entry meanwhile, so a token in
-    steady use is never looked up on the request path (this runs on the
-    event loop). Expiry counts from when the load started.
+    Entries are refreshed ahead of expiry (`gateway._ttl.TtlCache`), so a
+    token in steady use is never looked up on the request path (this runs on
+    the event loop); a miss is read through `run`, off the loop.
     """
 
     def __init__(self, store: Store, ttl_s: float = 1.0) -> None:
         self.store = store
-        self.ttl_s = ttl_s
-        self._hits: dict[str, tuple[float, TokenInfo | None]] = {}
-        self._refreshing: set[str] = set()
+        self._cache = TtlCache(ttl_s)
 
     async def principal(
         self, authorization: str | None, run: Callable[..., Awaitable[Any]]
@@ -89,34 +83,18 @@ class TokenCache:
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("the Authorization header must be 'Bearer <token>'")
         token = token.strip()
-        now = time.monotonic()
-        hit = self._hits.get(token)
-        if hit is not None and hit[0] > now:
-            info = hit[1]
-            if hit[0] - now < self.ttl_s / 2 and token not in self._refreshing:
-                self._refreshing.add(token)
-                _REFRESHER.submit(self._refresh, token)
-        else:
-            info = await run(self.store.tokens.authenticate, token)
-            self._put(token, now, info)
+
+        def load() -> TokenInfo | None:
+            return self.store.tokens.authenticate(token)
+
+        info: TokenInfo | None = self._cache.peek(token, load)
+        if info is MISS:
+            started = time.monotonic()
+            info = await run(load)
+            self._cache.put(token, started, info)
         if info is None:
             raise Unauthorized("unknown or revoked token")
         return Principal(info.role, info.id)
-
-    def _put(self, token: str, started: float, info: TokenInfo | None) -> None:
-        if self.ttl_s > 0:
-            if len(self._hits) > 10_000:
-                self._hits.clear()
-            self._hits[token] = (started + self.ttl_s, info)
-
-    def _refresh(self, token: str) -> None:
-        started = time.monotonic()
-        try:
-            self._put(token, started, self.store.tokens.authenticate(token))
-        except Exception as exc:  # the entry expires as usual; the next request reads again
-            log.warning("refreshing a cached token failed: %s", exc)
-        finally:
-            self._refreshing.discard(token)
 
 
 def admit(access: Access, principal: Principal | None) -> Principal:

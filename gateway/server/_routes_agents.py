@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from starlette.requests import Request
@@ -33,18 +34,15 @@ async def register_agent(request: Request, who: Principal, svc: Service) -> Resp
             "asgi: agents run inside the gateway and can only be registered on the store",
             hint="an operator registers it with `holon agents register FILE` on the store",
         )
-    if not svc.allow_private_agents:
-        await svc.extra["check_endpoint"](endpoint)
+    await svc.network.check_url(endpoint)
     view = await svc.run(lambda: svc.client.register_agent(manifest, source="<request>"))
-    if svc.extra.get("eval_on_register") and view["status"] in ("created", "updated"):
+    if svc.eval_on_register and view["status"] in ("created", "updated"):
         view.update(await svc.run(_queue_eval, svc, view["agent"]["id"]))
     return json_response(view, 201 if view["status"] == "created" else 200)
 
 
 def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
     """Start the new version's full eval (HOLON_EVAL_ON_REGISTER); the workers run it."""
-    from evals import probe, start
-
     try:
         plan = svc.client.evals.plan(
             agent_id,
@@ -55,8 +53,7 @@ def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
             pace_s=0.0,
             max_cost=None,
         )
-        probe(svc.store, plan)
-        info = start(svc.store, plan)
+        info = svc.client.evals.begin(plan)
     except HolonError as exc:
         return {"queued_eval": None, "queued_eval_error": exc.to_body()["error"]}
     return {"queued_eval": info.id}
@@ -80,8 +77,6 @@ async def list_agents(request: Request, who: Principal, svc: Service) -> Respons
 
 
 def _filter_by_score(svc: Service, view: dict[str, Any], minimum: str) -> dict[str, Any]:
-    from decimal import Decimal, InvalidOperation
-
     try:
         floor = Decimal(minimum)
     except InvalidOperation:

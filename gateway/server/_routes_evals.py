@@ -8,21 +8,15 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from evals import probe, rebuild, start
+from evals import resumable
 from evals.reports import (
     AUDIENCES,
-    build_report,
-    compare_evals,
-    render_compare_markdown,
-    render_html,
-    render_markdown,
 )
 from gateway.client._evals import eval_view, plan_view
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
-from schema.errors import Forbidden, Refused, UsageError
-from schema.jsontext import dumps
+from schema.errors import Forbidden, UsageError
 
 ORG = frozenset({"operator", "org"})
 OPERATOR = frozenset({"operator"})
@@ -105,9 +99,7 @@ async def start_eval(request: Request, who: Principal, svc: Service) -> Response
         return json_response({"plan": plan_view(plan)})
 
     def begin() -> dict[str, Any]:
-        svc.client.evals.apply_retention()
-        probe(svc.store, plan)
-        info = start(svc.store, plan)
+        info = svc.client.evals.begin(plan)
         return eval_view(info, svc.store.evals.counts(info.id))
 
     view = await svc.run(begin)
@@ -161,13 +153,7 @@ async def resume_eval(request: Request, who: Principal, svc: Service) -> Respons
     eval_id = request.path_params["eval"]
 
     def check() -> dict[str, Any]:
-        info = svc.store.evals.get(eval_id)
-        if info.status == "cancelled":
-            raise Refused(f"eval {eval_id} was cancelled", hint="start a new eval")
-        if info.status == "running":
-            plan = rebuild(svc.store, info.plan, home=svc.client.home)
-            if plan.digest != info.plan_digest:
-                raise Refused(f"eval {eval_id}: its plan no longer describes the same measurement")
+        resumable(svc.store, eval_id, home=svc.client.home)
         return svc.client.evals.status(eval_id)
 
     view = await svc.run(check)
@@ -201,10 +187,7 @@ async def eval_report(request: Request, who: Principal, svc: Service) -> Respons
 
     def render() -> str:
         _own_eval(svc, who, eval_id)
-        report = build_report(svc.store, eval_id, audience=audience)
-        if form == "json":
-            return dumps(report)
-        return render_markdown(report) if form == "md" else render_html(report)
+        return svc.client.evals.report(eval_id, audience=audience, form=form)
 
     text = await svc.run(render)
     media = {"json": "application/json", "md": "text/markdown", "html": "text/html"}[form]
@@ -220,10 +203,10 @@ async def eval_compare(request: Request, who: Principal, svc: Service) -> Respon
     def render() -> str:
         _own_eval(svc, who, base)
         _own_eval(svc, who, candidate)
-        comparison = compare_evals(
-            svc.store, base, candidate, audience=audience, allow_mismatch=allow
+        _, text = svc.client.evals.compare(
+            base, candidate, audience=audience, allow_mismatch=allow, form=form
         )
-        return dumps(comparison) if form == "json" else render_compare_markdown(comparison)
+        return text
 
     text = await svc.run(render)
     media = "application/json" if form == "json" else "text/markdown"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from anyio import to_thread
 
+from gateway._network import NetworkPolicy
 from gateway.client import StoreClient
 from gateway.live import LiveCalls
 from gateway.server._auth import TokenCache
@@ -26,9 +27,9 @@ class Service:
     calls: LiveCalls
     tokens: TokenCache
     metrics: Metrics
+    network: NetworkPolicy
     max_body_bytes: int = 8 * 1024 * 1024
-    allow_private_agents: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    eval_on_register: bool = False  # HOLON_EVAL_ON_REGISTER
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking store work in a worker thread, never on the event loop."""
