@@ -1,16 +1,26 @@
 """Evals: the check DSL, suites, fixtures, the runner and scores.
 
 Imports `schema`, `agents` and `records`, never `gateway`.
+
+The names below are loaded on first use (PEP 562): the runner, plan, worker
+and finish modules import `records` (SQLAlchemy and every model), which
+`holon test` on a suite directory and every `--help` never need. A name is
+imported from its module the first time it is read, then kept here, so
+`from evals import X` and `evals.X` behave as before.
 """
 
-from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
-from evals._eval import probe, resumable, resume, start, work
-from evals._finish import finish, summarise
-from evals._plan import Plan, PlannedSuite, make_plan, rebuild
-from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
-from evals._worker import WorkerStats, run_worker
-from evals.fixtures import FixtureCache
-from evals.suites import Suite, load_suite
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
+    from evals._eval import probe, resumable, resume, start, work
+    from evals._finish import finish, summarise
+    from evals._plan import Plan, PlannedSuite, make_plan, rebuild
+    from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
+    from evals._worker import WorkerStats, run_worker
+    from evals.fixtures import FixtureCache
+    from evals.suites import Suite, load_suite
 
 __all__ = [
     "CellResult",
@@ -39,3 +49,45 @@ __all__ = [
     "summarise",
     "work",
 ]
+
+# Where each public name lives; must list exactly __all__ (tests/evals/test_lazy.py).
+_HOMES: dict[str, str] = {
+    "CellResult": "evals._cell",
+    "PreparedCase": "evals._cell",
+    "call_limits": "evals._cell",
+    "prepare": "evals._cell",
+    "run_cell": "evals._cell",
+    "probe": "evals._eval",
+    "resumable": "evals._eval",
+    "resume": "evals._eval",
+    "start": "evals._eval",
+    "work": "evals._eval",
+    "finish": "evals._finish",
+    "summarise": "evals._finish",
+    "Plan": "evals._plan",
+    "PlannedSuite": "evals._plan",
+    "make_plan": "evals._plan",
+    "rebuild": "evals._plan",
+    "PracticeReport": "evals._practice",
+    "manifest_agent": "evals._practice",
+    "practice": "evals._practice",
+    "practice_agent": "evals._practice",
+    "WorkerStats": "evals._worker",
+    "run_worker": "evals._worker",
+    "FixtureCache": "evals.fixtures",
+    "Suite": "evals.suites",
+    "load_suite": "evals.suites",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later reads skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

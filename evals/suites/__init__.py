@@ -1,4 +1,12 @@
-"""Suites: documents, cases, holdouts and their digests (SUITES.md)."""
+"""Suites: documents, cases, holdouts and their digests (SUITES.md).
+
+The installing names (`install_suite`, `load_installed`, ...) are loaded on
+first use (PEP 562): they need the store (`records`, SQLAlchemy), and
+`holon test` on a suite directory loads suites without one.
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from evals.suites._extensions import ExtensionFile, TrustStore, extension_files
 from evals.suites._identity import (
@@ -10,16 +18,18 @@ from evals.suites._identity import (
     public_case_digest,
     suite_digests,
 )
-from evals.suites._install import (
-    describe,
-    install_suite,
-    load_installed,
-    materialise,
-    public_files,
-    suite_files,
-)
 from evals.suites._load import OUTPUT_SCHEMA_CHECK, load_suite, suite_file
 from evals.suites._model import Case, HoldoutGenerator, Split, Suite, SuiteLimits
+
+if TYPE_CHECKING:
+    from evals.suites._install import (
+        describe,
+        install_suite,
+        load_installed,
+        materialise,
+        public_files,
+        suite_files,
+    )
 
 __all__ = [
     "Case",
@@ -47,3 +57,19 @@ __all__ = [
     "suite_file",
     "suite_files",
 ]
+
+_STORE_NAMES = frozenset(
+    ("describe", "install_suite", "load_installed", "materialise", "public_files", "suite_files")
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _STORE_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("evals.suites._install"), name)
+    globals()[name] = value  # later reads skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

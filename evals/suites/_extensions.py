@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from evals.fixtures import Generator, get_generator, register_generator
-from records import utc_text, utcnow
 from schema.documents import Document, write_file
 from schema.errors import EnvironmentFault, SuiteError
 
@@ -101,6 +100,10 @@ class TrustStore:
         return sha256 in self._load()
 
     def trust(self, files: list[ExtensionFile]) -> None:
+        # Here, not at the top: `holon test` loads suites with no store, and
+        # importing records would load SQLAlchemy and every model for it.
+        from records import utc_text, utcnow
+
         entries = self._load()
         now = utc_text(utcnow())
         for file in files:

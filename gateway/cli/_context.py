@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from gateway.cli._output import Output
-from gateway.client import Client, HttpClient, StoreClient
 from gateway.settings import Settings
 from schema.errors import UsageError
+
+if TYPE_CHECKING:
+    # Imported when a command first asks for a client: the store client pulls in
+    # SQLAlchemy and every model, the HTTP client its own stack, and commands such
+    # as `holon test SUITE-DIR` or any `--help` need neither.
+    from gateway.client import Client, HttpClient, StoreClient
 
 TOKEN_HINT = (
     "an operator creates one on the store: holon tokens create --role "
@@ -54,9 +59,13 @@ class Context:
         if not all("!" <= c <= "~" for c in token):
             # It travels as `Authorization: Bearer <token>`: printable ASCII, no spaces.
             raise UsageError("the token is not a holon token (printable ASCII, no spaces)")
+        from gateway.client import HttpClient
+
         return HttpClient(url, token)
 
     def _store_client(self) -> StoreClient:
+        from gateway.client import StoreClient
+
         client = StoreClient.from_settings(self.settings)
         if client.first_use:
             self.out.note(
@@ -75,6 +84,8 @@ class Context:
                 hint="run it where the store is (HOLON_DATABASE_URL or the embedded store), "
                 "with HOLON_GATEWAY_URL unset",
             )
+        from gateway.client import StoreClient
+
         client = self.client()
         assert isinstance(client, StoreClient)
         return client

@@ -12,17 +12,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
-from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
 from schema.errors import HolonError
 from schema.jsontext import dumps
@@ -82,6 +73,10 @@ class Output:
             if empty:
                 self.line(empty)
             return
+        # rich's tables and progress bars load on first use: start-up pays only for the console.
+        from rich import box
+        from rich.table import Table
+
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         for column in columns:
             table.add_column(column, overflow="fold")
@@ -102,6 +97,14 @@ class Output:
             yield lambda done, passed, spent=None: None
             return
         if self.stderr.isatty():
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
             columns = (
                 TextColumn("{task.description}"),
                 BarColumn(),

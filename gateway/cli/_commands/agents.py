@@ -6,7 +6,6 @@ import argparse
 import getpass
 import os
 
-from agents import load_manifest
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
 from schema.errors import UsageError
@@ -111,6 +110,8 @@ def _print_agent(ctx: Context, view: dict[str, object]) -> None:
 
 
 def do_register(ctx: Context) -> int:
+    from agents import load_manifest
+
     manifest = load_manifest(ctx.args.file)
     result = ctx.client().register_agent(manifest.to_json(), source=str(ctx.args.file))
     if ctx.out.json_mode:

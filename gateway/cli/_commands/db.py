@@ -6,7 +6,6 @@ import argparse
 
 from gateway.cli._app import common_options
 from gateway.cli._context import Context
-from records import open_engine, schema_status, upgrade
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,6 +25,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def do_upgrade(ctx: Context) -> int:
+    # records (SQLAlchemy, alembic) only when a db command runs: `holon --help` stays light.
+    from records import open_engine, schema_status, upgrade
+
     engine = open_engine(ctx.settings.database_url)
     try:
         before = schema_status(engine)
@@ -50,6 +52,8 @@ def do_upgrade(ctx: Context) -> int:
 
 
 def do_status(ctx: Context) -> int:
+    from records import open_engine, schema_status
+
     engine = open_engine(ctx.settings.database_url)
     try:
         status = schema_status(engine)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands import reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
-from gateway.client import EvalOptions, EvalsAPI
 from schema.errors import HolonError, Refused, UsageError
+
+if TYPE_CHECKING:
+    from gateway.client import EvalsAPI
 
 
 def _money(text: str) -> Decimal:
@@ -244,6 +246,8 @@ def _eval_all(ctx: Context) -> int:
 
 
 def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> int:
+    from gateway.client import EvalOptions
+
     args = ctx.args
     ops = _ops(ctx)
     options = EvalOptions(

@@ -52,15 +52,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def do_test(ctx: Context) -> int:
-    from agents import load_manifest
-    from evals import FixtureCache, load_suite, manifest_agent, practice, practice_agent
-    from evals.suites import TrustStore
-
     args = ctx.args
     if args.protocol and (args.endpoint or "").startswith("asgi:"):
         raise UsageError("--protocol applies to http(s) endpoints; asgi: is in-process")
     if args.endpoint is None and args.manifest is None:
         raise UsageError("name the agent: --endpoint URL or --manifest FILE")
+    # After the usage checks: a mistyped command is answered before the executor,
+    # the checks and the fixture generators are imported.
+    from agents import load_manifest
+    from evals import FixtureCache, load_suite, manifest_agent, practice, practice_agent
+    from evals.suites import TrustStore
+
     if Path(args.suite).exists():
         suite = load_suite(args.suite, trusted=TrustStore(ctx.settings.home).trusted)
     else:

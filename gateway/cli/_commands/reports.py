@@ -15,12 +15,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from evals.reports import AUDIENCES
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
 from schema.documents import write_file
 
+if TYPE_CHECKING:
+    from evals.reports import Audience
+
+# evals.reports.AUDIENCES, spelled out: importing evals.reports to build the parser would
+# load the store (SQLAlchemy and every model) for every command, `--help` included.
+# tests/gateway/test_cli_startup.py checks the two stay equal.
+AUDIENCES: tuple[Audience, ...] = ("author", "operator")
 REPORT_FORMATS = ("json", "md", "html")
 COMPARE_FORMATS = ("json", "md")
 

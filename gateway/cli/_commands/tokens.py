@@ -6,7 +6,6 @@ import argparse
 
 from gateway.cli._app import common_options
 from gateway.cli._context import Context
-from gateway.client import timestamp
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,6 +41,8 @@ def do_create(ctx: Context) -> int:
 
 
 def do_list(ctx: Context) -> int:
+    from gateway.client import timestamp
+
     tokens = ctx.store_client("tokens list").store.tokens.list(include_revoked=ctx.args.all)
     rows = [
         {

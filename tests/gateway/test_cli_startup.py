@@ -1,0 +1,118 @@
+"""CLI start-up stays light: commands that never open a store never import one.
+
+Each check runs a fresh interpreter (this process has long since imported
+everything), then reads its `sys.modules`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from examples.agents import ticket_triage
+from tests._servers import serve
+
+ROOT = Path(__file__).resolve().parents[2]
+TICKETS = str(ROOT / "examples" / "suites" / "ticket-classify")
+
+# Needed only by commands that open the store or talk to a gateway.
+STORE = [
+    "sqlalchemy",
+    "alembic",
+    "records",
+    "gateway.client",
+    "gateway.mandates",
+    "evals._runner",
+    "evals._plan",
+    "evals._worker",
+    "evals._finish",
+    "evals.reports",
+    "evals.suites._install",
+]
+# Needed only by commands that call an agent, render fixtures or serve.
+CALLS = ["agents", "aiohttp", "httpx", "evals", "reportlab", "pypdf", "uvicorn", "rich.progress"]
+
+# Runs the CLI in-process in the child, then reports its exit code, output
+# and which of the watched modules got imported.
+PROBE = """
+import contextlib, io, json, sys
+from gateway.cli import run
+argv, watched = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+out, err, code = io.StringIO(), io.StringIO(), None
+if argv is not None:  # argparse prints --help to sys.stdout itself
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run(argv, stdout=out, stderr=err)
+loaded = sorted(m for m in watched if m in sys.modules)
+print(json.dumps({"code": code, "stdout": out.getvalue(), "stderr": err.getvalue(),
+                  "loaded": loaded}))
+"""
+
+
+def _probe(argv: list[str] | None, home: Path) -> dict[str, Any]:
+    env = {**os.environ, "HOLON_HOME": str(home), "HOLON_EXAMPLES": "off"}
+    for name in ("HOLON_DATABASE_URL", "HOLON_GATEWAY_URL", "HOLON_TOKEN"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(STORE + CALLS)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_importing_the_cli_loads_no_store_and_no_client(tmp_path: Path) -> None:
+    assert _probe(None, tmp_path)["loaded"] == []
+
+
+def test_help_builds_every_parser_without_the_store(tmp_path: Path) -> None:
+    for argv in (["--help"], ["test", "--help"], ["evals", "report", "--help"], ["db", "--help"]):
+        res = _probe(argv, tmp_path)
+        assert res["code"] == 0, (argv, res["stderr"])
+        assert "usage: holon" in res["stdout"]
+        assert res["loaded"] == [], argv
+    # The audiences still come out in the help, spelled as evals.reports has them.
+    report = _probe(["evals", "report", "--help"], tmp_path)["stdout"]
+    assert "--audience {author,operator}" in report
+
+
+def test_a_usage_error_loads_nothing_heavy(tmp_path: Path) -> None:
+    res = _probe(["test", TICKETS], tmp_path)  # no --endpoint: refused before any import
+    assert res["code"] == 2 and "--endpoint URL or --manifest FILE" in res["stderr"]
+    assert res["loaded"] == []
+
+
+def test_holon_test_on_a_suite_directory_never_loads_the_store(tmp_path: Path) -> None:
+    with serve(ticket_triage.app) as url:
+        res = _probe(
+            ["test", TICKETS, "--endpoint", url + "/", "--case", "tc-002", "--json"], tmp_path
+        )
+    assert res["code"] in (0, 1), res["stderr"]
+    body = json.loads(res["stdout"])
+    assert [c["id"] for c in body["cases"]] == ["tc-002"]
+    assert body["summary"]["outcomes"] == {"ok": 1}
+    assert not set(res["loaded"]) & set(STORE), res["loaded"]
+    assert {"agents", "evals", "aiohttp"} <= set(res["loaded"])  # it did call the agent
+
+
+def test_a_store_command_still_loads_the_store(tmp_path: Path) -> None:
+    # The other side of the contract: laziness must not lose the store where it is needed.
+    res = _probe(["agents", "list", "--json"], tmp_path)
+    assert res["code"] == 0, res["stderr"]
+    assert json.loads(res["stdout"])["items"] == []
+    assert {"sqlalchemy", "records", "gateway.client"} <= set(res["loaded"])
+
+
+def test_cli_audiences_match_the_reports() -> None:
+    from evals.reports import AUDIENCES
+    from gateway.cli._commands.reports import AUDIENCES as CLI_AUDIENCES
+
+    assert CLI_AUDIENCES == AUDIENCES
