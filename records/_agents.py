@@ -6,12 +6,14 @@ this layer stores them and never imports the agents package.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
     from records._store import Store
 
 __all__ = ["AgentInfo", "AgentRegistry", "Registration", "VersionInfo"]
+
+# Rows read per session when a `keep` predicate filters a listing.
+_CHUNK = 200
 
 RegisterStatus = Literal["created", "updated", "unchanged", "reactivated"]
 
@@ -217,9 +222,16 @@ class AgentRegistry:
         include_disabled: bool = False,
         cursor: str | None = None,
         limit: int = 100,
+        keep: Callable[[AgentInfo], bool] | None = None,
+        max_scan: int = 2000,
     ) -> Page[AgentInfo]:
+        """A page of agents by id; `keep` filters before paginating (see `_list_kept`)."""
         check_limit(limit)
         after = decode_cursor(cursor)
+        if keep is not None:
+            return self._list_kept(
+                org, capability, include_disabled, after, limit, keep, max(max_scan, limit + 1)
+            )
         with self._store.read() as session:
             query = select(Agent).order_by(Agent.id)
             if org is not None:
@@ -246,6 +258,98 @@ class AgentRegistry:
                 and session.scalar(query.where(Agent.id > last).limit(1)) is not None
             )
             return Page(items, encode_cursor(last) if more and last else None)
+
+    def _list_kept(
+        self,
+        org: str | None,
+        capability: str | None,
+        include_disabled: bool,
+        after: str | None,
+        limit: int,
+        keep: Callable[[AgentInfo], bool],
+        max_scan: int,
+    ) -> Page[AgentInfo]:
+        """Agents that `keep` accepts, paginated after filtering.
+
+        `keep` is a predicate the caller brings (the gateway's "current, fresh
+        record scores at least X"): freshness compares each suite the record
+        was graded on with the active suite version and its grace period at
+        the current time, which portable SQL over a JSON column cannot say.
+        So rows are read in chunks, each in its own short session, and `keep`
+        runs between sessions (it may read the store itself). A page holds
+        `limit` matches unless no match is left (next_cursor None) or
+        `max_scan` rows were read without filling it: then next_cursor points
+        past the last row read, so the walk goes on and sees every match once.
+        """
+        items: list[AgentInfo] = []
+        position = after
+        scanned = 0
+        while True:
+            size = min(_CHUNK, max_scan - scanned)
+            chunk, last, exhausted = self._chunk(org, capability, include_disabled, position, size)
+            scanned += size
+            for info in chunk:
+                if not keep(info):
+                    continue
+                if len(items) == limit:
+                    # One match more than the page holds: the page is full and
+                    # not the last; the next one starts after its last item.
+                    return Page(items, encode_cursor(items[-1].id))
+                items.append(info)
+            if exhausted or last is None:
+                return Page(items, None)
+            position = last
+            if scanned >= max_scan:
+                return Page(items, encode_cursor(position))
+
+    def _chunk(
+        self,
+        org: str | None,
+        capability: str | None,
+        include_disabled: bool,
+        after: str | None,
+        size: int,
+    ) -> tuple[builtins.list[AgentInfo], str | None, bool]:
+        """Up to `size` agent rows after `after`: those claiming `capability`, the
+        last id read, and whether the table ended within them."""
+        # One statement per chunk: the current manifest and whether a secret
+        # is set come joined, not as two lookups per agent (_info).
+        query = (
+            select(Agent, AgentVersion.manifest, AgentSecret.agent_id)
+            .join(
+                AgentVersion,
+                and_(
+                    AgentVersion.agent_id == Agent.id,
+                    AgentVersion.version == Agent.current_version,
+                ),
+            )
+            .outerjoin(AgentSecret, AgentSecret.agent_id == Agent.id)
+            .order_by(Agent.id)
+            .limit(size)
+        )
+        if org is not None:
+            query = query.where(Agent.org == org)
+        if not include_disabled:
+            query = query.where(Agent.disabled.is_(False))
+        if after is not None:
+            query = query.where(Agent.id > after)
+        with self._store.read() as session:
+            rows = session.execute(query).all()
+        infos = [
+            AgentInfo(
+                id=agent.id,
+                org=agent.org,
+                version=agent.current_version,
+                disabled=agent.disabled,
+                has_secret=secret is not None,
+                manifest=manifest,
+                created_at=agent.created_at,
+                updated_at=agent.updated_at,
+            )
+            for agent, manifest, secret in rows
+        ]
+        kept = [i for i in infos if capability is None or capability in i.capabilities]
+        return kept, (infos[-1].id if infos else None), len(rows) < size
 
     # -- helpers ------------------------------------------------------------
 

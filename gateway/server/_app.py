@@ -31,7 +31,7 @@ from gateway.live import LiveCalls, Lookups
 from gateway.server import _routes_agents, _routes_calls, _routes_evals
 from gateway.server._auth import TokenCache, admit
 from gateway.server._http import error_response, json_response
-from gateway.server._metrics import Metrics
+from gateway.server._metrics import CELLS_TTL_S, Metrics
 from gateway.server._openapi import openapi
 from gateway.server._probes import probe_forever
 from gateway.server._service import Endpoint, Service
@@ -70,7 +70,9 @@ async def metrics(request: Request, who: Any, svc: Service) -> Response:
             )
             return {str(code or "pending"): int(n) for code, n in rows}
 
-    text = svc.metrics.render(await svc.run(cells))
+    # A full scan of the cells table (no index covers outcome_code): cached,
+    # so frequent scrapes of a big store cost one count per interval.
+    text = svc.metrics.render(await svc.run(svc.metrics.cells.get, cells))
     return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
@@ -124,8 +126,12 @@ def create_app(
     eval_workers: int = 1,
     cache_ttl_s: float = 1.0,
     max_body_bytes: int = 8 * 1024 * 1024,
+    cells_ttl_s: float = CELLS_TTL_S,
 ) -> Starlette:
-    """The gateway app. With `store`, that store is used (and not closed); else the settings'."""
+    """The gateway app. With `store`, that store is used (and not closed); else the settings'.
+
+    `cells_ttl_s`: how long /metrics reuses its count of eval cells.
+    """
     state: dict[str, Service] = {}
 
     @contextlib.asynccontextmanager
@@ -142,7 +148,7 @@ def create_app(
                 client=client,
                 calls=LiveCalls(opened, executor, lookups=Lookups(opened, ttl_s=cache_ttl_s)),
                 tokens=TokenCache(opened, ttl_s=cache_ttl_s),
-                metrics=Metrics(),
+                metrics=Metrics(cells_ttl_s),
                 network=policy,
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,

@@ -1,17 +1,24 @@
 """/metrics in the Prometheus text format: live calls and denials, eval cells, latencies.
 
 Counters live in this process (each uvicorn worker has its own; Prometheus
-sums them). Eval cell counts come from the store at scrape time, so every
-process reports the same, whole picture.
+sums them). Eval cell counts come from the store, so every process reports
+the same, whole picture; counting them reads the whole cells table, so each
+process does it at most once per `cells_ttl_s` (CachedCounts) and scrapes in
+between get the last count.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-__all__ = ["Metrics"]
+__all__ = ["CachedCounts", "Metrics"]
+
+# How long a count of eval cells serves scrapes before the store is asked again.
+CELLS_TTL_S = 30.0
 
 BUCKETS_MS = (1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 
@@ -48,9 +55,52 @@ class Histogram:
         return out
 
 
+class CachedCounts:
+    """A count from the store, computed at most once per `ttl_s` in this process.
+
+    The first scrape after expiry counts again (on its worker thread, not the
+    event loop). Only one thread counts at a time: while it does, other
+    scrapes answer with the previous count instead of queueing a second
+    full scan behind it (the very first count has none, so they wait for it).
+    A failed count caches nothing; the scrape fails as the store does.
+    """
+
+    def __init__(self, ttl_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._refresh = threading.Lock()
+        self._value: dict[str, int] | None = None
+        self._at = -math.inf
+
+    def _fresh(self) -> dict[str, int] | None:
+        value = self._value
+        if value is not None and self._clock() - self._at < self.ttl_s:
+            return value
+        return None
+
+    def get(self, count: Callable[[], dict[str, int]]) -> dict[str, int]:
+        fresh = self._fresh()
+        if fresh is not None:
+            return fresh
+        previous = self._value
+        if not self._refresh.acquire(blocking=previous is None):
+            assert previous is not None
+            return previous
+        try:
+            fresh = self._fresh()  # another thread counted while this one waited
+            if fresh is not None:
+                return fresh
+            value = count()
+            self._value, self._at = value, self._clock()
+            return value
+        finally:
+            self._refresh.release()
+
+
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, cells_ttl_s: float = CELLS_TTL_S) -> None:
         self._lock = threading.Lock()
+        self.cells = CachedCounts(cells_ttl_s)  # eval cells by outcome, from the store
         self.calls: Counter[tuple[str, str]] = Counter()  # (capability, outcome)
         self.denials: Counter[str] = Counter()  # reason
         self.requests: Counter[tuple[str, str, int]] = Counter()  # (method, route, status)
@@ -129,7 +179,8 @@ class Metrics:
             for agent, flag in sorted(self.identity_mismatch.items()):
                 lines.append(f"holon_agent_identity_mismatch{_labels((('agent', agent),))} {flag}")
         lines += [
-            "# HELP holon_eval_cells Eval cells in the store, by outcome (pending: not yet run).",
+            "# HELP holon_eval_cells Eval cells in the store, by outcome (pending: not yet "
+            "run), counted at most once per cache interval.",
             "# TYPE holon_eval_cells gauge",
         ]
         for outcome, n in sorted(cells.items()):
