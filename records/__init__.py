@@ -6,7 +6,7 @@ Imports only `schema`: never `evals` or `gateway`.
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
 from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
 from records._ids import eval_id, ulid
-from records._ledger import LedgerRegistry
+from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
     BudgetPeriod,
     BudgetState,
@@ -41,6 +41,7 @@ __all__ = [
     "CellResultRow",
     "CellSpec",
     "ClaimedCell",
+    "Deny",
     "EvalCell",
     "EvalInfo",
     "EvalRegistry",
@@ -48,12 +49,15 @@ __all__ = [
     "InstalledSuite",
     "LedgerEntry",
     "LedgerRegistry",
+    "LedgerWrite",
     "MandateInfo",
     "MandateRegistry",
     "Page",
     "Registration",
+    "Reserve",
     "SchemaStatus",
     "SecretBox",
+    "Settle",
     "Store",
     "SuiteInstall",
     "SuiteRegistry",

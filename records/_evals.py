@@ -11,11 +11,11 @@ each other; SQLite serialises writers (BEGIN IMMEDIATE) to the same effect.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     Integer,
@@ -24,7 +24,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, defer
 
 from records._cell_sql import (
@@ -38,7 +37,6 @@ from records._cell_sql import (
 )
 from records._models import AgentRecord, EvalCell, EvalRun, SuiteVersionRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
-from records._store import _unavailable
 from records._types import utc_text, utcnow
 from schema.errors import NotFound
 
@@ -112,9 +110,6 @@ class Settled:
     status: str
 
 
-_T = TypeVar("_T")
-
-
 def _info(row: EvalRun) -> EvalInfo:
     return EvalInfo(
         row.id,
@@ -134,8 +129,6 @@ def _info(row: EvalRun) -> EvalInfo:
 class EvalRegistry:
     def __init__(self, store: Store) -> None:
         self._store = store
-        # A writer (BEGIN IMMEDIATE) whose lock wait a caller bounds (SQLite).
-        self._bounded = store.engine.execution_options(holon_write=True)
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -386,29 +379,10 @@ class EvalRegistry:
                 claimed = self._claim(session, eval_id, owner, claim, lease_s)
             return Settled(recorded, claimed, status)
 
-        if wait_s is not None and self._store.dialect == "sqlite":
-            return self._write_within(wait_s, settle)
+        if wait_s is not None:
+            return self._store.write_within(wait_s, settle)
         with self._store.write() as session:
             return settle(session)
-
-    def _write_within(self, wait_s: float, work: Callable[[Session], _T]) -> _T | None:
-        """`work` in one SQLite write transaction, or None if the write lock stays taken
-        for `wait_s` (the connection's busy timeout, lowered for this transaction)."""
-        with self._bounded.connect() as connection:
-            raw = connection.connection.driver_connection
-            assert raw is not None
-            (previous,) = raw.execute("PRAGMA busy_timeout").fetchone()
-            raw.execute(f"PRAGMA busy_timeout = {max(0, int(wait_s * 1000))}")
-            try:
-                with Session(bind=connection, expire_on_commit=False) as session:
-                    with session.begin():
-                        return work(session)
-            except OperationalError as exc:
-                if "locked" in str(exc.orig):
-                    return None  # nothing written: BEGIN IMMEDIATE took the lock, or failed
-                raise _unavailable(self._store.engine, exc) from None
-            finally:
-                raw.execute(f"PRAGMA busy_timeout = {int(previous)}")
 
     def _record(
         self,

@@ -40,13 +40,14 @@ class GroupCommit(Generic[W]):
         self._cond = threading.Condition()
         self._queue: list[tuple[W, Future[Any]]] = []
         self._running = False
+        self._committing = False
 
     def submit(self, write: W) -> Future[Any]:
         future: Future[Any] = Future()
         with self._cond:
             self._queue.append((write, future))
             if self._running:
-                self._cond.notify()
+                self._cond.notify_all()  # the thread, and never only a `drain` waiter
             else:
                 self._running = True
                 threading.Thread(target=self._run, name="holon-ledger", daemon=True).start()
@@ -61,9 +62,22 @@ class GroupCommit(Generic[W]):
                         self._running = False
                         return
                 group, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-            group = [(w, f) for w, f in group if f.set_running_or_notify_cancel()]
-            if group:
-                self._commit(group)
+                self._committing = True
+            try:
+                group = [(w, f) for w, f in group if f.set_running_or_notify_cancel()]
+                if group:
+                    self._commit(group)
+            finally:
+                with self._cond:
+                    self._committing = False
+                    self._cond.notify_all()
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every write submitted so far is committed (or failed); False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: not self._queue and not self._committing, timeout=timeout
+            )
 
     def _commit(self, group: list[tuple[W, Future[Any]]]) -> None:
         writes = [w for w, _ in group]

