@@ -106,7 +106,10 @@ def main() -> None:
     if args.switch_interval:
         sys.setswitchinterval(args.switch_interval)
     app = create_app(
-        Settings.from_env(), eval_workers=args.eval_workers, cache_ttl_s=args.cache_ttl
+        Settings.from_env(),
+        eval_workers=args.eval_workers,
+        cache_ttl_s=args.cache_ttl,
+        freeze_gc=True,  # as `holon gateway serve`
     )
     config = uvicorn.Config(
         app,

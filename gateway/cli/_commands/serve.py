@@ -64,7 +64,9 @@ def do_serve(ctx: Context) -> int:
     if args.workers == 1:
         from gateway.server import create_app
 
-        app = create_app(ctx.settings, store=client.store, eval_workers=args.eval_workers)
+        app = create_app(
+            ctx.settings, store=client.store, eval_workers=args.eval_workers, freeze_gc=True
+        )
         uvicorn.run(app, host=args.host, port=args.port, log_level=level, access_log=False)
         return 0
     from gateway.server import EVAL_WORKERS_ENV
