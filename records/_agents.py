@@ -11,9 +11,9 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import Select, and_, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -233,13 +233,7 @@ class AgentRegistry:
                 org, capability, include_disabled, after, limit, keep, max(max_scan, limit + 1)
             )
         with self._store.read() as session:
-            query = select(Agent).order_by(Agent.id)
-            if org is not None:
-                query = query.where(Agent.org == org)
-            if not include_disabled:
-                query = query.where(Agent.disabled.is_(False))
-            if after is not None:
-                query = query.where(Agent.id > after)
+            query = _agents_where(select(Agent).order_by(Agent.id), org, include_disabled, after)
             items: list[AgentInfo] = []
             last: str | None = None
             # Capability filtering reads the manifest JSON in Python: the same
@@ -327,12 +321,7 @@ class AgentRegistry:
             .order_by(Agent.id)
             .limit(size)
         )
-        if org is not None:
-            query = query.where(Agent.org == org)
-        if not include_disabled:
-            query = query.where(Agent.disabled.is_(False))
-        if after is not None:
-            query = query.where(Agent.id > after)
+        query = _agents_where(query, org, include_disabled, after)
         with self._store.read() as session:
             rows = session.execute(query).all()
         infos = [
@@ -375,3 +364,17 @@ class AgentRegistry:
             created_at=agent.created_at,
             updated_at=agent.updated_at,
         )
+
+
+_Q = TypeVar("_Q", bound=Select[Any])
+
+
+def _agents_where(query: _Q, org: str | None, include_disabled: bool, after: str | None) -> _Q:
+    """The listing's filters: one org, enabled agents only, after a cursor."""
+    if org is not None:
+        query = query.where(Agent.org == org)
+    if not include_disabled:
+        query = query.where(Agent.disabled.is_(False))
+    if after is not None:
+        query = query.where(Agent.id > after)
+    return query
