@@ -81,7 +81,7 @@ class LedgerWriter:
             # is given back here; one in the thread, by `_deliver`.
             if future.done() and not future.cancelled() and future.exception() is None:
                 if isinstance(future.result(), LedgerEntry):
-                    self.write(release_of(future.result()))
+                    self.later(release_of(future.result()))
             raise
         return result
 
@@ -145,7 +145,7 @@ class LedgerWriter:
         result = error if error is not None else done.result()
         if future.cancelled():
             if isinstance(write, Reserve) and isinstance(result, LedgerEntry):
-                self.write(release_of(result))
+                self.later(release_of(result))
         else:
             _resolve(future, result)
         delivered.set_result(None)
@@ -156,7 +156,7 @@ def _log_failure(future: asyncio.Future[Any]) -> None:
         return
     error = future.exception()
     if error is not None:
-        log.error("a ledger write after its answer failed (%s); its reservation expires", error)
+        log.error("a ledger write nobody waits for failed (%s); its reservation expires", error)
 
 
 def _resolve(future: asyncio.Future[Any], result: Any) -> None:
