@@ -249,10 +249,19 @@ class Runner:
         # the GIL at each of the dozens of steps SQLite releases it for, while
         # the workers keep it busy. The wait for another writer is bounded, so
         # an agent's deadline never runs out while the loop stands still.
-        settled = settle(wait_s=INLINE_LOCK_WAIT_S) if self.inline else None
-        if settled is None:
-            settled = await self._db(settle)
-            assert settled is not None  # without `wait_s`, a settle waits for the lock
+        try:
+            settled = settle(wait_s=INLINE_LOCK_WAIT_S) if self.inline else None
+            if settled is None:
+                settled = await self._db(settle)
+                assert settled is not None  # without `wait_s`, a settle waits for the lock
+        except BaseException:
+            # Not recorded (StoreUnavailable, or cancelled): the answers stay for the
+            # next commit (the flush as the runner stops, or `holon worker` once the
+            # store is back) instead of being run again. A commit that did land and
+            # only lost its reply records nothing twice: recording is fenced to cells
+            # still `running` under the claim's fence.
+            self.pending_rows[:0] = rows
+            raise
         await self._recorded(rows, settled.recorded)
         if settled.status != "running":
             # `holon evals cancel` from another process (or finished): stop claiming.

@@ -4,14 +4,22 @@ A worker claims cells of running evals under the same leases as the eval's
 own process, and finishes an eval whose last cell it recorded. Finishing is
 idempotent (the first to finish wins, under a row lock), so it does not
 matter which process gets there.
+
+A worker rides out a store outage (PostgreSQL restarting, a failover): it
+waits with capped exponential backoff and goes on where it was, for at most
+`max_outage_s` (the CLI's `--max-outage`; unbounded for the gateway's own
+eval workers). Answers its runner had when the store went away are recorded
+once the store is back, and the cells it still held are made claimable at
+once rather than when their leases run out.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,18 +30,37 @@ from evals._eval import pdf_pool_for
 from evals._finish import finish
 from evals._plan import rebuild
 from evals._runner import Runner, cache_for, dead_local_owners, new_owner
-from records import EvalCell, Store, utcnow
-from schema.errors import HolonError
+from records import CellResultRow, EvalCell, Store, utcnow
+from schema.errors import HolonError, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 Report = Callable[[str], None]
+
+BACKOFF_FIRST_S = 0.5  # the first wait after the store stopped answering
+BACKOFF_MAX_S = 15.0  # the longest wait between two tries
 
 
 @dataclass
 class WorkerStats:
     evals_worked: set[str] = field(default_factory=set)
     evals_finished: set[str] = field(default_factory=set)
+    store_outages: int = 0  # outages ridden out (or, the last one, given up on)
+
+
+@dataclass
+class _Outage:
+    """One stretch of the store not answering."""
+
+    started: float = field(default_factory=time.monotonic)
+    delay: float = BACKOFF_FIRST_S
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def next_delay(self) -> float:
+        delay, self.delay = self.delay, min(self.delay * 2, BACKOFF_MAX_S)
+        return delay
 
 
 def run_worker(
@@ -44,50 +71,164 @@ def run_worker(
     poll_s: float = 1.0,
     stop: threading.Event | None = None,
     report: Report | None = None,
+    max_outage_s: float | None = None,
 ) -> WorkerStats:
-    """Work running evals until stopped (or, with `once`, until none has work left)."""
+    """Work running evals until stopped (or, with `once`, until none has work left).
+
+    While the store is unreachable, wait for it (0.5 s doubling to 15 s
+    between tries); after `max_outage_s` (None: never) raise the last
+    StoreUnavailable. Setting `stop` ends a wait at once. Any other error
+    propagates as before.
+    """
     owner = new_owner()
     stats = WorkerStats()
     stop = stop or threading.Event()
     say = report or (lambda message: None)
+    # Per eval whose runner the store failed under: the answers it could not
+    # record (maybe none). Its claims are still this owner's in the store.
+    unsettled: dict[str, list[CellResultRow]] = {}
+    outage: _Outage | None = None
     while not stop.is_set():
-        worked = False
-        for info in store.evals.running():
-            counts = store.evals.counts(info.id)
-            try:
-                plan = rebuild(store, info.plan, home=home)
-            except HolonError as exc:
-                log.warning("eval %s cannot be worked here: %s", info.id, exc)
-                continue
-            # Cells left `running` by a worker that died count as work too: with
-            # none pending, nobody else would ever reclaim them.
-            if counts["pending"] or (counts["running"] and _reclaimable(store, info.id)):
-                worked = True
-                stats.evals_worked.add(info.id)
-                say(f"working eval {info.id} ({info.agent_id} {info.agent_version})")
-                with pdf_pool_for(plan) as pdf:
-                    runner = Runner(
-                        store,
-                        plan,
-                        info.id,
-                        cache=cache_for(home),
-                        pdf=pdf,
-                        owner=owner,
-                        wait_for_others=False,
-                    )
-                    asyncio.run(runner.run())
-                counts = store.evals.counts(info.id)
-            if counts["pending"] == 0 and counts["running"] == 0:
-                with contextlib.suppress(HolonError):
-                    done = finish(store, plan, store.evals.get(info.id))
-                    if done.status == "done" and info.id not in stats.evals_finished:
-                        stats.evals_finished.add(info.id)
-                        say(f"eval {info.id} is complete")
+        try:
+            if outage is not None:
+                recorded = _recover(store, owner, unsettled)
+                took = outage.elapsed()
+                log.info("the store answers again after %.1f s; going on", took)
+                say(
+                    f"the store answers again after {took:.1f} s"
+                    + (f"; recorded {recorded} answers held meanwhile" if recorded else "")
+                )
+                outage = None
+            worked = _work_once(store, home, owner, stats, say, unsettled)
+        except StoreUnavailable as exc:
+            began = outage is None
+            if outage is None:
+                outage = _Outage()
+                stats.store_outages += 1
+            elapsed = outage.elapsed()
+            if max_outage_s is not None and elapsed >= max_outage_s:
+                exc.hint = (
+                    f"the store did not answer for {elapsed:.0f} s; start the worker again "
+                    "once it does (what was recorded stays recorded, the cells it held are "
+                    "claimed again), or give it longer with `holon worker --max-outage SECONDS`"
+                )
+                exc.details.setdefault("outage_s", round(elapsed, 1))
+                exc.details.setdefault("max_outage_s", max_outage_s)
+                raise
+            if began:
+                held = sum(len(rows) for rows in unsettled.values())
+                log.warning(
+                    "%s; waiting for the store to answer again (retrying after %g s, "
+                    "backing off to every %g s, %s)%s",
+                    exc,
+                    BACKOFF_FIRST_S,
+                    BACKOFF_MAX_S,
+                    "for as long as it takes"
+                    if max_outage_s is None or math.isinf(max_outage_s)
+                    else f"for at most {max_outage_s:g} s",
+                    f"; {held} answers held for recording" if held else "",
+                )
+            delay = outage.next_delay()
+            if max_outage_s is not None:
+                # One last try right at the bound: an outage of exactly the bound is ridden out.
+                delay = min(delay, max_outage_s - elapsed)
+            stop.wait(delay)
+            continue
         if once and not worked:
             break
         if not worked:
             stop.wait(poll_s)
+    if unsettled:
+        log.warning(
+            "stopped while the store was away: %d answers not recorded; their cells are "
+            "claimed again when their leases end",
+            sum(len(rows) for rows in unsettled.values()),
+        )
     return stats
+
+
+def _work_once(
+    store: Store,
+    home: Path,
+    owner: str,
+    stats: WorkerStats,
+    say: Report,
+    unsettled: dict[str, list[CellResultRow]],
+) -> bool:
+    """One look at every running eval, working those with cells to claim: whether any had."""
+    worked = False
+    for info in store.evals.running():
+        counts = store.evals.counts(info.id)
+        try:
+            plan = rebuild(store, info.plan, home=home)
+        except StoreUnavailable:
+            raise  # not this eval's fault: wait for the store
+        except HolonError as exc:
+            log.warning("eval %s cannot be worked here: %s", info.id, exc)
+            continue
+        # Cells left `running` by a worker that died count as work too: with
+        # none pending, nobody else would ever reclaim them.
+        if counts["pending"] or (counts["running"] and _reclaimable(store, info.id)):
+            worked = True
+            stats.evals_worked.add(info.id)
+            say(f"working eval {info.id} ({info.agent_id} {info.agent_version})")
+            with pdf_pool_for(plan) as pdf:
+                runner = Runner(
+                    store,
+                    plan,
+                    info.id,
+                    cache=cache_for(home),
+                    pdf=pdf,
+                    owner=owner,
+                    wait_for_others=False,
+                )
+                try:
+                    asyncio.run(runner.run())
+                except StoreUnavailable:
+                    # The runner has stopped (every cell it started answered);
+                    # what it could not commit is recorded when the store is back.
+                    unsettled.setdefault(info.id, []).extend(runner.pending_rows)
+                    raise
+            counts = store.evals.counts(info.id)
+        if counts["pending"] == 0 and counts["running"] == 0:
+            try:
+                done = finish(store, plan, store.evals.get(info.id))
+            except StoreUnavailable:
+                raise
+            except HolonError:
+                continue  # not complete after all (a cell was given back meanwhile)
+            if done.status == "done" and info.id not in stats.evals_finished:
+                stats.evals_finished.add(info.id)
+                say(f"eval {info.id} is complete")
+    return worked
+
+
+def _recover(store: Store, owner: str, unsettled: dict[str, list[CellResultRow]]) -> int:
+    """The store answers again: record the answers held, free the cells still held.
+
+    Raises StoreUnavailable while the store is still away (this is the probe).
+    Safe to repeat: a result records only onto its own claim of a cell still
+    `running`, and no runner of this owner is working when this runs, so its
+    remaining leases (cells claimed and never started, a claim whose reply was
+    lost) hold nothing anyone is working on.
+    """
+    store.evals.running()  # the probe, when nothing is held
+    recorded = 0
+    for eval_id in list(unsettled):
+        rows = unsettled[eval_id]
+        if rows:
+            done = store.evals.record(eval_id, rows, owner=owner)
+            recorded += len(done)
+            if len(done) < len(rows):
+                log.warning(
+                    "eval %s: %d answers held through the outage not recorded (lease lost)",
+                    eval_id,
+                    len(rows) - len(done),
+                )
+            unsettled[eval_id] = []
+        store.evals.expire_leases(eval_id, [owner])
+        del unsettled[eval_id]
+    return recorded
 
 
 def _reclaimable(store: Store, eval_id: str) -> bool:

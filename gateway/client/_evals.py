@@ -72,14 +72,29 @@ class EvalOps:
                 return ids
             cursor = page.next_cursor
 
-    def work(self, *, once: bool, poll_s: float, report: Callable[[str], None]) -> JSONObject:
+    def work(
+        self,
+        *,
+        once: bool,
+        poll_s: float,
+        report: Callable[[str], None],
+        max_outage_s: float | None = None,
+    ) -> JSONObject:
         from evals import run_worker
 
         self.apply_retention()
-        stats = run_worker(self.store, home=self.home, once=once, poll_s=poll_s, report=report)
+        stats = run_worker(
+            self.store,
+            home=self.home,
+            once=once,
+            poll_s=poll_s,
+            report=report,
+            max_outage_s=max_outage_s,
+        )
         return {
             "evals_worked": sorted(stats.evals_worked),
             "evals_finished": sorted(stats.evals_finished),
+            "store_outages": stats.store_outages,
         }
 
     def plan(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,23 @@ def _money(text: str) -> Decimal:
         raise argparse.ArgumentTypeError(f"{text!r} is not an amount of dollars") from None
     if not value.is_finite() or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative amount")
+    return value
+
+
+# How long `holon worker` waits for the store before it gives up (exit 3). Long
+# enough for a PostgreSQL restart or failover; short enough that a store gone
+# for good shows as a failing unit under the worker's supervisor (which restarts
+# it, counts it, alerts) instead of a process that looks healthy and does nothing.
+MAX_OUTAGE_S = 300.0
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if math.isnan(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative number of seconds")
     return value
 
 
@@ -95,11 +113,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=[common_options()],
         help="help with running evals (any host sharing the store)",
         description="Claim and run cells of every running eval, under leases, until stopped. "
-        "Several workers on several hosts split one eval; each cell is recorded once.",
+        "Several workers on several hosts split one eval; each cell is recorded once. A store "
+        "that stops answering is waited for (retrying every 0.5 s, backing off to every 15 s) "
+        "for up to --max-outage; the store must answer when the worker starts.",
     )
     worker.add_argument("--once", action="store_true", help="stop when no eval has work left")
     worker.add_argument(
         "--poll", type=float, default=1.0, metavar="SECONDS", help="idle wait between looks"
+    )
+    worker.add_argument(
+        "--max-outage",
+        type=_seconds,
+        default=MAX_OUTAGE_S,
+        metavar="SECONDS",
+        help=f"wait this long for an unreachable store, then exit 3 (default {MAX_OUTAGE_S:g}; "
+        "0: exit at once; inf: wait forever)",
     )
     worker.set_defaults(handler=do_worker)
 
@@ -331,7 +359,12 @@ def do_cancel(ctx: Context) -> int:
 
 def do_worker(ctx: Context) -> int:
     ops = ctx.store_client("worker").evals
-    result = ops.work(once=ctx.args.once, poll_s=ctx.args.poll, report=ctx.out.note)
+    result = ops.work(
+        once=ctx.args.once,
+        poll_s=ctx.args.poll,
+        report=ctx.out.note,
+        max_outage_s=ctx.args.max_outage,
+    )
     if ctx.out.json_mode:
         ctx.out.json(result)
     return 0
