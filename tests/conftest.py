@@ -13,6 +13,9 @@ from sqlalchemy.exc import OperationalError
 
 from records import Store, new_key, open_store
 
+# The campaigns' totals, printed at the end of a run (also under pytest-xdist).
+pytest_plugins = ["tests._campaign_totals"]
+
 DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 

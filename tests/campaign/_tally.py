@@ -2,7 +2,7 @@
 
 Every fuzzed or injected input is recorded with its outcome (`loaded`, the
 error code of a clear error, ...). The totals are printed at the end of the
-run (tests/campaign/conftest.py), and docs/reliability.md quotes them.
+run (tests/_campaign_totals.py), and docs/reliability.md quotes them.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ CASES = 12  # per split; with 2 repetitions: 48 cells
 CELLS = CASES * 2 * 2
 VOLATILE = ("eval_id", "evaluated_at", "eval_started_at")
 
-# What the campaign did, summed over the session (printed by conftest.py, copied to
+# What the campaign did, summed over the session (printed by tests/_campaign_totals.py, copied to
 # docs/reliability.md).
 TALLY: Counter[str] = Counter()
 
