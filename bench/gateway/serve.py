@@ -100,16 +100,15 @@ def main() -> None:
     parser.add_argument(
         "--switch-interval",
         type=float,
-        help="sys.setswitchinterval (s): how long a thread may hold the GIL when another waits",
+        help="the GIL switch interval (s) the server sets once started (default 0.001)",
     )
     args = parser.parse_args()
-    if args.switch_interval:
-        sys.setswitchinterval(args.switch_interval)
     app = create_app(
         Settings.from_env(),
         eval_workers=args.eval_workers,
         cache_ttl_s=args.cache_ttl,
-        freeze_gc=True,  # as `holon gateway serve`
+        server_process=True,  # as `holon gateway serve`
+        **({"switch_interval_s": args.switch_interval} if args.switch_interval else {}),
     )
     config = uvicorn.Config(
         app,

@@ -22,4 +22,4 @@ def app_from_env() -> Starlette:
     For `uvicorn --factory gateway.server:app_from_env`: each worker process builds its own.
     """
     text = os.environ.get(EVAL_WORKERS_ENV, "1")
-    return create_app(eval_workers=int(text) if text.isdigit() else 1, freeze_gc=True)
+    return create_app(eval_workers=int(text) if text.isdigit() else 1, server_process=True)

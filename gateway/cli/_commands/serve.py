@@ -65,7 +65,7 @@ def do_serve(ctx: Context) -> int:
         from gateway.server import create_app
 
         app = create_app(
-            ctx.settings, store=client.store, eval_workers=args.eval_workers, freeze_gc=True
+            ctx.settings, store=client.store, eval_workers=args.eval_workers, server_process=True
         )
         uvicorn.run(app, host=args.host, port=args.port, log_level=level, access_log=False)
         return 0
