@@ -166,33 +166,35 @@ class Settings:
             raise UsageError(
                 f"HOLON_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, got {log_level!r}"
             )
-        examples = (read("examples") or "on").lower()
-        if examples not in ("on", "off"):
-            raise UsageError(f"HOLON_EXAMPLES must be on or off, got {examples!r}")
-        retention_text = read("output_retention_days") or "30"
-        if not retention_text.isdigit():
-            raise UsageError(
-                "HOLON_OUTPUT_RETENTION_DAYS must be a whole number of days, "
-                f"got {retention_text!r}"
-            )
-        probe_text = read("probe_interval_s") or "3600"
-        if not probe_text.isdigit():
-            raise UsageError(
-                f"HOLON_PROBE_INTERVAL_S must be a whole number of seconds, got {probe_text!r}"
-            )
-        eval_on_register = (read("eval_on_register") or "off").lower()
-        if eval_on_register not in ("on", "off"):
-            raise UsageError(f"HOLON_EVAL_ON_REGISTER must be on or off, got {eval_on_register!r}")
+
+        def on_off(name: str, default: str) -> bool:
+            value = (read(name) or default).lower()
+            if value not in ("on", "off"):
+                raise UsageError(f"{_BY_NAME[name].env} must be on or off, got {value!r}")
+            return value == "on"
+
+        def whole(name: str, default: str, unit: str) -> int:
+            text = read(name) or default
+            if not text.isdigit():
+                raise UsageError(
+                    f"{_BY_NAME[name].env} must be a whole number of {unit}, got {text!r}"
+                )
+            return int(text)
+
+        examples = on_off("examples", "on")
+        retention_days = whole("output_retention_days", "30", "days")
+        probe_interval_s = whole("probe_interval_s", "3600", "seconds")
+        eval_on_register = on_off("eval_on_register", "off")
         networks = read("agent_networks") or "public"
         from gateway._network import parse_networks
 
         parse_networks(networks)  # refuse a bad value at start-up, not at the first call
         return cls(
-            probe_interval_s=int(probe_text),
-            eval_on_register=eval_on_register == "on",
+            probe_interval_s=probe_interval_s,
+            eval_on_register=eval_on_register,
             agent_networks=networks,
-            output_retention_days=int(retention_text),
-            examples=examples == "on",
+            output_retention_days=retention_days,
+            examples=examples,
             home=home,
             database_url=database_url,
             secret_key=read("secret_key"),

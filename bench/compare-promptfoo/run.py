@@ -44,7 +44,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -59,9 +58,12 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import agent  # noqa: E402
+
+from bench._support import uvicorn_app  # noqa: E402
 
 PROMPTFOO_VERSION = "0.121"  # 0.122+ needs Node >= 22.22; this machine has Node 20
 LABELS = ("billing", "bug", "account", "outage")
@@ -272,26 +274,8 @@ def ensure_promptfoo(directory: Path, version: str) -> Path:
 @contextmanager
 def agent_server() -> Iterator[str]:
     """agent.app under uvicorn in a subprocess; yields its URL."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "uvicorn", "agent:app", "--app-dir", str(HERE)]
-    command += ["--port", str(port), "--log-level", "warning", "--no-access-log"]
-    process = subprocess.Popen(command)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the bench agent did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        process.terminate()
-        process.wait(10)
+    with uvicorn_app("agent:app", HERE, "the bench agent") as url:
+        yield url
 
 
 # -- measuring one process tree --------------------------------------------------

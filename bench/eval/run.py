@@ -43,14 +43,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
 import io
 import json
 import os
-import pstats
-import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -68,10 +64,14 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
 import bench_agent  # noqa: E402
-from sqlalchemy import create_engine, text  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
 
 from agents import CallLimits, Executor, manifest_from_dict  # noqa: E402
+from bench._support import (  # noqa: E402
+    postgres_url,
+    profile_every_thread,
+    sqlite_url,
+    uvicorn_app,
+)
 from evals import make_plan, start, work  # noqa: E402
 from evals.suites import install_suite  # noqa: E402
 from records import new_key, open_store  # noqa: E402
@@ -158,48 +158,10 @@ def manifest(endpoint: str) -> dict[str, Any]:
 
 
 @contextmanager
-def sqlite_url(root: Path) -> Iterator[str]:
-    path = root / f"holon-{secrets.token_hex(4)}.db"
-    yield f"sqlite:///{path}"
-
-
-@contextmanager
-def postgres_url(admin_url: str) -> Iterator[str]:
-    name = f"holon_bench_{secrets.token_hex(6)}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-@contextmanager
 def agent_server(attribute: str) -> Iterator[str]:
     """bench_agent.<attribute> under uvicorn in a subprocess; yields its URL."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "uvicorn", f"bench_agent:{attribute}", "--app-dir", str(HERE)]
-    command += ["--port", str(port), "--log-level", "warning", "--no-access-log"]
-    process = subprocess.Popen(command)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the bench agent did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        process.terminate()
-        process.wait(10)
+    with uvicorn_app(f"bench_agent:{attribute}", HERE, "the bench agent") as url:
+        yield url
 
 
 # -- one eval ------------------------------------------------------------------
@@ -409,29 +371,11 @@ def profile(suite: Path, root: Path, endpoint: str, top: int = 30) -> str:
     profiler's call stack cannot follow several threads), merged at the end.
     For a sampling view of who holds the GIL: `py-spy record --gil -- python …`.
     """
-    profiles: list[cProfile.Profile] = []
-    lock = threading.Lock()
-
-    def per_thread(*_: Any) -> None:
-        mine = cProfile.Profile()
-        with lock:
-            profiles.append(mine)
-        mine.enable()
-
-    main_profile = cProfile.Profile()
-    threading.setprofile(per_thread)
-    main_profile.enable()
-    try:
-        with sqlite_url(root) as url:
-            numbers = run_eval(url, suite, endpoint, 64, root)
-    finally:
-        main_profile.disable()
-        threading.setprofile(None)
     out = io.StringIO()
+    with profile_every_thread(out) as merged, sqlite_url(root) as url:
+        numbers = run_eval(url, suite, endpoint, 64, root)
     out.write(f"{numbers}\n(the profiler slows everything down several times)\n")
-    stats = pstats.Stats(main_profile, stream=out)
-    for thread_profile in profiles:
-        stats.add(thread_profile)
+    stats = merged[0]
     # Idle waits (thread pools and the selector) lead by internal time; the
     # second listing keeps holon's own functions, by time including callees.
     stats.sort_stats("tottime").print_stats(top)

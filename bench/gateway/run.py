@@ -54,10 +54,7 @@ import json
 import os
 import pstats
 import secrets
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -73,9 +70,8 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
-from sqlalchemy import create_engine, text  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
 
+from bench._support import free_port, postgres_url, process, sqlite_url, uvicorn_app  # noqa: E402
 from gateway.client import StoreClient  # noqa: E402
 from records import open_store  # noqa: E402
 
@@ -89,26 +85,6 @@ CAP = Decimal("0.01")
 SWITCH_INTERVAL = os.environ.get("BENCH_SWITCH_INTERVAL", "")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not start")
-
-
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -116,50 +92,11 @@ def cpu_seconds(pid: int) -> float:
 
 
 @contextmanager
-def process(
-    command: list[str], port: int, what: str, env: dict[str, str] | None = None
-) -> Iterator[int]:
-    child = subprocess.Popen(command, env=env)
-    try:
-        wait_for_port(port, child, what)
-        yield child.pid
-    finally:
-        # SIGINT: uvicorn shuts down gracefully (the lifespan ends, a profile is written).
-        child.send_signal(signal.SIGINT)
-        try:
-            child.wait(30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait(10)
-
-
-@contextmanager
 def agent_server() -> Iterator[str]:
-    port = free_port()
-    command = [sys.executable, "-m", "uvicorn", "zero_agent:app"]
-    command += ["--app-dir", str(ROOT / "bench" / "executor"), "--port", str(port)]
-    command += ["--log-level", "warning", "--no-access-log"]
-    with process(command, port, "the zero-latency agent"):
-        yield f"http://127.0.0.1:{port}/"
-
-
-@contextmanager
-def sqlite_url(root: Path) -> Iterator[str]:
-    yield f"sqlite:///{root / f'gateway-{secrets.token_hex(4)}.db'}"
-
-
-@contextmanager
-def postgres_url(admin_url: str) -> Iterator[str]:
-    name = f"holon_bench_gw_{secrets.token_hex(6)}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with uvicorn_app(
+        "zero_agent:app", ROOT / "bench" / "executor", "the zero-latency agent"
+    ) as url:
+        yield url
 
 
 def prepare(url: str, key: str, home: Path, agent_url: str) -> str:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import cProfile
-import pstats
 import sys
 import threading
 from collections import Counter
@@ -28,6 +26,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import uvicorn  # noqa: E402
 
+from bench._support import profile_every_thread  # noqa: E402
 from gateway.server import create_app  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 
@@ -132,29 +131,9 @@ def main() -> None:
         with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the SIGINT it handled
             server.run()
         return
-    profiles: list[cProfile.Profile] = []
-    lock = threading.Lock()
-
-    def per_thread(*_: Any) -> None:
-        mine = cProfile.Profile()
-        with lock:
-            profiles.append(mine)
-        mine.enable()
-
-    main_profile = cProfile.Profile()
-    threading.setprofile(per_thread)
-    main_profile.enable()
-    try:
-        with contextlib.suppress(KeyboardInterrupt):
-            server.run()
-    finally:
-        main_profile.disable()
-        threading.setprofile(None)
-        stats = pstats.Stats(main_profile)
-        with lock:
-            for thread_profile in profiles:
-                stats.add(thread_profile)
-        stats.dump_stats(args.profile)
+    with profile_every_thread() as merged, contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    merged[0].dump_stats(args.profile)
 
 
 if __name__ == "__main__":

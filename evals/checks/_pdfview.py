@@ -202,6 +202,12 @@ def _warmup_pdf() -> bytes:
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    return assemble_pdf(objects)
+
+
+def assemble_pdf(objects: list[bytes], trailer: bytes = b"") -> bytes:
+    """A PDF file of `objects` (numbered from 1; object 1 is the catalog) with a correct
+    cross-reference table; `trailer` adds entries to the trailer dictionary."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, 1):
@@ -210,8 +216,9 @@ def _warmup_pdf() -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1,
+        trailer,
         xref,
     )
     return bytes(out)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from evals.checks import PdfPool, grade, open_pdf_pool
+from evals.checks._pdfview import assemble_pdf
 from tests.campaign._tally import record
 from tests.evals._checks import checks, doc
 
@@ -28,20 +29,7 @@ PAGE = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"
 
 def build(objects: list[bytes], trailer: bytes = b"") -> bytes:
     """A PDF of `objects` (numbered from 1; 1 is the catalog) with a correct xref table."""
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        trailer,
-        xref,
-    )
-    return bytes(out)
+    return assemble_pdf(objects, trailer)
 
 
 def flat_pages(count: int) -> bytes:

@@ -14,6 +14,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from evals.checks import PdfLimits, PdfPool, grade, open_pdf_pool, query
 from evals.checks._paths import PdfUnreadable
+from evals.checks._pdfview import assemble_pdf
 from tests.evals._checks import checks, doc
 
 
@@ -42,16 +43,7 @@ def raw_pdf(content: bytes) -> bytes:
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(content), content),
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 5\n0000000000 65535 f \n"
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
-    return bytes(out)
+    return assemble_pdf(objects)
 
 
 def flate_bomb(megabytes: int) -> bytes:

@@ -1,0 +1,134 @@
+"""What the benches share: loopback servers in subprocesses, throwaway stores, and a
+cProfile that follows every thread.
+
+Each bench puts the repository root on `sys.path` and imports this as
+`bench._support`.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+__all__ = [
+    "free_port",
+    "postgres_url",
+    "process",
+    "profile_every_thread",
+    "sqlite_url",
+    "uvicorn_app",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_for_port(port: int, child: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise RuntimeError(f"{what} exited with {child.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not start")
+
+
+@contextmanager
+def process(
+    command: list[str], port: int, what: str, env: dict[str, str] | None = None
+) -> Iterator[int]:
+    """`command` in a subprocess, once it listens on `port`; its pid. Stopped with SIGINT,
+    so uvicorn shuts down gracefully (the lifespan ends, a profile is written)."""
+    child = subprocess.Popen(command, env=env)
+    try:
+        _wait_for_port(port, child, what)
+        yield child.pid
+    finally:
+        child.send_signal(signal.SIGINT)
+        try:
+            child.wait(30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(10)
+
+
+@contextmanager
+def uvicorn_app(app: str, app_dir: Path, what: str) -> Iterator[str]:
+    """The ASGI app `module:attribute` (found in `app_dir`) under uvicorn; its URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", app, "--app-dir", str(app_dir)]
+    command += ["--port", str(port), "--log-level", "warning", "--no-access-log"]
+    with process(command, port, what):
+        yield f"http://127.0.0.1:{port}/"
+
+
+@contextmanager
+def sqlite_url(root: Path) -> Iterator[str]:
+    yield f"sqlite:///{root / f'holon-{secrets.token_hex(4)}.db'}"
+
+
+@contextmanager
+def postgres_url(admin_url: str) -> Iterator[str]:
+    """A throwaway PostgreSQL database (created, then dropped); its URL."""
+    name = f"holon_bench_{secrets.token_hex(6)}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
+def profile_every_thread(stream: IO[str] | None = None) -> Iterator[list[pstats.Stats]]:
+    """cProfile of this thread and of every thread started inside the block (one
+    profiler per thread: one profiler's call stack cannot follow several threads),
+    merged into the one `pstats.Stats` (printing to `stream`) that the yielded list
+    holds when the block ends."""
+    profiles: list[cProfile.Profile] = []
+    lock = threading.Lock()
+
+    def per_thread(*_: Any) -> None:
+        mine = cProfile.Profile()
+        with lock:
+            profiles.append(mine)
+        mine.enable()
+
+    merged: list[pstats.Stats] = []
+    main_profile = cProfile.Profile()
+    threading.setprofile(per_thread)
+    main_profile.enable()
+    try:
+        yield merged
+    finally:
+        main_profile.disable()
+        threading.setprofile(None)
+        stats = pstats.Stats(main_profile, stream=stream)
+        with lock:
+            for thread_profile in profiles:
+                stats.add(thread_profile)
+        merged.append(stats)
