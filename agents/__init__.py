@@ -3,8 +3,9 @@
 Never touches the database: everything it needs arrives as arguments.
 """
 
+from agents._addresses import Address, AddressGuard
 from agents._cost import price
-from agents._executor import Executor, ResolveGuard, execute
+from agents._executor import Executor, execute
 from agents._identity import Identity
 from agents._limits import CallLimits
 from agents._manifest import (
@@ -19,6 +20,8 @@ from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
 from agents._wire import PreparedRequest, build_request, secret_problem
 
 __all__ = [
+    "Address",
+    "AddressGuard",
     "AgentLimits",
     "Attempt",
     "CallLimits",
@@ -30,7 +33,6 @@ __all__ = [
     "OutcomeCode",
     "PreparedRequest",
     "Pricing",
-    "ResolveGuard",
     "Usage",
     "build_request",
     "execute",

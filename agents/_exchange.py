@@ -12,6 +12,9 @@ above it deals in `CallFailure` only:
 - the body is over the cap, undecodable, or the connection dropped mid-body:
   `invalid_response`.
 
+An address guard's `Refused` (raised before anything is dialled) is not the
+agent's doing: it propagates.
+
 The deadline is not handled here: the caller wraps the whole exchange in one
 `asyncio.timeout`, so connect + headers + body share it.
 """
@@ -29,6 +32,7 @@ import httpx
 from agents._outcome import OutcomeCode, printable
 from agents._reader import BodyError, read_bounded, read_prefix
 from agents._wire import PreparedRequest
+from schema.errors import Refused
 
 __all__ = ["Answer", "CallFailure", "Progress", "exchange"]
 
@@ -153,6 +157,8 @@ async def exchange(
     request.read()
     try:
         response = await transport.handle_async_request(request)
+    except Refused:  # the address guard forbade the connection: policy, not the agent
+        raise
     except Exception as exc:  # whatever the peer made the transport raise
         code = _before_response(exc, in_process)
         where = "in-process app failed" if in_process else "no response"

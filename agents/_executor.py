@@ -7,8 +7,8 @@ and arrives as `CallLimits`, which never reach the wire.
 Contract: nothing an agent does makes `execute` raise. Refused connections,
 garbage, hangs, floods and lies all become an `Outcome`. What does raise is
 our own side: a policy refusal (`schema.errors.Refused` for an `asgi:` agent
-when in-process agents are not allowed, or whatever `resolve_guard` raises),
-a caller bug (input that is not JSON, a bad capability string) or a bug here.
+when in-process agents are not allowed, or from the `address_guard`), a
+caller bug (input that is not JSON, a bad capability string) or a bug here.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
-from urllib.parse import urlsplit
 
 import httpx
+from aiohttp.abc import AbstractResolver
 
 from agents._a2a import (
     CARD_PATH,
@@ -35,6 +34,7 @@ from agents._a2a import (
     interpret_reply,
     target_from_card,
 )
+from agents._addresses import Address, AddressGuard
 from agents._cost import exceeds_cap, preflight_exceeds, price
 from agents._exchange import CallFailure, Progress, exchange
 from agents._identity import (
@@ -60,12 +60,9 @@ from agents._wire import (
 from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
 from schema.jsontext import JSONValue
 
-__all__ = ["Executor", "ResolveGuard", "execute"]
+__all__ = ["Executor", "execute"]
 
 logger = logging.getLogger(__name__)
-
-ResolveGuard = Callable[[str, int], Awaitable[None]]
-"""Called with (host, port) before every outbound connection; raises to forbid it."""
 
 CARD_TTL_S = 300.0
 _CARD_DEPTH = 32
@@ -94,9 +91,14 @@ class Executor:
     - `allow_asgi`: whether `asgi:` (in-process) agents may be called. The HTTP
       API passes False: calling one then raises `schema.errors.Refused` before
       anything runs (policy, not agent behaviour).
-    - `resolve_guard`: awaited with (host, port) before each outbound HTTP
-      connection (calls, card fetches, probes); it raises to forbid one and
-      its exception propagates. For the gateway's private-address policy.
+    - `address_guard`: judges every outbound HTTP connection (calls, card
+      fetches, probes) by (host, port, the addresses it would go to) before
+      it is dialled; its `Refused` propagates. The addresses come from the
+      one lookup the connection then uses (`agents._addresses`), so what it
+      judged is where the connection goes. For the gateway's policy on
+      private addresses.
+    - `resolver`: the aiohttp resolver that looks names up (default: the
+      system's getaddrinfo in a thread); for tests and embedding.
     - `max_connections`: size of the shared connection pool.
     - `verify_tls`: verify agents' certificates (always, outside tests).
 
@@ -111,13 +113,18 @@ class Executor:
         self,
         *,
         allow_asgi: bool = True,
-        resolve_guard: ResolveGuard | None = None,
+        address_guard: AddressGuard | None = None,
+        resolver: AbstractResolver | None = None,
         max_connections: int = 256,
         verify_tls: bool = True,
     ) -> None:
         self._allow_asgi = allow_asgi
-        self._resolve_guard = resolve_guard
-        self._transports = Transports(max_connections=max_connections, verify=verify_tls)
+        self._transports = Transports(
+            max_connections=max_connections,
+            verify=verify_tls,
+            guard=address_guard,
+            resolver=resolver,
+        )
         self._cards: dict[str, tuple[float, A2ATarget]] = {}
 
     async def __aenter__(self) -> Executor:
@@ -135,6 +142,12 @@ class Executor:
         """Close pooled connections and stop in-process apps (their lifespan shutdown runs)."""
         self._cards.clear()
         await self._transports.aclose()
+
+    async def resolve(self, host: str, port: int) -> list[Address]:
+        """Every address `host` resolves to through the executor's own resolver (an IP
+        literal is itself), unjudged: for a policy's check ahead of any call. Raises
+        OSError when the name does not resolve."""
+        return await self._transports.lookup(host, port)
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -281,15 +294,7 @@ class Executor:
             except AsgiLoadError as exc:
                 raise CallFailure("unreachable", f"cannot load {agent.endpoint}: {exc}") from None
             return transport, True
-        await self._guard(url)
         return self._transports.http(), False
-
-    async def _guard(self, url: str) -> None:
-        if self._resolve_guard is None:
-            return
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        await self._resolve_guard(parts.hostname or "", port)
 
     # -- a2a ------------------------------------------------------------------------------
 

@@ -14,6 +14,12 @@ receives), no automatic Accept/Accept-Encoding/User-Agent headers, no
 automatic decompression (the bounded reader inflates with a cap), no proxies
 from the environment, and `allow_redirects=False` (set by the transport).
 
+With an address guard (`agents._addresses`), the connector's resolver is a
+`GuardedResolver`: the addresses the guard judged are the only ones dialled.
+aiohttp dials an IP literal without asking its resolver, so the transport
+judges a literal host itself, with the same guard, before the request goes
+to aiohttp.
+
 `asgi:` endpoints import operator code into the process; the app is imported
 once per endpoint, its lifespan started (as uvicorn's `lifespan="auto"`
 would), and called through `httpx.ASGITransport` with the same HTTP
@@ -33,7 +39,10 @@ from typing import Any
 
 import aiohttp
 import httpx
+from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
+
+from agents._addresses import Address, AddressGuard, GuardedResolver, literal_address
 
 __all__ = ["ASGI_BASE_URL", "AsgiLoadError", "Transports"]
 
@@ -55,10 +64,19 @@ class AsgiLoadError(Exception):
 class Transports:
     """Lazily built transports, bound to the event loop that first uses them."""
 
-    def __init__(self, *, max_connections: int = 256, verify: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        max_connections: int = 256,
+        verify: bool = True,
+        guard: AddressGuard | None = None,
+        resolver: AbstractResolver | None = None,
+    ) -> None:
         self._max_connections = max_connections
         self._verify = verify
-        self._http: AiohttpTransport | None = None
+        self._guard = guard
+        self._resolver = GuardedResolver(guard, resolver)
+        self._http: httpx.AsyncBaseTransport | None = None
         self._asgi: dict[str, _AsgiApp] = {}
         self._asgi_lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -76,12 +94,18 @@ class Transports:
         if self._http is None:
             ssl_context = httpx.create_ssl_context(verify=self._verify)
             limit = self._max_connections
+            resolver = self._resolver
 
             def session() -> aiohttp.ClientSession:
                 # Idle connections are dropped before common server keep-alive
                 # timeouts (uvicorn: 5 s), so a reused one is rarely closed under us.
+                # The DNS cache keeps what the guarded resolver returned: judged addresses.
                 connector = aiohttp.TCPConnector(
-                    limit=limit, ssl=ssl_context, ttl_dns_cache=10, keepalive_timeout=4
+                    limit=limit,
+                    ssl=ssl_context,
+                    ttl_dns_cache=10,
+                    keepalive_timeout=4,
+                    resolver=resolver,
                 )
                 return aiohttp.ClientSession(
                     connector=connector,
@@ -91,8 +115,19 @@ class Transports:
                     trust_env=False,
                 )
 
-            self._http = AiohttpTransport(verify=ssl_context, client=session, trust_env=False)
+            transport = AiohttpTransport(verify=ssl_context, client=session, trust_env=False)
+            guard = self._guard
+            self._http = transport if guard is None else _LiteralsJudged(transport, guard)
         return self._http
+
+    async def lookup(self, host: str, port: int) -> list[Address]:
+        """Every address `host` resolves to, through the connector's own resolver, unjudged
+        (an IP literal is itself). Raises OSError when the name does not resolve."""
+        self._bind_loop()
+        address = literal_address(host)
+        if address is not None:
+            return [address]
+        return [address for _, address in await self._resolver.lookup(host, port)]
 
     async def asgi(self, endpoint: str, *, startup_timeout_s: float) -> httpx.AsyncBaseTransport:
         """The transport to an `asgi:package.module:attribute` endpoint, importing it once.
@@ -119,6 +154,27 @@ class Transports:
         if self._http is not None:
             transport, self._http = self._http, None
             await transport.aclose()
+        await self._resolver.close()
+
+
+class _LiteralsJudged(httpx.AsyncBaseTransport):
+    """The HTTP transport, with a request to an IP literal judged by the guard first
+    (names are judged by the connector's resolver)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, guard: AddressGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        address = literal_address(url.host)
+        if address is not None:
+            port = url.port or (443 if url.scheme == "https" else 80)
+            self._guard(url.host, port, [address])
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def _import_app(endpoint: str) -> ASGIApp:

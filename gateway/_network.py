@@ -2,25 +2,63 @@
 
 An agent registered through the API names any URL it likes; without a
 policy it could point the gateway at its own loopback services or a cloud
-metadata endpoint. The check runs when connecting (the executor's resolve
-guard), so a name that re-resolves to a private address later (DNS
-rebinding) is refused then too, and once at registration for a clear error.
+metadata endpoint. `NetworkPolicy.judge` is the executor's address guard
+(`agents.AddressGuard`): it sees every address a name resolved to in the
+very lookup the connection then uses, so what it judged is where the
+connection goes (a name that re-resolves somewhere private, DNS rebinding,
+is judged on what it answers then). Registration judges once more, up
+front, for a clear error.
+
+One function judges an address, at registration and when connecting. IPv6
+forms that stand for an IPv4 address are judged by that IPv4 address:
+IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`),
+IPv4-compatible (`::a.b.c.d`), NAT64's well-known prefix
+(`64:ff9b::/96`), 6to4 (`2002::/16`) and Teredo (`2001::/32`: both the
+server and the client address). Site-local (`fec0::/10`) and the local-use
+NAT64 prefix (`64:ff9b:1::/48`, RFC 8215: where the IPv4 address sits in it
+depends on the prefix length its site chose) are refused.
 """
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
-import socket
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from agents import Address
 from schema.errors import Refused, UsageError
 
-__all__ = ["NetworkPolicy", "parse_networks"]
+__all__ = ["NetworkPolicy", "embedded_ipv4", "parse_networks"]
+
+log = logging.getLogger(__name__)
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Lookup = Callable[[str, int], Awaitable[list[Address]]]
+
+_V4 = ipaddress.IPv4Network
+_V6 = ipaddress.IPv6Network
+_LOW32 = 0xFFFFFFFF
+
+# Forms that embed the IPv4 address a connection to them reaches, in its low 32 bits.
+_MAPPED = _V6("::ffff:0:0/96")
+_TRANSLATED = _V6("::ffff:0:0:0/96")
+_COMPATIBLE = _V6("::/96")
+_NAT64 = _V6("64:ff9b::/96")
+
+# Never public, whatever the Python version's tables say (older ones call some global).
+_SPECIAL = (
+    _V4("0.0.0.0/8"),
+    _V4("192.0.0.0/24"),
+    _V4("224.0.0.0/4"),
+    _V4("240.0.0.0/4"),
+    _V6("fec0::/10"),  # site-local (deprecated, but routed where it is configured)
+    _V6("64:ff9b:1::/48"),  # local-use NAT64
+    _V6("3fff::/20"),  # documentation (RFC 9637)
+    _V6("5f00::/16"),  # SRv6 SIDs (RFC 9602)
+    _V6("ff00::/8"),  # multicast
+)
 
 
 def parse_networks(text: str) -> tuple[bool, tuple[Network, ...]]:
@@ -42,10 +80,28 @@ def parse_networks(text: str) -> tuple[bool, tuple[Network, ...]]:
     return False, tuple(networks)
 
 
-def _special(address: Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return not address.is_global or address.is_multicast
+def embedded_ipv4(address: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    """The IPv4 addresses an IPv6 address stands for (what a connection to it would
+    reach), or () when it is an IPv6 address of its own."""
+    low = ipaddress.IPv4Address(int(address) & _LOW32)
+    if address in _MAPPED or address in _TRANSLATED or address in _NAT64:
+        return (low,)
+    if address in _COMPATIBLE:
+        # :: and ::1 are IPv6's own unspecified and loopback addresses.
+        return () if int(address) <= 1 else (low,)
+    if address.sixtofour is not None:
+        return (address.sixtofour,)
+    if address.teredo is not None:
+        return address.teredo  # (server, client): the client's is unobfuscated here
+    return ()
+
+
+def _public(address: Address) -> bool:
+    return address.is_global and not address.is_multicast and not _listed(address, _SPECIAL)
+
+
+def _listed(address: Address, networks: Sequence[Network]) -> bool:
+    return any(address.version == n.version and address in n for n in networks)
 
 
 @dataclass(frozen=True)
@@ -59,31 +115,47 @@ class NetworkPolicy:
         return cls(allow_all, allowed)
 
     def permits(self, address: Address) -> bool:
-        if self.allow_all or not _special(address):
+        """Whether the gateway may connect to `address`: listed, else public (an IPv6
+        address that stands for IPv4 addresses: if every one of them is permitted)."""
+        if self.allow_all or _listed(address, self.allowed):
             return True
-        return any(address in network for network in self.allowed)
+        if isinstance(address, ipaddress.IPv6Address):
+            inner = embedded_ipv4(address)
+            if inner:
+                return all(self.permits(v4) for v4 in inner)
+        return _public(address)
 
-    async def check(self, host: str, port: int) -> None:
-        """Raise Refused unless every address `host` resolves to is permitted."""
-        if self.allow_all:
-            return
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(
-                host, port, type=socket.SOCK_STREAM
-            )
-        except OSError:
-            return  # unresolvable: the connection fails as `unreachable`
-        for info in infos:
-            address = ipaddress.ip_address(info[4][0])
+    def judge(self, host: str, port: int, addresses: Sequence[Address]) -> None:
+        """The executor's address guard: Refused unless every address is permitted
+        (a name that answers one forbidden address is refused whole)."""
+        for address in addresses:
             if not self.permits(address):
                 raise Refused(
-                    f"agent address {address} ({host}) is in a network the gateway may not call",
+                    f"agent address {address} ({host[:255]}) is in a network the gateway "
+                    "may not call",
                     hint="an operator allows it with HOLON_AGENT_NETWORKS",
-                    details={"host": host, "address": str(address)},
+                    details={"host": host[:255], "port": port, "address": str(address)},
                 )
 
-    async def check_url(self, url: str) -> None:
+    async def check_url(self, url: str, lookup: Lookup) -> None:
+        """At registration: Refused when the URL's host resolves to a forbidden address.
+
+        A name that does not resolve (yet) is let through: calls to it are
+        judged on what it resolves to then, and fail as `unreachable` while
+        it resolves to nothing.
+        """
+        if self.allow_all:
+            return
         parts = urlsplit(url)
-        if parts.hostname:
-            default = 443 if parts.scheme == "https" else 80
-            await self.check(parts.hostname, parts.port or default)
+        if not parts.hostname:
+            return
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:  # the manifest's own check names a bad port
+            return
+        try:
+            addresses = await lookup(parts.hostname, port)
+        except OSError as exc:
+            log.info("agent host %s does not resolve (yet): %s", parts.hostname[:255], exc)
+            return
+        self.judge(parts.hostname, port, addresses)

@@ -12,10 +12,12 @@ import uvicorn
 
 
 @contextmanager
-def serve(app: Any, *, host: str = "127.0.0.1", startup_timeout: float = 10.0) -> Iterator[str]:
-    """Serve `app` on a free port; yields its base URL (no trailing slash)."""
+def serve(
+    app: Any, *, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 10.0
+) -> Iterator[str]:
+    """Serve `app` on `port` (0: a free one); yields its base URL (no trailing slash)."""
     config = uvicorn.Config(
-        app, host=host, port=0, log_level="warning", lifespan="auto", access_log=False
+        app, host=host, port=port, log_level="warning", lifespan="auto", access_log=False
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{id(app):x}", daemon=True)

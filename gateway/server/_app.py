@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from aiohttp.abc import AbstractResolver
 from sqlalchemy import func, select
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -132,8 +133,12 @@ def create_app(
     cells_ttl_s: float = CELLS_TTL_S,
     server_process: bool = False,
     switch_interval_s: float = SWITCH_INTERVAL_S,
+    resolver: AbstractResolver | None = None,
 ) -> Starlette:
     """The gateway app. With `store`, that store is used (and not closed); else the settings'.
+
+    `resolver`: how agents' host names are looked up (default: the system's);
+    the network policy judges what it answers (tests hand in their own DNS).
 
     `cells_ttl_s`: how long /metrics reuses its count of eval cells.
     `server_process` (a process of its own: `holon gateway serve`) tunes the
@@ -155,8 +160,8 @@ def create_app(
         opened = store or StoreClient.from_settings(config).store
         client = StoreClient(opened, config.home, config.output_retention_days)
         policy = NetworkPolicy.from_setting(config.agent_networks)
-        guard = None if policy.allow_all else policy.check
-        async with Executor(allow_asgi=True, resolve_guard=guard) as executor:
+        guard = None if policy.allow_all else policy.judge
+        async with Executor(allow_asgi=True, address_guard=guard, resolver=resolver) as executor:
             service = Service(
                 store=opened,
                 client=client,

@@ -36,7 +36,7 @@ async def register_agent(request: Request, who: Principal, svc: Service) -> Resp
             "asgi: agents run inside the gateway and can only be registered on the store",
             hint="an operator registers it with `holon agents register FILE` on the store",
         )
-    await svc.network.check_url(endpoint)
+    await svc.network.check_url(endpoint, svc.calls.executor.resolve)
     view = await svc.run(lambda: svc.client.register_agent(manifest, source="<request>"))
     if svc.eval_on_register and view["status"] in ("created", "updated"):
         view.update(await svc.run(_queue_eval, svc, view["agent"]["id"]))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
+from aiohttp.abc import AbstractResolver, ResolveResult
 
-from agents import CallLimits, Executor
+from agents import Address, CallLimits, Executor
 from schema.errors import Refused
 from tests.agents.conftest import Faults, make_agent
 from tests.agents.faults import raw_server
@@ -16,50 +18,102 @@ from tests.agents.faults import raw_server
 pytestmark = pytest.mark.anyio
 
 
-async def test_resolve_guard_sees_host_and_port_before_connecting(faults: Faults) -> None:
-    seen: list[tuple[str, int]] = []
+class Guard:
+    """An address guard that records what it judged and refuses what `refuse` says."""
 
-    async def guard(host: str, port: int) -> None:
-        seen.append((host, port))
+    def __init__(self, refuse: bool = False) -> None:
+        self.refuse = refuse
+        self.seen: list[tuple[str, int, list[str]]] = []
 
-    async with Executor(resolve_guard=guard) as executor:
-        assert (await executor.execute(faults.agent("ok"), "echo", {}, CallLimits())).ok
-        await executor.identify(faults.agent("honest"))
+    def __call__(self, host: str, port: int, addresses: Sequence[Address]) -> None:
+        self.seen.append((host, port, [str(a) for a in addresses]))
+        if self.refuse:
+            raise Refused(f"{host} is a private address")
+
+
+class Names(AbstractResolver):
+    """A resolver that answers every name with `answers` (an OSError for a name it lacks)."""
+
+    def __init__(self, answers: dict[str, list[str]]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        self.asked.append(host)
+        if host not in self.answers:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [
+            ResolveResult(hostname=host, host=a, port=port, family=socket.AF_INET, proto=0, flags=0)
+            for a in self.answers[host]
+        ]
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_the_guard_judges_every_connection_before_it_is_dialled(faults: Faults) -> None:
+    guard = Guard()
     port = int(faults.url.rsplit(":", 1)[1])
-    assert seen == [("127.0.0.1", port), ("127.0.0.1", port)]
+    names = Names({"agent.test": ["127.0.0.1"]})
+    async with Executor(address_guard=guard, resolver=names) as executor:
+        assert (await executor.execute(faults.agent("ok"), "echo", {}, CallLimits())).ok
+        named = make_agent(f"http://agent.test:{port}/ok")
+        assert (await executor.execute(named, "echo", {}, CallLimits())).ok
+        await executor.identify(faults.agent("honest"))
+    assert guard.seen == [
+        ("127.0.0.1", port, ["127.0.0.1"]),  # a literal: judged by the transport
+        ("agent.test", port, ["127.0.0.1"]),  # a name: by the connector's resolver
+        ("127.0.0.1", port, ["127.0.0.1"]),
+    ]
+    assert names.asked == ["agent.test"]  # one lookup, the one the connection used
 
 
-async def test_resolve_guard_refusal_propagates_and_nothing_is_sent(faults: Faults) -> None:
-    async def guard(host: str, port: int) -> None:
-        raise Refused(f"{host} is a private address")
-
-    async with Executor(resolve_guard=guard) as executor:
-        with pytest.raises(Refused):
-            await executor.execute(faults.agent("ok"), "echo", {}, CallLimits())
+async def test_a_refusal_propagates_and_nothing_is_sent(faults: Faults) -> None:
+    port = int(faults.url.rsplit(":", 1)[1])
+    names = Names({"agent.test": ["127.0.0.1"]})
+    async with Executor(address_guard=Guard(refuse=True), resolver=names) as executor:
+        for agent in (faults.agent("ok"), make_agent(f"http://agent.test:{port}/ok")):
+            with pytest.raises(Refused):
+                await executor.execute(agent, "echo", {}, CallLimits())
         with pytest.raises(Refused):
             await executor.identify(faults.agent("honest"))
     assert faults.recorder.requests == []
 
 
+async def test_a_name_that_does_not_resolve_is_unreachable_never_a_pass(faults: Faults) -> None:
+    guard = Guard()
+    port = int(faults.url.rsplit(":", 1)[1])
+    async with Executor(address_guard=guard, resolver=Names({})) as executor:
+        agent = make_agent(f"http://agent.test:{port}/ok")
+        outcome = await executor.execute(agent, "echo", {}, CallLimits())
+        assert outcome.code == "unreachable" and "Name or service not known" in str(outcome.error)
+        with pytest.raises(OSError):
+            await executor.resolve("agent.test", port)
+        assert await executor.resolve("::1", port) == [ipaddress.ip_address("::1")]
+    assert guard.seen == [] and faults.recorder.requests == []
+
+
 async def test_default_ports_are_given_to_the_guard() -> None:
-    seen: list[tuple[str, int]] = []
-
-    async def guard(host: str, port: int) -> None:
-        seen.append((host, port))
-        raise Refused("no")
-
-    async with Executor(resolve_guard=guard) as executor:
-        for url in ("http://agent.invalid/x", "https://agent.invalid/x"):
+    guard = Guard(refuse=True)
+    names = Names({"agent.invalid": ["127.0.0.1"]})
+    async with Executor(address_guard=guard, resolver=names) as executor:
+        for url in ("http://agent.invalid/x", "https://agent.invalid/x", "http://[::1]/x"):
             with pytest.raises(Refused):
                 await executor.execute(make_agent(url), "echo", {}, CallLimits())
-    assert seen == [("agent.invalid", 80), ("agent.invalid", 443)]
+    assert guard.seen == [
+        ("agent.invalid", 80, ["127.0.0.1"]),
+        ("agent.invalid", 443, ["127.0.0.1"]),
+        ("::1", 80, ["::1"]),
+    ]
 
 
 async def test_guard_is_not_consulted_for_in_process_agents() -> None:
-    async def guard(host: str, port: int) -> None:
+    def guard(host: str, port: int, addresses: Sequence[Address]) -> None:
         raise AssertionError("no connection is made")
 
-    async with Executor(resolve_guard=guard) as executor:
+    async with Executor(address_guard=guard) as executor:
         agent = make_agent("asgi:tests.agents.asgi_apps:app", protocol="asgi")
         assert (await executor.execute(agent, "echo", {}, CallLimits())).ok
 
