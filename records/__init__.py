@@ -8,6 +8,8 @@ from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalR
 from records._ids import eval_id, ulid
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
+    EXPIRED_COST_SOURCE,
+    EXPIRED_REASON,
     BudgetPeriod,
     BudgetState,
     CallEntry,
@@ -32,6 +34,8 @@ from records._tokens import TokenInfo, TokenRegistry, check_role
 from records._types import utc_text, utcnow
 
 __all__ = [
+    "EXPIRED_COST_SOURCE",
+    "EXPIRED_REASON",
     "SCHEMA_REVISION",
     "AgentInfo",
     "AgentRegistry",

@@ -4,8 +4,16 @@ Every live call writes one ledger row, allowed or denied. An allowed call
 first *reserves* its worst case (the mandate's per-call cap) against the
 period's budget, in the same transaction that checks the budget, so N
 concurrent calls can never overspend; when the outcome is known the row is
-*settled* to min(cost, cap). A reservation whose process died is released
-once it outlives the call's deadline (`expires_at`).
+*settled* to min(cost, cap). A reservation whose process died is charged in
+full once it outlives the call's deadline (`expires_at`): status `expired`,
+`cost_usd` = the reservation, `cost_source` `reserved`, reason
+`agent_may_have_been_called`. The gateway writes nothing between the
+reservation and the agent call (a commit there would cost every call), so
+after a crash nothing tells a call that never reached its agent from one
+whose answer was already sent; charging the cap keeps the budget's promise
+either way, and a crash costs a caller at most the cap of each call it had
+in flight. A settlement that still arrives corrects the charge down to
+min(cost, cap).
 
 Money is Decimal, stored as text: exact on both databases. The budget row of
 (mandate, period) is the lock that serialises reservations against one
@@ -196,7 +204,7 @@ class LedgerRegistry:
         return self._group.drain(timeout)
 
     def expire(self, *, now: datetime | None = None) -> int:
-        """Release every reservation past its deadline (a crashed call); how many."""
+        """Charge every reservation past its deadline (a crashed call) in full; how many."""
         now = now or utcnow()
         sql = self._sql
 
@@ -208,7 +216,7 @@ class LedgerRegistry:
                 found = self._lock_budget(cursor, mandate_id, period, create=False)
                 if found is not None:
                     budgets[(mandate_id, period)] = found
-            self._release(cursor, stale, budgets)
+            self._charge_expired(cursor, stale, budgets)
             self._write_budgets(cursor, budgets, now)
             return len(stale)
 
@@ -310,9 +318,8 @@ class LedgerRegistry:
 
         Order: settlements first (they free budget), then the budgets that
         reservations need are locked (PostgreSQL: FOR UPDATE, in key order),
-        then reservations in arrival order (a budget is swept of expired
-        holds when they would refuse one), then denials; each touched budget
-        row is written once.
+        then reservations in arrival order, then denials; each touched
+        budget row is written once.
         """
         now = utcnow()
         results: builtins.list[Any] = [None] * len(writes)
@@ -372,10 +379,11 @@ class LedgerRegistry:
             charged = min(write.cost, reserved)
             held = budgets.get((row["mandate_id"], row["period"]))
             if held is not None:
-                # An expired reservation was already released by the sweep.
                 if row["status"] == "reserved":
                     held.reserved = max(held.reserved - reserved, ZERO)
-                held.spent += charged
+                    held.spent += charged
+                else:  # expired: its hold was charged in full; the outcome corrects that
+                    held.spent = max(held.spent - Decimal(row["cost_usd"]), ZERO) + charged
                 held.changed = True
             row.update(
                 status="settled",
@@ -418,7 +426,6 @@ class LedgerRegistry:
                 locked = self._lock_budget(cursor, key[0], key[1], create=True)
                 assert locked is not None
                 budgets[key] = locked
-        swept: set[tuple[str, str]] = set()
         rows = []
         for index, write in reserves:
             period = periods.get(index)
@@ -426,12 +433,8 @@ class LedgerRegistry:
                 key = (write.mandate_id, period)
                 held = budgets[key]
                 amount = write.budget[1]
-                if held.spent + held.reserved + write.cap > amount and key not in swept:
-                    # Holds left by crashed calls count only until they expire:
-                    # swept when they would refuse a call (and by `expire()`).
-                    swept.add(key)
-                    stale = self._sql.stale(cursor, now, key[0], key[1])
-                    self._release(cursor, stale, budgets)
+                # A hold left by a crashed call counts until it expires, and then as
+                # spent (`expire`): sweeping it here would free nothing.
                 if held.spent + held.reserved + write.cap > amount:
                     results[index] = BudgetState(
                         write.mandate_id,
@@ -470,19 +473,22 @@ class LedgerRegistry:
             assert found is not None
         return _Budget(*found)
 
-    def _release(
+    def _charge_expired(
         self,
         cursor: Any,
         stale: Sequence[tuple[str, str | None, str | None, str]],
         budgets: dict[tuple[str, str], _Budget],
     ) -> None:
-        """Mark reservations `expired` and take their holds off their (locked) budgets."""
+        """Mark reservations `expired`, charged in full: their holds move from reserved to
+        spent on their (locked) budgets. The agent may have been called, and its answer
+        sent, before the process died (see the module doc)."""
         if not stale:
             return
         for _, mandate_id, period, reserved in stale:
             held = budgets.get((mandate_id or "", period or ""))
             if held is not None:
                 held.reserved = max(held.reserved - Decimal(reserved), ZERO)
+                held.spent += Decimal(reserved)
                 held.changed = True
         self._sql.expire(cursor, [ledger_id for ledger_id, *_ in stale])
 

@@ -27,6 +27,7 @@ from typing import Any, cast
 from sqlalchemy import JSON, Engine, Table
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
+from records._ledger_values import EXPIRED_COST_SOURCE, EXPIRED_REASON
 from records._models import BudgetRow, LedgerRow
 from records._types import UTCDateTime
 
@@ -90,14 +91,13 @@ class LedgerSql:
         self._select_rows = f"SELECT {names} FROM ledger WHERE id IN ({{ids}}) ORDER BY id{lock}"
         self._select_stale = sql(
             "SELECT id, mandate_id, period, reserved_usd FROM ledger"
-            " WHERE mandate_id = :mandate_id AND period = :period"
-            " AND status = 'reserved' AND expires_at < :now" + lock
-        )
-        self._select_all_stale = sql(
-            "SELECT id, mandate_id, period, reserved_usd FROM ledger"
             " WHERE status = 'reserved' AND expires_at < :now" + lock
         )
-        self._expire_rows = "UPDATE ledger SET status = 'expired' WHERE id IN ({ids})"
+        self._expire_rows = (
+            "UPDATE ledger SET status = 'expired', cost_usd = reserved_usd,"
+            f" cost_source = '{EXPIRED_COST_SOURCE}', reason = '{EXPIRED_REASON}'"
+            " WHERE id IN ({ids})"
+        )
         self._settle = sql(
             "UPDATE ledger SET status = 'settled', cost_usd = :cost_usd,"
             " cost_source = :cost_source, outcome_code = :outcome_code,"
@@ -227,16 +227,9 @@ class LedgerSql:
             for row in cursor.fetchall()
         ]
 
-    def stale(
-        self, cursor: Any, now: datetime, mandate_id: str | None = None, period: str | None = None
-    ) -> list[tuple[str, str | None, str | None, str]]:
-        """(id, mandate, period, reserved) of reservations past their deadline, locked;
-        of one budget, or (no mandate) all of them."""
-        if mandate_id is None:
-            cursor.execute(self._select_all_stale, self._params({"now": now}))
-        else:
-            values = {"mandate_id": mandate_id, "period": period, "now": now}
-            cursor.execute(self._select_stale, self._params(values))
+    def stale(self, cursor: Any, now: datetime) -> list[tuple[str, str | None, str | None, str]]:
+        """(id, mandate, period, reserved) of every reservation past its deadline, locked."""
+        cursor.execute(self._select_stale, self._params({"now": now}))
         return [tuple(row) for row in cursor.fetchall()]
 
     def expire(self, cursor: Any, ids: Sequence[str]) -> None:

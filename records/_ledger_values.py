@@ -9,6 +9,8 @@ from decimal import Decimal
 from typing import Any, Literal
 
 __all__ = [
+    "EXPIRED_COST_SOURCE",
+    "EXPIRED_REASON",
     "BudgetPeriod",
     "BudgetState",
     "CallEntry",
@@ -19,6 +21,11 @@ __all__ = [
 
 BudgetPeriod = Literal["day", "week", "month", "year"]
 ZERO = Decimal(0)
+
+# An expired reservation's row: charged what it reserved (its `cost_source`), and why
+# (its `reason`): the process died after the agent may have been called.
+EXPIRED_COST_SOURCE = "reserved"
+EXPIRED_REASON = "agent_may_have_been_called"
 
 
 def period_key(period: BudgetPeriod, when: datetime) -> str:

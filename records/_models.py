@@ -251,7 +251,8 @@ class LedgerRow(Base):
 
     status: `reserved` (decided, calling), `settled` (outcome known),
     `expired` (the reservation outlived the call's deadline: the process
-    died), `denied` (never called).
+    died; charged what it reserved, `cost_source` `reserved`, since the agent
+    may have been called), `denied` (never called).
     """
 
     __tablename__ = "ledger"

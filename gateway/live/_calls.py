@@ -20,8 +20,14 @@ answers first and lets it commit in the same loop turn: the answer's
 `cost_usd` is the same min(cost, cap), the budget stays safe meanwhile
 (the reservation holds the cap, and a settlement only gives back), and a
 crash between the two leaves a reservation that expires, as a crash just
-before the settlement would. `drain()` waits for writes still queued (the
-server calls it at shutdown and before reading the ledger).
+before the settlement would. An expired reservation is charged in full
+(records._ledger): nothing durable says whether its agent was called or its
+answer sent, so a crash costs a caller at most the cap of each call in
+flight and never lets the budget pay for more answers than it holds. A call
+stopped mid-way (a cancelled request) is charged the same way; one the
+executor refused before sending anything is released at zero. `drain()`
+waits for writes still queued (the server calls it at shutdown and before
+reading the ledger).
 """
 
 from __future__ import annotations
@@ -36,11 +42,11 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from anyio import get_cancelled_exc_class, to_thread
+from anyio import to_thread
 
 from agents import CallLimits, Executor, Manifest, Outcome
 from gateway.live._cache import CacheMiss, Lookups
-from gateway.live._writes import LedgerWriter, release_of
+from gateway.live._writes import LedgerWriter, charge_of, release_of
 from gateway.mandates import Mandate, Verdict, decide_all, decide_one
 from records import (
     BudgetState,
@@ -58,6 +64,7 @@ from schema.errors import (
     AgentTimedOut,
     BudgetExhausted,
     Denied,
+    HolonError,
     InputError,
     NotFound,
 )
@@ -282,13 +289,16 @@ class LiveCalls:
                 secret=allowed.secret,
                 request_id=request_id,
             )
-        except BaseException as exc:
-            # A policy refusal (e.g. the agent's address) or a cancelled
-            # request: the reservation is released now, not at its expiry.
-            if isinstance(exc, get_cancelled_exc_class()):
-                self.writer.later(release_of(allowed.entry))
-            else:
-                await self.writer.write(release_of(allowed.entry))
+        except HolonError:
+            # Our own side, raised before anything is sent (a policy refusal such
+            # as the agent's address, a caller bug): the agent was not called.
+            await self.writer.write(release_of(allowed.entry))
+            raise
+        except BaseException:
+            # Stopped mid-call (the gateway shutting down cancels it) or a bug: the
+            # agent may have been called and its outcome is unknown, so the call is
+            # charged what it reserved, as an expired reservation is.
+            self.writer.later(charge_of(allowed.entry))
             raise
 
     async def _finish(self, allowed: Allowed, outcome: Outcome) -> dict[str, Any]:

@@ -29,11 +29,19 @@ from typing import Any
 
 from anyio import get_cancelled_exc_class
 
-from records import BudgetState, LedgerEntry, LedgerWrite, Reserve, Settle, Store
+from records import (
+    EXPIRED_COST_SOURCE,
+    BudgetState,
+    LedgerEntry,
+    LedgerWrite,
+    Reserve,
+    Settle,
+    Store,
+)
 
 log = logging.getLogger(__name__)
 
-__all__ = ["INLINE_LOCK_WAIT_S", "LedgerWriter"]
+__all__ = ["INLINE_LOCK_WAIT_S", "LedgerWriter", "charge_of", "release_of"]
 
 # The longest the event loop stands still waiting for another process's
 # SQLite writer before the batch goes to the group-commit thread.
@@ -43,6 +51,12 @@ INLINE_LOCK_WAIT_S = 0.002
 def release_of(entry: LedgerEntry) -> Settle:
     """The write that gives a reservation back unused (the agent was never called)."""
     return Settle(entry.id, "refused", Decimal(0), "none", 0.0)
+
+
+def charge_of(entry: LedgerEntry) -> Settle:
+    """The write that charges a reservation in full: the call stopped with its outcome
+    unknown after the agent may have been called (as an expired reservation is charged)."""
+    return Settle(entry.id, "cancelled", entry.reserved_usd, EXPIRED_COST_SOURCE, 0.0)
 
 
 class LedgerWriter:

@@ -81,23 +81,41 @@ def test_an_exhausted_budget_refuses_and_writes_nothing(store: Store) -> None:
     assert len(store.ledger.list(limit=100).items) == 10
 
 
-def test_a_crashed_reservation_expires_and_frees_the_budget(store: Store) -> None:
+def test_a_crashed_reservation_expires_charged_in_full(store: Store) -> None:
     for _ in range(10):
         _reserve(store, expires_in_s=-1)  # already past its deadline: a crashed process
-    assert isinstance(_reserve(store), LedgerEntry)  # the sweep released the ten
-    statuses = sorted(e.status for e in store.ledger.list(limit=100).items)
-    assert statuses == ["expired"] * 10 + ["reserved"]
-    assert store.ledger.budget("m1", _period()) == (Decimal(0), Decimal("0.01"))
+    # The agent may have been called (and its answer sent): the holds still count.
+    refused = _reserve(store)
+    assert isinstance(refused, BudgetState) and refused.exhausted
+    assert store.ledger.expire() == 10
+    rows = store.ledger.list(limit=100).items
+    assert [(r.status, r.cost_usd, r.cost_source, r.reason) for r in rows] == [
+        ("expired", Decimal("0.01"), "reserved", "agent_may_have_been_called")
+    ] * 10
+    assert store.ledger.budget("m1", _period()) == (Decimal("0.10"), Decimal(0))
+    assert isinstance(_reserve(store), BudgetState)  # expiring freed nothing
+    assert store.ledger.expire() == 0
 
 
-def test_settling_after_expiry_still_charges(store: Store) -> None:
+def test_settling_after_expiry_corrects_the_charge(store: Store) -> None:
     late = _reserve(store, expires_in_s=-1)
     assert isinstance(late, LedgerEntry)
     assert store.ledger.expire() == 1
-    store.ledger.settle(
+    assert store.ledger.budget("m1", _period()) == (Decimal("0.01"), Decimal(0))
+    settled = store.ledger.settle(
         late.id, outcome_code="ok", cost=Decimal("0.004"), cost_source="priced", latency_ms=1.0
     )
+    assert settled.status == "settled" and settled.cost_usd == Decimal("0.004")
     assert store.ledger.budget("m1", _period()) == (Decimal("0.004"), Decimal(0))
+
+
+def test_only_reservations_past_their_deadline_expire(store: Store) -> None:
+    kept = _reserve(store, budget="0.05")
+    stale = _reserve(store, budget="0.05", expires_in_s=-1)
+    assert isinstance(kept, LedgerEntry) and isinstance(stale, LedgerEntry)
+    assert store.ledger.expire(now=utcnow()) == 1
+    assert store.ledger.get(kept.request_id).status == "reserved"
+    assert store.ledger.budget("m1", _period()) == (Decimal("0.01"), Decimal("0.01"))
 
 
 def test_no_budget_still_reserves_a_row(store: Store) -> None:
