@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-from agents import Executor
+from agents import AddressGuard, Executor
 from evals._finish import finish
 from evals._plan import Plan, rebuild
 from evals._runner import Progress, Runner, cache_for
@@ -15,8 +15,8 @@ from records import EvalInfo, Store, eval_id
 from schema.errors import Refused, StoreUnavailable
 
 
-async def _identify(plan: Plan, secret: str | None) -> None:
-    async with Executor() as executor:
+async def _identify(plan: Plan, secret: str | None, address_guard: AddressGuard | None) -> None:
+    async with Executor(address_guard=address_guard) as executor:
         identity = await executor.identify(plan.agent, secret=secret)
     # An A2A card names the agent its own way; its version still must match.
     wrong_id = plan.agent.protocol != "a2a" and identity.id != plan.agent.id
@@ -29,9 +29,10 @@ async def _identify(plan: Plan, secret: str | None) -> None:
         )
 
 
-def probe(store: Store, plan: Plan) -> None:
-    """Refuse before the first case when the agent is not the registered version."""
-    asyncio.run(_identify(plan, store.agents.secret(plan.agent.id)))
+def probe(store: Store, plan: Plan, *, address_guard: AddressGuard | None = None) -> None:
+    """Refuse before the first case when the agent is not the registered version
+    (or, with `address_guard`, at an address it refuses)."""
+    asyncio.run(_identify(plan, store.agents.secret(plan.agent.id), address_guard))
 
 
 def start(store: Store, plan: Plan) -> EvalInfo:

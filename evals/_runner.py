@@ -25,7 +25,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agents import Executor
+from agents import AddressGuard, Executor
 from evals._cell import CellResult, PreparedCase, prepare, run_cell
 from evals._plan import Plan
 from evals.checks import PdfPool
@@ -94,8 +94,11 @@ class Runner:
         progress: Progress | None = None,
         flush_interval_s: float = 0.05,
         wait_for_others: bool = True,
+        address_guard: AddressGuard | None = None,
     ) -> None:
         self.store = store
+        # A gateway's network policy, for the calls its own eval workers make.
+        self.address_guard = address_guard
         self.plan = plan
         self.eval_id = eval_id
         self.cache = cache
@@ -157,7 +160,7 @@ class Runner:
             secret = await self._db(store.agents.secret, self.plan.agent.id)
             heartbeat = asyncio.create_task(self._heartbeat())
             try:
-                async with Executor() as executor:
+                async with Executor(address_guard=self.address_guard) as executor:
                     workers = [
                         asyncio.create_task(self._work(executor, secret))
                         for _ in range(self.plan.concurrency)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from agents import AddressGuard
 from evals._eval import pdf_pool_for
 from evals._finish import finish
 from evals._plan import rebuild
@@ -72,13 +73,15 @@ def run_worker(
     stop: threading.Event | None = None,
     report: Report | None = None,
     max_outage_s: float | None = None,
+    address_guard: AddressGuard | None = None,
 ) -> WorkerStats:
     """Work running evals until stopped (or, with `once`, until none has work left).
 
     While the store is unreachable, wait for it (0.5 s doubling to 15 s
     between tries); after `max_outage_s` (None: never) raise the last
     StoreUnavailable. Setting `stop` ends a wait at once. Any other error
-    propagates as before.
+    propagates as before. `address_guard` judges every connection to an
+    agent (a gateway's network policy, for its own eval workers).
     """
     owner = new_owner()
     stats = WorkerStats()
@@ -99,7 +102,7 @@ def run_worker(
                     + (f"; recorded {recorded} answers held meanwhile" if recorded else "")
                 )
                 outage = None
-            worked = _work_once(store, home, owner, stats, say, unsettled)
+            worked = _work_once(store, home, owner, stats, say, unsettled, address_guard)
         except StoreUnavailable as exc:
             began = outage is None
             if outage is None:
@@ -154,6 +157,7 @@ def _work_once(
     stats: WorkerStats,
     say: Report,
     unsettled: dict[str, list[CellResultRow]],
+    address_guard: AddressGuard | None,
 ) -> bool:
     """One look at every running eval, working those with cells to claim: whether any had."""
     worked = False
@@ -181,6 +185,7 @@ def _work_once(
                     pdf=pdf,
                     owner=owner,
                     wait_for_others=False,
+                    address_guard=address_guard,
                 )
                 try:
                     asyncio.run(runner.run())

@@ -8,6 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from agents import AddressGuard
 from evals import Plan, make_plan, probe, resume, start, work
 from gateway.client._views import timestamp
 from records import EvalInfo, Store
@@ -51,10 +52,17 @@ def eval_view(info: EvalInfo, counts: dict[str, int] | None = None) -> JSONObjec
 
 
 class EvalOps:
-    def __init__(self, store: Store, home: Path, retention_days: int = 30) -> None:
+    def __init__(
+        self,
+        store: Store,
+        home: Path,
+        retention_days: int = 30,
+        address_guard: AddressGuard | None = None,
+    ) -> None:
         self.store = store
         self.home = home
         self.retention_days = retention_days
+        self.address_guard = address_guard  # a gateway's network policy (its probes)
 
     def apply_retention(self) -> int:
         """Drop agent outputs past the retention period (grades stay)."""
@@ -129,7 +137,7 @@ class EvalOps:
         """Start `plan`: retention applied, the agent's identity probed, its cells created.
         Whoever works running evals (this process, `holon worker`, a gateway) runs it."""
         self.apply_retention()
-        probe(self.store, plan)
+        probe(self.store, plan, address_guard=self.address_guard)
         return start(self.store, plan)
 
     def run(self, plan: Plan, progress: Progress | None) -> JSONObject:

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from agents import load_manifest, manifest_from_dict, secret_problem
+from agents import AddressGuard, load_manifest, manifest_from_dict, secret_problem
 from evals.suites import (
     TrustStore,
     install_suite,
@@ -32,11 +32,19 @@ JSONObject = dict[str, Any]
 class StoreClient:
     kind = "store"
 
-    def __init__(self, store: Store, home: Path, retention_days: int = 30) -> None:
+    def __init__(
+        self,
+        store: Store,
+        home: Path,
+        retention_days: int = 30,
+        address_guard: AddressGuard | None = None,
+    ) -> None:
+        """`address_guard`: the gateway's network policy, for the identity probe of an
+        eval it starts (an operator's own CLI is not limited)."""
         self.store = store
         self.home = home
         self.first_use: list[str] = []  # what a fresh embedded store was given
-        self.evals = StoreEvals(store, home, retention_days)
+        self.evals = StoreEvals(store, home, retention_days, address_guard)
         self.calls = StoreCalls(store)
 
     @classmethod

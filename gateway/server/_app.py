@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agents import Executor
+from agents import AddressGuard, Executor
 from gateway._network import NetworkPolicy
 from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
@@ -158,9 +158,9 @@ def create_app(
         config = settings or Settings.from_env()
         own_store = store is None
         opened = store or StoreClient.from_settings(config).store
-        client = StoreClient(opened, config.home, config.output_retention_days)
         policy = NetworkPolicy.from_setting(config.agent_networks)
         guard = None if policy.allow_all else policy.judge
+        client = StoreClient(opened, config.home, config.output_retention_days, guard)
         async with Executor(allow_asgi=True, address_guard=guard, resolver=resolver) as executor:
             service = Service(
                 store=opened,
@@ -177,7 +177,7 @@ def create_app(
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,
             )
-            workers = _EvalWorkers(opened, config.home, eval_workers)
+            workers = _EvalWorkers(opened, config.home, eval_workers, guard)
             state["service"] = service
             workers.start()
             if server_process:
@@ -219,12 +219,16 @@ def create_app(
 
 
 class _EvalWorkers:
-    """Background threads that work running evals (started over the API or anywhere)."""
+    """Background threads that work running evals (started over the API or anywhere),
+    their calls judged by the gateway's network policy (`guard`)."""
 
-    def __init__(self, store: Store, home: Path, count: int) -> None:
+    def __init__(
+        self, store: Store, home: Path, count: int, guard: AddressGuard | None = None
+    ) -> None:
         self.store = store
         self.home = home
         self.count = count
+        self.guard = guard
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -241,7 +245,13 @@ class _EvalWorkers:
 
         while not self._stop.is_set():
             try:
-                run_worker(self.store, home=self.home, poll_s=1.0, stop=self._stop)
+                run_worker(
+                    self.store,
+                    home=self.home,
+                    poll_s=1.0,
+                    stop=self._stop,
+                    address_guard=self.guard,
+                )
             except Exception:  # a worker must outlive one bad eval
                 log.exception("eval worker failed; restarting in 5 s")
                 self._stop.wait(5)

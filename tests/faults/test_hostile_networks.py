@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import random
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from agents import CallLimits, Executor, Manifest, manifest_from_dict
+from evals import make_plan, start
 from gateway._network import NetworkPolicy
 from records import Store
 from schema.errors import Refused
@@ -41,7 +43,7 @@ from tests.faults._dns import (
     tripwire,
 )
 from tests.gateway.server._agent import Recording, manifest, recording_agent
-from tests.gateway.server._gateway import mandate, running_gateway
+from tests.gateway.server._gateway import install_tiny, mandate, running_gateway
 
 PUBLIC = NetworkPolicy.from_setting("public")
 POLICY = NetworkPolicy.from_setting(f"{ALLOWED}/32")
@@ -285,3 +287,31 @@ async def test_a_seeded_mix_of_hostile_answers_never_reaches_the_tripwire() -> N
     assert {e for _, _, e in plan} == {"ok", "refused", "unreachable"}
     TALLY["network: hostile DNS trials"] += 1
     TALLY["network: calls under hostile DNS"] += CALLS
+
+
+# -- the gateway's own evals ---------------------------------------------------------------
+
+
+def test_the_gateways_evals_are_judged_too(
+    store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An eval started over the API probes the agent, and the gateway's eval workers call
+    it: both through the network policy, like live calls."""
+    install_tiny(store, tmp_path)
+    recording = Recording()
+    with serve(recording_agent("acme/local", "1.0.0", recording)) as url:  # on 127.0.0.1
+        store.agents.register(manifest("acme/local", url))
+        env = {"HOLON_AGENT_NETWORKS": "public"}
+        with running_gateway(store, tmp_path / "home", env, eval_workers=1) as gw:
+            started = gw.call("POST", "/v1/evals", "operator", json={"agent": "acme/local"})
+            assert started.status_code == 409, started.text
+            assert "may not call" in started.json()["error"]["message"]
+            # Started on the store (no probe): the gateway's workers still may not call it.
+            info = start(store, make_plan(store, "acme/local", home=tmp_path / "home"))
+            deadline = time.monotonic() + 30
+            while not any("may not call" in r.getMessage() for r in caplog.records):
+                assert time.monotonic() < deadline, "the gateway's workers never tried"
+                time.sleep(0.05)
+            assert store.evals.counts(info.id)["done"] == 0
+    assert recording.calls == [] and recording.probes == 0
+    TALLY["network: gateway evals judged"] += 1
