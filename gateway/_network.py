@@ -21,6 +21,7 @@ depends on the prefix length its site chose) are refused.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,6 +34,9 @@ from schema.errors import Refused, UsageError
 __all__ = ["NetworkPolicy", "embedded_ipv4", "parse_networks"]
 
 log = logging.getLogger(__name__)
+
+# How long a registration waits for its host's lookup (a hostile name server may stall).
+LOOKUP_TIMEOUT_S = 5.0
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Lookup = Callable[[str, int], Awaitable[list[Address]]]
@@ -140,9 +144,9 @@ class NetworkPolicy:
     async def check_url(self, url: str, lookup: Lookup) -> None:
         """At registration: Refused when the URL's host resolves to a forbidden address.
 
-        A name that does not resolve (yet) is let through: calls to it are
-        judged on what it resolves to then, and fail as `unreachable` while
-        it resolves to nothing.
+        A name that does not resolve (yet), or not within `LOOKUP_TIMEOUT_S`,
+        is let through: calls to it are judged on what it resolves to then,
+        and fail as `unreachable` while it resolves to nothing.
         """
         if self.allow_all:
             return
@@ -154,8 +158,9 @@ class NetworkPolicy:
         except ValueError:  # the manifest's own check names a bad port
             return
         try:
-            addresses = await lookup(parts.hostname, port)
-        except OSError as exc:
-            log.info("agent host %s does not resolve (yet): %s", parts.hostname[:255], exc)
+            async with asyncio.timeout(LOOKUP_TIMEOUT_S):
+                addresses = await lookup(parts.hostname, port)
+        except (OSError, TimeoutError) as exc:
+            log.info("agent host %s does not resolve (yet): %r", parts.hostname[:255], exc)
             return
         self.judge(parts.hostname, port, addresses)

@@ -17,6 +17,7 @@ public counterparts pass.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import random
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from agents import CallLimits, Executor, Manifest, manifest_from_dict
+from agents import Address, CallLimits, Executor, Manifest, manifest_from_dict
 from evals import make_plan, start
 from gateway._network import NetworkPolicy
 from records import Store
@@ -315,3 +316,29 @@ def test_the_gateways_evals_are_judged_too(
             assert store.evals.counts(info.id)["done"] == 0
     assert recording.calls == [] and recording.probes == 0
     TALLY["network: gateway evals judged"] += 1
+
+
+@pytest.mark.anyio
+async def test_registration_lets_an_unresolvable_or_stalled_name_through(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At registration a name that does not resolve (yet) passes; calls to it are judged on
+    what it answers then. A name server that stalls is given up on."""
+    monkeypatch.setattr("gateway._network.LOOKUP_TIMEOUT_S", 0.05)
+
+    async def stalls(host: str, port: int) -> list[Address]:
+        await asyncio.sleep(30)
+        raise AssertionError("not reached")
+
+    async def fails(host: str, port: int) -> list[Address]:
+        raise failed()
+
+    async def forbidden(host: str, port: int) -> list[Address]:
+        return [ipaddress.ip_address(FORBIDDEN)]
+
+    started = time.monotonic()
+    await PUBLIC.check_url(f"http://{NAME}/agent", stalls)
+    assert time.monotonic() - started < 5
+    await PUBLIC.check_url(f"http://{NAME}/agent", fails)
+    with pytest.raises(Refused):
+        await PUBLIC.check_url(f"http://{NAME}/agent", forbidden)
