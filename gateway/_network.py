@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from agents import Address
 from schema.errors import Refused, UsageError
 
 __all__ = ["NetworkPolicy", "embedded_ipv4", "parse_networks"]
@@ -39,6 +38,9 @@ log = logging.getLogger(__name__)
 LOOKUP_TIMEOUT_S = 5.0
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+# agents.Address, spelled out: the settings read this module at every start-up, and
+# importing `agents` would load the HTTP stack for commands that never call an agent.
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Lookup = Callable[[str, int], Awaitable[list[Address]]]
 
 _V4 = ipaddress.IPv4Network
