@@ -127,6 +127,7 @@ def create_app(
     *,
     store: Store | None = None,
     eval_workers: int = 1,
+    eval_poll_s: float = 1.0,
     cache_ttl_s: float = 1.0,
     max_body_bytes: int = 8 * 1024 * 1024,
     cells_ttl_s: float = CELLS_TTL_S,
@@ -136,6 +137,7 @@ def create_app(
     """The gateway app. With `store`, that store is used (and not closed); else the settings'.
 
     `cells_ttl_s`: how long /metrics reuses its count of eval cells.
+    `eval_poll_s`: how long an idle eval worker waits before looking for work again.
     `server_process` (a process of its own: `holon gateway serve`) tunes the
     process once the app has started. Everything loaded so far is moved out
     of the collector's sight (`gc.freeze()`), so a full collection scans what
@@ -172,7 +174,7 @@ def create_app(
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,
             )
-            workers = _EvalWorkers(opened, config.home, eval_workers)
+            workers = _EvalWorkers(opened, config.home, eval_workers, eval_poll_s)
             state["service"] = service
             workers.start()
             if server_process:
@@ -216,10 +218,11 @@ def create_app(
 class _EvalWorkers:
     """Background threads that work running evals (started over the API or anywhere)."""
 
-    def __init__(self, store: Store, home: Path, count: int) -> None:
+    def __init__(self, store: Store, home: Path, count: int, poll_s: float = 1.0) -> None:
         self.store = store
         self.home = home
         self.count = count
+        self.poll_s = poll_s
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -236,7 +239,7 @@ class _EvalWorkers:
 
         while not self._stop.is_set():
             try:
-                run_worker(self.store, home=self.home, poll_s=1.0, stop=self._stop)
+                run_worker(self.store, home=self.home, poll_s=self.poll_s, stop=self._stop)
             except Exception:  # a worker must outlive one bad eval
                 log.exception("eval worker failed; restarting in 5 s")
                 self._stop.wait(5)
