@@ -1,13 +1,24 @@
 """The lower-bound gate: an eval score as evidence, paid for selection (docs/integrity.md).
 
-An author who runs k evals and keeps the luckiest has selected, and the
-luckiest of k draws overstates the truth. `eval_score_lower` is the lower end
-of the two-sided (1 - ALPHA/k) Wilson interval of each graded split, k being
-the org's holdout-revealing evals on that suite (every instance set, operator
-resets included: a reset forgives the budget, not the evidence). At k = 1 it
-is the record's `ci95` lower bound; it falls as k grows (Bonferroni over the k
-evals the author could have kept). Decisions are exact: rational arithmetic on
-squared quantities, as the overfit rule's Newcombe test is (evals._stats).
+An author who runs evals until one is lucky has selected, and the luckiest
+of k draws overstates the truth. `eval_score_lower` is the lower end of the
+two-sided (1 - alpha_k) Wilson interval of each graded split, k being the
+org's holdout-revealing evals on that suite (every instance set, operator
+resets included: a reset forgives the budget, not the evidence), with
+
+    alpha_k = ALPHA / (k (k + 1)),   so that   sum over k of alpha_k = ALPHA.
+
+Why not ALPHA / k (Bonferroni over k evals)? That pays for an author who runs
+k evals and then keeps the best, but the record is always the *latest* eval
+(records follow registrations), so an author's real move is to stop as soon
+as one is lucky; against that, ALPHA / k admitted a coin-flipping agent at its
+true accuracy in 14% of simulated runs (tests/integrity/test_simulation.py).
+With alpha_k summing to ALPHA, whatever rule the author stops by, the chance
+that any of its records is admitted above its true accuracy is at most
+ALPHA / 2 (one side of each interval). The price: at k = 1 the bound is the
+97.5% interval's (z = 2.2414), a little below the record's `ci95`.
+Decisions are exact: rational arithmetic on squared quantities, as the overfit
+rule's Newcombe test is (evals._stats).
 
 Pure and standard-library only: mandates decide on every live call with it.
 """
@@ -27,19 +38,31 @@ __all__ = [
     "eval_score_lower",
     "lower_bound",
     "lower_bound_at_least",
+    "selection_alpha",
     "selection_z",
+    "z_for",
 ]
 
 # The gate's family-wise error: at k = 1 the bound is the 95% interval's lower end.
 ALPHA = Fraction(1, 20)
 
 
-def selection_z(k: int) -> Fraction:
-    """z of the two-sided (1 - ALPHA/k) interval, rounded *up* to 4 places (a wider
-    interval: the bound only errs low). k = 1 gives 1.96, the record's interval's z."""
+def selection_alpha(k: int) -> Fraction:
+    """alpha_k = ALPHA / (k (k + 1)): what the k-th revealing eval may spend."""
     if k < 1:
         raise ValueError("k counts evals: at least 1")
-    z = NormalDist().inv_cdf(1 - float(ALPHA) / (2 * k))
+    return ALPHA / (k * (k + 1))
+
+
+def selection_z(k: int) -> Fraction:
+    """z of the two-sided (1 - alpha_k) interval, rounded *up* to 4 places (a wider
+    interval: the bound only errs low)."""
+    return z_for(selection_alpha(k))
+
+
+def z_for(alpha: Fraction) -> Fraction:
+    """z of a two-sided (1 - alpha) interval, rounded up to 4 places."""
+    z = NormalDist().inv_cdf(1 - float(alpha) / 2)
     return Fraction(math.ceil(z * 10_000 - 1e-9), 10_000)
 
 
@@ -48,12 +71,15 @@ def _exact_x(passed: Any) -> Fraction:
     return Fraction(Decimal(str(passed)))
 
 
-def lower_bound_at_least(x: Fraction, n: int, k: int, threshold: Fraction) -> bool:
-    """Whether the Wilson lower bound of (x, n) at `selection_z(k)` is >= threshold, decided
-    exactly (rational arithmetic on squared quantities: no rounding can flip it)."""
+def lower_bound_at_least(
+    x: Fraction, n: int, k: int, threshold: Fraction, *, z: Fraction | None = None
+) -> bool:
+    """Whether the Wilson lower bound of (x, n) at `selection_z(k)` (or at `z`) is >=
+    threshold, decided exactly (rational arithmetic on squared quantities: no rounding
+    can flip it)."""
     if n <= 0:
         return False
-    z = selection_z(k)
+    z = selection_z(k) if z is None else z
     z2 = z * z
     p = x / n
     # lower = (p + z²/2n - z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n) >= t

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from evals.suites import TrustStore, extension_files, install_suite, suite_file
-from records import Store, new_key, open_store
+from records import Store, new_key, open_store, utcnow
+from records._models import StoreSecret
 from schema import load_document
 from tests._servers import serve
 from tests.gateway.server._gateway import Gateway, running_gateway
@@ -148,6 +149,9 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 def test_no_attack_manufactures_a_score(store: Store, tmp_path: Path) -> None:
+    # A fixed holdout secret: the generated holdout's instances are the same every run.
+    with store.write() as session:
+        session.add(StoreSecret(name="holdout", value=bytes(range(32)), created_at=utcnow()))
     trust = TrustStore(tmp_path / "home")
     for kind in ("fixed", "generated"):
         directory = write_suite(tmp_path / "suites", kind)

@@ -6,11 +6,14 @@ prints them). Seeded: every run of a test sees the same holdouts and answers.
 
 from __future__ import annotations
 
+import random
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
+from evals._evidence import ALPHA, lower_bound_at_least, selection_z, z_for
 from tests.integrity.sim import STRATEGIES, TRUTH, attack, false_overfit_rate
 
 SEEDS = range(16)
@@ -41,6 +44,7 @@ def test_without_the_budget_the_same_attacks_succeed(strategy: str) -> None:
     assert run.inflation > 0.1, (strategy, run.best)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_the_lower_bound_gate_never_admits_a_no_skill_agent(strategy: str) -> None:
     """Even with new instances every few submissions (200 submissions over 67 epochs, so
@@ -63,7 +67,7 @@ def test_renewing_epochs_let_selection_inflate_the_point_score() -> None:
 
 def test_the_gate_admits_a_skilled_agent() -> None:
     """The gate is not a wall: an agent right on 90% of 150 cases, evaluated once, passes
-    a lower bound of 0.8 (its Wilson 95% lower bound is 0.8415)."""
+    a lower bound of 0.8 (its bound at k = 1 is 0.8314)."""
     from evals._evidence import admits_lower
 
     record = {
@@ -74,6 +78,30 @@ def test_the_gate_admits_a_skilled_agent() -> None:
     assert not admits_lower(record, {"s": 1}, Decimal("0.85"))
     # The same result after 200 revealing evals proves less: 0.8 is no longer reached.
     assert not admits_lower(record, {"s": 200}, Decimal("0.8"))
+
+
+def _stops_when_lucky(seed: int, threshold: Fraction, z_of: Any) -> bool:
+    """An author who evaluates a coin (n = 150) until the gate admits its latest record."""
+    rng = random.Random(f"stop-{seed}")
+    for k in range(1, 201):
+        x = sum(1 for _ in range(150) if rng.random() < 0.5)
+        if lower_bound_at_least(Fraction(x), 150, k, threshold, z=z_of(k)):
+            return True
+    return False
+
+
+@pytest.mark.slow
+def test_an_author_who_stops_when_lucky_is_not_admitted() -> None:
+    """The record is always the latest eval, so an author's move is to stop at the first
+    lucky one. alpha_k summing to ALPHA holds against that (exactly, by the union bound
+    over the binomial tails: at most 2.47% for n = 150 and 200 evals); ALPHA / k
+    (Bonferroni, which pays only for keeping the best of k) does not: the simulation can
+    fail. 400 authors each: 13 admitted against 51."""
+    truth = Fraction(1, 2)
+    ours = sum(_stops_when_lucky(s, truth, selection_z) for s in range(400))
+    bonferroni = sum(_stops_when_lucky(s, truth, lambda k: z_for(ALPHA / k)) for s in range(400))
+    assert ours <= 16, ours  # 4%: the exact bound is 2.47%, plus sampling noise
+    assert bonferroni >= 32, bonferroni
 
 
 def test_honest_agents_rarely_get_an_overfit_warning() -> None:

@@ -143,7 +143,7 @@ def test_no_requirements_allow_without_a_record() -> None:
             {},
             "eval_score_lower_below_minimum",
             {
-                "eval_score_lower": Decimal("0.7097"),
+                "eval_score_lower": Decimal("0.6770"),
                 "holdout_evals": {"tiny": 3},
                 "min_eval_score_lower": Decimal("0.8"),
             },
