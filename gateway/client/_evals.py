@@ -23,9 +23,12 @@ def plan_view(plan: Plan) -> JSONObject:
         {**entry, "cells": planned.cells, "worst_case_usd": str(planned.worst_case_usd)}
         for entry, planned in zip(view["suites"], plan.suites, strict=True)
     ]
-    # The holdout epoch is the operator's; the plan view may reach an author.
+    # The holdout epoch is the operator's, and so is the instance set's name (a plain
+    # digest of the epoch, or of a stored holdout's cases): the plan view may reach an
+    # author.
     for entry in view["suites"]:
         entry.pop("holdout_epoch", None)
+        entry.pop("instance_set", None)
     return view
 
 

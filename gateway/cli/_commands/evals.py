@@ -177,6 +177,9 @@ def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
             for s in view["suites"]
         ],
     )
+    for suite in view["suites"]:
+        if suite.get("holdout_withheld"):
+            ctx.out.warn(suite["holdout_withheld"]["message"])
     if view["unverified_capabilities"]:
         ctx.out.warn(
             "no suite certifies "
