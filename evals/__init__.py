@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
     from evals._eval import probe, resumable, resume, start, work
+    from evals._evidence import admits_lower, eval_score_lower
     from evals._finish import finish, summarise
+    from evals._integrity import author_digests, author_record, keyed_digest
     from evals._plan import Plan, PlannedSuite, make_plan, rebuild
     from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
     from evals._worker import WorkerStats, run_worker
@@ -24,15 +26,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CellResult",
+    "FixtureCache",
     "Plan",
     "PlannedSuite",
-    "FixtureCache",
     "PracticeReport",
     "PreparedCase",
     "Suite",
     "WorkerStats",
+    "admits_lower",
+    "author_digests",
+    "author_record",
     "call_limits",
+    "eval_score_lower",
     "finish",
+    "keyed_digest",
     "load_suite",
     "make_plan",
     "manifest_agent",
@@ -63,6 +70,11 @@ _HOMES: dict[str, str] = {
     "start": "evals._eval",
     "work": "evals._eval",
     "finish": "evals._finish",
+    "admits_lower": "evals._evidence",
+    "author_digests": "evals._integrity",
+    "author_record": "evals._integrity",
+    "eval_score_lower": "evals._evidence",
+    "keyed_digest": "evals._integrity",
     "summarise": "evals._finish",
     "Plan": "evals._plan",
     "PlannedSuite": "evals._plan",

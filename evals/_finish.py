@@ -88,6 +88,8 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     result = {
         "record": record,
         "summary": summarise(cells),
+        # What an author may read of the run: its public cells (docs/integrity.md).
+        "public_summary": summarise([c for c in cells if c.split == "public"]),
         "meets_thresholds": all(s.meets_threshold for s in score.suites.values()),
     }
     rotate = [(p.suite.id, p.suite.version, p.rotate_after_evals) for p in plan.suites if p.holdout]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import Manifest, manifest_from_dict
+from evals._integrity import Withheld, instance_set, withheld
 from evals.suites import (
     Case,
     Suite,
@@ -26,7 +27,7 @@ from evals.suites import (
     load_installed,
     public_case_digest,
 )
-from records import CellSpec, Store
+from records import CellSpec, ExposureSpend, Store
 from schema.canonical import digest
 from schema.errors import Refused, UsageError
 
@@ -38,9 +39,12 @@ class PlannedSuite:
     suite: Suite
     epoch: int
     public: tuple[Case, ...]
-    holdout: tuple[Case, ...]
+    holdout: tuple[Case, ...]  # empty when withheld
     repetitions: int
     rotate_after_evals: int | None
+    instance_set: str = ""  # the holdout instances graded (docs/integrity.md)
+    instance_label: str = ""
+    withheld: Withheld | None = None  # the org's exposure budget for them is spent
 
     @property
     def cells(self) -> int:
@@ -65,6 +69,8 @@ class PlannedSuite:
             "suite_digest": self.suite_digest,
             "holdout_epoch": self.epoch,
             "cases": {"public": len(self.public), "holdout": len(self.holdout)},
+            "instance_set": self.instance_set,
+            "holdout_withheld": (None if self.withheld is None else self.withheld.to_json()),
             "repetitions": self.repetitions,
             "max_cost_usd": str(self.suite.limits.max_cost_usd),
             "timeout_s": str(self.suite.limits.timeout_s),
@@ -119,6 +125,20 @@ class Plan:
             }
         )
 
+    def exposure(self) -> list[ExposureSpend]:
+        """One unit of the org's budget for each suite whose holdout this plan grades."""
+        return [
+            ExposureSpend(
+                org=self.agent.org,
+                suite_id=planned.suite.id,
+                instance_set=planned.instance_set,
+                label=planned.instance_label,
+                limit=planned.suite.limits.holdout_evals_per_epoch,
+            )
+            for planned in self.suites
+            if planned.holdout
+        ]
+
     def cases(self) -> dict[tuple[str, str, str], Case]:
         """Every planned case by (suite id, split, case id)."""
         out: dict[tuple[str, str, str], Case] = {}
@@ -151,6 +171,11 @@ class Plan:
                         )
                     )
         return specs
+
+
+def _rotate_after(suite: Suite) -> int | None:
+    generator = suite.holdout_generator
+    return None if generator is None else generator.rotate_after_evals
 
 
 def _holdout(suite: Suite, secret: bytes, epoch: int) -> tuple[Case, ...]:
@@ -188,19 +213,33 @@ def make_plan(
         if only_suites and installed.id not in only_suites:
             continue
         suite = load_installed(store, installed.id, home, installed.version)
-        holdout = _holdout(suite, secret, installed.holdout_epoch)
+        if suite.holdout_generator is not None:
+            installed = store.suites.rotate_if_due(
+                installed.id, installed.version, suite.holdout_generator.rotate_after_days
+            )
+        epoch = installed.holdout_epoch
+        holdout = _holdout(suite, secret, epoch)
+        key, label = instance_set(suite, epoch)
+        blocked = None
+        if holdout:
+            blocked = withheld(
+                suite,
+                org=agent.org,
+                spent=store.exposure.spent(agent.org, suite.id, key),
+                epoch_started_at=installed.epoch_started_at,
+                evals_in_epoch=installed.evals_in_epoch,
+            )
         planned.append(
             PlannedSuite(
                 suite=suite,
-                epoch=installed.holdout_epoch,
+                epoch=epoch,
                 public=suite.public,
-                holdout=holdout,
+                holdout=() if blocked else holdout,
                 repetitions=repetitions or suite.repetitions,
-                rotate_after_evals=(
-                    suite.holdout_generator.rotate_after_evals
-                    if suite.holdout_generator is not None
-                    else None
-                ),
+                rotate_after_evals=_rotate_after(suite),
+                instance_set=key,
+                instance_label=label,
+                withheld=blocked,
             )
         )
     if only_suites:
@@ -220,7 +259,8 @@ def make_plan(
         agent=agent,
         suites=tuple(planned),
         unverified=tuple(unverified),
-        full=not only_suites and repetitions is None,
+        # A withheld holdout narrows the eval: it scores and reports, writes no record.
+        full=not only_suites and repetitions is None and not any(p.withheld for p in planned),
         concurrency=concurrency,
         retries=retries,
         pace_s=pace_s,
@@ -249,18 +289,20 @@ def rebuild(store: Store, plan_json: dict[str, Any], *, home: Path) -> Plan:
                 f"suite {entry['id']} v{entry['version']} changed since the eval started",
                 details={"suite": entry["id"]},
             )
+        epoch = entry["holdout_epoch"]
+        key, label = instance_set(suite, epoch)
+        # A holdout the plan withheld stays withheld: the eval was started without it.
+        graded = entry["cases"]["holdout"] > 0
         planned.append(
             PlannedSuite(
                 suite=suite,
-                epoch=entry["holdout_epoch"],
+                epoch=epoch,
                 public=suite.public,
-                holdout=_holdout(suite, secret, entry["holdout_epoch"]),
+                holdout=_holdout(suite, secret, epoch) if graded else (),
                 repetitions=entry["repetitions"],
-                rotate_after_evals=(
-                    suite.holdout_generator.rotate_after_evals
-                    if suite.holdout_generator is not None
-                    else None
-                ),
+                rotate_after_evals=_rotate_after(suite),
+                instance_set=key,
+                instance_label=label,
             )
         )
     return Plan(

@@ -5,6 +5,7 @@ Imports only `schema`: never `evals` or `gateway`.
 
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
 from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
+from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
 from records._ids import eval_id, ulid
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
@@ -49,6 +50,10 @@ __all__ = [
     "EvalCell",
     "EvalInfo",
     "EvalRegistry",
+    "ExposureInfo",
+    "ExposureRegistry",
+    "ExposureResetInfo",
+    "ExposureSpend",
     "GrantStatus",
     "InstalledSuite",
     "LedgerEntry",

@@ -105,6 +105,7 @@ class AgentRegistry:
                     disabled=False,
                     created_at=now,
                     updated_at=now,
+                    current_since=now,
                 )
                 session.add(agent)
                 session.flush()
@@ -122,8 +123,12 @@ class AgentRegistry:
                     )
                 if previous == version:
                     return Registration("unchanged", self._info(session, agent), previous)
+                # An old version made current again is a new registration: the
+                # records it had describe an agent that was since replaced, so
+                # none applies until it is evaluated again (docs/integrity.md).
                 agent.current_version = version
                 agent.updated_at = now
+                agent.current_since = now
                 return Registration("reactivated", self._info(session, agent), previous)
             seq = (
                 session.scalar(
@@ -134,6 +139,7 @@ class AgentRegistry:
             session.add(self._version_row(agent_id, version, seq, manifest, digest, now))
             agent.current_version = version
             agent.updated_at = now
+            agent.current_since = now
             session.flush()
             return Registration("updated", self._info(session, agent), previous)
 

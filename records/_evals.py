@@ -35,8 +35,10 @@ from records._cell_sql import (
     STATUS,
     record_sqlite,
 )
-from records._models import AgentRecord, EvalCell, EvalRun, SuiteVersionRow
+from records._exposure import ExposureSpend, spend_all
+from records._models import Agent, AgentRecord, AgentVersion, EvalCell, EvalRun, SuiteVersionRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._suites import new_epoch
 from records._types import utc_text, utcnow
 from schema.errors import NotFound
 
@@ -142,10 +144,14 @@ class EvalRegistry:
         plan_digest: str,
         full_plan: bool,
         cells: Sequence[CellSpec],
+        exposure: Sequence[ExposureSpend] = (),
     ) -> EvalInfo:
-        """The run and every cell, pending, in one transaction."""
+        """The run and every cell, pending, in one transaction, which also takes one unit
+        of each holdout exposure budget in `exposure` (Refused, and nothing written,
+        when one is spent)."""
         now = utcnow()
         with self._store.write() as session:
+            spend_all(session, exposure)
             run = EvalRun(
                 id=eval_id,
                 agent_id=agent_id,
@@ -219,30 +225,30 @@ class EvalRegistry:
 
     # -- cells --------------------------------------------------------------
 
-    def counts(self, eval_id: str) -> dict[str, int]:
+    def counts(self, eval_id: str, *, split: str | None = None) -> dict[str, int]:
+        """Cells by status (of one split, when given)."""
         with self._store.read() as session:
-            rows = session.execute(
-                select(EvalCell.status, func.count())
-                .where(EvalCell.eval_id == eval_id)
-                .group_by(EvalCell.status)
-            )
+            query = select(EvalCell.status, func.count()).where(EvalCell.eval_id == eval_id)
+            if split is not None:
+                query = query.where(EvalCell.split == split)
+            rows = session.execute(query.group_by(EvalCell.status))
             counts = {"pending": 0, "running": 0, "done": 0}
             counts.update({status: n for status, n in rows})
             return counts
 
-    def progress(self, eval_id: str) -> dict[str, Any]:
-        """Done cells, passes and spend so far (for progress bars and `evals status`)."""
+    def progress(self, eval_id: str, *, split: str | None = None) -> dict[str, Any]:
+        """Done cells, passes and spend so far (of one split, when given), for progress
+        bars and `evals status`."""
+        where = [EvalCell.eval_id == eval_id, EvalCell.status == "done"]
+        if split is not None:
+            where.append(EvalCell.split == split)
         with self._store.read() as session:
             done, passed = session.execute(
                 select(func.count(), func.coalesce(func.sum(_as_int(EvalCell.passed)), 0)).where(
-                    EvalCell.eval_id == eval_id, EvalCell.status == "done"
+                    *where
                 )
             ).one()
-            costs = session.scalars(
-                select(EvalCell.cost_usd).where(
-                    EvalCell.eval_id == eval_id, EvalCell.status == "done"
-                )
-            )
+            costs = session.scalars(select(EvalCell.cost_usd).where(*where))
             spent = sum((Decimal(c) for c in costs if c), Decimal(0))
             return {"done": int(done), "passed": int(passed), "cost_usd": spent}
 
@@ -524,22 +530,39 @@ class EvalRegistry:
                     continue
                 row.evals_in_epoch += 1
                 if rotate_after is not None and row.evals_in_epoch >= rotate_after:
-                    row.holdout_epoch += 1
-                    row.evals_in_epoch = 0
+                    new_epoch(row, now)
             return _info(run)
 
     def current_record(self, agent_id: str, version: str | None = None) -> dict[str, Any] | None:
-        """The record of the eval that started last (for the version, or any)."""
+        """The record of the eval that started last (for the version, or any).
+
+        For the agent's current version, only evals started since that version
+        last became current count: re-registering an old version never brings
+        its old record back (docs/integrity.md, "Records follow registrations").
+        """
         with self._store.read() as session:
             query = select(AgentRecord).where(AgentRecord.agent_id == agent_id)
             if version is not None:
                 query = query.where(AgentRecord.agent_version == version)
+                since = self._current_since(session, agent_id, version)
+                if since is not None:
+                    query = query.where(AgentRecord.eval_created_at >= since)
             row = session.scalars(
                 query.order_by(
                     AgentRecord.eval_created_at.desc(), AgentRecord.eval_id.desc()
                 ).limit(1)
             ).first()
             return None if row is None else row.record
+
+    @staticmethod
+    def _current_since(session: Session, agent_id: str, version: str) -> datetime | None:
+        agent = session.get(Agent, agent_id)
+        if agent is None or agent.current_version != version:
+            return None
+        if agent.current_since is not None:
+            return agent.current_since
+        row = session.get(AgentVersion, (agent_id, version))
+        return None if row is None else row.registered_at
 
     def current_record_with_staleness(
         self, agent_id: str, version: str, *, now: datetime | None = None
@@ -571,7 +594,17 @@ class EvalRegistry:
                     f"and its {active.grace_days}-day grace period ended "
                     f"{utc_text(until)}"
                 )
-        return {**record, "stale": bool(reasons), "stale_reasons": reasons}
+        # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
+        # revealing evals on each suite the record was graded on, counted now.
+        revealed = self._store.exposure.revealed(
+            agent_id.split("/", 1)[0], record.get("suites", {}).keys()
+        )
+        return {
+            **record,
+            "stale": bool(reasons),
+            "stale_reasons": reasons,
+            "holdout_evals": revealed,
+        }
 
     def record_history(self, agent_id: str) -> builtins.list[dict[str, Any]]:
         with self._store.read() as session:

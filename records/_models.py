@@ -47,6 +47,9 @@ class Agent(Base):
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    # When current_version last became current (a registration or a
+    # reactivation): records of evals started before it do not apply.
+    current_since: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
 class AgentVersion(Base):
@@ -106,8 +109,44 @@ class SuiteVersionRow(Base):
     grace_days: Mapped[int] = mapped_column(Integer, default=14)
     holdout_epoch: Mapped[int] = mapped_column(Integer, default=0)
     evals_in_epoch: Mapped[int] = mapped_column(Integer, default=0)
+    epoch_started_at: Mapped[datetime | None] = mapped_column(nullable=True)  # None: installed_at
     installed_at: Mapped[datetime]
     activated_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class HoldoutExposure(Base):
+    """How many holdout-revealing evals an org had on one instance set of a suite's holdout.
+
+    `spent` counts against the suite's `limits.holdout_evals_per_epoch` and an
+    operator may reset it; `revealed` never goes down (the lower-bound gate's
+    k counts it). `instance_set` is a digest naming the set of holdout cases
+    (docs/integrity.md); `label` says which to an operator.
+    """
+
+    __tablename__ = "holdout_exposure"
+
+    org: Mapped[str] = mapped_column(String(39), primary_key=True)
+    suite_id: Mapped[str] = mapped_column(String(63), primary_key=True)
+    instance_set: Mapped[str] = mapped_column(String(64), primary_key=True)
+    label: Mapped[str] = mapped_column(String(120))
+    spent: Mapped[int] = mapped_column(Integer)
+    revealed: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime]
+
+
+class ExposureReset(Base):
+    """An operator's reset of an exposure budget: kept, never deleted."""
+
+    __tablename__ = "exposure_resets"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # xr_ + ULID
+    org: Mapped[str] = mapped_column(String(39))
+    suite_id: Mapped[str] = mapped_column(String(63))
+    instance_set: Mapped[str] = mapped_column(String(64))
+    spent_before: Mapped[int] = mapped_column(Integer)
+    reset_by: Mapped[str] = mapped_column(String(120))
+    reason: Mapped[str] = mapped_column(String(500))
+    at: Mapped[datetime]
 
 
 class StoreSecret(Base):

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0005"
+SCHEMA_REVISION = "0006"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -184,6 +184,7 @@ class Store:
         self._secret_box = secret_box
         from records._agents import AgentRegistry
         from records._evals import EvalRegistry
+        from records._exposure import ExposureRegistry
         from records._ledger import LedgerRegistry
         from records._mandates import MandateRegistry
         from records._suites import SuiteRegistry
@@ -192,6 +193,7 @@ class Store:
         self.agents = AgentRegistry(self)
         self.suites = SuiteRegistry(self)
         self.evals = EvalRegistry(self)
+        self.exposure = ExposureRegistry(self)
         self.tokens = TokenRegistry(self)
         self.mandates = MandateRegistry(self)
         self.ledger = LedgerRegistry(self)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import select
@@ -22,7 +22,7 @@ from schema.errors import Conflict, NotFound
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["InstalledSuite", "SuiteInstall", "SuiteRegistry"]
+__all__ = ["InstalledSuite", "SuiteInstall", "SuiteRegistry", "new_epoch"]
 
 HOLDOUT_SECRET = "holdout"
 
@@ -60,6 +60,7 @@ class InstalledSuite:
     grace_days: int
     holdout_epoch: int
     evals_in_epoch: int
+    epoch_started_at: datetime
     installed_at: datetime
     activated_at: datetime | None
     active: bool
@@ -79,10 +80,18 @@ def _installed(row: SuiteVersionRow, active_version: int | None) -> InstalledSui
         grace_days=row.grace_days,
         holdout_epoch=row.holdout_epoch,
         evals_in_epoch=row.evals_in_epoch,
+        epoch_started_at=row.epoch_started_at or row.installed_at,
         installed_at=row.installed_at,
         activated_at=row.activated_at,
         active=row.version == active_version,
     )
+
+
+def new_epoch(row: SuiteVersionRow, now: datetime) -> None:
+    """A new holdout epoch: new instances, so every org's exposure budget renews."""
+    row.holdout_epoch += 1
+    row.evals_in_epoch = 0
+    row.epoch_started_at = now
 
 
 class SuiteRegistry:
@@ -137,6 +146,7 @@ class SuiteRegistry:
                         grace_days=suite.grace_days,
                         holdout_epoch=0,
                         evals_in_epoch=0,
+                        epoch_started_at=now,
                         installed_at=now,
                         activated_at=None,
                     )
@@ -243,8 +253,26 @@ class SuiteRegistry:
             if chosen is None:
                 raise NotFound(f"suite {suite_id!r} has no active version")
             version_row = self._version(session, suite_id, chosen)
-            version_row.holdout_epoch += 1
-            version_row.evals_in_epoch = 0
+            new_epoch(version_row, utcnow())
+            return _installed(version_row, row.active_version)
+
+    def rotate_if_due(
+        self, suite_id: str, version: int, after_days: int, *, now: datetime | None = None
+    ) -> InstalledSuite:
+        """Start a new epoch when the current one is `after_days` old (generated holdouts
+        rotate by time as well as by count); the version as it is afterwards."""
+        now = now or utcnow()
+        current = self.get(suite_id, version)
+        if now < current.epoch_started_at + timedelta(days=after_days):
+            return current
+        with self._store.write() as session:
+            row = self._suite(session, suite_id)
+            version_row = session.get(SuiteVersionRow, (suite_id, version), with_for_update=True)
+            if version_row is None:
+                raise NotFound(f"suite {suite_id!r} has no version {version} installed")
+            # Another process may have rotated it meanwhile: rotate only once.
+            if version_row.holdout_epoch == current.holdout_epoch:
+                new_epoch(version_row, now)
             return _installed(version_row, row.active_version)
 
     @staticmethod

@@ -28,7 +28,7 @@ from evals._scores import SuiteCounts, score_suites
 from evals._stats import rounded
 from evals.reports._aggregate import CaseTally, check_rows, rate, rate_block, tally_cases
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
-from evals.reports._model import Audience, check_audience
+from evals.reports._model import Audience, author_holdout, check_audience
 from evals.reports._values import timestamp
 from records import Store
 from schema.errors import Refused
@@ -56,6 +56,10 @@ def _delta(base: Fraction | None, candidate: Fraction | None) -> Decimal | None:
 # -- matching ---------------------------------------------------------------------------
 
 
+def _short(digest: str) -> str:
+    return digest.removeprefix("hmac-sha256:")[:12]
+
+
 def _mismatches(base: EvalData, candidate: EvalData, operator: bool) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     ours = {s.id: s for s in base.suites}
@@ -76,14 +80,15 @@ def _mismatches(base: EvalData, candidate: EvalData, operator: bool) -> list[dic
             )
             continue
         if b.suite_digest != c.suite_digest:
+            shown_b, shown_c = b.suite_digest_for(operator), c.suite_digest_for(operator)
             found.append(
                 {
                     "suite": suite_id,
                     "what": "suite_digest",
-                    "base": b.suite_digest,
-                    "candidate": c.suite_digest,
-                    "message": f"suite {suite_id}: v{b.version} digest {b.suite_digest[:12]} "
-                    f"against v{c.version} digest {c.suite_digest[:12]}",
+                    "base": shown_b,
+                    "candidate": shown_c,
+                    "message": f"suite {suite_id}: v{b.version} digest {_short(shown_b)} "
+                    f"against v{c.version} digest {_short(shown_c)}",
                 }
             )
         if b.checks_digest and c.checks_digest and b.checks_digest != c.checks_digest:
@@ -91,8 +96,8 @@ def _mismatches(base: EvalData, candidate: EvalData, operator: bool) -> list[dic
                 {
                     "suite": suite_id,
                     "what": "checks_digest",
-                    "base": b.checks_digest,
-                    "candidate": c.checks_digest,
+                    "base": (b.digests_for(operator) or {}).get("checks_digest"),
+                    "candidate": (c.digests_for(operator) or {}).get("checks_digest"),
                     "message": f"suite {suite_id}: its checks or the grading-rules version differ",
                 }
             )
@@ -322,7 +327,7 @@ def _suite(
             return None
         return {
             "version": suite.version,
-            "suite_digest": suite.suite_digest,
+            "suite_digest": suite.suite_digest_for(operator),
             "score": rate(scores.get(suite_id)),
         }
 
@@ -357,6 +362,47 @@ def _eval_view(data: EvalData) -> dict[str, Any]:
     }
 
 
+def _compared(
+    ids: Sequence[str], base: EvalData, candidate: EvalData, operator: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every suite's comparison, and the critical regressions over all of them."""
+    base_cases, candidate_cases = tally_cases(base.cells), tally_cases(candidate.cells)
+    base_scores, candidate_scores = _scores(base, base_cases), _scores(candidate, candidate_cases)
+    suites, critical = [], []
+    for suite_id in ids:
+        view, regressions = _suite(
+            suite_id,
+            base,
+            candidate,
+            base_cases,
+            candidate_cases,
+            base_scores,
+            candidate_scores,
+            operator,
+        )
+        suites.append(view)
+        critical += regressions
+    return suites, critical
+
+
+def _author_holdout_split(split: dict[str, Any], complete: bool) -> dict[str, Any]:
+    """The holdout row of an author's comparison: each side's rate and interval, and
+    their difference, once both evals are complete; no case-level counts ever."""
+
+    def side(block: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if block is None else author_holdout(block, complete)
+
+    return {
+        "base": side(split["base"]),
+        "candidate": side(split["candidate"]),
+        "rate_delta": split["rate_delta"] if complete else None,
+        "paired": None,
+        "improved": None,
+        "regressed": None,
+        "unchanged": None,
+    }
+
+
 def compare_evals(
     store: Store,
     base_id: str,
@@ -377,24 +423,27 @@ def compare_evals(
             hint="--allow-mismatch compares them anyway, labelled unmatched",
             details={"mismatches": mismatches},
         )
-    base_cases, candidate_cases = tally_cases(base.cells), tally_cases(candidate.cells)
-    base_scores, candidate_scores = _scores(base, base_cases), _scores(candidate, candidate_cases)
     ids = [s.id for s in base.suites]
     ids += [s.id for s in candidate.suites if s.id not in ids]
-    suites, critical = [], []
-    for suite_id in ids:
-        view, regressions = _suite(
-            suite_id,
-            base,
-            candidate,
-            base_cases,
-            candidate_cases,
-            base_scores,
-            candidate_scores,
-            operator,
+    full = _compared(ids, base, candidate, operator)
+    if operator:
+        suites, critical = full
+    else:
+        # An author's comparison is built from the public cells alone; of the
+        # holdout it reads each side's rate and interval and whether the gate
+        # held, once both evals are complete (docs/integrity.md).
+        complete = base.complete and candidate.complete
+        suites, public_critical = _compared(
+            ids, base.public_only(), candidate.public_only(), operator
         )
-        suites.append(view)
-        critical += regressions
+        critical = full[1] if complete else public_critical
+        for view, whole in zip(suites, full[0], strict=True):
+            view["splits"]["holdout"] = _author_holdout_split(whole["splits"]["holdout"], complete)
+            view["unpaired"]["base"]["counts"]["holdout"] = None
+            view["unpaired"]["candidate"]["counts"]["holdout"] = None
+            if complete:
+                view["base"], view["candidate"] = whole["base"], whole["candidate"]
+                view["score_delta"] = whole["score_delta"]
     return {
         "compare_version": COMPARE_VERSION,
         "audience": chosen,
@@ -407,7 +456,10 @@ def compare_evals(
             "passed": not critical,
             "rule": GATE_RULE,
             "critical_regressions": {
-                split: sum(1 for r in critical if r["split"] == split) for split in SPLITS
+                split: sum(1 for r in critical if r["split"] == split)
+                if operator or split == "public"
+                else None
+                for split in SPLITS
             },
             "cases": [
                 {

@@ -12,6 +12,11 @@ __all__ = ["render_compare_markdown"]
 SPLITS = ("public", "holdout")
 
 
+def _count(value: int | None) -> str:
+    """A count, or "not shown" where an author's view withholds it (docs/integrity.md)."""
+    return "not shown" if value is None else str(value)
+
+
 def _signed(value: Any) -> str:
     if value is None:
         return "-"
@@ -63,7 +68,7 @@ def render_compare_markdown(comparison: dict[str, Any]) -> str:
         "## Gate: " + ("passed" if gate["passed"] else "**FAILED**"),
         "",
         f"Rule: {md(gate['rule'])}. Critical cases regressed: public "
-        f"{regressions['public']}, holdout {regressions['holdout']}.",
+        f"{regressions['public']}, holdout {_count(regressions['holdout'])}.",
     ]
     if gate["cases"]:
         lines += [""] + table(
@@ -106,10 +111,12 @@ def render_compare_markdown(comparison: dict[str, Any]) -> str:
                     rate_of(s["base"]),
                     rate_of(s["candidate"]),
                     _signed(s["rate_delta"]),
-                    f"{s['paired']['cases']} cases, {s['paired']['cells']} cells",
-                    s["improved"],
-                    s["regressed"],
-                    s["unchanged"],
+                    "-"
+                    if s["paired"] is None
+                    else f"{s['paired']['cases']} cases, {s['paired']['cells']} cells",
+                    _count(s["improved"]),
+                    _count(s["regressed"]),
+                    _count(s["unchanged"]),
                 )
             )
         lines += table(
@@ -157,11 +164,11 @@ def render_compare_markdown(comparison: dict[str, Any]) -> str:
             )
         unpaired = suite["unpaired"]
         counted = {role: unpaired[role]["counts"] for role in ("base", "candidate")}
-        if any(n for role in counted.values() for n in role.values()):
+        if any(n for role in counted.values() for n in role.values() if n is not None):
             lines += ["", "### Unpaired cells", ""]
             for role in ("base", "candidate"):
                 n = counted[role]
-                lines.append(f"- {role}: public {n['public']}, holdout {n['holdout']}")
+                lines.append(f"- {role}: public {n['public']}, holdout {_count(n['holdout'])}")
                 lines += [
                     f"  - {md(u['split'])} {md(u['case_id'])} repetition {u['repetition']} "
                     f"({md(u['status'])}, outcome {md(u['outcome'])})"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from evals._integrity import author_digests, keyed_digest
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
 from records import EvalCell, EvalInfo, Store
 from schema.documents import parse_document
@@ -43,10 +44,20 @@ class SuiteData:
     # (the output schema check and suite.yaml's `checks`), the rest being a
     # case's own. None when unknown: every check then counts as a case's own.
     suite_checks: int | None
+    # The same digests as an author may read them: those covering holdout content
+    # keyed under the store's holdout secret (evals._integrity.keyed_digest).
+    author_suite_digest: str = ""
+    author_digests: dict[str, str] | None = None
 
     @property
     def checks_digest(self) -> str | None:
         return None if self.digests is None else self.digests.get("checks_digest")
+
+    def suite_digest_for(self, operator: bool) -> str:
+        return self.suite_digest if operator else self.author_suite_digest
+
+    def digests_for(self, operator: bool) -> dict[str, str] | None:
+        return self.digests if operator else self.author_digests
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,16 @@ class EvalData:
     suites: tuple[SuiteData, ...]
     cells: tuple[CellData, ...]
 
+    @property
+    def complete(self) -> bool:
+        """Done with every cell recorded: only then may an author learn of its holdout."""
+        return self.info.status == "done" and all(c.done for c in self.cells)
+
+    def public_only(self) -> EvalData:
+        """The eval as an author's views are built from: its public cells alone, so no
+        aggregate of theirs can move with a holdout cell (docs/integrity.md)."""
+        return EvalData(self.info, self.suites, tuple(c for c in self.cells if c.split == "public"))
+
     def cells_of(self, suite_id: str, split: str | None = None) -> list[CellData]:
         return [
             c for c in self.cells if c.suite_id == suite_id and (split is None or c.split == split)
@@ -113,7 +134,7 @@ def _suite_document(store: Store, suite_id: str, version: int) -> dict[str, Any]
     return value if isinstance(value, dict) else None
 
 
-def _suite(store: Store, entry: dict[str, Any]) -> SuiteData:
+def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
     suite_id, version = str(entry["id"]), int(entry["version"])
     title: str | None = None
     digests: dict[str, str] | None = None
@@ -148,6 +169,8 @@ def _suite(store: Store, entry: dict[str, Any]) -> SuiteData:
         timeout_s=str(entry["timeout_s"]),
         overfit_delta=delta,
         suite_checks=suite_checks,
+        author_suite_digest=keyed_digest(secret, str(entry["suite_digest"])),
+        author_digests=author_digests(secret, digests),
     )
 
 
@@ -181,6 +204,7 @@ def load_eval(store: Store, eval_id: str) -> EvalData:
     """The eval, its planned suites and its cells in order; NotFound for an unknown id."""
     info = store.evals.get(eval_id)
     plan_suites: Sequence[dict[str, Any]] = info.plan.get("suites", [])
-    suites = tuple(_suite(store, entry) for entry in plan_suites)
+    secret = store.suites.holdout_secret()
+    suites = tuple(_suite(store, entry, secret) for entry in plan_suites)
     cells = tuple(_cell(row) for row in store.evals.cells(eval_id))
     return EvalData(info=info, suites=suites, cells=cells)

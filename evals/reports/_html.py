@@ -218,11 +218,11 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
             r["rate"],
         )
         for split in ("public", "holdout")
-        for r in suite["checks"][split]
+        for r in suite["checks"].get(split, ())  # an author's report has the public split's
     ]
     outcome_rows = [
         (name, b["n"], b["missing"], *(b["counts"][c] for c in OUTCOME_ORDER))
-        for name, b in ((n, suite["outcomes"][n]) for n in ("all", "public", "holdout"))
+        for name, b in suite["outcomes"].items()
     ]
     o = suite["overfit"]
     parts = [

@@ -9,13 +9,14 @@ finished one shows the same numbers as the record it produced.
 
 Audiences (ARCHITECTURE.md, "Privacy and trust"):
 
-- `author`: public cases in full (ids, digests, outputs, each check's
-  expected and actual); the holdout only as split aggregates (cases, passed,
-  rate, interval), outcome counts and per-check aggregate pass rates of the
-  suite's own checks (a case's own checks folded into one row). No holdout
-  case rows, ids, digests, outputs, expected values, tag slices, seeds or
-  epochs, and no plan digest (it hashes the epochs: a few guesses would
-  recover them).
+- `author` (docs/integrity.md): built from the public cells alone, so every
+  case row, check, tag, outcome, latency and cost aggregate is of public
+  cases. Of the holdout it shows each suite's split as its rate with its
+  interval, and the scores, overfit verdict and record those decide, only
+  once the eval is complete; while it runs, the holdout is its size alone
+  and the scores are the public cells'. Digests that cover holdout content
+  are keyed (HMAC under the store's holdout secret); no epochs, no plan
+  digest.
 - `operator`: everything, holdout included.
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
+from evals._integrity import author_record
 from evals._scores import EvalScore, SuiteCounts, score_eval
 from evals.reports._aggregate import (
     CaseTally,
@@ -153,24 +155,45 @@ def _case(case: CaseTally) -> dict[str, Any]:
     }
 
 
+def author_holdout(block: dict[str, Any], complete: bool) -> dict[str, Any]:
+    """The holdout split as an author reads it (evals._integrity): its rate and interval
+    once the eval is complete; before that its size alone, so nothing moves while it runs."""
+    if complete:
+        return {**block, "stability": None}
+    cases, cells = block["cases"], block["cells"]["n"] + block["cells"]["missing"]
+    return {
+        **rate_block([]),
+        "cases": cases,
+        "missing": cases,
+        "cells": {"n": 0, "missing": cells},
+        "withheld": "until the eval is complete",
+    }
+
+
 def _suite(
     suite: SuiteData,
     cases: Sequence[CaseTally],
     cells: Sequence[CellData],
     score: EvalScore,
     audience: Audience,
+    holdout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """One suite's part of the report. An author's report is built from the public cells
+    alone (`cases`, `cells`), with `holdout` the one block it may read of that split."""
     operator = audience == "operator"
     by_split = {split: [c for c in cases if c.split == split] for split in SPLITS}
     scored = score.suites[suite.id]
     overfit = scored.overfit
+    splits = {split: rate_block(by_split[split]) for split in SPLITS}
+    if holdout is not None:
+        splits["holdout"] = holdout
     out: dict[str, Any] = {
         "id": suite.id,
         "version": suite.version,
         "capability": suite.capability,
         "title": suite.title,
-        "suite_digest": suite.suite_digest,
-        "digests": suite.digests,
+        "suite_digest": suite.suite_digest_for(operator),
+        "digests": suite.digests_for(operator),
     }
     if operator:
         out["holdout_epoch"] = suite.holdout_epoch
@@ -185,19 +208,21 @@ def _suite(
             },
             "score": rate(scored.score),
             "meets_threshold": scored.meets_threshold,
-            "splits": {split: rate_block(by_split[split]) for split in SPLITS},
+            "splits": splits,
             "checks": {
                 "public": check_rows(suite, by_split["public"]),
-                "holdout": check_rows(suite, by_split["holdout"], lump_case_checks=not operator),
+                **({"holdout": check_rows(suite, by_split["holdout"])} if operator else {}),
             },
             "tags": {
                 "public": tag_rows(by_split["public"]),
                 **({"holdout": tag_rows(by_split["holdout"])} if operator else {}),
             },
             "outcomes": {
-                "all": outcome_block(cells),
+                **({"all": outcome_block(cells)} if operator else {}),
                 **{
-                    split: outcome_block([c for c in cells if c.split == split]) for split in SPLITS
+                    split: outcome_block([c for c in cells if c.split == split])
+                    for split in SPLITS
+                    if operator or split == "public"
                 },
             },
             "latency_ms": latency_block(cells),
@@ -219,20 +244,41 @@ def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
         return None
     value = dict(result["record"])
     if audience != "operator":
-        value.pop("holdout_epochs", None)
+        value = author_record(value)
     return {"written": data.info.full_plan and data.info.status == "done", "value": value}
 
 
 def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
+    """The report. An author's is built from the public cells alone; of the holdout it
+    reads each split's rate and interval, the scores and the overfit verdict, and those
+    only once the eval is complete (docs/integrity.md)."""
     info, plan = data.info, data.info.plan
-    cases = tally_cases(data.cells)
-    score = _score(data, cases)
+    complete = data.complete
+    everything = tally_cases(data.cells)
+    holdouts: dict[str, dict[str, Any]] = {}
+    if audience == "operator":
+        shown, cases = data, everything
+        score = _score(data, cases)
+    else:
+        holdouts = {
+            suite.id: author_holdout(
+                rate_block(
+                    [c for c in everything if c.suite_id == suite.id and c.split == "holdout"]
+                ),
+                complete,
+            )
+            for suite in data.suites
+        }
+        shown = data.public_only()
+        cases = tally_cases(shown.cells)
+        # Complete: the scores the record holds. Running: the public cells' only.
+        score = _score(data, everything) if complete else _score(shown, cases)
     eval_json = score.to_json()
-    cells = list(data.cells)
+    cells = list(shown.cells)
     eval_view: dict[str, Any] = {
         "id": info.id,
         "status": info.status,
-        "complete": info.status == "done" and all(c.done for c in cells),
+        "complete": complete,
         "full_plan": info.full_plan,
     }
     if audience == "operator":
@@ -245,6 +291,7 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
             [c for c in cells if c.suite_id == suite.id],
             score,
             audience,
+            holdouts.get(suite.id),
         )
         for suite in data.suites
     ]

@@ -19,7 +19,9 @@ from evals.fixtures import find_references, fixture_specs
 from evals.suites._cases import read_cases
 from evals.suites._extensions import Trusted, digests, load_extensions
 from evals.suites._model import (
+    DEFAULT_HOLDOUT_EVALS_PER_EPOCH,
     DEFAULT_OVERFIT_DELTA,
+    DEFAULT_ROTATE_AFTER_DAYS,
     Case,
     HoldoutGenerator,
     Suite,
@@ -225,6 +227,7 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
         holdout_generator = HoldoutGenerator(
             count=spec["count"],
             rotate_after_evals=spec.get("rotate_after_evals"),
+            rotate_after_days=spec.get("rotate_after_days", DEFAULT_ROTATE_AFTER_DAYS),
             template=template,
             checks=checks,
         )
@@ -239,7 +242,11 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
         document=data,
         input_schema=input_schema,
         output_schema=output_schema,
-        limits=SuiteLimits(Decimal(limits["max_cost_usd"]), Decimal(limits["timeout_s"])),
+        limits=SuiteLimits(
+            Decimal(limits["max_cost_usd"]),
+            Decimal(limits["timeout_s"]),
+            limits.get("holdout_evals_per_epoch", DEFAULT_HOLDOUT_EVALS_PER_EPOCH),
+        ),
         repetitions=data.get("repetitions", 1),
         threshold=Decimal(data["threshold"]),
         grace_days=data.get("grace_days", 14),

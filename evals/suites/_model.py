@@ -14,6 +14,10 @@ from schema.errors import Location
 Split = Literal["public", "holdout"]
 
 DEFAULT_OVERFIT_DELTA = Decimal("0.15")
+# docs/integrity.md: each org's holdout-revealing evals per instance set, and how
+# long a generated holdout's epoch lasts when evals alone do not rotate it.
+DEFAULT_HOLDOUT_EVALS_PER_EPOCH = 3
+DEFAULT_ROTATE_AFTER_DAYS = 7
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,7 @@ class SuiteLimits:
 
     max_cost_usd: Decimal
     timeout_s: Decimal
+    holdout_evals_per_epoch: int = DEFAULT_HOLDOUT_EVALS_PER_EPOCH
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class HoldoutGenerator:
 
     count: int
     rotate_after_evals: int | None
+    rotate_after_days: int
     template: dict[str, Any]  # {input, expected, tags?, checks?} with fixture references
     checks: tuple[CompiledCheck, ...]
 

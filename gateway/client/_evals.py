@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import AddressGuard
-from evals import Plan, make_plan, probe, resume, start, work
+from evals import Plan, author_record, eval_score_lower, make_plan, probe, resume, start, work
 from gateway.client._views import timestamp
 from records import EvalInfo, Store
 from schema.errors import NotFound, Refused
@@ -24,29 +24,62 @@ def plan_view(plan: Plan) -> JSONObject:
         {**entry, "cells": planned.cells, "worst_case_usd": str(planned.worst_case_usd)}
         for entry, planned in zip(view["suites"], plan.suites, strict=True)
     ]
-    # The holdout epoch is the operator's; the plan view may reach an author.
+    # The holdout epoch is the operator's, and so is the instance set's name (a plain
+    # digest of the epoch, or of a stored holdout's cases): the plan view may reach an
+    # author.
     for entry in view["suites"]:
         entry.pop("holdout_epoch", None)
+        entry.pop("instance_set", None)
     return view
 
 
-def eval_view(info: EvalInfo, counts: dict[str, int] | None = None) -> JSONObject:
+def _cells_by_split(plan: dict[str, Any]) -> dict[str, int]:
+    out = {"public": 0, "holdout": 0}
+    for entry in plan.get("suites", []):
+        for split in out:
+            out[split] += int(entry["cases"][split]) * int(entry["repetitions"])
+    return out
+
+
+def eval_view(
+    info: EvalInfo, counts: dict[str, int] | None = None, *, operator: bool = True
+) -> JSONObject:
+    """An eval as the API and the CLI show it. `operator=False` is what anyone else may
+    read (docs/integrity.md): progress and summary of the public cells only, the record
+    with each holdout split as its rate and interval, no plan digest (it hashes epochs).
+    `counts` must then be of the public split."""
     view: JSONObject = {
         "id": info.id,
         "agent": info.agent_id,
         "agent_version": info.agent_version,
         "status": info.status,
         "full_plan": info.full_plan,
-        "plan_digest": info.plan_digest,
         "cells": info.cells_total,
+        "cells_by_split": _cells_by_split(info.plan),
         "created_at": timestamp(info.created_at),
         "finished_at": timestamp(info.finished_at) if info.finished_at else None,
     }
+    if operator:
+        view["plan_digest"] = info.plan_digest
+    withheld = [
+        {"suite": entry["id"], **entry["holdout_withheld"]}
+        for entry in info.plan.get("suites", [])
+        if entry.get("holdout_withheld")
+    ]
+    if withheld:
+        view["holdout_withheld"] = withheld
     if counts is not None:
         view["progress"] = counts
+        view["progress_of"] = "all" if operator else "public"
     if info.result is not None:
-        view["summary"] = info.result["summary"]
-        view["record"] = info.result["record"]
+        record = info.result["record"]
+        if operator:
+            view["summary"] = info.result["summary"]
+            view["record"] = record
+        else:
+            # Evals finished before public summaries were kept show none to authors.
+            view["summary"] = info.result.get("public_summary")
+            view["record"] = author_record(record) if isinstance(record, dict) else record
         view["meets_thresholds"] = info.result["meets_thresholds"]
     return view
 
@@ -149,15 +182,23 @@ class EvalOps:
         done = resume(self.store, eval_id, home=self.home, progress=progress)
         return eval_view(done, self.store.evals.counts(done.id))
 
-    def status(self, eval_id: str) -> JSONObject:
+    def status(self, eval_id: str, *, operator: bool = True) -> JSONObject:
+        """Progress and results; for a non-operator, of the public cells only, so nothing
+        in it moves with a holdout cell while the eval runs (docs/integrity.md)."""
         info = self.store.evals.get(eval_id)
-        view = eval_view(info, self.store.evals.counts(eval_id))
-        view["spent"] = self.store.evals.progress(eval_id)
+        split = None if operator else "public"
+        view = eval_view(info, self.store.evals.counts(eval_id, split=split), operator=operator)
+        view["spent"] = self.store.evals.progress(eval_id, split=split)
         return view
 
-    def list(self, agent_id: str | None, cursor: str | None, limit: int) -> JSONObject:
+    def list(
+        self, agent_id: str | None, cursor: str | None, limit: int, *, operator: bool = True
+    ) -> JSONObject:
         page = self.store.evals.list(agent_id=agent_id, cursor=cursor, limit=limit)
-        return {"items": [eval_view(i) for i in page.items], "next_cursor": page.next_cursor}
+        return {
+            "items": [eval_view(i, operator=operator) for i in page.items],
+            "next_cursor": page.next_cursor,
+        }
 
     def cancel(self, eval_id: str) -> JSONObject:
         info = self.store.evals.get(eval_id)
@@ -166,6 +207,8 @@ class EvalOps:
         return eval_view(self.store.evals.set_status(eval_id, "cancelled"))
 
     def record(self, agent_id: str) -> JSONObject:
+        """The current record, its staleness, and its score as evidence: the lower bound
+        paid for the org's holdout-revealing evals (`eval_score_lower`, docs/integrity.md)."""
         info = self.store.agents.get(agent_id)
         record = self.store.evals.current_record_with_staleness(agent_id, info.version)
         if record is None:
@@ -173,4 +216,5 @@ class EvalOps:
                 f"{agent_id} {info.version} has no record: it has not been evaluated",
                 hint=f"holon eval {agent_id} --yes",
             )
-        return record
+        lower, _ = eval_score_lower(record, record.get("holdout_evals") or {})
+        return {**record, "eval_score_lower": lower}

@@ -18,7 +18,7 @@ from evals.suites import (
 from gateway.client._calls import CallOps
 from gateway.client._evals import EvalOps, plan_view
 from gateway.client._interface import EvalOptions, Progress, Proposal
-from gateway.client._views import agent_view, suite_view
+from gateway.client._views import agent_view, reset_view, suite_view, timestamp
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
 from schema.errors import UsageError
@@ -190,6 +190,46 @@ class StoreClient:
             "version": installed.version,
             "epoch": installed.holdout_epoch,
         }
+
+    def exposure(self, suite_id: str, org: str | None = None) -> JSONObject:
+        """Each org's holdout budget on `suite_id` per instance set, and the resets."""
+        self.store.suites.get(suite_id)  # NotFound for an unknown suite
+        limit = load_installed(self.store, suite_id, self.home).limits.holdout_evals_per_epoch
+        return {
+            "suite": suite_id,
+            "limit": limit,
+            "items": [
+                {
+                    "org": e.org,
+                    "instance_set": e.instance_set,
+                    "label": e.label,
+                    "spent": e.spent,
+                    "revealed": e.revealed,
+                    "updated_at": timestamp(e.updated_at),
+                }
+                for e in self.store.exposure.list(suite_id=suite_id, org=org)
+            ],
+            "resets": [
+                reset_view(r)
+                for r in self.store.exposure.resets(suite_id=suite_id)
+                if org is None or r.org == org
+            ],
+        }
+
+    def reset_exposure(self, suite_id: str, org: str, *, reason: str, by: str) -> JSONObject:
+        """Give `org` its holdout budget on `suite_id` back (logged and kept)."""
+        done = self.store.exposure.reset(org=org, suite_id=suite_id, reset_by=by, reason=reason)
+        for entry in done:
+            log.warning(
+                "holdout budget of %s on %s (%s) reset by %s from %d: %s",
+                org,
+                suite_id,
+                entry.instance_set[:12],
+                by,
+                entry.spent_before,
+                reason,
+            )
+        return {"suite": suite_id, "org": org, "resets": [reset_view(r) for r in done]}
 
     def load_suite(self, suite_id: str) -> Any:
         """The active installed version as a loaded Suite (for `holon test SUITE-ID`)."""

@@ -5,7 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from records import AgentInfo, InstalledSuite, LedgerEntry, MandateInfo, VersionInfo, utc_text
+from evals import author_digests, keyed_digest
+from records import (
+    AgentInfo,
+    ExposureResetInfo,
+    InstalledSuite,
+    LedgerEntry,
+    MandateInfo,
+    VersionInfo,
+    utc_text,
+)
 
 
 def timestamp(value: datetime) -> str:
@@ -68,6 +77,33 @@ def suite_view(
             for v in versions
         ]
     return view
+
+
+def author_suite_view(view: dict[str, Any], secret: bytes) -> dict[str, Any]:
+    """A suite view as anyone but an operator reads it: every digest that covers holdout
+    content keyed under the store's holdout secret (docs/integrity.md, "Keyed digests")."""
+    out = {
+        **view,
+        "suite_digest": keyed_digest(secret, view["suite_digest"]),
+        "digests": author_digests(secret, view["digests"]),
+    }
+    if "versions" in view:
+        out["versions"] = [
+            {**v, "suite_digest": keyed_digest(secret, v["suite_digest"])} for v in view["versions"]
+        ]
+    return out
+
+
+def reset_view(entry: ExposureResetInfo) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "org": entry.org,
+        "instance_set": entry.instance_set,
+        "spent_before": entry.spent_before,
+        "reset_by": entry.reset_by,
+        "reason": entry.reason,
+        "at": timestamp(entry.at),
+    }
 
 
 def mandate_view(info: MandateInfo) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from evals import admits_lower, eval_score_lower
 from gateway.mandates._document import Mandate
 from records import utc_text
 
@@ -31,6 +32,7 @@ DENY_REASONS = (
     "unverified_capability",
     "eval_stale",
     "eval_score_below_minimum",
+    "eval_score_lower_below_minimum",
     "capability_score_below_minimum",
     "overfit_warning",
     "budget_exhausted",
@@ -128,12 +130,18 @@ def _against_record(
     eval_score = _score(record.get("eval_score"))
     unverified = list(record.get("unverified_capabilities") or [])
     suite_id, suite = _suite_for(record, capability)
-    if mandate.min_eval_score is not None and eval_score is None:
+    if eval_score is None and (
+        mandate.min_eval_score is not None or mandate.min_eval_score_lower is not None
+    ):
         return _deny(
             mandate,
             "unverified_capability" if unverified else "not_evaluated",
             unverified_capabilities=unverified,
-            min_eval_score=mandate.min_eval_score,
+            **(
+                {"min_eval_score": mandate.min_eval_score}
+                if mandate.min_eval_score is not None
+                else {"min_eval_score_lower": mandate.min_eval_score_lower}
+            ),
         )
     if mandate.min_capability_score is not None and (suite is None or suite.get("score") is None):
         return _deny(
@@ -167,6 +175,20 @@ def _against_record(
             min_eval_score=mandate.min_eval_score,
             weakest_suite=record.get("weakest_suite"),
         )
+    if mandate.min_eval_score_lower is not None:
+        # The bound is paid for selection: k counts the owner's holdout-revealing
+        # evals on each suite (the record view carries them as holdout_evals).
+        revealed = record.get("holdout_evals") or {}
+        if not admits_lower(record, revealed, mandate.min_eval_score_lower):
+            lower, ks = eval_score_lower(record, revealed)
+            return _deny(
+                mandate,
+                "eval_score_lower_below_minimum",
+                eval_score_lower=lower,
+                holdout_evals=ks,
+                min_eval_score_lower=mandate.min_eval_score_lower,
+                eval_score=eval_score,
+            )
     if mandate.min_capability_score is not None and suite is not None:
         score = _score(suite.get("score"))
         if score is not None and score < mandate.min_capability_score:

@@ -35,6 +35,7 @@ class Mandate:
     agents: tuple[str, ...] | None  # glob patterns; None: any agent
     max_cost_per_call_usd: Decimal
     min_eval_score: Decimal | None = None
+    min_eval_score_lower: Decimal | None = None  # docs/integrity.md, "The lower-bound gate"
     min_capability_score: Decimal | None = None
     max_eval_age_days: int | None = None
     deny_on_overfit: bool = False
@@ -48,6 +49,7 @@ class Mandate:
         """Whether any requirement reads the agent's record (then a missing one denies)."""
         return (
             self.min_eval_score is not None
+            or self.min_eval_score_lower is not None
             or self.min_capability_score is not None
             or self.max_eval_age_days is not None
             or self.deny_on_overfit
@@ -86,6 +88,7 @@ def parse_mandate(document: Document) -> Mandate:
         agents=tuple(data["agents"]) if "agents" in data else None,
         max_cost_per_call_usd=Decimal(data["max_cost_per_call_usd"]),
         min_eval_score=_decimal(data.get("min_eval_score")),
+        min_eval_score_lower=_decimal(data.get("min_eval_score_lower")),
         min_capability_score=_decimal(data.get("min_capability_score")),
         max_eval_age_days=data.get("max_eval_age_days"),
         deny_on_overfit=bool(data.get("deny_on_overfit", False)),

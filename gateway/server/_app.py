@@ -128,6 +128,7 @@ def create_app(
     *,
     store: Store | None = None,
     eval_workers: int = 1,
+    eval_poll_s: float = 1.0,
     cache_ttl_s: float = 1.0,
     max_body_bytes: int = 8 * 1024 * 1024,
     cells_ttl_s: float = CELLS_TTL_S,
@@ -141,6 +142,7 @@ def create_app(
     the network policy judges what it answers (tests hand in their own DNS).
 
     `cells_ttl_s`: how long /metrics reuses its count of eval cells.
+    `eval_poll_s`: how long an idle eval worker waits before looking for work again.
     `server_process` (a process of its own: `holon gateway serve`) tunes the
     process once the app has started. Everything loaded so far is moved out
     of the collector's sight (`gc.freeze()`), so a full collection scans what
@@ -177,7 +179,7 @@ def create_app(
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,
             )
-            workers = _EvalWorkers(opened, config.home, eval_workers, guard)
+            workers = _EvalWorkers(opened, config.home, eval_workers, guard, eval_poll_s)
             state["service"] = service
             workers.start()
             if server_process:
@@ -223,12 +225,18 @@ class _EvalWorkers:
     their calls judged by the gateway's network policy (`guard`)."""
 
     def __init__(
-        self, store: Store, home: Path, count: int, guard: AddressGuard | None = None
+        self,
+        store: Store,
+        home: Path,
+        count: int,
+        guard: AddressGuard | None = None,
+        poll_s: float = 1.0,
     ) -> None:
         self.store = store
         self.home = home
         self.count = count
         self.guard = guard
+        self.poll_s = poll_s
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -248,7 +256,7 @@ class _EvalWorkers:
                 run_worker(
                     self.store,
                     home=self.home,
-                    poll_s=1.0,
+                    poll_s=self.poll_s,
                     stop=self._stop,
                     address_guard=self.guard,
                 )

@@ -8,8 +8,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from evals import author_record
 from evals.suites import load_installed
 from gateway.client import agent_view
+from gateway.client._views import author_suite_view
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
@@ -38,7 +40,8 @@ async def register_agent(request: Request, who: Principal, svc: Service) -> Resp
         )
     await svc.network.check_url(endpoint, svc.calls.executor.resolve)
     view = await svc.run(lambda: svc.client.register_agent(manifest, source="<request>"))
-    if svc.eval_on_register and view["status"] in ("created", "updated"):
+    # A reactivated old version needs an eval too: its old records no longer apply.
+    if svc.eval_on_register and view["status"] in ("created", "updated", "reactivated"):
         view.update(await svc.run(_queue_eval, svc, view["agent"]["id"]))
     return json_response(view, 201 if view["status"] == "created" else 200)
 
@@ -170,8 +173,18 @@ async def clear_secret(request: Request, who: Principal, svc: Service) -> Respon
     return json_response({"agent": agent_id, "secret_set": False, "cleared": cleared})
 
 
+def _suites_for(who: Principal, svc: Service, view: dict[str, Any]) -> dict[str, Any]:
+    if who.is_operator:
+        return view
+    return author_suite_view(view, svc.store.suites.holdout_secret())
+
+
 async def list_suites(request: Request, who: Principal, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.list_suites))
+    def load() -> dict[str, Any]:
+        view = svc.client.list_suites()
+        return {**view, "items": [_suites_for(who, svc, item) for item in view["items"]]}
+
+    return json_response(await svc.run(load))
 
 
 def _version(request: Request) -> int | None:
@@ -185,7 +198,10 @@ def _version(request: Request) -> int | None:
 
 async def get_suite(request: Request, who: Principal, svc: Service) -> Response:
     suite_id = request.path_params["suite"]
-    return json_response(await svc.run(svc.client.get_suite, suite_id, _version(request)))
+    version = _version(request)
+    return json_response(
+        await svc.run(lambda: _suites_for(who, svc, svc.client.get_suite(suite_id, version)))
+    )
 
 
 async def suite_cases(request: Request, who: Principal, svc: Service) -> Response:
@@ -215,10 +231,11 @@ async def pull_suite(request: Request, who: Principal, svc: Service) -> Response
 
 
 def record_view(record: dict[str, Any], who: Principal) -> dict[str, Any]:
-    """The agent record as `who` may see it: holdout epochs are the operator's."""
+    """The agent record as `who` may see it: holdout epochs are the operator's, and each
+    holdout split is its rate and interval (docs/integrity.md)."""
     if who.is_operator:
         return record
-    return {k: v for k, v in record.items() if k != "holdout_epochs"}
+    return author_record(record)
 
 
 async def get_record(request: Request, who: Principal, svc: Service) -> Response:

@@ -113,24 +113,14 @@ async def list_evals(request: Request, who: Principal, svc: Service) -> Response
             raise UsageError("an org token lists the evals of one of its agents: ?agent=org/name")
         who.require_agent(agent)
     view = await svc.run(
-        svc.client.evals.list,
-        agent,
-        request.query_params.get("cursor"),
-        query_int(request, "limit", 100, 1, 1000),
+        lambda: svc.client.evals.list(
+            agent,
+            request.query_params.get("cursor"),
+            query_int(request, "limit", 100, 1, 1000),
+            operator=who.is_operator,
+        )
     )
-    view["items"] = [for_author(item, who) for item in view["items"]]
     return json_response(view)
-
-
-def for_author(view: dict[str, Any], who: Principal) -> dict[str, Any]:
-    """An eval view as a non-operator may see it: no holdout epochs, no plan digest (it
-    hashes the epochs)."""
-    if who.is_operator:
-        return view
-    out = {k: v for k, v in view.items() if k != "plan_digest"}
-    if isinstance(out.get("record"), dict):
-        out["record"] = {k: v for k, v in out["record"].items() if k != "holdout_epochs"}
-    return out
 
 
 def _own_eval(svc: Service, who: Principal, eval_id: str) -> None:
@@ -143,7 +133,7 @@ async def eval_status(request: Request, who: Principal, svc: Service) -> Respons
 
     def load() -> dict[str, Any]:
         _own_eval(svc, who, eval_id)
-        return for_author(svc.client.evals.status(eval_id), who)
+        return svc.client.evals.status(eval_id, operator=who.is_operator)
 
     return json_response(await svc.run(load))
 

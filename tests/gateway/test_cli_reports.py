@@ -80,7 +80,8 @@ def test_compare_gates_on_critical_regressions(cli: CLI, tmp_path: Path) -> None
     failed = cli("evals", "compare", base, candidate)
     assert failed.code == 1
     assert "## Gate: **FAILED**" in failed.stdout
-    assert "gate failed: critical cases regressed (public 1, holdout 1)" in failed.stderr
+    # The author audience (the default) counts the holdout for the gate, shows no count.
+    assert "gate failed: critical cases regressed (public 1, holdout not shown)" in failed.stderr
     assert not any(secret in failed.stdout for secret in SECRET_IDS)
     body = cli("evals", "compare", base, candidate, "--format", "json", "--audience", "operator")
     assert body.code == 1

@@ -177,6 +177,9 @@ def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
             for s in view["suites"]
         ],
     )
+    for suite in view["suites"]:
+        if suite.get("holdout_withheld"):
+            ctx.out.warn(suite["holdout_withheld"]["message"])
     if view["unverified_capabilities"]:
         ctx.out.warn(
             "no suite certifies "
@@ -370,6 +373,12 @@ def do_worker(ctx: Context) -> int:
     return 0
 
 
+def _evals_count(holdout_evals: Any) -> str:
+    if not isinstance(holdout_evals, dict) or not holdout_evals:
+        return "0"
+    return ", ".join(f"{n} on {suite}" for suite, n in sorted(holdout_evals.items()))
+
+
 def do_record(ctx: Context) -> int:
     record = _ops(ctx).record(ctx.args.agent)
     if ctx.out.json_mode:
@@ -383,6 +392,12 @@ def do_record(ctx: Context) -> int:
             ("evaluated", record["evaluated_at"]),
             ("eval_score", record["eval_score"]),
             ("95% CI", None if ci is None else f"{ci[0]}-{ci[1]}"),
+            # The bound a `min_eval_score_lower` mandate reads (docs/integrity.md).
+            (
+                "lower bound",
+                f"{record.get('eval_score_lower')} "
+                f"(after {_evals_count(record.get('holdout_evals'))} holdout-revealing evals)",
+            ),
             ("weakest suite", record["weakest_suite"]),
             ("unverified", record["unverified_capabilities"]),
             ("stale", record["stale"]),

@@ -132,8 +132,8 @@ def do_compare(ctx: Context) -> int:
     if gate["passed"]:
         return 0
     regressed = gate["critical_regressions"]
+    holdout = "not shown" if regressed["holdout"] is None else regressed["holdout"]
     ctx.out.note(
-        f"gate failed: critical cases regressed (public {regressed['public']}, "
-        f"holdout {regressed['holdout']})"
+        f"gate failed: critical cases regressed (public {regressed['public']}, holdout {holdout})"
     )
     return 1

@@ -1,8 +1,9 @@
-"""`holon suites add|activate|list|show|validate|pull|rotate-holdout`."""
+"""`holon suites add|activate|list|show|validate|pull|rotate-holdout|exposure|exposure-reset`."""
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
 import shutil
 import tempfile
@@ -86,6 +87,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     rotate.add_argument("suite", metavar="ID", help="an installed suite's id")
     rotate.set_defaults(handler=do_rotate)
+
+    exposure = group.add_parser(
+        "exposure",
+        parents=store_only,
+        help="each org's holdout budget on a suite: evals spent per instance set, and resets",
+        description="Each eval that grades a suite's holdout spends one unit of its agent's "
+        "org's budget for that set of holdout instances (docs/integrity.md). Lists what each "
+        "org spent, what it revealed in all (never reset), and every reset.",
+    )
+    exposure.add_argument("suite", metavar="ID", help="an installed suite's id")
+    exposure.add_argument("--org", help="one org only")
+    exposure.set_defaults(handler=do_exposure)
+
+    reset = group.add_parser(
+        "exposure-reset",
+        parents=store_only,
+        help="give an org its holdout budget on a suite back (logged and kept)",
+        description="Reset ORG's spent holdout budget on a suite to 0 on every instance set. "
+        "The lower-bound gate still counts every eval the org had (a reset forgives the "
+        "budget, not the evidence).",
+    )
+    reset.add_argument("suite", metavar="ID", help="an installed suite's id")
+    reset.add_argument("--org", required=True, help="the org whose budget is reset")
+    reset.add_argument("--reason", required=True, help="why (kept with the reset)")
+    reset.set_defaults(handler=do_exposure_reset)
 
 
 def _print_suite(ctx: Context, view: dict[str, Any]) -> None:
@@ -258,6 +284,46 @@ def do_trust(ctx: Context) -> int:
             [(f.kind, f.name, f.relative, f.sha256) for f in files],
         )
         ctx.out.line(f"trusted {len(files)} file(s); a change to any of them needs trust again")
+    return 0
+
+
+def do_exposure(ctx: Context) -> int:
+    view = ctx.store_client("suites exposure").exposure(ctx.args.suite, ctx.args.org)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+        return 0
+    ctx.out.line(f"{view['suite']}: {view['limit']} holdout-revealing evals per org per set")
+    ctx.out.table(
+        ["org", "instance set", "spent", "revealed", "updated"],
+        [(e["org"], e["label"], e["spent"], e["revealed"], e["updated_at"]) for e in view["items"]],
+    )
+    for r in view["resets"]:
+        ctx.out.line(
+            f"reset {r['id']}: {r['org']} from {r['spent_before']} by {r['reset_by']} "
+            f"at {r['at']}: {r['reason']}"
+        )
+    return 0
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container with no passwd entry)
+        return "unknown"
+
+
+def do_exposure_reset(ctx: Context) -> int:
+    client = ctx.store_client("suites exposure-reset")
+    result = client.reset_exposure(
+        ctx.args.suite, ctx.args.org, reason=ctx.args.reason, by=f"cli:{_user()}"
+    )
+    if ctx.out.json_mode:
+        ctx.out.json(result)
+    else:
+        ctx.out.line(
+            f"{result['org']}'s holdout budget on {result['suite']} is reset "
+            f"({len(result['resets'])} instance set(s))"
+        )
     return 0
 
 

@@ -77,9 +77,15 @@ def test_a_critical_regression_fails_the_gate(store: Store, tmp_path: Path) -> N
 
     author = _valid(compare_evals(store, base, candidate))
     assert author["audience"] == "author"
-    assert author["gate"]["critical_regressions"] == {"public": 1, "holdout": 1}
+    # The holdout counts for the gate, but an author sees only its pass/fail and
+    # each side's rate: no case-level counts of the holdout (docs/integrity.md).
+    assert author["gate"]["passed"] is False
+    assert author["gate"]["critical_regressions"] == {"public": 1, "holdout": None}
     assert [c["case_id"] for c in author["gate"]["cases"]] == ["pub-critical"]
-    assert author["suites"][0]["splits"]["holdout"]["regressed"] == 1
+    held = author["suites"][0]["splits"]["holdout"]
+    assert held["regressed"] is None and held["paired"] is None
+    assert held["base"]["rate"] == operator["suites"][0]["splits"]["holdout"]["base"]["rate"]
+    assert held["rate_delta"] == operator["suites"][0]["splits"]["holdout"]["rate_delta"]
     assert {c["split"] for c in author["suites"][0]["cases"]} == {"public"}
     for text in (dumps(author), render_compare_markdown(author)):
         for secret in SECRET_IDS:
@@ -119,10 +125,10 @@ def test_unpaired_cells_are_listed_never_dropped(store: Store, tmp_path: Path) -
     assert operator["suites"][0]["splits"]["public"]["paired"] == {"cells": 7, "cases": 7}
     author = _valid(compare_evals(store, base, twice))
     lone = author["suites"][0]["unpaired"]["candidate"]
-    assert lone["counts"] == {"public": 7, "holdout": 3}
+    assert lone["counts"] == {"public": 7, "holdout": None}
     assert len(lone["cells"]) == 7 and {c["split"] for c in lone["cells"]} == {"public"}
     markdown = render_compare_markdown(author)
-    assert "candidate: public 7, holdout 3" in markdown
+    assert "candidate: public 7, holdout not shown" in markdown
 
 
 def test_evals_of_different_holdout_epochs_are_refused(store: Store, tmp_path: Path) -> None:

@@ -129,6 +129,26 @@ def test_no_requirements_allow_without_a_record() -> None:
             },
         ),
         (
+            {"min_eval_score_lower": 0.8},
+            _record(
+                holdout_evals={"tiny": 3},
+                suites={
+                    "tiny": {
+                        "capability": "ticket.classify",
+                        "score": Decimal("0.85"),
+                        "holdout": {"passed": 51, "total": 60, "rate": Decimal("0.85")},
+                    }
+                },
+            ),
+            {},
+            "eval_score_lower_below_minimum",
+            {
+                "eval_score_lower": Decimal("0.6770"),
+                "holdout_evals": {"tiny": 3},
+                "min_eval_score_lower": Decimal("0.8"),
+            },
+        ),
+        (
             {"min_capability_score": 0.9},
             _record(),
             {},

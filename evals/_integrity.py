@@ -1,0 +1,206 @@
+"""Holdout integrity: what an agent author may learn of a holdout, how often, and what a
+score then proves (docs/integrity.md).
+
+An author wants a higher `eval_score` than the agent deserves and learns from
+every number it is shown. These are the release rules every view, the plan
+and the lower-bound gate call, kept pure so the offline simulation
+(tests/integrity/) runs the very rules the product runs:
+
+- **Instance sets.** A generated holdout is a new set of instances at each
+  epoch; a stored holdout file is one set for its whole life (whatever suite
+  version carries it). `instance_set` names the set a plan grades.
+- **The exposure budget.** Each eval that grades a holdout spends one unit of
+  the agent's org's budget for that instance set, across every agent name
+  and version of the org (an author can register any number of them).
+  `limits.holdout_evals_per_epoch` sets it (default 3); once it is spent, an
+  eval of that org's agents runs the public split only (`withheld`).
+- **One coarse fact per split, for complete evals only.** An author sees a
+  holdout split as its rate with its Wilson interval (`passed`, `total`,
+  `rate`, `ci95`) once the eval is complete; nothing per case, check, tag or
+  cell, nothing while it runs (`author_split`, `author_record`).
+- **Keyed digests.** A digest an author can read that covers holdout content
+  is an HMAC under the store's holdout secret (`keyed_digest`), so a guess
+  at the holdout cannot be confirmed by hashing it.
+- **The lower bound, paid for selection**, is `evals._evidence`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from schema.canonical import digest
+
+if TYPE_CHECKING:
+    # Views (the CLI's, the gateway's) import the release rules; suites and the
+    # store are loaded only by the functions that need them.
+    from evals.suites import Suite
+
+__all__ = [
+    "AUTHOR_SPLIT_KEYS",
+    "Withheld",
+    "author_record",
+    "author_digests",
+    "author_split",
+    "instance_set",
+    "keyed_digest",
+    "may_reveal",
+    "withheld",
+]
+
+# What an author sees of a holdout split (the record's split keys; no stability:
+# it is a second number about the same cases, measured per case).
+AUTHOR_SPLIT_KEYS = ("passed", "total", "rate", "ci95")
+
+
+# -- instance sets and the exposure budget ------------------------------------------------
+
+
+def instance_set(suite: Suite, epoch: int) -> tuple[str, str]:
+    """(key, label) of the holdout instances a plan of `suite` at `epoch` grades.
+
+    A stored file is keyed by its cases, not by the suite version: a new
+    version that keeps the same holdout file keeps the same, spent, budget.
+    The label is for operators (it names the epoch).
+    """
+    from evals.suites import case_identity
+
+    if suite.holdout_file is not None:
+        cases = [case_identity(c, suite) for c in suite.holdout_file]
+        key = digest({"suite": suite.id, "holdout_file": cases})
+        return key, f"stored holdout {key[:12]}"
+    key = digest({"suite": suite.id, "version": suite.version, "epoch": epoch})
+    return key, f"v{suite.version} epoch {epoch}"
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """Why a plan runs a suite's public split only, and when that can change."""
+
+    org: str
+    suite_id: str
+    spent: int
+    limit: int
+    renews_at: datetime | None  # None: a stored holdout's budget never renews by time
+    renews_after_evals: int | None  # or after this many more evals of the suite
+
+    def message(self) -> str:
+        from records import utc_text
+
+        head = (
+            f"{self.org} has had {self.spent} of its {self.limit} holdout-revealing evals on "
+            f"{self.suite_id}'s current holdout instances: this eval runs the public split only "
+            "and writes no record"
+        )
+        if self.renews_at is None:
+            return (
+                head + "; a stored holdout never renews by time (a new suite version with a new "
+                "holdout file does, or an operator's reset)"
+            )
+        when = f"new instances come at {utc_text(self.renews_at)}"
+        if self.renews_after_evals is not None:
+            when += f" or after {self.renews_after_evals} more evals of the suite"
+        return f"{head}; {when}"
+
+    def to_json(self) -> dict[str, Any]:
+        from records import utc_text
+
+        return {
+            "reason": "holdout_budget_spent",
+            "spent": self.spent,
+            "limit": self.limit,
+            "renews_at": None if self.renews_at is None else utc_text(self.renews_at),
+            "renews_after_evals": self.renews_after_evals,
+            "message": self.message(),
+        }
+
+
+def may_reveal(spent: int, limit: int) -> bool:
+    """The exposure budget's rule: an org that had `spent` holdout-revealing evals on an
+    instance set may have one more while `spent < limit`."""
+    return spent < limit
+
+
+def withheld(
+    suite: Suite,
+    *,
+    org: str,
+    spent: int,
+    epoch_started_at: datetime,
+    evals_in_epoch: int,
+) -> Withheld | None:
+    """None when the org may have one more holdout-revealing eval of `suite`, else why not."""
+    limit = suite.limits.holdout_evals_per_epoch
+    if may_reveal(spent, limit):
+        return None
+    generator = suite.holdout_generator
+    if generator is None:
+        return Withheld(org, suite.id, spent, limit, None, None)
+    after_evals = (
+        None
+        if generator.rotate_after_evals is None
+        else max(1, generator.rotate_after_evals - evals_in_epoch)
+    )
+    return Withheld(
+        org,
+        suite.id,
+        spent,
+        limit,
+        epoch_started_at + timedelta(days=generator.rotate_after_days),
+        after_evals,
+    )
+
+
+# -- what an author sees --------------------------------------------------------------------
+
+
+def author_split(split: Mapping[str, Any] | None, *, complete: bool) -> dict[str, Any] | None:
+    """A holdout split as an author may read it: its rate with its interval, and only
+    once the eval is complete (None before, so nothing moves while it runs)."""
+    if split is None or not complete:
+        return None
+    return {key: split[key] for key in AUTHOR_SPLIT_KEYS if key in split}
+
+
+def author_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """An agent record as an author (or any non-operator) may read it: no holdout epochs,
+    each suite's holdout split reduced to its rate and interval."""
+    out = {k: v for k, v in record.items() if k != "holdout_epochs"}
+    suites = record.get("suites")
+    if isinstance(suites, Mapping):
+        out["suites"] = {
+            suite_id: (
+                {**graded, "holdout": author_split(graded.get("holdout"), complete=True)}
+                if isinstance(graded, Mapping)
+                else graded
+            )
+            for suite_id, graded in suites.items()
+        }
+    return out
+
+
+def keyed_digest(secret: bytes, value: str) -> str:
+    """A digest an author may read in place of `value`, a digest over holdout content:
+    HMAC-SHA256 under the store's holdout secret, so hashing a guessed holdout confirms
+    nothing. Stable for a store, so authors can still tell two suite versions apart."""
+    mac = hmac.new(secret, b"holon keyed digest v1\x00" + value.encode("ascii"), hashlib.sha256)
+    return "hmac-sha256:" + mac.hexdigest()
+
+
+# The digests of a suite (SUITES.md, "Identity") that cover no holdout content.
+_UNKEYED = frozenset({"spec_digest"})
+
+
+def author_digests(secret: bytes, digests: Mapping[str, str] | None) -> dict[str, str] | None:
+    """A suite's digests as an author may read them: the spec digest as it is, every other
+    one (suite, dataset, checks: each covers holdout cases or their checks) keyed."""
+    if digests is None:
+        return None
+    return {
+        name: value if name in _UNKEYED else keyed_digest(secret, value)
+        for name, value in sorted(digests.items())
+    }

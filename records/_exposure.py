@@ -1,0 +1,228 @@
+"""Holdout exposure: how many holdout-revealing evals each org had on each instance set.
+
+An agent author learns something about a holdout from every eval that
+grades it, whatever name or version the agent is registered under, so the
+budget is the org's (docs/integrity.md). Each eval that grades a suite's
+holdout spends one unit, in the transaction that creates the eval, so two
+evals started at once cannot both take the last unit. `revealed` counts the
+same evals but is never reset: the lower-bound gate pays for every one of
+them, whatever an operator forgave.
+
+This layer stores counts; which instance set a plan grades and what the
+limit is are decided by `evals` and arrive as plain values.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from records._ids import ulid
+from records._models import ExposureReset, HoldoutExposure
+from records._types import utcnow
+from schema.errors import NotFound, Refused
+
+if TYPE_CHECKING:
+    from records._store import Store
+
+__all__ = ["ExposureInfo", "ExposureRegistry", "ExposureResetInfo", "ExposureSpend"]
+
+
+@dataclass(frozen=True)
+class ExposureSpend:
+    """One unit an eval about to be created spends: checked and taken in its transaction."""
+
+    org: str
+    suite_id: str
+    instance_set: str
+    label: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class ExposureInfo:
+    org: str
+    suite_id: str
+    instance_set: str
+    label: str
+    spent: int
+    revealed: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ExposureResetInfo:
+    id: str
+    org: str
+    suite_id: str
+    instance_set: str
+    spent_before: int
+    reset_by: str
+    reason: str
+    at: datetime
+
+
+def _info(row: HoldoutExposure) -> ExposureInfo:
+    return ExposureInfo(
+        org=row.org,
+        suite_id=row.suite_id,
+        instance_set=row.instance_set,
+        label=row.label,
+        spent=row.spent,
+        revealed=row.revealed,
+        updated_at=row.updated_at,
+    )
+
+
+def _reset_info(row: ExposureReset) -> ExposureResetInfo:
+    return ExposureResetInfo(
+        id=row.id,
+        org=row.org,
+        suite_id=row.suite_id,
+        instance_set=row.instance_set,
+        spent_before=row.spent_before,
+        reset_by=row.reset_by,
+        reason=row.reason,
+        at=row.at,
+    )
+
+
+def spend_all(session: Session, spends: Iterable[ExposureSpend]) -> None:
+    """Take one unit of each budget, or raise Refused and take none (the caller's
+    transaction rolls back)."""
+    now = utcnow()
+    dialect = session.get_bind().dialect.name
+    for spend in spends:
+        values = {
+            "org": spend.org,
+            "suite_id": spend.suite_id,
+            "instance_set": spend.instance_set,
+            "label": spend.label,
+            "spent": 0,
+            "revealed": 0,
+            "updated_at": now,
+        }
+        # Insert-if-absent, then one conditional UPDATE: atomic on both stores
+        # (the row lock on PostgreSQL, BEGIN IMMEDIATE on SQLite), so the last
+        # unit goes to exactly one of two evals created at the same moment.
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        session.execute(insert(HoldoutExposure).values(values).on_conflict_do_nothing())
+        taken = session.execute(
+            update(HoldoutExposure)
+            .where(
+                HoldoutExposure.org == spend.org,
+                HoldoutExposure.suite_id == spend.suite_id,
+                HoldoutExposure.instance_set == spend.instance_set,
+                HoldoutExposure.spent < spend.limit,
+            )
+            .values(
+                spent=HoldoutExposure.spent + 1,
+                revealed=HoldoutExposure.revealed + 1,
+                updated_at=now,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if taken.rowcount != 1:  # type: ignore[attr-defined]
+            raise Refused(
+                f"{spend.org}'s holdout budget for {spend.suite_id} ({spend.label}) was spent "
+                "since the eval was planned",
+                hint="plan the eval again: it will run the public split only, or an operator "
+                "resets the budget (`holon suites exposure reset`)",
+                details={"org": spend.org, "suite": spend.suite_id, "limit": spend.limit},
+            )
+
+
+class ExposureRegistry:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def spent(self, org: str, suite_id: str, instance_set: str) -> int:
+        with self._store.read() as session:
+            row = session.get(HoldoutExposure, (org, suite_id, instance_set))
+            return 0 if row is None else row.spent
+
+    def revealed(self, org: str, suite_ids: Iterable[str]) -> dict[str, int]:
+        """Holdout-revealing evals of `org` per suite id, over every instance set and version
+        (the k of the lower-bound gate); 0 for a suite the org never had graded."""
+        wanted = sorted(set(suite_ids))
+        out = dict.fromkeys(wanted, 0)
+        if not wanted:
+            return out
+        with self._store.read() as session:
+            rows = session.execute(
+                select(HoldoutExposure.suite_id, func.sum(HoldoutExposure.revealed))
+                .where(HoldoutExposure.org == org, HoldoutExposure.suite_id.in_(wanted))
+                .group_by(HoldoutExposure.suite_id)
+            )
+            out.update({suite_id: int(total or 0) for suite_id, total in rows})
+        return out
+
+    def list(self, *, suite_id: str | None = None, org: str | None = None) -> list[ExposureInfo]:
+        with self._store.read() as session:
+            query = select(HoldoutExposure).order_by(
+                HoldoutExposure.suite_id, HoldoutExposure.org, HoldoutExposure.updated_at
+            )
+            if suite_id is not None:
+                query = query.where(HoldoutExposure.suite_id == suite_id)
+            if org is not None:
+                query = query.where(HoldoutExposure.org == org)
+            return [_info(r) for r in session.scalars(query)]
+
+    def reset(
+        self,
+        *,
+        org: str,
+        suite_id: str,
+        reset_by: str,
+        reason: str,
+        instance_set: str | None = None,
+    ) -> builtins.list[ExposureResetInfo]:
+        """Give `org` its budget back on `suite_id` (every instance set, or one); logged.
+
+        `revealed` stays: a reset forgives the budget, not the evidence."""
+        now = utcnow()
+        done: builtins.list[ExposureResetInfo] = []
+        with self._store.write() as session:
+            query = select(HoldoutExposure).where(
+                HoldoutExposure.org == org, HoldoutExposure.suite_id == suite_id
+            )
+            if instance_set is not None:
+                query = query.where(HoldoutExposure.instance_set == instance_set)
+            rows = list(session.scalars(query.with_for_update()))
+            if not rows:
+                raise NotFound(
+                    f"{org} has spent no holdout budget on {suite_id}",
+                    details={"org": org, "suite": suite_id},
+                )
+            for row in rows:
+                if row.spent == 0:
+                    continue
+                entry = ExposureReset(
+                    id="xr_" + ulid(),
+                    org=org,
+                    suite_id=suite_id,
+                    instance_set=row.instance_set,
+                    spent_before=row.spent,
+                    reset_by=reset_by,
+                    reason=reason,
+                    at=now,
+                )
+                session.add(entry)
+                row.spent = 0
+                row.updated_at = now
+                done.append(_reset_info(entry))
+        return done
+
+    def resets(self, *, suite_id: str | None = None) -> builtins.list[ExposureResetInfo]:
+        with self._store.read() as session:
+            query = select(ExposureReset).order_by(ExposureReset.id)
+            if suite_id is not None:
+                query = query.where(ExposureReset.suite_id == suite_id)
+            return [_reset_info(r) for r in session.scalars(query)]

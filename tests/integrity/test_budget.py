@@ -1,0 +1,209 @@
+"""The exposure budget, instance sets that end, and records that follow registrations."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals import make_plan, start, work
+from evals.suites import install_suite
+from records import Store, utcnow
+from schema.errors import Refused
+from tests.evals.reports._agent import AGENT_ID
+from tests.evals.reports._setup import GENERATED_YAML, manifest, suite_dir
+from tests.evals.suites._make import SUITE_YAML
+
+
+def _install(store: Store, root: Path, suite_yaml: str = SUITE_YAML) -> None:
+    install_suite(store, suite_dir(root / "suite-src", suite_yaml=suite_yaml))
+
+
+def _register(store: Store, agent_id: str = AGENT_ID, version: str = "1.0.0") -> None:
+    store.agents.register({**manifest(version), "id": agent_id})
+
+
+def _eval(store: Store, home: Path, agent_id: str = AGENT_ID) -> tuple[str, Any]:
+    plan = make_plan(store, agent_id, home=home, concurrency=4)
+    info = work(store, plan, start(store, plan), home=home)
+    assert info.status == "done"
+    return info.id, plan
+
+
+def test_the_fourth_eval_of_an_org_runs_the_public_split_only(store: Store, tmp_path: Path) -> None:
+    _install(store, tmp_path)
+    _register(store)
+    home = tmp_path / "home"
+    for _ in range(3):
+        _, plan = _eval(store, home)
+        assert plan.full and plan.suites[0].holdout
+    assert store.evals.current_record(AGENT_ID) is not None
+    plan = make_plan(store, AGENT_ID, home=home)
+    (planned,) = plan.suites
+    assert planned.holdout == () and planned.withheld is not None
+    assert not plan.full  # narrowed: scores and reports, writes no record
+    assert plan.to_json()["suites"][0]["cases"]["holdout"] == 0
+    message = planned.withheld.message()
+    assert "test has had 3 of its 3 holdout-revealing evals on tiny" in message
+    assert "never renews by time" in message  # a stored holdout file
+    assert "epoch" not in message  # an author may read it; epochs are the operator's
+    eval_id = work(store, plan, start(store, plan), home=home).id
+    assert store.evals.get(eval_id).result["record"]["eval_id"] == eval_id
+    assert store.evals.current_record(AGENT_ID)["eval_id"] != eval_id  # no record written
+    assert {c.split for c in store.evals.cells(eval_id)} == {"public"}
+    (entry,) = store.exposure.list(suite_id="tiny")
+    assert (entry.org, entry.spent, entry.revealed) == ("test", 3, 3)
+
+
+def test_the_budget_is_the_orgs_across_every_name_and_version(store: Store, tmp_path: Path) -> None:
+    _install(store, tmp_path)
+    home = tmp_path / "home"
+    for index in range(3):
+        name = f"test/alias-{index}"
+        _register(store, name, version=f"1.0.{index}")
+        _eval(store, home, name)
+    _register(store, "test/fresh-name", version="9.9.9")
+    assert make_plan(store, "test/fresh-name", home=home).suites[0].withheld is not None
+    # Another org has its own budget.
+    _register(store, "other/agent")
+    assert make_plan(store, "other/agent", home=home).suites[0].withheld is None
+
+
+def test_a_reset_gives_the_budget_back_and_is_kept(store: Store, tmp_path: Path) -> None:
+    _install(store, tmp_path)
+    _register(store)
+    home = tmp_path / "home"
+    for _ in range(3):
+        _eval(store, home)
+    (reset,) = store.exposure.reset(
+        org="test", suite_id="tiny", reset_by="cli:ops", reason="new agent line"
+    )
+    assert (reset.spent_before, reset.reset_by, reset.reason) == (3, "cli:ops", "new agent line")
+    assert store.exposure.resets(suite_id="tiny") == [reset]
+    _, plan = _eval(store, home)
+    assert plan.full
+    # A reset forgives the budget, not the evidence: the gate's k counts all four.
+    assert store.exposure.revealed("test", ["tiny"]) == {"tiny": 4}
+    (entry,) = store.exposure.list(suite_id="tiny")
+    assert (entry.spent, entry.revealed) == (1, 4)
+
+
+def test_the_last_unit_goes_to_exactly_one_of_two_evals_started_at_once(
+    store: Store, tmp_path: Path
+) -> None:
+    _install(store, tmp_path)
+    _register(store)
+    home = tmp_path / "home"
+    for _ in range(2):
+        _eval(store, home)
+    plans = [make_plan(store, AGENT_ID, home=home) for _ in range(2)]
+    assert all(p.full for p in plans)  # each was planned with one unit left
+    outcomes: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def begin(plan: Any) -> None:
+        barrier.wait()
+        try:
+            start(store, plan)
+            outcomes.append("started")
+        except Refused as error:
+            assert "was spent since the eval was planned" in str(error)
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=begin, args=(p,)) for p in plans]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused", "started"]
+    assert store.exposure.list(suite_id="tiny")[0].spent == 3
+    # The refused eval wrote nothing: one running eval, not two.
+    assert len(store.evals.running()) == 1
+
+
+def test_a_generated_holdout_gets_new_instances_weekly_and_a_new_budget(
+    store: Store, tmp_path: Path
+) -> None:
+    _install(store, tmp_path, GENERATED_YAML)
+    _register(store)
+    home = tmp_path / "home"
+    for _ in range(3):
+        _eval(store, home)
+    plan = make_plan(store, AGENT_ID, home=home)
+    withheld = plan.suites[0].withheld
+    assert withheld is not None and withheld.renews_at is not None
+    installed = store.suites.get("tiny")
+    assert withheld.renews_at == installed.epoch_started_at + timedelta(days=7)
+    assert "new instances come at" in withheld.message()
+    # Six days on, still the same epoch; eight days on, a new one.
+    assert store.suites.rotate_if_due("tiny", 1, 7, now=utcnow() + timedelta(days=6)) == installed
+    later = store.suites.rotate_if_due("tiny", 1, 7, now=utcnow() + timedelta(days=8))
+    assert later.holdout_epoch == installed.holdout_epoch + 1
+    plan = make_plan(store, AGENT_ID, home=home)
+    assert plan.full and plan.suites[0].holdout and plan.suites[0].epoch == later.holdout_epoch
+
+
+def test_a_stored_holdout_is_one_instance_set_whatever_the_version(
+    store: Store, tmp_path: Path
+) -> None:
+    """Bumping a suite's version while keeping its holdout file renews nothing."""
+    _install(store, tmp_path)
+    _register(store)
+    home = tmp_path / "home"
+    for _ in range(3):
+        _eval(store, home)
+    bumped = SUITE_YAML.replace("\nversion: 1\n", "\nversion: 2\n").replace(
+        "threshold: 0.8", "threshold: 0.7"
+    )
+    install_suite(store, suite_dir(tmp_path / "v2", suite_yaml=bumped), activate=True)
+    plan = make_plan(store, AGENT_ID, home=home)
+    assert plan.suites[0].suite.version == 2 and plan.suites[0].withheld is not None
+
+
+def test_a_suite_sets_its_budget(store: Store, tmp_path: Path) -> None:
+    generous = SUITE_YAML.replace(
+        'limits: {max_cost_usd: "0.01", timeout_s: 5}',
+        'limits: {max_cost_usd: "0.01", timeout_s: 5, holdout_evals_per_epoch: 1}',
+    )
+    _install(store, tmp_path, generous)
+    _register(store)
+    home = tmp_path / "home"
+    _eval(store, home)
+    assert make_plan(store, AGENT_ID, home=home).suites[0].withheld is not None
+
+
+def test_a_reregistered_old_version_has_no_record_until_evaluated(
+    store: Store, tmp_path: Path
+) -> None:
+    _install(store, tmp_path)
+    home = tmp_path / "home"
+    _register(store, version="1.0.0")
+    first, _ = _eval(store, home)
+    _register(store, version="2.0.0")
+    second, _ = _eval(store, home)
+    assert store.evals.current_record(AGENT_ID, "2.0.0")["eval_id"] == second
+    assert store.agents.register(manifest("1.0.0")).status == "reactivated"
+    # Its old record describes an agent that was since replaced: it does not come back.
+    assert store.evals.current_record(AGENT_ID, "1.0.0") is None
+    assert store.evals.current_record_with_staleness(AGENT_ID, "1.0.0") is None
+    third, _ = _eval(store, home)
+    assert store.evals.current_record(AGENT_ID, "1.0.0")["eval_id"] == third
+    # Registering the same current version again changes nothing.
+    assert store.agents.register(manifest("1.0.0")).status == "unchanged"
+    assert store.evals.current_record(AGENT_ID, "1.0.0")["eval_id"] == third
+    assert first != third
+
+
+@pytest.mark.parametrize("split", ["public", None])
+def test_progress_by_split(store: Store, tmp_path: Path, split: str | None) -> None:
+    _install(store, tmp_path)
+    _register(store)
+    eval_id, plan = _eval(store, tmp_path / "home")
+    counts = store.evals.counts(eval_id, split=split)
+    public = len(plan.suites[0].public)
+    everything = public + len(plan.suites[0].holdout)
+    assert counts["done"] == (public if split else everything)
+    assert store.evals.progress(eval_id, split=split)["done"] == counts["done"]

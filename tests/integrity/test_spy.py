@@ -1,0 +1,151 @@
+"""A spy agent answering one request at a time learns nothing of the holdout while its
+eval runs: every view an author can read is the same before and after each holdout cell.
+
+Through a real gateway on 127.0.0.1 and a real loopback agent. The agent holds each
+request until the test lets it go, answers some holdout cases right and some wrong (so
+the operator's view does move: the test can fail), and after each answer the test waits
+for the cell to be recorded, then reads everything an org token may read.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from evals.suites import install_suite
+from records import Store
+from schema.jsontext import loads
+from tests._servers import serve
+from tests.evals.suites._make import case, make_suite
+from tests.gateway.server._agent import manifest
+from tests.gateway.server._gateway import running_gateway
+
+pytestmark = pytest.mark.slow
+
+AGENT = "acme/spy"
+
+
+class Spy:
+    """One request at a time: each waits for `release()`; answers are scripted by subject."""
+
+    def __init__(self) -> None:
+        self.arrived = threading.Semaphore(0)
+        self.go = threading.Semaphore(0)
+        self.subjects: list[str] = []
+
+    def app(self) -> Starlette:
+        async def call(request: Request) -> Response:
+            body = loads(await request.body())
+            subject = str(body["input"]["subject"])
+            self.subjects.append(subject)
+            self.arrived.release()
+            # Wait in a thread: the agent's event loop must keep serving identity probes.
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(self.go.acquire)
+            label = "wrong" if subject.endswith("!") else "billing"
+            return JSONResponse({"output": {"label": label}})
+
+        async def identity(request: Request) -> Response:
+            return JSONResponse(
+                {"id": AGENT, "version": "1.0.0", "capabilities": ["ticket.classify"]}
+            )
+
+        return Starlette(
+            routes=[
+                Route("/agent", call, methods=["POST"]),
+                Route("/agent/.well-known/holon-agent", identity, methods=["GET"]),
+            ]
+        )
+
+
+def _author_views(gw: Any, eval_id: str) -> dict[str, Any]:
+    paths = [
+        f"/v1/evals/{eval_id}",
+        f"/v1/evals?agent={AGENT}",
+        f"/v1/evals/{eval_id}/report?format=json",
+        f"/v1/evals/{eval_id}/report?format=md",
+        f"/v1/evals/{eval_id}/report?format=html",
+        f"/v1/evals/{eval_id}/compare/{eval_id}?format=json",
+        f"/v1/records/{AGENT}",
+        "/v1/suites/tiny",
+        "/metrics",
+    ]
+    out = {}
+    for path in paths:
+        response = gw.call("GET", path, "org:acme")
+        out[path] = (response.status_code, response.text)
+    return out
+
+
+def _recorded(gw: Any, eval_id: str, done: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status = gw.call("GET", f"/v1/evals/{eval_id}", "operator").json()
+        if status["progress"]["done"] >= done:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"cell {done} was not recorded")
+
+
+def test_a_spy_agent_learns_nothing_while_its_eval_runs(store: Store, tmp_path: Path) -> None:
+    public = [case(f"p{i}", f"public {i}", "billing") for i in range(3)]
+    # Holdout subjects ending in "!" get a wrong answer: passes and failures alternate.
+    holdout = [case(f"h{i}", f"held {i}" + ("!" if i % 2 else ""), "billing") for i in range(4)]
+    install_suite(store, make_suite(tmp_path, public=public, holdout=holdout))
+    spy = Spy()
+    with serve(spy.app()) as agent_url, running_gateway(store, tmp_path / "home") as gw:
+        store.agents.register(manifest(AGENT, agent_url))
+        started = gw.call("POST", "/v1/evals", "operator", json={"agent": AGENT, "concurrency": 1})
+        assert started.status_code == 201, started.text
+        eval_id = started.json()["eval"]["id"]
+        before = _author_views(gw, eval_id)
+        operator_before = gw.call("GET", f"/v1/evals/{eval_id}", "operator").json()
+        changed_by_holdout = []
+        for done in range(1, len(public) + len(holdout) + 1):
+            assert spy.arrived.acquire(timeout=30), "the agent was not called"
+            holdout_cell = spy.subjects[-1].startswith("held")
+            if done == len(public) + len(holdout):
+                # The last answer completes the eval: from then on the holdout may show.
+                operator_after = gw.call("GET", f"/v1/evals/{eval_id}", "operator").json()
+                spy.go.release()
+                break
+            spy.go.release()
+            _recorded(gw, eval_id, done)
+            after = _author_views(gw, eval_id)
+            if holdout_cell:
+                changed_by_holdout += [path for path in after if after[path] != before[path]]
+            before = after
+        assert spy.subjects[: len(public)] == [c["input"]["subject"] for c in public]
+        assert changed_by_holdout == []
+        # The operator's view did move with the holdout cells: the comparison above can fail.
+        assert operator_after["spent"]["passed"] > operator_before["spent"]["passed"]
+        assert operator_after["progress"]["done"] == len(public) + len(holdout) - 1
+        # Once complete, the author reads the holdout's rate with its interval, and no more.
+        deadline = time.monotonic() + 30
+        while gw.call("GET", f"/v1/evals/{eval_id}", "org:acme").json()["status"] == "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        record = gw.call("GET", f"/v1/records/{AGENT}", "org:acme").json()
+        assert record["suites"]["tiny"]["holdout"] == {
+            "passed": 2,
+            "total": 4,
+            "rate": 0.5,
+            "ci95": [0.15, 0.85],
+        }
+        status = gw.call("GET", f"/v1/evals/{eval_id}", "org:acme").json()
+        assert status["progress_of"] == "public" and "plan_digest" not in status
+        assert status["summary"]["cells"] == len(public)
+        suite = gw.call("GET", "/v1/suites/tiny", "org:acme").json()
+        operator_suite = gw.call("GET", "/v1/suites/tiny", "operator").json()
+        assert suite["suite_digest"].startswith("hmac-sha256:")
+        assert operator_suite["suite_digest"] not in str(suite)
+        assert suite["digests"]["spec_digest"] == operator_suite["digests"]["spec_digest"]
