@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 from datetime import datetime
-from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, Inexact, Rounded
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, Inexact
 from typing import Any
 
 from evals.reports._visible import UNSAFE
@@ -64,9 +64,7 @@ def _rounding(digits: int = SIGNIFICANT) -> Context:
     """Rounds to `digits` digits whatever the exponent, and never raises.
 
     A new one per use: a context's flags are state, and reports render on
-    several threads at once. Rounding is also how a Decimal's length is
-    learnt cheaply: `as_tuple` builds a tuple of every digit (13 ms for a
-    million), `plus` in a narrow context only says whether it had to round.
+    several threads at once.
     """
     return Context(prec=digits, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])
 
@@ -85,7 +83,12 @@ def bounded_text(text: str, limit: int = STRING_LIMIT) -> str:
 
 
 def _decimal_chars(number: Decimal) -> int:
-    """The length of `decimal_text(number)` for a finite Decimal, without writing it."""
+    """The length of `decimal_text(number)` for a finite Decimal, without writing it.
+
+    `as_tuple` costs a step per digit (13 ms for a million: no more than
+    reading the number did), so it is called once per number, and only when
+    the exponent of its leading digit (`adjusted`, free) left it in doubt.
+    """
     sign = 1 if number.is_signed() else 0
     exponent = number.as_tuple().exponent
     assert isinstance(exponent, int)  # finite
@@ -106,10 +109,7 @@ def _short(number: int | Decimal | float) -> bool:
         return number.bit_length() <= 400 and len(int.__repr__(number)) <= NUMBER_CHARS
     if not number.is_finite() or abs(number.adjusted()) > NUMBER_CHARS:
         return False  # written out, more than NUMBER_CHARS digits or zeros
-    context = _rounding(NUMBER_CHARS)
-    context.plus(number)
-    # Rounded: more than NUMBER_CHARS digits. Else as_tuple is cheap.
-    return not context.flags[Rounded] and _decimal_chars(number) <= NUMBER_CHARS
+    return _decimal_chars(number) <= NUMBER_CHARS
 
 
 def _scientific(number: Decimal, exact: bool = True) -> str:
