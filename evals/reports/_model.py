@@ -117,7 +117,7 @@ def _score(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
 
 
 def _check(result: dict[str, Any]) -> dict[str, Any]:
-    # As stored, whatever that is: text fields as bounded text, the rest as their types.
+    # The schema's shape whatever is stored: text fields as bounded text, flags as booleans.
     out: dict[str, Any] = {
         key: None if result.get(key) is None else text_of(result[key]) for key in CHECK_TEXT
     }
