@@ -20,8 +20,9 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, Operati
 from sqlalchemy.orm import Session
 
 from records._secrets import SecretBox
+from records._stored_json import read_stored_json
 from schema.errors import SchemaMismatch, StoreUnavailable, UsageError
-from schema.jsontext import dumps, loads
+from schema.jsontext import dumps
 
 T = TypeVar("T")
 
@@ -45,8 +46,9 @@ class SchemaStatus:
         return self.current == self.head
 
 
-# JSON columns keep numbers exact (Decimal in, Decimal out), as everywhere in holon.
-_JSON_CODEC: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": loads}
+# JSON columns keep numbers exact (Decimal in, Decimal out), as everywhere in holon;
+# a value `loads` refuses (an old store's million-digit number) still reads.
+_JSON_CODEC: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": read_stored_json}
 
 
 def _engine(url: str) -> Engine:

@@ -2,8 +2,11 @@
 
 `build_report` makes the canonical report (`schema/report.schema.json`) of
 one eval for an audience; `render_markdown` and `render_html` render that
-JSON and nothing else. `compare_evals` pairs the cells of two evals and
-gates on critical cases; `render_compare_markdown` renders it.
+JSON and nothing else; `render_json` writes it (or a comparison) as JSON
+text. `compare_evals` pairs the cells of two evals and gates on critical
+cases; `render_compare_markdown` renders it. Whatever a store holds, every
+renderer finishes, bounded, with unsafe characters shown as escapes
+(`_values`, `_visible`).
 """
 
 from evals.reports._compare import COMPARE_VERSION, compare_evals
@@ -11,6 +14,7 @@ from evals.reports._compare_markdown import render_compare_markdown
 from evals.reports._html import render_html
 from evals.reports._markdown import render_markdown
 from evals.reports._model import AUDIENCES, REPORT_VERSION, Audience, build_report
+from evals.reports._values import render_json
 
 __all__ = [
     "AUDIENCES",
@@ -21,5 +25,6 @@ __all__ = [
     "compare_evals",
     "render_compare_markdown",
     "render_html",
+    "render_json",
     "render_markdown",
 ]

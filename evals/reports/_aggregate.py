@@ -20,6 +20,7 @@ from agents import OutcomeCode
 from evals._scores import split_score
 from evals._stats import nearest_rank, rounded
 from evals.reports._data import CellData, SuiteData
+from evals.reports._values import text_of
 
 __all__ = [
     "CASE_SPECIFIC",
@@ -168,7 +169,7 @@ def check_rows(
         entries: dict[tuple[str, str], list[bool]] = {}
         for position, result in enumerate(cell.checks):
             scope = "suite" if position < leading else "case"
-            name = str(result.get("name", ""))
+            name = text_of(result.get("name", ""))
             if scope == "case" and lump_case_checks:
                 name = CASE_SPECIFIC
             key = (scope, name)

@@ -4,16 +4,24 @@ Nothing here comes from a runner's memory: the eval row (plan, status,
 timestamps, result), the installed suites it names (digests, the number of
 suite-level checks, δ) and every cell as recorded. So a report of a resumed
 eval is the report of the same rows as one that never crashed.
+
+A cell's stored values are taken as they are, whatever a store holds (one
+written by an older holon, or by hand): what a report reads as text (tags,
+an error, the case id) is made text and bounded here, what it reads as a
+number or a code (HTTP status, cost source, latency) is kept only when it
+is one, and the output and check results stay data for `_values.bounded`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from evals._integrity import author_digests, keyed_digest
+from evals.reports._values import bounded_text, text_of
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
 from records import EvalCell, EvalInfo, Store
 from schema.documents import parse_document
@@ -22,6 +30,10 @@ from schema.errors import HolonError, NotFound
 __all__ = ["CellData", "EvalData", "SuiteData", "load_eval"]
 
 SUITE_FILE = "suite.yaml"
+COST_SOURCES = ("priced", "reported", "none")
+ID_LIMIT = 200  # a case id or tag longer than this (none is) shows cut, with its sha256
+# A latency past this (about 31,000 years) is not one; its 0.1 ms text would not fit.
+LATENCY_LIMIT_MS = 1e15
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,7 @@ def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
     except NotFound:
         installed = None
     if installed is not None:
-        title = installed.title
+        title = None if installed.title is None else text_of(installed.title)
         digests = {str(k): str(v) for k, v in sorted(installed.digests.items())}
     document = _suite_document(store, suite_id, version) if installed is not None else None
     delta = DEFAULT_OVERFIT_DELTA
@@ -174,29 +186,52 @@ def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
     )
 
 
+def _tags(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(text_of(tag, ID_LIMIT) for tag in value)
+
+
+def _latency(value: Any) -> float | None:
+    if not isinstance(value, float | int) or isinstance(value, bool):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and 0 <= number < LATENCY_LIMIT_MS else None
+
+
+def _http_status(value: Any) -> int | None:
+    # The executor stores the status line's code; anything else is not one.
+    is_code = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1000
+    return value if is_code else None
+
+
 def _cell(row: EvalCell) -> CellData:
-    outcome = row.outcome or {}
+    outcome = row.outcome if isinstance(row.outcome, dict) else {}
     checks = row.checks
+    source = outcome.get("cost_source")
+    error = outcome.get("error")
     return CellData(
         idx=row.idx,
         suite_id=row.suite_id,
         split=row.split,
-        case_id=row.case_id,
+        case_id=bounded_text(row.case_id, ID_LIMIT),
         case_digest=row.case_digest,
         repetition=row.repetition,
-        tags=tuple(str(t) for t in row.tags or ()),
+        tags=_tags(row.tags),
         request_id=row.request_id,
         status=row.status,
         outcome_code=row.outcome_code if row.status == "done" else None,
         passed=bool(row.passed) if row.status == "done" else False,
         cost_usd=None if row.cost_usd is None else _decimal(row.cost_usd, Decimal(0)),
-        cost_source=outcome.get("cost_source"),
-        latency_ms=row.latency_ms,
+        cost_source=source if isinstance(source, str) and source in COST_SOURCES else None,
+        latency_ms=_latency(row.latency_ms),
         attempts=row.attempts,
-        http_status=outcome.get("http_status"),
-        error=outcome.get("error"),
+        http_status=_http_status(outcome.get("http_status")),
+        error=None if error is None else text_of(error),
         output=row.output,
-        checks=None if checks is None else tuple(c for c in checks if isinstance(c, dict)),
+        checks=None
+        if not isinstance(checks, list)
+        else tuple(c for c in checks if isinstance(c, dict)),
     )
 
 

@@ -2,7 +2,9 @@
 
 They turn values of the canonical JSON into text, never computing a number
 anew: a rate is printed as the JSON has it (`0.7800`), so every format shows
-the same digits. Escaping is the renderers' job: these return raw text.
+the same digits, and any number as `display_number` writes it (bounded, so
+10^1000000 is `1E+1000000`, never a megabyte of zeros). Escaping is the
+renderers' job: these return raw text (`_visible` makes it visible).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from evals.reports._values import bounded, display_number
 from schema.jsontext import dumps
 
 __all__ = [
@@ -31,11 +34,16 @@ DASH = "-"
 
 
 def number(value: Any) -> str:
+    """Any value of the report as short text: a dash for None, yes/no, a bounded number."""
     if value is None:
         return DASH
     if isinstance(value, bool):
         return yes_no(value)
-    return str(value)
+    if isinstance(value, int | Decimal | float):
+        return display_number(value)
+    if isinstance(value, str):
+        return value
+    return json_text(bounded(value))
 
 
 def yes_no(value: Any) -> str:
@@ -53,7 +61,7 @@ def percent(rate: Any) -> Decimal:
 def interval(value: Any) -> str:
     if not value:
         return DASH
-    return f"[{value[0]}, {value[1]}]"
+    return f"[{number(value[0])}, {number(value[1])}]"
 
 
 def sample_text(block: dict[str, Any]) -> str:
@@ -88,6 +96,7 @@ def cost_text(block: dict[str, Any]) -> str:
 
 
 def json_text(value: Any) -> str:
+    """A value of the report (bounded already) as compact JSON text."""
     return dumps(value)
 
 

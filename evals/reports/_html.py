@@ -1,11 +1,16 @@
 """The report as one self-contained HTML page, rendered from the canonical JSON.
 
 Agents are untrusted (ARCHITECTURE.md): every value goes through `esc`
-(`html.escape`, quotes included) on its way into the page, and markup comes
-only from the constants here. No script, no external asset: one inline
-style sheet, and a Content-Security-Policy that forbids scripts and fetches
-anyway, so even a value that slipped its escaping could not run or call
-out. Each suite has a pass/fail bar per split, drawn with CSS widths.
+(`html.escape`, quotes included) on its way into the page, or `attr` into an
+attribute, and markup comes only from the constants here. A character that
+hides or reorders text (a bidi control, a zero-width space, NUL:
+`_visible`) shows as its escape, `\\u202e`, styled as one in the page, so
+neither an override nor an invisible character reaches the reader.
+
+No script, no external asset: one inline style sheet, and a
+Content-Security-Policy that forbids scripts and fetches anyway, so even a
+value that slipped its escaping could not run or call out. Each suite has a
+pass/fail bar per split, drawn with CSS widths.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from evals.reports._format import (
     split_text,
     yes_no,
 )
+from evals.reports._visible import visible, visible_runs
 
-__all__ = ["esc", "render_html"]
+__all__ = ["attr", "esc", "render_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 
@@ -48,13 +54,29 @@ background:#e4e7eb;margin:.15rem 0}
 .bars td{border:none;padding:.1rem .5rem .1rem 0}
 .verdict-warn{color:#a4161a;font-weight:600}.verdict-inconclusive{color:#9c5b00;font-weight:600}
 details{margin:.2rem 0}summary{cursor:pointer}
+.esc{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;
+color:#a4161a;background:#fff0f0;border-radius:2px;padding:0 1px}
 """
 
 
 def esc(value: Any) -> str:
-    """Any value as HTML text: `None` as a dash, everything escaped, quotes included."""
+    """Any value as HTML text: `None` as a dash, everything escaped, quotes included.
+
+    Unsafe characters become their escapes in a `<span class="esc">`, one
+    span per run of them (a page of bidi controls grows by about six
+    characters each, not thirty).
+    """
     text = value if isinstance(value, str) else number(value)
-    return html.escape(text, quote=True)
+    return "".join(
+        f'<span class="esc">{piece}</span>' if escape else html.escape(piece, quote=True)
+        for piece, escape in visible_runs(text)
+    )
+
+
+def attr(value: Any) -> str:
+    """Any value as an attribute's text (or a title's): escapes as plain text, no markup."""
+    text = value if isinstance(value, str) else number(value)
+    return html.escape(visible(text), quote=True)
 
 
 def _table(
@@ -84,7 +106,7 @@ def _bar(suite_id: str, split: str, block: dict[str, Any]) -> str:
     label = split_text(block)
     return (
         f'<tr><td>{esc(split)}</td><td><div class="bar" role="img" '
-        f'data-suite="{esc(suite_id)}" data-split="{esc(split)}" aria-label="{esc(label)}">'
+        f'data-suite="{attr(suite_id)}" data-split="{attr(split)}" aria-label="{attr(label)}">'
         f'<div class="passed" style="width:{passed}%"></div>'
         f'<div class="failed" style="width:{failed}%"></div></div></td>'
         f"<td>{esc(label)}</td></tr>"
@@ -226,7 +248,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
     ]
     o = suite["overfit"]
     parts = [
-        f'<section class="suite" id="suite-{esc(sid)}">',
+        f'<section class="suite" id="suite-{attr(sid)}">',
         f"<h2>Suite {esc(sid)} v{esc(suite['version'])}: {esc(suite['title'])}</h2>",
         f'<table class="bars"><tbody>{bars}</tbody></table>',
         _fields(pairs),
@@ -273,7 +295,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         "<h3>Outcomes</h3>",
         _table(["cells", "n", "missing", *OUTCOME_ORDER], outcome_rows, numeric=range(1, 9)),
         "<h3>Overfit</h3>",
-        f'<p>verdict: <span class="verdict-{esc(o["verdict"])}">{esc(o["verdict"])}</span> '
+        f'<p>verdict: <span class="verdict-{attr(o["verdict"])}">{esc(o["verdict"])}</span> '
         f"(delta {esc(o['delta'])}, gap {esc(o['gap'])}, Fisher p {esc(o['p_value'])}, "
         f"Holm-adjusted {esc(o['p_holm'])}, Newcombe 95% CI {esc(interval(o['newcombe_ci95']))})"
         "</p>",
@@ -302,9 +324,9 @@ def render_html(report: dict[str, Any]) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">',
+        f'<meta http-equiv="Content-Security-Policy" content="{attr(CSP)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>",
+        f"<title>{attr(title)}</title><style>{STYLE}</style></head><body>",
         f"<header><h1>Eval report: {esc(agent['id'])} {esc(agent['version'])}</h1>",
         f'<p class="muted">Audience: {esc(audience)}.</p></header>',
         '<section id="summary"><h2>Summary</h2>',

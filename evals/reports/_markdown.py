@@ -3,8 +3,11 @@
 Every value is escaped as text (HTML's `&<>` as entities, Markdown's
 punctuation with backslashes, newlines folded), so an agent's output can
 neither inject markup into a page that renders the Markdown nor break a
-table. The record is a fenced JSON block whose fence is longer than any run
-of backticks inside it.
+table; a character that hides or reorders text (a bidi control, a
+zero-width space, NUL: `_visible`) shows as its escape, `\\u202e`, whose
+backslash CommonMark keeps. The record is a fenced JSON block whose fence is
+longer than any run of backticks inside it, its unsafe characters escaped
+the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from evals.reports._format import (
     split_text,
     yes_no,
 )
+from evals.reports._visible import visible, visible_runs
 
 __all__ = ["fence", "md", "render_markdown", "table"]
 
@@ -34,9 +38,8 @@ _AUDIENCE = {
 }
 
 
-def md(value: Any) -> str:
-    """Any value as inline Markdown text that renders as exactly that text."""
-    text = value if isinstance(value, str) else number(value)
+def _plain(text: str) -> str:
+    """Text with no unsafe character as inline Markdown that renders as exactly that text."""
     text = html.escape(text, quote=False)
     out = []
     for i, ch in enumerate(text):
@@ -45,8 +48,17 @@ def md(value: Any) -> str:
         inner = ch == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum()
         inner = inner and text[i + 1].isalnum()
         out.append("\\" + ch if ch in _MD_SPECIAL and not inner else ch)
-    text = "".join(out)
-    return " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    # Newlines fold (a table row is one line); `\r` and the other line breaks
+    # are unsafe characters, escaped before this.
+    return "".join(out).replace("\n", " ")
+
+
+def md(value: Any) -> str:
+    """Any value as inline Markdown text that renders as exactly that text, made visible."""
+    text = value if isinstance(value, str) else number(value)
+    # An escape run is ASCII backslashes, letters and digits: a backslash
+    # before a letter is literal in CommonMark, so it goes in as it is.
+    return "".join(piece if escape else _plain(piece) for piece, escape in visible_runs(text))
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
@@ -148,7 +160,7 @@ def _case_rows(cases: Sequence[dict[str, Any]]) -> list[str]:
                 check["name"]
                 for cell in case["cells"]
                 for check in cell["checks"] or []
-                if not check["passed"]
+                if not check["passed"] and check["name"] is not None
             }
         )
         rows.append(
@@ -285,5 +297,5 @@ def render_markdown(report: dict[str, Any]) -> str:
             if record["written"]
             else "Computed, not written (a narrowed eval writes no record)."
         )
-        lines += ["", *fence(json_text(record["value"]), "json")]
+        lines += ["", *fence(visible(json_text(record["value"])), "json")]
     return "\n".join(lines) + "\n"

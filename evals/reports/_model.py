@@ -40,7 +40,7 @@ from evals.reports._aggregate import (
     tally_cases,
 )
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
-from evals.reports._values import bounded, bounded_text, timestamp
+from evals.reports._values import bounded, text_of, timestamp
 from records import Store
 from schema.errors import UsageError
 
@@ -64,6 +64,12 @@ CHECK_KEYS = (
     "offending",
     "metrics",
 )
+# A check result's fields that are text (`expected` and `actual` are JSON excerpts).
+CHECK_TEXT = ("name", "predicate", "status", "detail", "path", "expected", "actual")
+METRICS_LIMIT = 2_000
+# An `each` check over an agent's long array may fail on every item: its first
+# offending paths show, then how many more there were.
+OFFENDING_SHOWN = 50
 
 ADVICE = {
     "warn": "the agent does markedly better on the public cases than on the holdout, beyond "
@@ -113,12 +119,23 @@ def _score(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
 
 
 def _check(result: dict[str, Any]) -> dict[str, Any]:
-    out = {key: bounded(result.get(key)) for key in CHECK_KEYS}
-    out["passed"] = result.get("passed") is True
-    out["critical"] = result.get("critical") is True
-    out["offending"] = [str(o) for o in out["offending"] or []]
-    out["metrics"] = out["metrics"] if isinstance(out["metrics"], dict) else {}
-    return out
+    # The schema's shape whatever is stored: text fields as bounded text, flags as booleans.
+    out: dict[str, Any] = {
+        key: None if result.get(key) is None else text_of(result[key]) for key in CHECK_TEXT
+    }
+    offending = result.get("offending")
+    offending = offending if isinstance(offending, list) else []
+    shown = [text_of(o) for o in offending[:OFFENDING_SHOWN]]
+    if len(offending) > OFFENDING_SHOWN:
+        shown.append(f"… and {len(offending) - OFFENDING_SHOWN} more")
+    metrics = bounded(result.get("metrics"), METRICS_LIMIT)
+    out.update(
+        passed=result.get("passed") is True,
+        critical=result.get("critical") is True,
+        offending=shown,
+        metrics=metrics if isinstance(metrics, dict) else {},
+    )
+    return {key: out[key] for key in CHECK_KEYS}
 
 
 def _cell(cell: CellData) -> dict[str, Any]:
@@ -133,7 +150,7 @@ def _cell(cell: CellData) -> dict[str, Any]:
         "cost_source": cell.cost_source,
         "attempts": cell.attempts,
         "http_status": cell.http_status,
-        "error": None if cell.error is None else bounded_text(str(cell.error)),
+        "error": cell.error,
         "output": bounded(cell.output) if cell.done else None,
         "checks": None if cell.checks is None else [_check(r) for r in cell.checks],
     }
@@ -242,7 +259,7 @@ def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
     result = data.info.result
     if result is None or not isinstance(result.get("record"), dict):
         return None
-    value = dict(result["record"])
+    value = bounded(result["record"], limit=None)  # holon's own, but a store holds what it holds
     if audience != "operator":
         value = author_record(value)
     return {"written": data.info.full_plan and data.info.status == "done", "value": value}

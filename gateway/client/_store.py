@@ -22,7 +22,7 @@ from gateway.client._views import agent_view, reset_view, suite_view, timestamp
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
 from schema.errors import UsageError
-from schema.jsontext import JSONValue, dumps
+from schema.jsontext import JSONValue
 
 log = logging.getLogger(__name__)
 
@@ -255,22 +255,22 @@ class StoreEvals(EvalOps):
         return self.run(proposal.plan, progress)
 
     def report(self, eval_id: str, *, audience: str, form: str) -> str:
-        from evals.reports import build_report, render_html, render_markdown
+        from evals.reports import build_report, render_html, render_json, render_markdown
 
         report = build_report(self.store, eval_id, audience=audience)
         if form == "json":
-            return dumps(report) + "\n"
+            return render_json(report)
         return render_markdown(report) if form == "md" else render_html(report)
 
     def compare(
         self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
     ) -> tuple[JSONObject, str]:
-        from evals.reports import compare_evals, render_compare_markdown
+        from evals.reports import compare_evals, render_compare_markdown, render_json
 
         comparison = compare_evals(
             self.store, base, candidate, audience=audience, allow_mismatch=allow_mismatch
         )
-        text = dumps(comparison) + "\n" if form == "json" else render_compare_markdown(comparison)
+        text = render_json(comparison) if form == "json" else render_compare_markdown(comparison)
         return comparison, text
 
 

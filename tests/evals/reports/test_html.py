@@ -16,9 +16,13 @@ import pytest
 from evals.reports import build_report, render_html, render_markdown
 from evals.reports._format import percent
 from records import Store, new_key, open_store
-from tests.evals.reports._setup import PAYLOAD, run_eval, setup
+from tests.evals.reports._setup import PAYLOAD, PUBLIC_CASES, run_eval, setup
+from tests.evals.suites._make import case
 
 CHROMIUM = Path("/usr/bin/chromium")
+# An agent echoing a name that a right-to-left override turns around (`invoice`,
+# U+202E, `txt.exe` shows as `invoiceexe.txt`), with a handler that would run a script.
+BIDI = "invoice\u202etxt.exe <img src=x onerror=document.title='ran'>"
 
 
 @pytest.fixture
@@ -28,6 +32,18 @@ def report(tmp_path: Path) -> Iterator[dict[str, Any]]:
     )
     try:
         setup(store, tmp_path)
+        yield build_report(store, run_eval(store, tmp_path / "home"))
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def bidi_report(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    store: Store = open_store(
+        f"sqlite:///{tmp_path / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
+    )
+    try:
+        setup(store, tmp_path, public=[*PUBLIC_CASES, case("pub-bidi", BIDI, "other")])
         yield build_report(store, run_eval(store, tmp_path / "home"))
     finally:
         store.close()
@@ -98,11 +114,11 @@ def _chromium_or_skip() -> Path:
 
 @pytest.mark.slow
 def test_a_real_browser_renders_the_bars_and_shows_the_payload_as_text(
-    report: dict[str, Any], tmp_path: Path
+    bidi_report: dict[str, Any], tmp_path: Path
 ) -> None:
     chromium = _chromium_or_skip()
     page = tmp_path / "report.html"
-    page.write_text(render_html(report), encoding="utf-8")
+    page.write_text(render_html(bidi_report), encoding="utf-8")
     profile = tmp_path / "profile"
     base = [
         str(chromium),
@@ -128,6 +144,12 @@ def test_a_real_browser_renders_the_bars_and_shows_the_payload_as_text(
     assert 'data-split="public"' in dom and 'data-split="holdout"' in dom
     assert html.escape(PAYLOAD) in dom
     assert "<script" not in dom.lower()
+    # The override is an element with its escape as text, never the character itself;
+    # the handler is text too (no <img> element), so the title is still the report's.
+    assert 'invoice<span class="esc">\\u202e</span>txt.exe &lt;img src=x onerror=' in dom
+    assert "\u202e" not in dom
+    assert "<img" not in dom.lower() and "<title>ran</title>" not in dom
+    assert f"<title>Eval report: {bidi_report['agent']['id']}" in dom
     screenshot = tmp_path / "report.png"
     subprocess.run(
         [*base, "--window-size=1200,1600", f"--screenshot={screenshot}", page.as_uri()],
