@@ -12,10 +12,19 @@ import uvicorn
 
 
 @contextmanager
-def serve(app: Any, *, host: str = "127.0.0.1", startup_timeout: float = 10.0) -> Iterator[str]:
-    """Serve `app` on a free port; yields its base URL (no trailing slash)."""
+def serve(
+    app: Any, *, host: str = "127.0.0.1", startup_timeout: float = 10.0, **options: Any
+) -> Iterator[str]:
+    """Serve `app` on a free port; yields its base URL (no trailing slash).
+
+    `options` go to uvicorn.Config (e.g. gateway.server.SERVER_OPTIONS)."""
     config = uvicorn.Config(
-        app, host=host, port=0, log_level="warning", lifespan="auto", access_log=False
+        app,
+        host=host,
+        port=0,
+        log_level="warning",
+        lifespan="auto",
+        **{"access_log": False, **options},
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{id(app):x}", daemon=True)
