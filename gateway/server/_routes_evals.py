@@ -21,6 +21,12 @@ from schema.errors import Forbidden, UsageError
 ORG = frozenset({"operator", "org"})
 OPERATOR = frozenset({"operator"})
 
+MAX_SUITES = 100
+MAX_PACE_S = 3600  # an hour between cells is already a crawl
+MAX_COST_USD = Decimal(10**9)
+MAX_COST_PLACES = 12  # decimal places of a dollar amount
+
+
 _START_KEYS = {
     "agent",
     "suites",
@@ -42,16 +48,11 @@ START_SCHEMA: dict[str, Any] = {
         "repetitions": {"type": "integer", "minimum": 1},
         "concurrency": {"type": "integer", "minimum": 1, "maximum": 1024},
         "retries": {"type": "integer", "minimum": 0, "maximum": 10},
-        "pace_s": {"type": "number", "minimum": 0},
-        "max_cost_usd": {"type": "string"},
+        "pace_s": {"type": "number", "minimum": 0, "maximum": MAX_PACE_S},
+        "max_cost_usd": {"type": "string", "description": "dollars, 0 to 1000000000"},
         "dry_run": {"type": "boolean", "description": "plan only (to confirm it first)"},
     },
 }
-
-
-MAX_SUITES = 100
-MAX_PACE_S = 3600  # an hour between cells is already a crawl
-MAX_COST_USD = Decimal(10**9)
 
 
 def _number(body: dict[str, Any], key: str, low: int, high: int) -> Decimal:
@@ -74,7 +75,8 @@ def _money(value: Any) -> Decimal | None:
     if value is None:
         return None
     problem = UsageError(
-        f'max_cost_usd must be a decimal string of dollars from 0 to {MAX_COST_USD}, such as "5"',
+        f"max_cost_usd must be a decimal string of dollars from 0 to {MAX_COST_USD}, with at "
+        f'most {MAX_COST_PLACES} decimal places, such as "5"',
         details={"path": "$.max_cost_usd"},
     )
     if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
@@ -86,7 +88,10 @@ def _money(value: Any) -> Decimal | None:
     except (InvalidOperation, ValueError):
         raise problem from None
     # NaN, sNaN and Infinity parse as Decimals; sNaN raises on any comparison.
+    # "1E-999999999" is finite but is a billion digits once written out plainly.
     if not cap.is_finite() or not Decimal(0) <= cap <= MAX_COST_USD:
+        raise problem
+    if int(cap.as_tuple().exponent) < -MAX_COST_PLACES:
         raise problem
     return cap
 

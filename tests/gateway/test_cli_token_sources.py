@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from records import new_key, open_store
+from tests.campaign._tally import record
 from tests.gateway._cli import CLI, Result
 from tests.gateway.server._gateway import Gateway, register_triage, running_gateway
 
@@ -24,8 +25,12 @@ def _closed_port_url() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
+CAMPAIGN = "CLI token sources"
+
+
 def _usage(result: Result) -> str:
     assert result.code == 2, (result.stdout, result.stderr)
+    record(CAMPAIGN, "exit 2, located")
     return result.stderr
 
 
@@ -108,8 +113,10 @@ def test_each_way_of_passing_the_token_works(gateway: Gateway, tmp_path: Path) -
             way,
             result.stderr,
         )
+        record(CAMPAIGN, "worked, token not shown")
     # A refused token is not echoed either.
     bad = "hol_not-a-real-token"
     refused = CLI(home, HOLON_GATEWAY_URL=url)("agents", "list", "--token", bad, "--json")
     assert refused.code == 2 and refused.json()["error"]["code"] == "unauthorized"
     assert bad not in refused.stdout + refused.stderr
+    record(CAMPAIGN, "refused, token not shown")
