@@ -174,16 +174,13 @@ def query_int(request: Request, name: str, default: int, low: int, high: int) ->
     return int(text)
 
 
-def id_text(body: dict[str, Any], key: str, what: str, *, required: bool = True) -> str | None:
-    """A body field that names something (an agent, a capability, a suite): a short string
-    with no control characters, as a path parameter would be."""
-    value = body.get(key)
-    if value is None and not required:
-        return None
+def id_text(value: Any, where: str, what: str) -> str:
+    """A body value that names something (an agent, a capability, a suite), at JSON path
+    `where`: a short string with no control characters, as a path parameter would be."""
     if not isinstance(value, str) or not value or len(value) > MAX_PARAM_CHARS:
-        raise UsageError(f"{key} must be {what}", details={"path": f"$.{key}"})
+        raise UsageError(f"{where} must be {what}", details={"path": where})
     if _has_control(value):
-        raise UsageError(f"{key} has a control character", details={"path": f"$.{key}"})
+        raise UsageError(f"{where} has a control character", details={"path": where})
     return value
 
 

@@ -53,7 +53,9 @@ async def _invoke_body(request: Request, svc: Service) -> tuple[str | None, Any]
     body = body_object(await read_json(request, svc.max_body_bytes), "the body")
     if "input" not in body:
         raise UsageError('the body must be {"capability": "...", "input": ...}')
-    capability = id_text(body, "capability", "a capability name", required=False)
+    capability = body.get("capability")
+    if capability is not None:
+        capability = id_text(capability, "$.capability", "a capability name")
     return capability, body["input"]
 
 
@@ -120,10 +122,9 @@ async def revoke_mandate(request: Request, who: Principal, svc: Service) -> Resp
 
 async def check_mandate(request: Request, who: Principal, svc: Service) -> Response:
     body = body_object(await read_json(request, 64 * 1024), "the body")
-    shape = 'the body must be {"agent": "org/name", "capability": "..."}: '
-    agent = id_text(body, "agent", shape + "agent is an agent id")
-    capability = id_text(body, "capability", shape + "capability is a capability name")
-    assert agent is not None and capability is not None  # required
+    shape = ' (the body is {"agent": "org/name", "capability": "..."})'
+    agent = id_text(body.get("agent"), "$.agent", "an agent id" + shape)
+    capability = id_text(body.get("capability"), "$.capability", "a capability name" + shape)
     mandate_id = request.path_params["mandate"]
     await svc.calls.drain()  # the budget as of this process's answered calls
     return json_response(await svc.run(svc.calls.check, mandate_id, agent, capability))

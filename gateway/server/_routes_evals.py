@@ -112,13 +112,12 @@ async def start_eval(request: Request, who: Principal, svc: Service) -> Response
     unknown = set(body) - _START_KEYS
     if unknown:
         raise UsageError(f"unknown keys: {', '.join(sorted(unknown))}")
-    agent_id = id_text(body, "agent", "an agent id 'org/name'")
-    assert agent_id is not None  # required
+    agent_id = id_text(body.get("agent"), "$.agent", "an agent id 'org/name'")
     suites = body.get("suites")
     if suites is not None:
         if not isinstance(suites, list) or len(suites) > MAX_SUITES:
             raise UsageError(f"suites must be a list of at most {MAX_SUITES} suite ids")
-        suites = [id_text({"suites": s}, "suites", "a list of suite ids") for s in suites]
+        suites = [id_text(s, f"$.suites[{i}]", "a suite id") for i, s in enumerate(suites)]
     pace = _number(body, "pace_s", 0, MAX_PACE_S)
     cap = _money(body.get("max_cost_usd"))
     repetitions = _int(body, "repetitions", None, 1, 100)
