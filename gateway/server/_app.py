@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from agents import Executor
 from gateway._network import NetworkPolicy
@@ -231,13 +231,25 @@ def create_app(
         error.code = "method_not_allowed"  # type: ignore[misc]
         response = error_response(error)
         response.status_code = 405
+        # Allow: every method the path takes (each endpoint is a route of one
+        # method, so Starlette's own header names only the first route's).
+        allowed = {
+            method
+            for route in app.routes
+            if isinstance(route, Route) and route.matches(request.scope)[0] is Match.PARTIAL
+            for method in route.methods or ()
+        }
+        response.headers["allow"] = ", ".join(sorted(allowed))
         return response
 
     async def http_error(request: Request, exc: Exception) -> Response:
         # Any other HTTPException Starlette raises: the one error shape, its status.
         status = exc.status_code if isinstance(exc, HTTPException) else 500
-        response = error_response(HolonError(str(getattr(exc, "detail", "")) or "error"))
+        code = "usage" if status == 400 else f"http_{status}"
+        response = error_response(HolonError(str(getattr(exc, "detail", "")) or code, code=code))
         response.status_code = status
+        if isinstance(exc, HTTPException) and exc.headers:
+            response.headers.update(exc.headers)
         return response
 
     async def internal(request: Request, exc: Exception) -> Response:

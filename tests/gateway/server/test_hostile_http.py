@@ -257,3 +257,9 @@ def test_oversized_headers_are_refused_not_buffered(gateway: Gateway) -> None:
     if raw:
         assert raw.startswith(b"HTTP/1.1 400"), raw[:100]
     record("gateway HTTP: refused by the server", "oversized headers")
+
+
+def test_a_wrong_method_is_405_in_the_shape_with_allow(gateway: Gateway) -> None:
+    response = gateway.call("DELETE", "/v1/agents", "operator")
+    assert response.status_code == 405 and _shaped(response.content)["code"] == "method_not_allowed"
+    assert {"GET", "POST"} <= {m.strip() for m in response.headers["allow"].split(",")}
