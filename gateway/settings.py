@@ -17,7 +17,10 @@ import platformdirs
 
 from schema.errors import EnvironmentFault, UsageError
 
-__all__ = ["SETTINGS", "Setting", "Settings", "checkout_root"]
+__all__ = ["DEFAULT_BODY_TIMEOUT_S", "SETTINGS", "Setting", "Settings", "checkout_root"]
+
+DEFAULT_BODY_TIMEOUT_S = 10.0
+MAX_BODY_TIMEOUT_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "token",
         "unset",
-        "Bearer token for --gateway (same as --token).",
+        "Bearer token for --gateway (or --token-file PATH; --token warns: ps shows it).",
         secret=True,
     ),
     Setting(
@@ -97,6 +100,12 @@ SETTINGS: tuple[Setting, ...] = (
         "and starts its full eval at once (its workers run it); `off`: an operator starts it.",
     ),
     Setting(
+        "body_timeout_s",
+        "10",
+        "Seconds the gateway service waits for a whole request body, from the request's "
+        "start; a slower body gets 408 and its connection is closed.",
+    ),
+    Setting(
         "log_level",
         "WARNING",
         "Log level of holon's own log lines on stderr (DEBUG, INFO, WARNING, ERROR).",
@@ -128,6 +137,7 @@ class Settings:
     agent_networks: str
     probe_interval_s: int
     eval_on_register: bool
+    body_timeout_s: float
     sources: Mapping[str, str]  # setting name -> "env" | "default"
 
     @property
@@ -181,7 +191,23 @@ class Settings:
                 )
             return int(text)
 
+        def seconds(name: str, default: float, high: float) -> float:
+            text = read(name)
+            if text is None:
+                return default
+            try:
+                value = float(text)
+            except ValueError:
+                value = -1.0
+            if not 0 < value <= high:  # NaN too
+                raise UsageError(
+                    f"{_BY_NAME[name].env} must be a number of seconds above 0 and at most "
+                    f"{high:g}, got {text!r}"
+                )
+            return value
+
         examples = on_off("examples", "on")
+        body_timeout_s = seconds("body_timeout_s", DEFAULT_BODY_TIMEOUT_S, MAX_BODY_TIMEOUT_S)
         retention_days = whole("output_retention_days", "30", "days")
         probe_interval_s = whole("probe_interval_s", "3600", "seconds")
         eval_on_register = on_off("eval_on_register", "off")
@@ -192,6 +218,7 @@ class Settings:
         return cls(
             probe_interval_s=probe_interval_s,
             eval_on_register=eval_on_register,
+            body_timeout_s=body_timeout_s,
             agent_networks=networks,
             output_retention_days=retention_days,
             examples=examples,

@@ -294,6 +294,7 @@ def error_from_body(status: int, body: Any) -> HolonError:
         402: BudgetExhausted,
         403: Denied,
         404: NotFound,
+        408: EnvironmentFault,  # the body was too slow: the network between us
         409: Refused,
         413: UsageError,
         422: InputError,

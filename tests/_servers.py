@@ -13,11 +13,23 @@ import uvicorn
 
 @contextmanager
 def serve(
-    app: Any, *, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 10.0
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    startup_timeout: float = 10.0,
+    **options: Any,
 ) -> Iterator[str]:
-    """Serve `app` on `port` (0: a free one); yields its base URL (no trailing slash)."""
+    """Serve `app` on `port` (0: a free one); yields its base URL (no trailing slash).
+
+    `options` go to uvicorn.Config (e.g. gateway.server.SERVER_OPTIONS)."""
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="auto", access_log=False
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="auto",
+        **{"access_log": False, **options},
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{id(app):x}", daemon=True)

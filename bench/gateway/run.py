@@ -83,6 +83,7 @@ INPUT = {"ticket": "My invoice INV-7 was charged twice", "lang": "en"}
 BODY = json.dumps({"capability": CAPABILITY, "input": INPUT}).encode()
 CAP = Decimal("0.01")
 SWITCH_INTERVAL = os.environ.get("BENCH_SWITCH_INTERVAL", "")
+HTTP_PARSER = os.environ.get("BENCH_HTTP", "")  # h11 or httptools; default: SERVER_OPTIONS'
 
 
 def cpu_seconds(pid: int) -> float:
@@ -350,6 +351,8 @@ def gateway_server(
     command = [sys.executable, str(HERE / "serve.py"), "--port", str(port)]
     if SWITCH_INTERVAL:
         command += ["--switch-interval", SWITCH_INTERVAL]
+    if HTTP_PARSER:
+        command += ["--http", HTTP_PARSER]
     if profile is not None:
         flag = "--sample" if profile.suffix == ".txt" else "--profile"
         command += [flag, str(profile)]

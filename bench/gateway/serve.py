@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 import uvicorn  # noqa: E402
 
 from bench._support import profile_every_thread  # noqa: E402
-from gateway.server import create_app  # noqa: E402
+from gateway.server import SERVER_OPTIONS, create_app  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 
 
@@ -101,6 +101,11 @@ def main() -> None:
         type=float,
         help="the GIL switch interval (s) the server sets once started (default 0.001)",
     )
+    parser.add_argument(
+        "--http",
+        choices=("h11", "httptools"),
+        help="uvicorn's HTTP parser (default: SERVER_OPTIONS', as `holon gateway serve`)",
+    )
     args = parser.parse_args()
     app = create_app(
         Settings.from_env(),
@@ -109,13 +114,14 @@ def main() -> None:
         server_process=True,  # as `holon gateway serve`
         **({"switch_interval_s": args.switch_interval} if args.switch_interval else {}),
     )
+    options = {**SERVER_OPTIONS, **({"http": args.http} if args.http else {})}
     config = uvicorn.Config(
         app,
         host=args.host,
         port=args.port,
         log_level="warning",
-        access_log=False,
         lifespan="on",
+        **options,  # type: ignore[arg-type]  # as `holon gateway serve`
     )
     server = uvicorn.Server(config)
     if args.sample:

@@ -49,7 +49,16 @@ def gateway_options() -> argparse.ArgumentParser:
     """For commands that work on the store or a gateway."""
     parent = _Parser(add_help=False)
     parent.add_argument("--gateway", metavar="URL", help="a running gateway (or HOLON_GATEWAY_URL)")
-    parent.add_argument("--token", help="bearer token for --gateway (or HOLON_TOKEN)")
+    parent.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the bearer token for --gateway from the first line of PATH (- : stdin)",
+    )
+    parent.add_argument(
+        "--token",
+        help="bearer token for --gateway; shows in the process list: prefer HOLON_TOKEN "
+        "or --token-file",
+    )
     return parent
 
 

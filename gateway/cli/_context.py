@@ -17,8 +17,13 @@ if TYPE_CHECKING:
 
 TOKEN_HINT = (
     "an operator creates one on the store: holon tokens create --role "
-    "operator|org:ORG|caller:PRINCIPAL; pass it with --token or HOLON_TOKEN"
+    "operator|org:ORG|caller:PRINCIPAL; pass it in HOLON_TOKEN or with --token-file PATH"
 )
+TOKEN_FLAG_WARNING = (
+    "--token puts the token in the process list (ps) and the shell's history; "
+    "pass it in HOLON_TOKEN or with --token-file PATH (- reads stdin) instead"
+)
+MAX_TOKEN_FILE_BYTES = 64 * 1024  # a token is ~50 characters; a bound for /dev/zero
 
 
 class Context:
@@ -50,11 +55,52 @@ class Context:
                 self._client = self._store_client()
         return self._client
 
-    def _gateway_client(self, url: str) -> HttpClient:
-        token: str = (getattr(self.args, "token", None) or self.settings.token or "").strip()
+    def _token(self) -> str:
+        """The bearer token: --token-file, --token (with a warning), or HOLON_TOKEN."""
+        path: str | None = getattr(self.args, "token_file", None)
+        flag: str | None = getattr(self.args, "token", None)
+        if path is not None and flag is not None:
+            raise UsageError("give --token-file or --token, not both")
+        if path is not None:
+            return self._token_from_file(path)
+        if flag is not None:
+            self.out.warn(TOKEN_FLAG_WARNING)
+            return flag.strip()
+        return (self.settings.token or "").strip()
+
+    def _token_from_file(self, path: str) -> str:
+        where = "--token-file -" if path == "-" else f"--token-file {path}"
+        try:
+            # The first line only: with `-`, the rest of stdin stays for the command.
+            if path == "-":
+                text = self.stdin.readline(MAX_TOKEN_FILE_BYTES)
+            else:
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.readline(MAX_TOKEN_FILE_BYTES)
+        except OSError as exc:
+            raise UsageError(
+                f"{where}: cannot read the token: {exc.strerror or exc}", details={"file": path}
+            ) from None
+        except UnicodeDecodeError:
+            raise UsageError(
+                f"{where}: the token file is not text (UTF-8)", details={"file": path}
+            ) from None
+        lines = text.splitlines()
+        token = lines[0].strip() if lines else ""
         if not token:
             raise UsageError(
-                f"the gateway at {url} needs a token (--token or HOLON_TOKEN)", hint=TOKEN_HINT
+                f"{where}:1: the first line is empty; it must hold the token",
+                details={"file": path, "line": 1},
+                hint=TOKEN_HINT,
+            )
+        return token
+
+    def _gateway_client(self, url: str) -> HttpClient:
+        token = self._token()
+        if not token:
+            raise UsageError(
+                f"the gateway at {url} needs a token (HOLON_TOKEN or --token-file)",
+                hint=TOKEN_HINT,
             )
         if not all("!" <= c <= "~" for c in token):
             # It travels as `Authorization: Bearer <token>`: printable ASCII, no spaces.

@@ -37,10 +37,12 @@ also takes `-h`/`--help`.
   included (`{{"error": {{"code", "message", "details"}}}}`), so a script reads
   one stream.
 - `--debug` shows tracebacks and debug logs on stderr.
-- `--gateway URL` and `--token TOKEN`, where offered, talk to a running
-  gateway (`holon gateway serve`) instead of the store (`HOLON_GATEWAY_URL`,
-  `HOLON_TOKEN`; see [settings](settings.md)); the output is the same either
-  way, and the token's role decides what may be done (a refusal exits 2).
+- `--gateway URL`, where offered, talks to a running gateway (`holon gateway
+  serve`) instead of the store (or `HOLON_GATEWAY_URL`; see
+  [settings](settings.md)), with the token in `HOLON_TOKEN` or the first line
+  of `--token-file PATH` (`-`: stdin). `--token TOKEN` works too but warns:
+  the process list shows it. The output is the same either way, and the
+  token's role decides what may be done (a refusal exits 2).
   On the store the CLI acts as operator. Commands that need the store and
   lack these options (`holon tokens`, `holon suites add`, `holon worker`,
   `holon gateway serve`, …) refuse while `HOLON_GATEWAY_URL` is set.

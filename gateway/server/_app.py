@@ -23,9 +23,11 @@ from typing import Any
 from aiohttp.abc import AbstractResolver
 from sqlalchemy import func, select
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from agents import AddressGuard, Executor
 from gateway._network import NetworkPolicy
@@ -33,12 +35,13 @@ from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
 from gateway.server import _routes_agents, _routes_calls, _routes_evals
 from gateway.server._auth import TokenCache, admit
-from gateway.server._http import error_response, json_response
+from gateway.server._guard import RequestGuard, log_disconnect
+from gateway.server._http import check_params, error_response, json_response
 from gateway.server._metrics import CELLS_TTL_S, Metrics
 from gateway.server._openapi import openapi
 from gateway.server._probes import probe_forever
 from gateway.server._service import Endpoint, Service
-from gateway.settings import Settings
+from gateway.settings import DEFAULT_BODY_TIMEOUT_S, Settings
 from records import EvalCell, Store
 from schema.errors import HolonError, NotFound, StoreUnavailable
 
@@ -48,6 +51,7 @@ __all__ = ["ENDPOINTS", "create_app"]
 
 OPERATOR = frozenset({"operator"})
 SWITCH_INTERVAL_S = 0.001  # a server process's GIL switch interval (see create_app)
+DISCONNECTED = 499  # the status /metrics counts a request by when its client left first
 
 
 async def healthz(request: Request, who: Any, svc: Service) -> Response:
@@ -106,9 +110,15 @@ def _route(endpoint: Endpoint, state: dict[str, Service]) -> Route:
         try:
             principal = await svc.tokens.principal(request.headers.get("authorization"), svc.run)
             who = admit(endpoint.access, principal)
+            check_params(request)
             response: Response = await endpoint.handler(request, who, svc)
         except HolonError as exc:
             response = error_response(exc)
+        except ClientDisconnect:
+            # Gone before its answer: one quiet line, not an internal error. The
+            # response below is for the metrics; the server drops it.
+            log_disconnect(endpoint.method, endpoint.path)
+            response = Response(status_code=DISCONNECTED)
         except Exception:
             log.exception("internal error on %s %s", endpoint.method, endpoint.path)
             response = error_response(HolonError("internal error"))
@@ -178,6 +188,7 @@ def create_app(
                 network=policy,
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,
+                body_timeout_s=config.body_timeout_s,
             )
             workers = _EvalWorkers(opened, config.home, eval_workers, guard, eval_poll_s)
             state["service"] = service
@@ -203,20 +214,59 @@ def create_app(
                 if own_store:
                     opened.close()
 
-    app = Starlette(routes=[_route(e, state) for e in ENDPOINTS], lifespan=lifespan)
+    def body_timeout_s() -> float:
+        service = state.get("service")
+        return service.body_timeout_s if service is not None else DEFAULT_BODY_TIMEOUT_S
+
+    app = Starlette(
+        routes=[_route(e, state) for e in ENDPOINTS],
+        lifespan=lifespan,
+        middleware=[Middleware(RequestGuard, timeout_s=body_timeout_s)],
+    )
+    # No redirect from /v1/agents/ to /v1/agents: Starlette builds its
+    # Location from the request's Host header, so anyone could make the
+    # gateway point a client at evil.example. A trailing slash is a 404.
+    app.router.redirect_slashes = False
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        return error_response(NotFound(f"no route {request.method} {request.url.path}"))
+        path = request.url.path
+        hint = "no route ends with '/': drop the trailing slash" if path.endswith("/") else None
+        return error_response(NotFound(f"no route {request.method} {path}", hint=hint))
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
         error = HolonError(f"{request.method} is not allowed on {request.url.path}")
         error.code = "method_not_allowed"  # type: ignore[misc]
         response = error_response(error)
         response.status_code = 405
+        # Allow: every method the path takes (each endpoint is a route of one
+        # method, so Starlette's own header names only the first route's).
+        allowed = {
+            method
+            for route in app.routes
+            if isinstance(route, Route) and route.matches(request.scope)[0] is Match.PARTIAL
+            for method in route.methods or ()
+        }
+        response.headers["allow"] = ", ".join(sorted(allowed))
         return response
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        # Any other HTTPException Starlette raises: the one error shape, its status.
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        code = "usage" if status == 400 else f"http_{status}"
+        response = error_response(HolonError(str(getattr(exc, "detail", "")) or code, code=code))
+        response.status_code = status
+        if isinstance(exc, HTTPException) and exc.headers:
+            response.headers.update(exc.headers)
+        return response
+
+    async def internal(request: Request, exc: Exception) -> Response:
+        # Outside the routes' own handling (which logs and answers its own 500s).
+        return error_response(HolonError("internal error"))
 
     app.add_exception_handler(404, not_found)
     app.add_exception_handler(405, not_allowed)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, internal)
     return app
 
 

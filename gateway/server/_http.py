@@ -1,8 +1,13 @@
 """Request bodies in, JSON out, and the one error shape (`{"error": {code, message, details}}`).
 
 Bodies are bounded before they are read whole (`max_body_bytes`), parsed
-with exact numbers, and bounded in depth: a request is as untrusted as an
-agent's answer.
+with exact numbers, bounded in depth, and refused when a string holds a
+lone UTF-16 surrogate (no UTF-8 text can carry one, so it would fail the
+first write of the value: the response, a log line, the store). Path and
+query parameters are bounded in length and refused with a control
+character (PostgreSQL refuses NUL in text). A request is as untrusted as an
+agent's answer: every value is checked here, before any handler uses it,
+with a 400 that names the parameter or the JSON path.
 """
 
 from __future__ import annotations
@@ -13,14 +18,40 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from schema.documents import format_path
 from schema.errors import HolonError, UsageError
 from schema.jsontext import JSONValue, dumps, loads, max_depth
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PayloadTooLarge", "error_response", "json_response", "read_json"]
+__all__ = [
+    "PayloadTooLarge",
+    "body_object",
+    "check_params",
+    "error_response",
+    "id_text",
+    "json_response",
+    "query_int",
+    "read_json",
+]
 
 MAX_DEPTH = 64
+MAX_PARAM_CHARS = 1024  # a path or query parameter (ids, cursors, filters)
+MAX_INT_DIGITS = 18  # a query integer (before int(), which refuses over 4,300 digits)
+# C0 controls and DEL, deleted by str.translate: a string with one differs from its translation.
+_CONTROLS = dict.fromkeys([*range(0x20), 0x7F])
+
+
+def _has_control(text: str) -> bool:
+    return text.translate(_CONTROLS) != text
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # only a lone surrogate cannot be encoded
+        return True
+    return False
 
 
 class PayloadTooLarge(UsageError):
@@ -45,7 +76,12 @@ def error_response(error: HolonError) -> Response:
 async def read_json(request: Request, limit: int) -> Any:
     """The request's JSON body, at most `limit` bytes and MAX_DEPTH deep."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if (
+        declared is not None
+        and declared.isascii()
+        and declared.isdigit()
+        and (len(declared) > MAX_INT_DIGITS or int(declared) > limit)
+    ):
         raise PayloadTooLarge(f"the request body is over {limit} bytes", details={"limit": limit})
     chunks: list[bytes] = []
     size = 0
@@ -70,16 +106,82 @@ async def read_json(request: Request, limit: int) -> Any:
         too_deep = max_depth(value, MAX_DEPTH) > MAX_DEPTH
     if too_deep:
         raise UsageError(f"the JSON body is nested deeper than {MAX_DEPTH}")
+    # A lone surrogate arrives only as a \u escape (its UTF-8 form is not UTF-8).
+    where = _surrogate_at(value) if b"\\u" in raw else None
+    if where is not None:
+        raise UsageError(
+            f"the body has a lone UTF-16 surrogate (not text) at {where}",
+            details={"path": where},
+        )
     return value
 
 
+def _surrogate_at(value: Any, path: tuple[str | int, ...] = ()) -> str | None:
+    """The JSON path of the first key or string holding a lone surrogate, or None."""
+    if isinstance(value, str):
+        return format_path(path) if _has_surrogate(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _has_surrogate(key):
+                # Named escaped: the message must itself be text.
+                return format_path((*path, key.encode("utf-8", "backslashreplace").decode()))
+            found = _surrogate_at(item, (*path, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _surrogate_at(item, (*path, index))
+            if found is not None:
+                return found
+    return None
+
+
+def check_params(request: Request) -> None:
+    """Every path and query parameter: at most MAX_PARAM_CHARS, no control characters.
+
+    Run before the handler, so no handler meets a NUL (PostgreSQL refuses it
+    in text) or a megabyte-long id. The path is percent-decoded by the
+    server with replacement, so it never holds a lone surrogate.
+    """
+    found = [("path parameter", k, str(v)) for k, v in request.path_params.items()]
+    found += [("query parameter", k, v) for k, v in request.query_params.multi_items()]
+    for kind, name, value in found:
+        for text in (name, value):
+            if len(text) > MAX_PARAM_CHARS:
+                raise UsageError(
+                    f"{kind} {name[:40]!r} is over {MAX_PARAM_CHARS} characters",
+                    details={"parameter": name[:40], "limit": MAX_PARAM_CHARS},
+                )
+            if _has_control(text):
+                raise UsageError(
+                    f"{kind} {name[:40]!r} has a control character",
+                    details={"parameter": name[:40]},
+                )
+
+
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """An integer query parameter from `low` to `high`; digits only, bounded before int()."""
     text = request.query_params.get(name)
     if text is None:
         return default
-    if not text.isdigit() or not low <= int(text) <= high:
-        raise UsageError(f"query parameter {name} must be an integer from {low} to {high}")
+    # isdigit() alone admits "²" (int() refuses it) and other scripts' digits.
+    plain = text.isascii() and text.isdigit() and len(text) <= MAX_INT_DIGITS
+    if not plain or not low <= int(text) <= high:
+        raise UsageError(
+            f"query parameter {name} must be an integer from {low} to {high}",
+            details={"parameter": name, "minimum": low, "maximum": high},
+        )
     return int(text)
+
+
+def id_text(value: Any, where: str, what: str) -> str:
+    """A body value that names something (an agent, a capability, a suite), at JSON path
+    `where`: a short string with no control characters, as a path parameter would be."""
+    if not isinstance(value, str) or not value or len(value) > MAX_PARAM_CHARS:
+        raise UsageError(f"{where} must be {what}", details={"path": where})
+    if _has_control(value):
+        raise UsageError(f"{where} has a control character", details={"path": where})
+    return value
 
 
 def body_object(body: Any, what: str) -> dict[str, Any]:

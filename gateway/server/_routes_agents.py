@@ -8,6 +8,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agents import manifest_from_dict
 from evals import author_record
 from evals.suites import load_installed
 from gateway.client import agent_view
@@ -38,7 +39,11 @@ async def register_agent(request: Request, who: Principal, svc: Service) -> Resp
             "asgi: agents run inside the gateway and can only be registered on the store",
             hint="an operator registers it with `holon agents register FILE` on the store",
         )
-    await svc.network.check_url(endpoint, svc.calls.executor.resolve)
+    # The manifest is validated before its endpoint is looked up: the network
+    # check parses the URL, and a port of 99999 or a host of "[::1" is the
+    # manifest's error (422 at its JSON path), not the network's.
+    valid = await svc.run(manifest_from_dict, manifest, "<request>")
+    await svc.network.check_url(valid.endpoint, svc.calls.executor.resolve)
     view = await svc.run(lambda: svc.client.register_agent(manifest, source="<request>"))
     # A reactivated old version needs an eval too: its old records no longer apply.
     if svc.eval_on_register and view["status"] in ("created", "updated", "reactivated"):
@@ -187,13 +192,14 @@ async def list_suites(request: Request, who: Principal, svc: Service) -> Respons
     return json_response(await svc.run(load))
 
 
+# Suite versions are 32-bit integer columns (PostgreSQL's integer).
+MAX_VERSION = 2**31 - 1
+
+
 def _version(request: Request) -> int | None:
-    text = request.query_params.get("version")
-    if text is None:
+    if request.query_params.get("version") is None:
         return None
-    if not text.isdigit():
-        raise UsageError("version must be a positive integer")
-    return int(text)
+    return query_int(request, "version", 1, 1, MAX_VERSION)
 
 
 async def get_suite(request: Request, who: Principal, svc: Service) -> Response:

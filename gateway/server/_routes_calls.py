@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.server._auth import Principal
-from gateway.server._http import body_object, json_response, query_int, read_json
+from gateway.server._http import body_object, id_text, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
 from schema.errors import Denied, HolonError, UsageError
 
@@ -54,8 +54,8 @@ async def _invoke_body(request: Request, svc: Service) -> tuple[str | None, Any]
     if "input" not in body:
         raise UsageError('the body must be {"capability": "...", "input": ...}')
     capability = body.get("capability")
-    if capability is not None and not isinstance(capability, str):
-        raise UsageError("capability must be a string")
+    if capability is not None:
+        capability = id_text(capability, "$.capability", "a capability name")
     return capability, body["input"]
 
 
@@ -122,9 +122,9 @@ async def revoke_mandate(request: Request, who: Principal, svc: Service) -> Resp
 
 async def check_mandate(request: Request, who: Principal, svc: Service) -> Response:
     body = body_object(await read_json(request, 64 * 1024), "the body")
-    agent, capability = body.get("agent"), body.get("capability")
-    if not isinstance(agent, str) or not isinstance(capability, str):
-        raise UsageError('the body must be {"agent": "org/name", "capability": "..."}')
+    shape = ' (the body is {"agent": "org/name", "capability": "..."})'
+    agent = id_text(body.get("agent"), "$.agent", "an agent id" + shape)
+    capability = id_text(body.get("capability"), "$.capability", "a capability name" + shape)
     mandate_id = request.path_params["mandate"]
     await svc.calls.drain()  # the budget as of this process's answered calls
     return json_response(await svc.run(svc.calls.check, mandate_id, agent, capability))

@@ -14,12 +14,18 @@ from evals.reports import (
 )
 from gateway.client._evals import eval_view, plan_view
 from gateway.server._auth import Principal
-from gateway.server._http import body_object, json_response, query_int, read_json
+from gateway.server._http import body_object, id_text, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
 from schema.errors import Forbidden, UsageError
 
 ORG = frozenset({"operator", "org"})
 OPERATOR = frozenset({"operator"})
+
+MAX_SUITES = 100
+MAX_PACE_S = 3600  # an hour between cells is already a crawl
+MAX_COST_USD = Decimal(10**9)
+MAX_COST_PLACES = 12  # decimal places of a dollar amount
+
 
 _START_KEYS = {
     "agent",
@@ -42,11 +48,52 @@ START_SCHEMA: dict[str, Any] = {
         "repetitions": {"type": "integer", "minimum": 1},
         "concurrency": {"type": "integer", "minimum": 1, "maximum": 1024},
         "retries": {"type": "integer", "minimum": 0, "maximum": 10},
-        "pace_s": {"type": "number", "minimum": 0},
-        "max_cost_usd": {"type": "string"},
+        "pace_s": {"type": "number", "minimum": 0, "maximum": MAX_PACE_S},
+        "max_cost_usd": {"type": "string", "description": "dollars, 0 to 1000000000"},
         "dry_run": {"type": "boolean", "description": "plan only (to confirm it first)"},
     },
 }
+
+
+def _number(body: dict[str, Any], key: str, low: int, high: int) -> Decimal:
+    """A JSON number from `low` to `high` (bounded before float(): 1E+999999 is finite)."""
+    value = body.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise UsageError(
+            f"{key} must be a number from {low} to {high}", details={"path": f"$.{key}"}
+        )
+    number = Decimal(value)
+    if not number.is_finite() or not low <= number <= high:
+        raise UsageError(
+            f"{key} must be a number from {low} to {high}", details={"path": f"$.{key}"}
+        )
+    return number
+
+
+def _money(value: Any) -> Decimal | None:
+    """max_cost_usd: a decimal string (or number) of dollars, finite, 0 to MAX_COST_USD."""
+    if value is None:
+        return None
+    problem = UsageError(
+        f"max_cost_usd must be a decimal string of dollars from 0 to {MAX_COST_USD}, with at "
+        f'most {MAX_COST_PLACES} decimal places, such as "5"',
+        details={"path": "$.max_cost_usd"},
+    )
+    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
+        raise problem
+    if isinstance(value, str) and len(value) > 64:  # Decimal() of a 5,000-digit string is slow
+        raise problem
+    try:
+        cap = Decimal(value)
+    except (InvalidOperation, ValueError):
+        raise problem from None
+    # NaN, sNaN and Infinity parse as Decimals; sNaN raises on any comparison.
+    # "1E-999999999" is finite but is a billion digits once written out plainly.
+    if not cap.is_finite() or not Decimal(0) <= cap <= MAX_COST_USD:
+        raise problem
+    if int(cap.as_tuple().exponent) < -MAX_COST_PLACES:
+        raise problem
+    return cap
 
 
 def _int(body: dict[str, Any], key: str, default: int | None, low: int, high: int) -> int | None:
@@ -54,7 +101,9 @@ def _int(body: dict[str, Any], key: str, default: int | None, low: int, high: in
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise UsageError(f"{key} must be an integer from {low} to {high}")
+        raise UsageError(
+            f"{key} must be an integer from {low} to {high}", details={"path": f"$.{key}"}
+        )
     return value
 
 
@@ -63,22 +112,14 @@ async def start_eval(request: Request, who: Principal, svc: Service) -> Response
     unknown = set(body) - _START_KEYS
     if unknown:
         raise UsageError(f"unknown keys: {', '.join(sorted(unknown))}")
-    agent_id = body.get("agent")
-    if not isinstance(agent_id, str):
-        raise UsageError("agent must be an agent id 'org/name'")
+    agent_id = id_text(body.get("agent"), "$.agent", "an agent id 'org/name'")
     suites = body.get("suites")
-    if suites is not None and (
-        not isinstance(suites, list) or not all(isinstance(s, str) for s in suites)
-    ):
-        raise UsageError("suites must be a list of suite ids")
-    pace = body.get("pace_s", 0)
-    if isinstance(pace, bool) or not isinstance(pace, int | Decimal) or pace < 0:
-        raise UsageError("pace_s must be a number >= 0")
-    max_cost = body.get("max_cost_usd")
-    try:
-        cap = None if max_cost is None else Decimal(str(max_cost))
-    except InvalidOperation:
-        raise UsageError('max_cost_usd must be a decimal string such as "5"') from None
+    if suites is not None:
+        if not isinstance(suites, list) or len(suites) > MAX_SUITES:
+            raise UsageError(f"suites must be a list of at most {MAX_SUITES} suite ids")
+        suites = [id_text(s, f"$.suites[{i}]", "a suite id") for i, s in enumerate(suites)]
+    pace = _number(body, "pace_s", 0, MAX_PACE_S)
+    cap = _money(body.get("max_cost_usd"))
     repetitions = _int(body, "repetitions", None, 1, 100)
     concurrency = _int(body, "concurrency", 16, 1, 1024) or 16
     retries = _int(body, "retries", 2, 0, 10) or 0

@@ -30,6 +30,7 @@ class Service:
     network: NetworkPolicy
     max_body_bytes: int = 8 * 1024 * 1024
     eval_on_register: bool = False  # HOLON_EVAL_ON_REGISTER
+    body_timeout_s: float = 10.0  # HOLON_BODY_TIMEOUT_S
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking store work in a worker thread, never on the event loop."""

@@ -6,6 +6,8 @@ import argparse
 import re
 from pathlib import Path
 
+import pytest
+
 from gateway.cli import build_parser
 from gateway.settings import SETTINGS, Settings
 from records import SCHEMA_REVISION
@@ -59,6 +61,17 @@ def test_secret_settings_are_masked(tmp_path: Path) -> None:
 def test_bad_log_level_is_a_usage_error(tmp_path: Path) -> None:
     res = CLI(tmp_path, HOLON_LOG_LEVEL="LOUD")("config")
     assert res.code == 2 and "HOLON_LOG_LEVEL" in res.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e400", "3601", "ten", "1,5"])
+def test_a_bad_body_timeout_is_a_usage_error(tmp_path: Path, value: str) -> None:
+    res = CLI(tmp_path, HOLON_BODY_TIMEOUT_S=value)("config")
+    assert res.code == 2 and "HOLON_BODY_TIMEOUT_S must be a number of seconds" in res.stderr
+
+
+def test_the_body_timeout_takes_fractions() -> None:
+    assert Settings.from_env({}).body_timeout_s == 10.0
+    assert Settings.from_env({"HOLON_BODY_TIMEOUT_S": "0.5"}).body_timeout_s == 0.5
 
 
 def test_home_defaults_to_the_checkout() -> None:

@@ -56,7 +56,10 @@ def test_cli_reference_ignores_the_terminal_width(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("COLUMNS", "500")
     assert render() == narrow
     # Long usage lines are one line, not wrapped the way argparse wraps them.
-    line = "holon agents list [-h] [--json] [--debug] [--gateway URL] [--token TOKEN] [--org ORG]"
+    line = (
+        "holon agents list [-h] [--json] [--debug] [--gateway URL] [--token-file PATH] "
+        "[--token TOKEN] [--org ORG]"
+    )
     assert line in narrow
 
 

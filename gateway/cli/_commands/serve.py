@@ -45,6 +45,8 @@ def _url(host: str, port: int) -> str:
 def do_serve(ctx: Context) -> int:
     import uvicorn
 
+    from gateway.server import SERVER_OPTIONS
+
     args = ctx.args
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be from 0 to 65535, got {args.port}")
@@ -67,7 +69,7 @@ def do_serve(ctx: Context) -> int:
         app = create_app(
             ctx.settings, store=client.store, eval_workers=args.eval_workers, server_process=True
         )
-        uvicorn.run(app, host=args.host, port=args.port, log_level=level, access_log=False)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=level, **SERVER_OPTIONS)  # type: ignore[arg-type]
         return 0
     from gateway.server import EVAL_WORKERS_ENV
 
@@ -80,6 +82,6 @@ def do_serve(ctx: Context) -> int:
         port=args.port,
         workers=args.workers,
         log_level=level,
-        access_log=False,
+        **SERVER_OPTIONS,  # type: ignore[arg-type]
     )
     return 0

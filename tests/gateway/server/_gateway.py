@@ -13,7 +13,7 @@ import httpx
 
 from agents import load_manifest
 from evals.suites import install_suite
-from gateway.server import create_app
+from gateway.server import SERVER_OPTIONS, create_app
 from gateway.settings import Settings
 from records import Store
 from tests._servers import serve
@@ -90,7 +90,7 @@ def running_gateway(
     )
     app = create_app(settings, store=store, **{"cache_ttl_s": 0.0, **options})
     tokens = {role: store.tokens.create(role)[1] for role in ROLES}
-    with serve(app) as url:
+    with serve(app, **SERVER_OPTIONS) as url:  # as `holon gateway serve` runs it
         gateway = Gateway(url, store, tokens, home)
         try:
             yield gateway
