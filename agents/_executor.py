@@ -8,7 +8,17 @@ Contract: nothing an agent does makes `execute` raise. Refused connections,
 garbage, hangs, floods and lies all become an `Outcome`. What does raise is
 our own side: a policy refusal (`schema.errors.Refused` for an `asgi:` agent
 when in-process agents are not allowed, or whatever `resolve_guard` raises),
-a caller bug (input that is not JSON, a bad capability string) or a bug here.
+a caller bug (input that is not JSON, a bad capability string), an input
+whose request would be over `MAX_REQUEST_BYTES` (`schema.errors.PayloadTooLarge`)
+or a bug here.
+
+Caps apply to what holon passes on as well as to what it reads: an output
+that, written as holon writes JSON, is over `CallLimits.output_limit` is
+`invalid_response` (numbers read in exponent form may be written in plain
+digits, a few characters longer). Work that grows with the size of a value
+runs in a worker thread when the value is large (a body over 64 KiB, a
+value of more than 2048 nodes), so a large answer or input never holds up
+the event loop the other calls share.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -58,7 +69,8 @@ from agents._wire import (
     read_answer,
 )
 from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
-from schema.jsontext import JSONValue
+from schema.jsontext import LARGE_NODES, JSONValue, count_nodes, dumps
+from schema.numbers import MAX_NUMBER_GROWTH
 
 __all__ = ["Executor", "ResolveGuard", "execute"]
 
@@ -71,6 +83,9 @@ CARD_TTL_S = 300.0
 _CARD_DEPTH = 32
 _POLL_FIRST_S = 0.05
 _POLL_MAX_S = 1.0
+INLINE_BODY_BYTES = 64 * 1024  # larger answers are parsed in a worker thread
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -82,10 +97,58 @@ class _Result:
     cost_source: CostSource = "none"
     http_status: int | None = None
     detail: str | None = None
+    output_bytes: int | None = None
 
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
+
+
+async def _off_loop(large: bool, fn: Callable[..., _T], *args: Any) -> _T:
+    """`fn(*args)`, in a worker thread when `large` (its work would hold up the loop)."""
+    if large:
+        return await asyncio.to_thread(fn, *args)
+    return fn(*args)
+
+
+async def _build(agent: Manifest, capability: str, input: JSONValue, **kw: Any) -> PreparedRequest:
+    large = count_nodes(input, LARGE_NODES) > LARGE_NODES
+    return await _off_loop(large, lambda: build_request(agent, capability, input, **kw))
+
+
+def _read_http(body: bytes, depth: int) -> tuple[JSONValue, Usage | None]:
+    return read_answer(parse_json(body, depth))
+
+
+def _read_a2a(body: bytes, depth: int) -> A2AReply:
+    return interpret_reply(parse_json(body, depth))
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+async def _output_size(output: JSONValue, body: bytes, limit: int, status: int) -> int:
+    """At least the size of `output` as holon writes it, or CallFailure when over `limit`.
+
+    The output came from `body`: its strings are written no longer than they
+    were read and its numbers at most MAX_NUMBER_GROWTH characters longer
+    each, only if written with an exponent (so with an `e` or `E`). Counting
+    those is enough for almost every answer; the rest are written out.
+    """
+    bound = len(body) + MAX_NUMBER_GROWTH * (body.count(b"e") + body.count(b"E"))
+    if bound <= limit:
+        return bound
+    text = await _off_loop(count_nodes(output, LARGE_NODES) > LARGE_NODES, dumps, output)
+    size = _utf8_size(text)
+    if size > limit:
+        raise CallFailure(
+            "invalid_response",
+            f"the output is {size} bytes as JSON (its numbers written out), more than the "
+            f"{limit} accepted",
+            status,
+        )
+    return size
 
 
 class Executor:
@@ -173,11 +236,9 @@ class Executor:
         # Built once, before anything is sent (a caller bug raises here): every
         # attempt sends the very same bytes. a2a rebuilds it per attempt, for the
         # URL and version the agent card names.
-        prepared: PreparedRequest | None = build_request(
-            agent, capability, input, request_id=request_id, secret=secret
-        )
-        if agent.protocol == "a2a":
-            prepared = None
+        prepared: PreparedRequest | None = None
+        if agent.protocol != "a2a":
+            prepared = await _build(agent, capability, input, request_id=request_id, secret=secret)
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
@@ -204,6 +265,7 @@ class Executor:
             http_status=result.http_status,
             attempts=tuple(attempts),
             error=result.detail,
+            output_bytes=result.output_bytes if result.code == "ok" else None,
         )
         self._log(agent, capability, outcome)
         return outcome
@@ -225,11 +287,11 @@ class Executor:
         try:
             async with scope:
                 if prepared is None:
-                    output = await self._call_a2a(
+                    output, size = await self._call_a2a(
                         agent, capability, input, limits, secret, request_id, progress
                     )
                 else:
-                    output, usage = await self._call_http(agent, prepared, limits, progress)
+                    output, usage, size = await self._call_http(agent, prepared, limits, progress)
         except TimeoutError:
             if not scope.expired():
                 raise
@@ -251,11 +313,11 @@ class Executor:
                 http_status=progress.http_status,
                 detail=printable(f"cost {cost} ({source}) exceeds the cap {limits.max_cost_usd}"),
             )
-        return _Result("ok", output, usage, cost, source, progress.http_status)
+        return _Result("ok", output, usage, cost, source, progress.http_status, None, size)
 
     async def _call_http(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
-    ) -> tuple[JSONValue, Usage | None]:
+    ) -> tuple[JSONValue, Usage | None, int]:
         transport, in_process = await self._transport(agent, prepared.url, limits.deadline_s(agent))
         answer = await exchange(
             transport,
@@ -266,9 +328,12 @@ class Executor:
             progress=progress,
         )
         try:
-            return read_answer(parse_json(answer.body, limits.max_json_depth))
+            large = len(answer.body) > INLINE_BODY_BYTES
+            output, usage = await _off_loop(large, _read_http, answer.body, limits.max_json_depth)
         except (BodyError, AnswerError) as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
+        size = await _output_size(output, answer.body, limits.output_limit, answer.status)
+        return output, usage, size
 
     async def _transport(
         self, agent: Manifest, url: str, startup_timeout_s: float
@@ -302,33 +367,40 @@ class Executor:
         secret: str | None,
         request_id: str,
         progress: Progress,
-    ) -> JSONValue:
+    ) -> tuple[JSONValue, int]:
         try:
             target = await self._a2a_target(agent, secret, limits)
-            prepared = build_request(
+            prepared = await _build(
                 agent, capability, input, request_id=request_id, secret=secret, a2a_target=target
             )
-            reply = await self._a2a_send(agent, prepared, limits, progress)
+            reply, body = await self._a2a_send(agent, prepared, limits, progress)
             wait = _POLL_FIRST_S
             while reply.kind == "pending":
                 # Only a non-blocking server answers before the task settles: poll it.
                 await asyncio.sleep(wait)
                 wait = min(wait * 2, _POLL_MAX_S)
-                body = get_task_request(target, reply.task_id, request_id=request_id)
-                poll = PreparedRequest("POST", prepared.url, prepared.headers, body)
-                reply = await self._a2a_send(agent, poll, limits, progress)
+                poll = PreparedRequest(
+                    "POST",
+                    prepared.url,
+                    prepared.headers,
+                    get_task_request(target, reply.task_id, request_id=request_id),
+                )
+                reply, body = await self._a2a_send(agent, poll, limits, progress)
+            if reply.kind == "output":
+                size = await _output_size(
+                    reply.output, body, limits.output_limit, progress.http_status or 200
+                )
+                return reply.output, size
         except BaseException:
             self._cards.pop(agent.endpoint, None)  # whatever went wrong, re-read the card next time
             raise
-        if reply.kind == "output":
-            return reply.output
         self._cards.pop(agent.endpoint, None)
         code: OutcomeCode = "agent_error" if reply.kind == "error" else "invalid_response"
         raise CallFailure(code, reply.detail, progress.http_status)
 
     async def _a2a_send(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
-    ) -> A2AReply:
+    ) -> tuple[A2AReply, bytes]:
         transport, _ = await self._transport(agent, prepared.url, limits.deadline_s(agent))
         answer = await exchange(
             transport,
@@ -338,9 +410,11 @@ class Executor:
             progress=progress,
         )
         try:
-            return interpret_reply(parse_json(answer.body, limits.max_json_depth))
+            large = len(answer.body) > INLINE_BODY_BYTES
+            reply = await _off_loop(large, _read_a2a, answer.body, limits.max_json_depth)
         except BodyError as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
+        return reply, answer.body
 
     async def _a2a_target(
         self, agent: Manifest, secret: str | None, limits: CallLimits

@@ -14,9 +14,11 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agents._a2a import A2ATarget, a2a_request
+from agents._limits import MAX_REQUEST_BYTES
 from agents._manifest import Manifest
 from agents._outcome import Usage
 from agents._transports import ASGI_BASE_URL
+from schema.errors import PayloadTooLarge
 from schema.jsontext import JSONValue, decimal_text, dumps
 
 __all__ = [
@@ -134,16 +136,28 @@ def build_request(
     `holon-http` and `asgi`: ``POST <endpoint>`` with body
     ``{"capability": ..., "input": ...}``. `a2a`: the JSON-RPC message to the
     interface `a2a_target` chose from the agent card (default: A2A 1.0 at the
-    endpoint). Raises ValueError/TypeError when `input` is not JSON (a caller bug).
+    endpoint). Raises ValueError/TypeError when `input` is not JSON (a caller
+    bug), and `schema.errors.PayloadTooLarge` when the body would be over
+    `MAX_REQUEST_BYTES` (the cap applies to what holon writes).
     """
     headers = agent_headers(agent, capability, request_id=request_id, secret=secret)
     if agent.protocol == "a2a":
         target = a2a_target or A2ATarget(url=agent.endpoint, version="1.0")
         body, extra = a2a_request(target, capability, input, request_id=request_id)
         headers.update(extra)
-        return PreparedRequest("POST", target.url, headers, body)
+        return PreparedRequest("POST", target.url, headers, _bounded(body))
     body = dumps({"capability": capability, "input": input}).encode()
-    return PreparedRequest("POST", endpoint_url(agent), headers, body)
+    return PreparedRequest("POST", endpoint_url(agent), headers, _bounded(body))
+
+
+def _bounded(body: bytes) -> bytes:
+    if len(body) > MAX_REQUEST_BYTES:
+        raise PayloadTooLarge(
+            f"the request to the agent would be {len(body)} bytes, more than the "
+            f"{MAX_REQUEST_BYTES} holon sends",
+            details={"bytes": len(body), "limit": MAX_REQUEST_BYTES},
+        )
+    return body
 
 
 class AnswerError(Exception):

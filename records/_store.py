@@ -45,8 +45,14 @@ class SchemaStatus:
         return self.current == self.head
 
 
+def _stored_json(text: str | bytes) -> Any:
+    # What holon wrote itself, bounded when it came in: read at any size, so a
+    # row written before the number limits (schema.numbers) stays readable.
+    return loads(text, bounded=False)
+
+
 # JSON columns keep numbers exact (Decimal in, Decimal out), as everywhere in holon.
-_JSON_CODEC: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": loads}
+_JSON_CODEC: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": _stored_json}
 
 
 def _engine(url: str) -> Engine:
