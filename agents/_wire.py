@@ -9,7 +9,7 @@ declared limits, and the gateway's caps stay on the gateway's side.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -197,19 +197,28 @@ def _count(value: Any, name: str) -> int | None:
 
 
 def _reported_cost(value: Any) -> Decimal | None:
+    """A reported cost, as plain decimal text of at most 40 characters would write it.
+
+    A number in exponent form is taken only when it is such an amount
+    (`1.5e-3` is `0.0015`), and is kept as that plain amount, so money is
+    written the same way wherever it goes (`1E+4000` is not an amount).
+    """
     if value is None:
         return None
+    bad = "usage.cost_usd must be a non-negative decimal string or number"
     if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
-        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
-    if isinstance(value, str) and not _is_plain_decimal(value):
-        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
-    try:
-        cost = Decimal(value)
-    except InvalidOperation:  # pragma: no cover - strings were checked above
-        raise AnswerError("usage.cost_usd is not a decimal") from None
-    if not cost.is_finite() or cost < 0 or len(str(cost)) > _MAX_MONEY_TEXT:
-        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
-    return cost
+        raise AnswerError(bad)
+    if isinstance(value, str):
+        if not _is_plain_decimal(value):
+            raise AnswerError(bad)
+        return Decimal(value)
+    cost = Decimal(value)
+    if not cost.is_finite() or cost < 0:
+        raise AnswerError(bad)
+    text = decimal_text(cost)
+    if not _is_plain_decimal(text):
+        raise AnswerError(bad)
+    return Decimal(text)
 
 
 def _is_plain_decimal(text: str) -> bool:

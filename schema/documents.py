@@ -207,7 +207,7 @@ class _Plain:
         show_path: bool = True,
         at: tuple[int, int] | None = None,
     ) -> InputError:
-        line, column = at or self.positions.get(path, (None, None))
+        line, column = at if at is not None else self.positions.get(path, (None, None))
         shown = format_path(path) if show_path else None
         return InputError(message, location=Location(None, line, column, shown))
 
