@@ -26,7 +26,7 @@ from evals import make_plan, start, work
 from evals._cell import MAX_STORED_OUTPUT_BYTES, STORED_HEAD_CHARS, stored_output
 from evals.reports._model import build_report
 from evals.suites import install_suite
-from records import Store, new_key, open_store
+from records import new_key, open_store
 from schema.jsontext import dumps
 from tests._servers import serve
 from tests.evals.suites._make import SUITE_YAML, case, make_suite
