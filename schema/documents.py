@@ -240,7 +240,13 @@ class _Plain:
     def text(self, value: str, path: PathKey) -> str:
         try:
             value.encode("utf-8")
-        except UnicodeEncodeError as exc:
+        except UnicodeEncodeError:
+            # JSON writes a character past U+FFFF as two escapes (`"\ud83d\ude00"`),
+            # which YAML reads as two surrogates: a pair is that one character.
+            value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone one: no character at all
             raise self.fault(
                 f"text holds a lone UTF-16 surrogate ({value[exc.start]!r} at character "
                 f"{exc.start}), which is not Unicode text",
@@ -280,8 +286,10 @@ class _Plain:
                 raise self.fault(f"keys must be strings, got {key!r}"[:200], path)
             if here is not None:
                 self.positions[(*path, key)] = here
-            key = self.text(key, (*path, key))
-            out[key] = self.value(node[key], (*path, key))
+            text = self.text(key, (*path, key))
+            if here is not None and text != key:
+                self.positions[(*path, text)] = here
+            out[text] = self.value(node[key], (*path, text))
         return out
 
 

@@ -11,9 +11,11 @@ proportion to the text it came from:
   `POSITIONAL_SLACK` (16) characters longer than its exponent form, and
   otherwise in exponent form (`1E+400`, `1.5E-30`). Numbers up to 1E+20
   and down to 1E-17 read as plain digits; the written length of any number
-  is its significant digits plus its exponent's digits plus a constant.
-  Writing a number holon read adds at most `MAX_NUMBER_GROWTH` characters
-  to its text, and only to a number written with an exponent.
+  is its significant digits plus its exponent's digits plus a constant,
+  and holon reads back whatever it writes (plain digits never take an
+  integer past 1000 digits). Writing a number holon read adds at most
+  `MAX_NUMBER_GROWTH` characters to its text, and only to a number written
+  with an exponent.
 - **Reading refuses numbers beyond the limits**, where untrusted JSON enters
   (agent bodies, request bodies, documents): more than `MAX_NUMBER_DIGITS`
   (1000) significant digits, or an exponent beyond ±`MAX_NUMBER_EXPONENT`
@@ -80,7 +82,13 @@ def decimal_text(number: Decimal) -> str:
     assert isinstance(exponent, int)  # finite
     count = len(digits)
     if exponent >= 0:
-        plain = 1 if digits == (0,) else count + exponent  # format() writes 0E+5 as 0
+        if digits == (0,):
+            return "0" if sign == 0 else "-0"  # as format() writes 0E+5
+        plain = count + exponent
+        if plain > MAX_NUMBER_DIGITS:
+            # Its zeros would be significant digits of the integer written: past the
+            # limit, holon could not read back what it wrote.
+            return text
     elif count > -exponent:
         plain = count + 1  # digits with a point inside
     else:

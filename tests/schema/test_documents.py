@@ -140,3 +140,12 @@ def test_patterns_end_at_the_end_of_text() -> None:
     assert len(errors) == 1 and "does not match" in errors[0]
     manifest["id"] = "acme/x"
     assert list(validator("agent").iter_errors(manifest)) == []
+
+
+def test_json_escapes_of_a_character_past_the_bmp_load_as_that_character() -> None:
+    # JSON writes U+1F600 as two escapes, which YAML reads as two surrogates: a pair is one
+    # character (the campaign of tests/campaign/test_numbers.py found them refused).
+    doc = parse_document('{"a": "x\\ud83d\\ude00y", "\\ud83d\\ude01": 1}', "f.json")
+    assert doc.value == {"a": "x\U0001f600y", "\U0001f601": 1}
+    with pytest.raises(InputError, match="lone UTF-16 surrogate"):
+        parse_document('{"a": "x\\ud83dy"}', "f.json")

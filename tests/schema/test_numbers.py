@@ -32,7 +32,10 @@ from schema.numbers import (
         ("1E+20", "100000000000000000000"),
         ("1E-17", "0.00000000000000001"),
         ("0E+5", "0"),
+        ("-0E+5", "-0"),
         ("-0", "-0"),
+        ("7" * 999 + "E+1", "7" * 999 + "0"),  # 1000 digits: readable
+        ("7" * 999 + "E+2", "7.77" + "7" * 995 + "7E+1000"),  # 1001 would not be
         ("1E+21", "1E+21"),  # past the slack: the exponent form
         ("1E-20", "1E-20"),
         ("1E+400", "1E+400"),
@@ -98,6 +101,7 @@ def test_writing_a_number_adds_at_most_the_growth_and_only_to_exponent_forms(tok
         return  # refused: nothing is written
     allowed = MAX_NUMBER_GROWTH if ("e" in token or "E" in token) else 0
     assert len(dumps(value)) <= len(token) + allowed, (token, dumps(value))
+    assert loads(dumps(value)) == value  # holon reads back whatever it writes
     # A2A agents' integral doubles become ints: still within the bound.
     assert len(dumps(_integral_floats(value))) <= len(token) + allowed
 
