@@ -60,7 +60,7 @@ _encode_str_ascii = json.encoder.encode_basestring_ascii
 # RE2 counts repetitions up to 1000, and is linear where `re` would retry
 # the run at every digit.
 assert MAX_NUMBER_DIGITS <= 1000 and MAX_NUMBER_EXPONENT >= 2 * 999
-_SUSPECT: Final = re2.compile(rf"[0-9.]{{{MAX_NUMBER_DIGITS}}}[0-9.]|[eE][+-]?[0-9]{{4}}")
+_SUSPECT: Final = re2.compile(rb"[0-9.]{%d}[0-9.]|[eE][+-]?[0-9]{4}" % MAX_NUMBER_DIGITS)
 _PLAIN_MAX_CHARS: Final = 64 * 1024
 
 LARGE_NODES: Final = 2048
@@ -223,11 +223,20 @@ def loads(text: str | bytes, *, bounded: bool = True) -> JSONValue:
     (the store's JSON columns), so a row written before the limits stays
     readable.
     """
+    utf8: bytes | None = None
     if isinstance(text, bytes | bytearray):
         # As json.loads does: UTF-8, -16 or -32, detected from the first bytes.
-        text = text.decode(json.detect_encoding(text), "surrogatepass")
-    if not bounded or (len(text) <= _PLAIN_MAX_CHARS and _SUSPECT.search(text) is None):
+        encoding = json.detect_encoding(text)
+        utf8 = bytes(text) if encoding in ("utf-8", "utf-8-sig") else None
+        text = text.decode(encoding, "surrogatepass")
+    if not bounded:
         return _DECODER.decode(text)
+    if len(text) <= _PLAIN_MAX_CHARS:
+        # RE2 reads UTF-8 (a lone surrogate, which callers refuse later with a
+        # clearer message, must not stop the scan).
+        probe = utf8 if utf8 is not None else text.encode("utf-8", "surrogatepass")
+        if _SUSPECT.search(probe) is None:
+            return _DECODER.decode(text)
     _READING.refused = False
     value = _CHECKING.decode(text)
     if _READING.refused:

@@ -127,3 +127,12 @@ def test_count_nodes_stops_counting_early() -> None:
     assert count_nodes({"a": [1, 2, {"b": "x"}]}, 10) == 6
     assert count_nodes([0] * 1_000_000, 2048) == 2049
     assert count_nodes({"a": [[0] * 100] * 100}, 2048) == 2049
+
+
+def test_a_lone_surrogate_does_not_stop_the_number_scan() -> None:
+    # Callers refuse lone surrogates themselves, with a clearer message; the scan for
+    # hostile numbers (RE2 reads UTF-8) must not fail on them first.
+    assert loads(dumps(["\ud800", 1.5])) == ["\ud800", Decimal("1.5")]
+    assert loads(b'["\xed\xa0\x80", 2]') == ["\ud800", 2]
+    with pytest.raises(NumberError):
+        loads('["\ud800", 1e99999]')
