@@ -24,6 +24,7 @@ the event loop the other calls share.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -104,16 +105,13 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
 
 
-async def _off_loop(large: bool, fn: Callable[..., _T], *args: Any) -> _T:
-    """`fn(*args)`, in a worker thread when `large` (its work would hold up the loop)."""
-    if large:
-        return await asyncio.to_thread(fn, *args)
-    return fn(*args)
+def _large(value: JSONValue) -> bool:
+    """Whether writing or walking `value` would hold up the event loop (a worker thread's job)."""
+    return count_nodes(value, LARGE_NODES) > LARGE_NODES
 
 
-async def _build(agent: Manifest, capability: str, input: JSONValue, **kw: Any) -> PreparedRequest:
-    large = count_nodes(input, LARGE_NODES) > LARGE_NODES
-    return await _off_loop(large, lambda: build_request(agent, capability, input, **kw))
+async def _in_thread(fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
+    return await asyncio.to_thread(functools.partial(fn, *args, **kw))
 
 
 def _read_http(body: bytes, depth: int) -> tuple[JSONValue, Usage | None]:
@@ -128,19 +126,21 @@ def _utf8_size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
-async def _output_size(output: JSONValue, body: bytes, limit: int, status: int) -> int:
-    """At least the size of `output` as holon writes it, or CallFailure when over `limit`.
+def _size_bound(body: bytes) -> int:
+    """At least the size of the output read from `body` once holon writes it.
 
-    The output came from `body`: its strings are written no longer than they
-    were read and its numbers at most MAX_NUMBER_GROWTH characters longer
-    each, only if written with an exponent (so with an `e` or `E`). Counting
-    those is enough for almost every answer; the rest are written out.
+    Its strings are written no longer than they were read and its numbers at
+    most MAX_NUMBER_GROWTH characters longer each, only if written with an
+    exponent (so with an `e` or `E`): counting those is enough for almost
+    every answer.
     """
-    bound = len(body) + MAX_NUMBER_GROWTH * (body.count(b"e") + body.count(b"E"))
-    if bound <= limit:
-        return bound
-    text = await _off_loop(count_nodes(output, LARGE_NODES) > LARGE_NODES, dumps, output)
-    size = _utf8_size(text)
+    return len(body) + MAX_NUMBER_GROWTH * (body.count(b"e") + body.count(b"E"))
+
+
+async def _measured_size(output: JSONValue, limit: int, status: int) -> int:
+    """The size of `output` as holon writes it, or CallFailure when that is over `limit`."""
+    text = await _in_thread(dumps, output) if _large(output) else dumps(output)
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise CallFailure(
             "invalid_response",
@@ -238,7 +238,10 @@ class Executor:
         # URL and version the agent card names.
         prepared: PreparedRequest | None = None
         if agent.protocol != "a2a":
-            prepared = await _build(agent, capability, input, request_id=request_id, secret=secret)
+            build = functools.partial(
+                build_request, agent, capability, input, request_id=request_id, secret=secret
+            )
+            prepared = await _in_thread(build) if _large(input) else build()
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
@@ -327,12 +330,17 @@ class Executor:
             in_process=in_process,
             progress=progress,
         )
+        body, depth = answer.body, limits.max_json_depth
         try:
-            large = len(answer.body) > INLINE_BODY_BYTES
-            output, usage = await _off_loop(large, _read_http, answer.body, limits.max_json_depth)
+            if len(body) > INLINE_BODY_BYTES:
+                output, usage = await _in_thread(_read_http, body, depth)
+            else:
+                output, usage = _read_http(body, depth)
         except (BodyError, AnswerError) as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
-        size = await _output_size(output, answer.body, limits.output_limit, answer.status)
+        size = _size_bound(body)
+        if size > limits.output_limit:
+            size = await _measured_size(output, limits.output_limit, answer.status)
         return output, usage, size
 
     async def _transport(
@@ -370,9 +378,16 @@ class Executor:
     ) -> tuple[JSONValue, int]:
         try:
             target = await self._a2a_target(agent, secret, limits)
-            prepared = await _build(
-                agent, capability, input, request_id=request_id, secret=secret, a2a_target=target
+            build = functools.partial(
+                build_request,
+                agent,
+                capability,
+                input,
+                request_id=request_id,
+                secret=secret,
+                a2a_target=target,
             )
+            prepared = await _in_thread(build) if _large(input) else build()
             reply, body = await self._a2a_send(agent, prepared, limits, progress)
             wait = _POLL_FIRST_S
             while reply.kind == "pending":
@@ -387,9 +402,10 @@ class Executor:
                 )
                 reply, body = await self._a2a_send(agent, poll, limits, progress)
             if reply.kind == "output":
-                size = await _output_size(
-                    reply.output, body, limits.output_limit, progress.http_status or 200
-                )
+                size = _size_bound(body)
+                if size > limits.output_limit:
+                    status = progress.http_status or 200
+                    size = await _measured_size(reply.output, limits.output_limit, status)
                 return reply.output, size
         except BaseException:
             self._cards.pop(agent.endpoint, None)  # whatever went wrong, re-read the card next time
@@ -409,9 +425,12 @@ class Executor:
             connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
             progress=progress,
         )
+        body, depth = answer.body, limits.max_json_depth
         try:
-            large = len(answer.body) > INLINE_BODY_BYTES
-            reply = await _off_loop(large, _read_a2a, answer.body, limits.max_json_depth)
+            if len(body) > INLINE_BODY_BYTES:
+                reply = await _in_thread(_read_a2a, body, depth)
+            else:
+                reply = _read_a2a(body, depth)
         except BodyError as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
         return reply, answer.body

@@ -115,3 +115,18 @@ def test_a_request_too_large_to_send_as_written_is_refused_and_released(
     assert _numbers_agent.received == []
     (row,) = _ledger(gateway)  # the reservation given back: the agent was never called
     assert (row["status"], row["outcome"], row["cost_usd"]) == ("settled", "refused", "0")
+
+
+def test_the_answer_is_the_last_word_on_its_size() -> None:
+    """What the route sends is measured as sent: over the cap, a 502, never the body."""
+    import asyncio
+
+    from gateway.server._routes_calls import answer_response
+    from schema.errors import AgentCallFailed
+
+    body = {"output": [Decimal("1E+20")] * 3000, "agent": "acme/numbers", "request_id": "r"}
+    sent = asyncio.run(answer_response(body, 100_000))  # 3000 values: written off the loop
+    assert sent.body.startswith(b'{"output":[100000000000000000000,')
+    with pytest.raises(AgentCallFailed) as caught:
+        asyncio.run(answer_response(body, len(sent.body) - 1))
+    assert caught.value.http_status == 502 and caught.value.code == "invalid_response"
