@@ -122,10 +122,6 @@ def _read_a2a(body: bytes, depth: int) -> A2AReply:
     return interpret_reply(parse_json(body, depth))
 
 
-def _utf8_size(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
 def _size_bound(body: bytes) -> int:
     """At least the size of the output read from `body` once holon writes it.
 
