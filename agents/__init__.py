@@ -7,7 +7,7 @@ from agents._addresses import Address, AddressGuard
 from agents._cost import price
 from agents._executor import Executor, execute
 from agents._identity import Identity
-from agents._limits import CallLimits
+from agents._limits import DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_BYTES, CallLimits
 from agents._manifest import (
     AgentLimits,
     Manifest,
@@ -20,6 +20,8 @@ from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
 from agents._wire import PreparedRequest, build_request, secret_problem
 
 __all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "MAX_REQUEST_BYTES",
     "Address",
     "AddressGuard",
     "AgentLimits",

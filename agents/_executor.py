@@ -8,18 +8,31 @@ Contract: nothing an agent does makes `execute` raise. Refused connections,
 garbage, hangs, floods and lies all become an `Outcome`. What does raise is
 our own side: a policy refusal (`schema.errors.Refused` for an `asgi:` agent
 when in-process agents are not allowed, or from the `address_guard`), a
-caller bug (input that is not JSON, a bad capability string) or a bug here.
+caller bug (input that is not JSON, a bad capability string), an input whose
+request would be over `MAX_REQUEST_BYTES` (`schema.errors.PayloadTooLarge`)
+or a bug here.
+
+Caps apply to what holon passes on as well as to what it reads: an output
+that, written as holon writes JSON, is over `CallLimits.output_limit` is
+`invalid_response` (numbers read in exponent form may be written in plain
+digits, a few characters longer). Work that grows with the size of a value
+runs in a worker thread when the value is large (a body over 64 KiB, a
+value of more than 2048 nodes), so a large answer or input never holds up
+the event loop the other calls share.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
+from typing import Any, TypeVar
 
 import httpx
 from aiohttp.abc import AbstractResolver
@@ -58,7 +71,8 @@ from agents._wire import (
     read_answer,
 )
 from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
-from schema.jsontext import JSONValue
+from schema.jsontext import LARGE_NODES, JSONValue, count_nodes, dumps
+from schema.numbers import MAX_NUMBER_GROWTH
 
 __all__ = ["Executor", "execute"]
 
@@ -68,6 +82,9 @@ CARD_TTL_S = 300.0
 _CARD_DEPTH = 32
 _POLL_FIRST_S = 0.05
 _POLL_MAX_S = 1.0
+INLINE_BODY_BYTES = 64 * 1024  # larger answers are parsed in a worker thread
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -79,10 +96,53 @@ class _Result:
     cost_source: CostSource = "none"
     http_status: int | None = None
     detail: str | None = None
+    output_bytes: int | None = None
 
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
+
+
+def _large(value: JSONValue) -> bool:
+    """Whether writing or walking `value` would hold up the event loop (a worker thread's job)."""
+    return count_nodes(value, LARGE_NODES) > LARGE_NODES
+
+
+async def _in_thread(fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
+    return await asyncio.to_thread(functools.partial(fn, *args, **kw))
+
+
+def _read_http(body: bytes, depth: int) -> tuple[JSONValue, Usage | None]:
+    return read_answer(parse_json(body, depth))
+
+
+def _read_a2a(body: bytes, depth: int) -> A2AReply:
+    return interpret_reply(parse_json(body, depth))
+
+
+def _size_bound(body: bytes) -> int:
+    """At least the size of the output read from `body` once holon writes it.
+
+    Its strings are written no longer than they were read and its numbers at
+    most MAX_NUMBER_GROWTH characters longer each, only if written with an
+    exponent (so with an `e` or `E`): counting those is enough for almost
+    every answer.
+    """
+    return len(body) + MAX_NUMBER_GROWTH * (body.count(b"e") + body.count(b"E"))
+
+
+async def _measured_size(output: JSONValue, limit: int, status: int) -> int:
+    """The size of `output` as holon writes it, or CallFailure when that is over `limit`."""
+    text = await _in_thread(dumps, output) if _large(output) else dumps(output)
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise CallFailure(
+            "invalid_response",
+            f"the output is {size} bytes as JSON (its numbers written out), more than the "
+            f"{limit} accepted",
+            status,
+        )
+    return size
 
 
 class Executor:
@@ -186,11 +246,12 @@ class Executor:
         # Built once, before anything is sent (a caller bug raises here): every
         # attempt sends the very same bytes. a2a rebuilds it per attempt, for the
         # URL and version the agent card names.
-        prepared: PreparedRequest | None = build_request(
-            agent, capability, input, request_id=request_id, secret=secret
-        )
-        if agent.protocol == "a2a":
-            prepared = None
+        prepared: PreparedRequest | None = None
+        if agent.protocol != "a2a":
+            build = functools.partial(
+                build_request, agent, capability, input, request_id=request_id, secret=secret
+            )
+            prepared = await _in_thread(build) if _large(input) else build()
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
@@ -217,6 +278,7 @@ class Executor:
             http_status=result.http_status,
             attempts=tuple(attempts),
             error=result.detail,
+            output_bytes=result.output_bytes if result.code == "ok" else None,
         )
         self._log(agent, capability, outcome)
         return outcome
@@ -238,11 +300,11 @@ class Executor:
         try:
             async with scope:
                 if prepared is None:
-                    output = await self._call_a2a(
+                    output, size = await self._call_a2a(
                         agent, capability, input, limits, secret, request_id, progress
                     )
                 else:
-                    output, usage = await self._call_http(agent, prepared, limits, progress)
+                    output, usage, size = await self._call_http(agent, prepared, limits, progress)
         except TimeoutError:
             if not scope.expired():
                 raise
@@ -264,11 +326,11 @@ class Executor:
                 http_status=progress.http_status,
                 detail=printable(f"cost {cost} ({source}) exceeds the cap {limits.max_cost_usd}"),
             )
-        return _Result("ok", output, usage, cost, source, progress.http_status)
+        return _Result("ok", output, usage, cost, source, progress.http_status, None, size)
 
     async def _call_http(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
-    ) -> tuple[JSONValue, Usage | None]:
+    ) -> tuple[JSONValue, Usage | None, int]:
         transport, in_process = await self._transport(agent, prepared.url, limits.deadline_s(agent))
         answer = await exchange(
             transport,
@@ -278,10 +340,18 @@ class Executor:
             in_process=in_process,
             progress=progress,
         )
+        body, depth = answer.body, limits.max_json_depth
         try:
-            return read_answer(parse_json(answer.body, limits.max_json_depth))
+            if len(body) > INLINE_BODY_BYTES:
+                output, usage = await _in_thread(_read_http, body, depth)
+            else:
+                output, usage = _read_http(body, depth)
         except (BodyError, AnswerError) as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
+        size = _size_bound(body)
+        if size > limits.output_limit:
+            size = await _measured_size(output, limits.output_limit, answer.status)
+        return output, usage, size
 
     async def _transport(
         self, agent: Manifest, url: str, startup_timeout_s: float
@@ -307,33 +377,48 @@ class Executor:
         secret: str | None,
         request_id: str,
         progress: Progress,
-    ) -> JSONValue:
+    ) -> tuple[JSONValue, int]:
         try:
             target = await self._a2a_target(agent, secret, limits)
-            prepared = build_request(
-                agent, capability, input, request_id=request_id, secret=secret, a2a_target=target
+            build = functools.partial(
+                build_request,
+                agent,
+                capability,
+                input,
+                request_id=request_id,
+                secret=secret,
+                a2a_target=target,
             )
-            reply = await self._a2a_send(agent, prepared, limits, progress)
+            prepared = await _in_thread(build) if _large(input) else build()
+            reply, body = await self._a2a_send(agent, prepared, limits, progress)
             wait = _POLL_FIRST_S
             while reply.kind == "pending":
                 # Only a non-blocking server answers before the task settles: poll it.
                 await asyncio.sleep(wait)
                 wait = min(wait * 2, _POLL_MAX_S)
-                body = get_task_request(target, reply.task_id, request_id=request_id)
-                poll = PreparedRequest("POST", prepared.url, prepared.headers, body)
-                reply = await self._a2a_send(agent, poll, limits, progress)
+                poll = PreparedRequest(
+                    "POST",
+                    prepared.url,
+                    prepared.headers,
+                    get_task_request(target, reply.task_id, request_id=request_id),
+                )
+                reply, body = await self._a2a_send(agent, poll, limits, progress)
+            if reply.kind == "output":
+                size = _size_bound(body)
+                if size > limits.output_limit:
+                    status = progress.http_status or 200
+                    size = await _measured_size(reply.output, limits.output_limit, status)
+                return reply.output, size
         except BaseException:
             self._cards.pop(agent.endpoint, None)  # whatever went wrong, re-read the card next time
             raise
-        if reply.kind == "output":
-            return reply.output
         self._cards.pop(agent.endpoint, None)
         code: OutcomeCode = "agent_error" if reply.kind == "error" else "invalid_response"
         raise CallFailure(code, reply.detail, progress.http_status)
 
     async def _a2a_send(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
-    ) -> A2AReply:
+    ) -> tuple[A2AReply, bytes]:
         transport, _ = await self._transport(agent, prepared.url, limits.deadline_s(agent))
         answer = await exchange(
             transport,
@@ -342,10 +427,15 @@ class Executor:
             connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
             progress=progress,
         )
+        body, depth = answer.body, limits.max_json_depth
         try:
-            return interpret_reply(parse_json(answer.body, limits.max_json_depth))
+            if len(body) > INLINE_BODY_BYTES:
+                reply = await _in_thread(_read_a2a, body, depth)
+            else:
+                reply = _read_a2a(body, depth)
         except BodyError as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
+        return reply, answer.body
 
     async def _a2a_target(
         self, agent: Manifest, secret: str | None, limits: CallLimits

@@ -12,10 +12,18 @@ from decimal import Decimal
 
 from agents._manifest import Manifest
 
-__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT_S", "CallLimits"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT_S", "MAX_REQUEST_BYTES", "CallLimits"]
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+"""The largest request body holon sends an agent, in every mode and protocol.
+
+Twice the largest body the gateway reads (8 MiB), so a caller's input fits
+unless writing its numbers back more than doubles it (`1e20,` written as
+21 digits). Over it, the call is refused before anything is sent
+(`schema.errors.PayloadTooLarge`, 413 for a live call).
+"""
 DEFAULT_MAX_JSON_DEPTH = 64
 MAX_JSON_DEPTH_LIMIT = 512
 
@@ -31,6 +39,11 @@ class CallLimits:
       None: the agent's declared `limits.timeout_s`, else 30 s.
     - `max_response_bytes`: the largest body read (decoded bytes); more is
       `invalid_response`, and nothing past the cap is buffered.
+    - `max_output_bytes`: the largest output accepted as holon writes it
+      (`schema.jsontext.dumps`, UTF-8 bytes), so a cap on what is read is
+      one on what is passed on too; more is `invalid_response`. None: the
+      same as `max_response_bytes`. Live calls leave room under the caller's
+      response cap for the rest of the answer.
     - `max_json_depth`: deepest JSON nesting accepted in a response.
     - `unreachable_retries`: how many more attempts after an `unreachable` one
       (only that code is retried), `retry_backoff_s * 2**(n-1)` apart, all with
@@ -43,6 +56,7 @@ class CallLimits:
     timeout_s: float | Decimal | None = None
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
+    max_output_bytes: int | None = None
     unreachable_retries: int = 0
     retry_backoff_s: float = 0.5
     connect_timeout_s: float = 10.0
@@ -57,6 +71,8 @@ class CallLimits:
             raise ValueError("timeout_s must be > 0")
         if self.max_response_bytes < 0:
             raise ValueError("max_response_bytes must be >= 0")
+        if self.max_output_bytes is not None and self.max_output_bytes < 0:
+            raise ValueError("max_output_bytes must be >= 0")
         if not 1 <= self.max_json_depth <= MAX_JSON_DEPTH_LIMIT:
             # Python's own parser gives up near 1,000 levels; stay well inside it.
             raise ValueError(f"max_json_depth must be between 1 and {MAX_JSON_DEPTH_LIMIT}")
@@ -64,6 +80,11 @@ class CallLimits:
             raise ValueError("unreachable_retries and retry_backoff_s must be >= 0")
         if not self.connect_timeout_s > 0:
             raise ValueError("connect_timeout_s must be > 0")
+
+    @property
+    def output_limit(self) -> int:
+        """The enforced cap on an output as holon writes it, in bytes."""
+        return self.max_response_bytes if self.max_output_bytes is None else self.max_output_bytes
 
     def deadline_s(self, agent: Manifest) -> float:
         """The enforced deadline of one attempt, in seconds."""

@@ -185,15 +185,18 @@ def manifest_from_dict(data: Any, source: str = "<request>") -> Manifest:
     path (a request has no lines worth naming).
     """
     from schema.documents import MAX_DEPTH
-    from schema.jsontext import dumps, loads, max_depth
+    from schema.jsontext import NumberError, dumps, format_path, loads, max_depth
 
     where = Location(source)
     try:
-        # A plain JSON value with exact numbers: NaN, floats' noise and
-        # non-string keys do not survive the round trip.
+        # A plain JSON value with exact numbers: NaN, floats' noise, numbers
+        # past the limits and non-string keys do not survive the round trip.
         value = loads(dumps(data))
     except RecursionError:
         raise ManifestError("the manifest nests too deeply", location=where) from None
+    except NumberError as exc:
+        at = Location(source, path=format_path(exc.path))
+        raise ManifestError(exc.problem, location=at) from None
     except (TypeError, ValueError) as exc:
         raise ManifestError(f"not a JSON document: {exc}", location=where) from None
     if max_depth(value, MAX_DEPTH) > MAX_DEPTH:

@@ -154,6 +154,11 @@ class Outcome:
     - `attempts` is empty when the call was refused pre-flight (the agent was
       not contacted).
     - `error` is a printable detail of at most 300 characters, or None when ok.
+    - `output_bytes`: at least the size of `output` as `schema.jsontext.dumps`
+      writes it (UTF-8 bytes), for an `ok` outcome from the executor (its body's
+      size plus what writing its numbers may add, or the exact size when that
+      bound was over the cap). None when not known (e.g. read back from the
+      store); not part of `to_json` or of equality.
     """
 
     code: OutcomeCode
@@ -166,6 +171,7 @@ class Outcome:
     http_status: int | None = None
     attempts: tuple[Attempt, ...] = field(default_factory=tuple)
     error: str | None = None
+    output_bytes: int | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import AsyncIterable
 from typing import Any
 
-from schema.jsontext import JSONValue, loads, max_depth
+from schema.jsontext import JSONValue, NumberError, format_path, loads, max_depth
 
 __all__ = ["BodyError", "parse_json", "read_bounded", "read_prefix"]
 
@@ -96,7 +96,8 @@ async def read_prefix(chunks: AsyncIterable[bytes], size: int) -> bytes:
 def parse_json(data: bytes, depth_limit: int) -> JSONValue:
     """Decimal-exact JSON of an agent body, or BodyError with a printable reason.
 
-    Rejects: invalid UTF-8 or JSON, NaN/Infinity, nesting deeper than
+    Rejects: invalid UTF-8 or JSON, NaN/Infinity, numbers beyond the limits
+    of `schema.numbers` (naming the number's JSON path), nesting deeper than
     `depth_limit`, and unpaired UTF-16 surrogates (which Python's parser
     accepts but no database or UTF-8 encoder can store).
     """
@@ -104,6 +105,8 @@ def parse_json(data: bytes, depth_limit: int) -> JSONValue:
         value = loads(data)
     except RecursionError:
         raise BodyError(f"JSON nested deeper than {depth_limit} levels") from None
+    except NumberError as exc:
+        raise BodyError(f"body at {format_path(exc.path)}: {exc.problem}") from None
     except ValueError as exc:
         raise BodyError(f"body is not JSON: {exc}") from None
     # Depth cannot exceed the number of openers: counting them is C-fast and

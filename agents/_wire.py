@@ -9,14 +9,16 @@ declared limits, and the gateway's caps stay on the gateway's side.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agents._a2a import A2ATarget, a2a_request
+from agents._limits import MAX_REQUEST_BYTES
 from agents._manifest import Manifest
 from agents._outcome import Usage
 from agents._transports import ASGI_BASE_URL
+from schema.errors import PayloadTooLarge
 from schema.jsontext import JSONValue, decimal_text, dumps
 
 __all__ = [
@@ -134,16 +136,28 @@ def build_request(
     `holon-http` and `asgi`: ``POST <endpoint>`` with body
     ``{"capability": ..., "input": ...}``. `a2a`: the JSON-RPC message to the
     interface `a2a_target` chose from the agent card (default: A2A 1.0 at the
-    endpoint). Raises ValueError/TypeError when `input` is not JSON (a caller bug).
+    endpoint). Raises ValueError/TypeError when `input` is not JSON (a caller
+    bug), and `schema.errors.PayloadTooLarge` when the body would be over
+    `MAX_REQUEST_BYTES` (the cap applies to what holon writes).
     """
     headers = agent_headers(agent, capability, request_id=request_id, secret=secret)
     if agent.protocol == "a2a":
         target = a2a_target or A2ATarget(url=agent.endpoint, version="1.0")
         body, extra = a2a_request(target, capability, input, request_id=request_id)
         headers.update(extra)
-        return PreparedRequest("POST", target.url, headers, body)
+        return PreparedRequest("POST", target.url, headers, _bounded(body))
     body = dumps({"capability": capability, "input": input}).encode()
-    return PreparedRequest("POST", endpoint_url(agent), headers, body)
+    return PreparedRequest("POST", endpoint_url(agent), headers, _bounded(body))
+
+
+def _bounded(body: bytes) -> bytes:
+    if len(body) > MAX_REQUEST_BYTES:
+        raise PayloadTooLarge(
+            f"the request to the agent would be {len(body)} bytes, more than the "
+            f"{MAX_REQUEST_BYTES} holon sends",
+            details={"bytes": len(body), "limit": MAX_REQUEST_BYTES},
+        )
+    return body
 
 
 class AnswerError(Exception):
@@ -183,19 +197,28 @@ def _count(value: Any, name: str) -> int | None:
 
 
 def _reported_cost(value: Any) -> Decimal | None:
+    """A reported cost, as plain decimal text of at most 40 characters would write it.
+
+    A number in exponent form is taken only when it is such an amount
+    (`1.5e-3` is `0.0015`), and is kept as that plain amount, so money is
+    written the same way wherever it goes (`1E+4000` is not an amount).
+    """
     if value is None:
         return None
+    bad = "usage.cost_usd must be a non-negative decimal string or number"
     if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
-        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
-    if isinstance(value, str) and not _is_plain_decimal(value):
-        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
-    try:
-        cost = Decimal(value)
-    except InvalidOperation:  # pragma: no cover - strings were checked above
-        raise AnswerError("usage.cost_usd is not a decimal") from None
-    if not cost.is_finite() or cost < 0 or len(str(cost)) > _MAX_MONEY_TEXT:
-        raise AnswerError("usage.cost_usd must be a non-negative decimal string or number")
-    return cost
+        raise AnswerError(bad)
+    if isinstance(value, str):
+        if not _is_plain_decimal(value):
+            raise AnswerError(bad)
+        return Decimal(value)
+    cost = Decimal(value)
+    if not cost.is_finite() or cost < 0:
+        raise AnswerError(bad)
+    text = decimal_text(cost)
+    if not _is_plain_decimal(text):
+        raise AnswerError(bad)
+    return Decimal(text)
 
 
 def _is_plain_decimal(text: str) -> bool:

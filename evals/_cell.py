@@ -5,14 +5,22 @@ fixture references, check the input against the suite's input schema, call
 the agent through the executor under the suite's per-case cap and deadline,
 then grade the output with the case's compiled checks. A cell passes only
 if the outcome is `ok` and every check passes (EVALS.md, "Grading a cell").
+
+What a cell stores is bounded: an output over `MAX_STORED_OUTPUT_BYTES`
+(256 KiB as JSON) is graded whole, in memory, and stored as a placeholder
+object, `{"$truncated": {"bytes", "sha256", "head"}}` (its size and the
+sha256 of its JSON text, and the first `STORED_HEAD_CHARS` characters of
+that text), so agents answering megabytes cannot grow the store by
+megabytes a cell.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from agents import CallLimits, Executor, Manifest, Outcome
 from evals.checks import CaseGrade, PdfPool, grade
@@ -21,6 +29,10 @@ from evals.suites import Case, Suite
 from schema import make_validator
 from schema.documents import explain, format_path
 from schema.errors import SuiteError
+from schema.jsontext import JSONValue, dumps
+
+MAX_STORED_OUTPUT_BYTES: Final = 256 * 1024
+STORED_HEAD_CHARS: Final = 1024
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,35 @@ def prepare(
             details={"path": format_path(("input", *at))},
         )
     return PreparedCase(case, value, expected)
+
+
+def output_fits(outcome: Outcome) -> bool:
+    """Whether the outcome's output is known to fit a cell without writing it out."""
+    size = outcome.output_bytes
+    return not outcome.ok or (size is not None and size <= MAX_STORED_OUTPUT_BYTES)
+
+
+def stored_output(outcome: Outcome) -> JSONValue:
+    """What a cell stores of its outcome's output: the output, or a placeholder past the bound.
+
+    Writing out an output the executor could not bound costs what writing it
+    costs: callers on an event loop check `output_fits` first.
+    """
+    if not outcome.ok:
+        return None
+    if output_fits(outcome):
+        return outcome.output
+    text = dumps(outcome.output)
+    data = text.encode()
+    if len(data) <= MAX_STORED_OUTPUT_BYTES:
+        return outcome.output
+    return {
+        "$truncated": {
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "head": text[:STORED_HEAD_CHARS],
+        }
+    }
 
 
 def call_limits(suite: Suite, *, unreachable_retries: int = 0) -> CallLimits:

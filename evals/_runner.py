@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agents import AddressGuard, Executor
-from evals._cell import CellResult, PreparedCase, prepare, run_cell
+from evals._cell import CellResult, PreparedCase, output_fits, prepare, run_cell, stored_output
 from evals._plan import Plan
 from evals.checks import PdfPool
 from evals.fixtures import FixtureCache
@@ -353,7 +353,11 @@ class Runner:
             log.exception("eval %s cell %d: unexpected error", self.eval_id, cell.idx)
             await self._infrastructure_failure(cell, EnvironmentFault(f"unexpected error: {exc}"))
             return
-        self.pending_rows.append(_row(cell, result))
+        if output_fits(result.outcome):
+            row = _row(cell, result)
+        else:  # writing out a large output to measure it would hold up the other cells
+            row = await asyncio.to_thread(_row, cell, result)
+        self.pending_rows.append(row)
 
     async def _infrastructure_failure(self, cell: ClaimedCell, exc: HolonError) -> None:
         count = self.failures.get(cell.idx, 0) + 1
@@ -406,7 +410,8 @@ class Runner:
 
 def _row(cell: ClaimedCell, result: CellResult) -> CellResultRow:
     outcome = result.outcome.to_json()
-    output = outcome.pop("output", None)
+    outcome.pop("output", None)
+    output = stored_output(result.outcome)  # bounded; grading had the whole output
     return CellResultRow(
         idx=cell.idx,
         fence=cell.fence,

@@ -47,7 +47,9 @@ class SchemaStatus:
 
 
 # JSON columns keep numbers exact (Decimal in, Decimal out), as everywhere in holon;
-# a value `loads` refuses (an old store's million-digit number) still reads.
+# what holon wrote itself reads at any size (records._stored_json), so a row written
+# before the number limits (schema.numbers), an old store's million-digit number
+# included, still reads.
 _JSON_CODEC: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": read_stored_json}
 
 

@@ -45,7 +45,7 @@ _PERMISSIVE = json.JSONDecoder(
 def read_stored_json(text: str | bytes) -> Any:
     """The value of a stored JSON text; never raises on what a store holds."""
     try:
-        return loads(text)
+        return loads(text, bounded=False)  # what holon wrote was bounded when it came in
     except Exception:  # whatever loads refuses (it may refuse more one day) reads again
         return _read_again(text)
 

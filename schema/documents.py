@@ -11,7 +11,10 @@ Documents come from people and from attackers alike, so every fault is an
 other than the plain-data ones (`!!python/...`, `!!binary`, `!!omap`, custom
 tags), nesting deeper than `MAX_DEPTH`, aliases that refer to themselves or
 expand the document far beyond its text (a "billion laughs"),
-and lone UTF-16 surrogates (which no UTF-8 encoder or database can store).
+lone UTF-16 surrogates (which no UTF-8 encoder or database can store), and
+numbers beyond the limits of `schema.numbers` (more than 1000 significant
+digits, an exponent beyond ±4000), which are refused at their position
+before their value is built.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +41,23 @@ from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
 from ruamel.yaml.reader import ReaderError
 
 from schema.errors import EnvironmentFault, InputError, Location
+from schema.jsontext import PathKey, format_path
+from schema.numbers import MAX_NUMBER_DIGITS, number_problem, read_number
 
-PathKey = tuple[str | int, ...]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_BYTES",
+    "Document",
+    "PathKey",
+    "explain",
+    "format_path",
+    "load_document",
+    "parse_document",
+    "read_text",
+    "validate_document",
+    "write_error",
+    "write_file",
+]
 
 MAX_DOCUMENT_BYTES = 1 << 20  # manifests, suites, mandates: far smaller in practice
 MAX_DEPTH = 64  # as deep as an agent's answer may nest (agents' max_json_depth)
@@ -54,15 +72,27 @@ _PLAIN_TAGS = {
 } | {_CORE + "merge"}
 
 
+class _OutOfRange:
+    """A number refused while the YAML is constructed; `_Plain` reports it with its path."""
+
+    __slots__ = ("at", "problem")
+
+    def __init__(self, problem: str, node: Any) -> None:
+        self.problem = problem
+        self.at = (node.start_mark.line + 1, node.start_mark.column + 1)
+
+
 class _Constructor(RoundTripConstructor):
     """Numbers as int / Decimal (never float), timestamps as their text."""
 
     def construct_yaml_float(self, node: Any) -> Any:
         text = str(node.value).replace("_", "")
-        try:
-            number = Decimal(text)
-        except InvalidOperation:
-            number = Decimal("NaN")
+        if text.lstrip("+-").lower() in (".inf", ".nan"):
+            number: Any = Decimal("NaN")
+        else:
+            number = read_number(text, integral=False)
+            if isinstance(number, str):
+                return _OutOfRange(number, node)
         if not number.is_finite():
             raise MarkedYAMLError(
                 problem=f"{node.value!r} is not a finite number (JSON has no NaN or Infinity)",
@@ -70,12 +100,24 @@ class _Constructor(RoundTripConstructor):
             )
         return number
 
+    def construct_yaml_int(self, node: Any) -> Any:
+        # Counted before ruamel converts: a long decimal integer is refused
+        # without building it (Python refuses past 4300 digits, with a
+        # ValueError). Binary, octal and hex convert in linear time; `_Plain`
+        # checks their value.
+        text = str(node.value).replace("_", "").lstrip("+-")
+        if text[:2].lower() not in ("0x", "0o", "0b") and len(text.lstrip("0")) > MAX_NUMBER_DIGITS:
+            return _OutOfRange(str(read_number(text, integral=True)), node)
+        return super().construct_yaml_int(node)
+
     def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
         return str(node.value)
 
     def check_mapping_key(
         self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any
     ) -> Any:
+        if isinstance(key, _OutOfRange):
+            raise MarkedYAMLError(problem=key.problem, problem_mark=key_node.start_mark)
         # A complex key (`? [a, b]`) may not even hash: refuse it before ruamel looks it up.
         if not isinstance(key, str | int | Decimal | None):
             raise MarkedYAMLError(
@@ -112,6 +154,7 @@ class _Constructor(RoundTripConstructor):
 
 
 _Constructor.add_constructor("tag:yaml.org,2002:float", _Constructor.construct_yaml_float)
+_Constructor.add_constructor("tag:yaml.org,2002:int", _Constructor.construct_yaml_int)
 _Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_timestamp)
 
 
@@ -144,20 +187,6 @@ class Document:
         return cls(message, location=self.location(path), **kw)
 
 
-def format_path(path: PathKey) -> str:
-    """`("limits", "timeout_s")` -> `$.limits.timeout_s`; indexes as `[0]`."""
-    out = "$"
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part.isidentifier():
-            out += f".{part}"
-        else:
-            escaped = part.replace("\\", "\\\\").replace("'", "\\'")
-            out += f"['{escaped}']"
-    return out
-
-
 class _Plain:
     """Turns ruamel's round-trip nodes into plain values, recording every position.
 
@@ -170,8 +199,15 @@ class _Plain:
         self.budget = self.limit = budget
         self.open: set[int] = set()  # ids of the collections being walked (alias cycles)
 
-    def fault(self, message: str, path: PathKey, *, show_path: bool = True) -> InputError:
-        line, column = self.positions.get(path, (None, None))
+    def fault(
+        self,
+        message: str,
+        path: PathKey,
+        *,
+        show_path: bool = True,
+        at: tuple[int, int] | None = None,
+    ) -> InputError:
+        line, column = at if at is not None else self.positions.get(path, (None, None))
         shown = format_path(path) if show_path else None
         return InputError(message, location=Location(None, line, column, shown))
 
@@ -186,10 +222,13 @@ class _Plain:
             return self.collection(node, path)
         if isinstance(node, bool) or node is None:
             return node
-        if isinstance(node, int):
-            return int(node)
-        if isinstance(node, Decimal):
-            return node
+        if isinstance(node, int | Decimal | _OutOfRange):
+            if isinstance(node, _OutOfRange):  # at the number itself, not at its key
+                raise self.fault(node.problem, path, at=node.at)
+            problem = number_problem(node)
+            if problem is not None:
+                raise self.fault(problem, path)
+            return int(node) if isinstance(node, int) else node
         if isinstance(node, TaggedScalar) and str(node.tag) == _CORE + "str":
             node = node.value  # `!!str 1` is the text "1"
         if isinstance(node, str):
@@ -201,7 +240,13 @@ class _Plain:
     def text(self, value: str, path: PathKey) -> str:
         try:
             value.encode("utf-8")
-        except UnicodeEncodeError as exc:
+        except UnicodeEncodeError:
+            # JSON writes a character past U+FFFF as two escapes (`"\ud83d\ude00"`),
+            # which YAML reads as two surrogates: a pair is that one character.
+            value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone one: no character at all
             raise self.fault(
                 f"text holds a lone UTF-16 surrogate ({value[exc.start]!r} at character "
                 f"{exc.start}), which is not Unicode text",
@@ -241,8 +286,10 @@ class _Plain:
                 raise self.fault(f"keys must be strings, got {key!r}"[:200], path)
             if here is not None:
                 self.positions[(*path, key)] = here
-            key = self.text(key, (*path, key))
-            out[key] = self.value(node[key], (*path, key))
+            text = self.text(key, (*path, key))
+            if here is not None and text != key:
+                self.positions[(*path, text)] = here
+            out[text] = self.value(node[key], (*path, text))
         return out
 
 

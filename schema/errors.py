@@ -6,6 +6,7 @@ contract, like the JSON Schemas beside this module::
 
     HolonError                  exit 1  HTTP 500  internal
     ├── UsageError              exit 2  HTTP 400  usage: bad command-line or request use
+    │   └── PayloadTooLarge             413       payload_too_large: a body over its cap
     ├── InputError              exit 2  HTTP 422  invalid_input: names file:line:col and path
     │   ├── ManifestError                         invalid_manifest
     │   ├── SuiteError                            invalid_suite
@@ -54,6 +55,7 @@ __all__ = [
     "MandateError",
     "ManifestError",
     "NotFound",
+    "PayloadTooLarge",
     "Refused",
     "SchemaMismatch",
     "StoreError",
@@ -122,6 +124,13 @@ class UsageError(HolonError):
     code = "usage"
     exit_code = 2
     http_status = 400
+
+
+class PayloadTooLarge(UsageError):
+    """A body over its cap: one a caller sent, or one holon would send an agent for them."""
+
+    code = "payload_too_large"
+    http_status = 413
 
 
 class InputError(HolonError):

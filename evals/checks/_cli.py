@@ -35,6 +35,9 @@ def load_value(file: Path) -> Any:
         return jsontext.loads(text)
     except RecursionError:
         raise InputError("JSON nests too deeply", location=Location(str(file))) from None
+    except jsontext.NumberError as exc:
+        where = Location(str(file), path=jsontext.format_path(exc.path))
+        raise InputError(exc.problem, location=where) from None
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         column = getattr(exc, "colno", None)

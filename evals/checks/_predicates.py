@@ -37,6 +37,7 @@ from evals.checks._values import (
     map_strings,
     to_decimal,
 )
+from schema.numbers import decimal_text
 
 # Exact enough for any JSON number a bounded reader lets through; no traps, no rounding surprises.
 EXACT = decimal.Context(
@@ -479,9 +480,8 @@ class Approx(ValuePredicate):
         if self.abs_tol is not None:
             parts.append(f"±{short(self.abs_tol)}")
         if self.rel_tol is not None:
-            percent = (self.rel_tol * 100).normalize()
-            text = format(percent, "f")
-            parts.append(f"±{text}%")
+            percent = EXACT.multiply(self.rel_tol, 100).normalize(EXACT)
+            parts.append(f"±{decimal_text(percent)}%")
         return " or ".join(parts)
 
     def sentence(self, actual: Any, expected: Any) -> str:

@@ -28,6 +28,12 @@ stopped mid-way (a cancelled request) is charged the same way; one the
 executor refused before sending anything is released at zero. `drain()`
 waits for writes still queued (the server calls it at shutdown and before
 reading the ledger).
+
+An answer is at most `max_response_bytes` (4 MiB, the cap on an agent's
+body too): the executor takes an output only while, written as holon
+writes JSON, it leaves `ANSWER_ENVELOPE_BYTES` of that for the rest of the
+answer; a bigger one is the agent's `invalid_response` (502), never a
+partial or oversized answer.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from typing import Any, TypeVar
 
 from anyio import to_thread
 
-from agents import CallLimits, Executor, Manifest, Outcome
+from agents import DEFAULT_MAX_RESPONSE_BYTES, CallLimits, Executor, Manifest, Outcome
 from gateway.live._cache import CacheMiss, Lookups
 from gateway.live._writes import LedgerWriter, charge_of, release_of
 from gateway.mandates import Mandate, Verdict, decide_all, decide_one
@@ -74,13 +80,17 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-__all__ = ["Allowed", "LiveCalls", "check_mandate", "denial_error"]
+__all__ = ["ANSWER_ENVELOPE_BYTES", "Allowed", "LiveCalls", "check_mandate", "denial_error"]
 
 DEFAULT_DEADLINE_S = Decimal(30)
 # A reservation outlives its call's deadline by this much before it counts as
 # left behind by a crash (a settling call may be a little late).
 RESERVATION_GRACE = timedelta(seconds=60)
 MAX_ROUTE_ATTEMPTS = 3
+# What an answer holds besides the output: ids, versions and money of bounded
+# length (schema patterns, 40-character costs) and at most three routing
+# entries, well under 2 KiB.
+ANSWER_ENVELOPE_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -131,12 +141,16 @@ class LiveCalls:
         lookups: Lookups | None = None,
         clock: Callable[[], datetime] = utcnow,
         settle_before_answer: bool = True,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
+        if max_response_bytes <= ANSWER_ENVELOPE_BYTES:
+            raise ValueError(f"max_response_bytes must be over {ANSWER_ENVELOPE_BYTES}")
         self.store = store
         self.executor = executor
         self.lookups = lookups or Lookups(store)
         self.clock = clock
         self.settle_before_answer = settle_before_answer
+        self.max_response_bytes = max_response_bytes
         self.writer = LedgerWriter(store)
 
     async def drain(self) -> None:
@@ -279,6 +293,8 @@ class LiveCalls:
         limits = CallLimits(
             max_cost_usd=allowed.mandate.max_cost_per_call_usd,
             timeout_s=allowed.mandate.timeout_s,
+            max_response_bytes=self.max_response_bytes,
+            max_output_bytes=self.max_response_bytes - ANSWER_ENVELOPE_BYTES,
         )
         try:
             return await self.executor.execute(

@@ -1,13 +1,16 @@
 """Request bodies in, JSON out, and the one error shape (`{"error": {code, message, details}}`).
 
 Bodies are bounded before they are read whole (`max_body_bytes`), parsed
-with exact numbers, bounded in depth, and refused when a string holds a
-lone UTF-16 surrogate (no UTF-8 text can carry one, so it would fail the
-first write of the value: the response, a log line, the store). Path and
-query parameters are bounded in length and refused with a control
-character (PostgreSQL refuses NUL in text). A request is as untrusted as an
-agent's answer: every value is checked here, before any handler uses it,
-with a 400 that names the parameter or the JSON path.
+with exact numbers of bounded size (`schema.numbers`: a number past the
+limits is a `400` naming its JSON path), bounded in depth, and refused when
+a string holds a lone UTF-16 surrogate (no UTF-8 text can carry one, so it
+would fail the first write of the value: the response, a log line, the
+store). A body over 64 KiB is parsed in a worker thread, so parsing a large
+one never holds up the event loop. Path and query parameters are bounded in
+length and refused with a control character (PostgreSQL refuses NUL in
+text). A request is as untrusted as an agent's answer: every value is
+checked here, before any handler uses it, with a 400 that names the
+parameter or the JSON path.
 """
 
 from __future__ import annotations
@@ -15,12 +18,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
-from schema.documents import format_path
-from schema.errors import HolonError, UsageError
-from schema.jsontext import JSONValue, dumps, loads, max_depth
+from schema.errors import HolonError, PayloadTooLarge, UsageError
+from schema.jsontext import JSONValue, NumberError, dumps, format_path, loads, max_depth
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +57,7 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-class PayloadTooLarge(UsageError):
-    code = "payload_too_large"
-    http_status = 413
+INLINE_PARSE_BYTES = 64 * 1024  # larger bodies are parsed in a worker thread
 
 
 def json_response(body: JSONValue, status: int = 200) -> Response:
@@ -95,11 +96,21 @@ async def read_json(request: Request, limit: int) -> Any:
     raw = b"".join(chunks)
     if not raw:
         raise UsageError("the request needs a JSON body")
+    if len(raw) > INLINE_PARSE_BYTES:
+        return await to_thread.run_sync(parse_body, raw)
+    return parse_body(raw)
+
+
+def parse_body(raw: bytes) -> Any:
+    """A request body's JSON value, or the UsageError that says what is wrong with it."""
     try:
         value = loads(raw)
     except RecursionError:
         value = None
         too_deep = True
+    except NumberError as exc:
+        path = format_path(exc.path)
+        raise UsageError(f"the JSON body: {path}: {exc.problem}", details={"path": path}) from None
     except (ValueError, UnicodeError) as exc:
         raise UsageError(f"the body is not valid JSON: {exc}") from None
     else:

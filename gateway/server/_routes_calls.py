@@ -5,13 +5,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
-from schema.errors import Denied, HolonError, UsageError
+from schema.errors import AgentCallFailed, Denied, HolonError, UsageError
+from schema.jsontext import LARGE_NODES, count_nodes, dumps
 
 CALLER = frozenset({"caller"})
 OPERATOR = frozenset({"operator"})
@@ -59,10 +61,32 @@ async def _invoke_body(request: Request, svc: Service) -> tuple[str | None, Any]
     return capability, body["input"]
 
 
+async def answer_response(body: dict[str, Any], limit: int) -> Response:
+    """A live call's answer, written off the loop when its output is large, at most `limit` bytes.
+
+    The executor already refused outputs that leave no room for the rest of
+    the answer under `limit`; this is the last word on what is sent.
+    """
+    if count_nodes(body.get("output"), LARGE_NODES) > LARGE_NODES:
+        text = await to_thread.run_sync(dumps, body)
+    else:
+        text = dumps(body)
+    content = text.encode()
+    if len(content) > limit:
+        raise AgentCallFailed(
+            f"{body.get('agent')}: invalid_response: the answer would be {len(content)} bytes, "
+            f"more than the {limit} a caller is sent",
+            code="invalid_response",
+            details={"agent": body.get("agent"), "request_id": body.get("request_id")},
+        )
+    return Response(content, media_type="application/json")
+
+
 async def _observed(svc: Service, capability: str, call: Any) -> Response:
     started = time.perf_counter()
     try:
         body = await call
+        response = await answer_response(body, svc.calls.max_response_bytes)
     except Denied as exc:
         svc.metrics.denial(exc.code)
         raise
@@ -72,7 +96,7 @@ async def _observed(svc: Service, capability: str, call: Any) -> Response:
             svc.metrics.live_call(capability, exc.code, latency)
         raise
     svc.metrics.live_call(capability, "ok", float(body["latency_ms"]))
-    return json_response(body)
+    return response
 
 
 async def invoke_agent(request: Request, who: Principal, svc: Service) -> Response:

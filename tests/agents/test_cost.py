@@ -8,6 +8,7 @@ import pytest
 
 from agents import CallLimits, Executor, Pricing, Usage, price
 from agents._cost import exceeds_cap, preflight_exceeds
+from agents._wire import AnswerError, read_answer
 from tests.agents.conftest import Faults, make_agent
 
 PRICING = Pricing(
@@ -128,3 +129,42 @@ async def test_priced_cost_over_the_cap(executor: Executor, faults: Faults) -> N
 async def test_no_cap_means_any_cost_is_fine(executor: Executor, faults: Faults) -> None:
     outcome = await executor.execute(faults.agent("expensive"), "echo", {}, CallLimits())
     assert outcome.ok and outcome.cost_usd == Decimal("1.00")
+
+
+@pytest.mark.parametrize(
+    ("reported", "cost"),
+    [
+        ("0.0015", Decimal("0.0015")),
+        (Decimal("1.5E-3"), Decimal("0.0015")),  # an exponent form is kept as plain digits
+        (Decimal("1E+20"), Decimal("100000000000000000000")),
+        (3, Decimal(3)),
+    ],
+)
+def test_a_reported_cost_is_a_plain_amount(reported: object, cost: Decimal) -> None:
+    _, usage = read_answer({"output": 1, "usage": {"cost_usd": reported}})
+    assert usage is not None and usage.cost_usd == cost
+    assert str(usage.cost_usd) == str(cost)  # money is written the same way everywhere
+
+
+@pytest.mark.parametrize(
+    "reported", [Decimal("1E+4000"), Decimal("1E-4000"), Decimal("1E+41"), "1e3", "-1", True]
+)
+def test_a_reported_cost_that_is_no_amount_is_malformed(reported: object) -> None:
+    with pytest.raises(AnswerError, match="cost_usd"):
+        read_answer({"output": 1, "usage": {"cost_usd": reported}})
+
+
+def test_pricing_at_the_limits_stays_exact() -> None:
+    agent = make_agent(
+        "http://agent.invalid/",
+        pricing=Pricing(
+            per_call_usd=Decimal("999999999.9999999999"),
+            per_1k_input_tokens_usd=Decimal("999999999.9999999999"),
+            per_1k_output_tokens_usd=Decimal("0.0000000001"),
+        ),
+    )
+    most = 2**63 - 1
+    cost, source = price(agent, Usage(input_tokens=most, output_tokens=most))
+    assert source == "priced" and cost > 0
+    assert exceeds_cap(cost, Decimal("1E+4000")) is False
+    assert exceeds_cap(cost, Decimal("1E-4000")) is True

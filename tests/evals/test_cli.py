@@ -67,6 +67,11 @@ def test_bad_files_are_input_errors(tmp_path: Path) -> None:
     assert str(caught.value).startswith(f"{broken}:1:18: not valid JSON: ")
     with pytest.raises(InputError, match="no such file"):
         cli_path("$", tmp_path / "missing.json")
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"output": {"total": 1e10000000}}')
+    with pytest.raises(InputError) as caught:
+        cli_path("$", huge)
+    assert str(caught.value).startswith(f"{huge}: $.output.total: the number 1e10000000 is out")
 
 
 def test_grade_exit_codes_and_output(tmp_path: Path, document: Path) -> None:

@@ -631,3 +631,32 @@ def test_schema_errors_are_listed_in_path_order() -> None:
         "$['output']['c']: expected a string, got 3",
         "$['output']['d']: expected a number >= 2, got 1",
     ]
+
+
+EXTREMES = ["9.99E+4000", "-9.99E+4000", "1E-4000", "-1E-4000", "9" * 1000, "0E+4000", "0"]
+
+
+@pytest.mark.parametrize("actual", EXTREMES)
+@pytest.mark.parametrize(
+    "check",
+    [
+        "{path: $.output, approx: 9.99E+4000, rel: 1E+4000}",
+        "{path: $.output, approx: 1E-4000, abs: 1E-4000}",
+        "{path: $.output, approx: {path: $.expected.x}, abs: 9.99E+4000, rel: 9.99E+4000}",
+        "{path: $.output, between: [-9.99E+4000, 1E-4000]}",
+        "{path: $.output, gt: {path: $.expected.x}}",
+        "{path: $.output, equals: {path: $.expected.x}}",
+        "{path: $.output, one_of: [1E+4000, 1E-4000]}",
+        "{path: $.output, length: {path: $.expected.x}}",
+        "{path: '$.output[?@ > 1E+300]', count: {min: 0}}",
+    ],
+)
+def test_numbers_at_the_limits_grade_without_an_exception(check: str, actual: str) -> None:
+    """Whatever number passed the limits, tolerances and comparisons compute and render."""
+    statuses = set()
+    for expected in EXTREMES:
+        output = [j(actual)] if "[?" in check else j(actual)
+        result = one(check, doc(output, {"x": j(expected)}))
+        statuses.add(result.status)
+        assert len(result.detail) < 1000  # numbers are shown short, never 4000 digits
+    assert statuses & {"pass", "fail", "type-mismatch"}, statuses  # a verdict, computed

@@ -209,6 +209,10 @@ def test_invoke_reads_its_input_from_a_file_or_stdin(world: CLI, tmp_path: Path)
     assert bad.code == 2 and f"{broken}:3:1" in bad.stderr
     assert cli(*base, "--input", "{nope").code == 2
     assert cli(*base, "--input", f"@{tmp_path / 'missing.json'}").code == 2
+    huge = cli(*base, "--input", '{"subject": "x", "n": [1, 1E+2147483648]}', "--json")
+    assert huge.code == 2
+    assert huge.json()["error"]["details"]["path"] == "$.n[1]"
+    assert "out of range" in huge.json()["error"]["message"]
     # Nothing that failed to parse reached the ledger.
     assert len(cli("ledger", "--json").json()["items"]) == 2
 

@@ -30,6 +30,32 @@ def test_non_finite_numbers_are_refused(text: str) -> None:
     assert str(caught.value).startswith("f.yaml:1:")
 
 
+@pytest.mark.parametrize(
+    ("text", "where", "words"),
+    [
+        ("a: 1\nb: [2, 1e99999]\n", "f.yaml:2:8: $.b[1]", "out of range"),
+        ("a:\n  b: " + "9" * 5000 + "\n", "f.yaml:2:6: $.a.b", "5000 significant digits"),
+        ("a: -1.5E+2147483648\n", "f.yaml:1:4: $.a", "out of range"),
+        ("a: 0e-99999\n", "f.yaml:1:4: $.a", "out of range"),
+        ("a: 0x" + "f" * 900 + "\n", "f.yaml:1:1: $.a", "about 1084 digits"),
+        ('{"x": {"y": [0, 1E+2147483648]}}', "f.yaml:1:17: $.x.y[1]", "out of range"),
+        ("? " + "9" * 2000 + "\n: 1\n", "f.yaml:1:3", "2000 significant digits"),
+    ],
+)
+def test_numbers_past_the_limits_are_refused_where_they_are(
+    text: str, where: str, words: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_document(text, "f.yaml")
+    assert str(caught.value).startswith(where + ":"), str(caught.value)
+    assert words in caught.value.message
+
+
+def test_numbers_at_the_limits_load() -> None:
+    doc = parse_document("a: 1e4000\nb: " + "9" * 1000 + "\nc: -1.5e-4000\n")
+    assert doc.value == {"a": Decimal("1E+4000"), "b": int("9" * 1000), "c": Decimal("-1.5E-4000")}
+
+
 def test_timestamps_stay_text() -> None:
     doc = parse_document("expires_at: 2027-06-30T00:00:00Z\n")
     assert doc.value == {"expires_at": "2027-06-30T00:00:00Z"}
@@ -114,3 +140,12 @@ def test_patterns_end_at_the_end_of_text() -> None:
     assert len(errors) == 1 and "does not match" in errors[0]
     manifest["id"] = "acme/x"
     assert list(validator("agent").iter_errors(manifest)) == []
+
+
+def test_json_escapes_of_a_character_past_the_bmp_load_as_that_character() -> None:
+    # JSON writes U+1F600 as two escapes, which YAML reads as two surrogates: a pair is one
+    # character (the campaign of tests/campaign/test_numbers.py found them refused).
+    doc = parse_document('{"a": "x\\ud83d\\ude00y", "\\ud83d\\ude01": 1}', "f.json")
+    assert doc.value == {"a": "x\U0001f600y", "\U0001f601": 1}
+    with pytest.raises(InputError, match="lone UTF-16 surrogate"):
+        parse_document('{"a": "x\\ud83dy"}', "f.json")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schema.jsontext import dumps, loads, max_depth
+from schema.jsontext import NumberError, count_nodes, dumps, loads, max_depth
 
 
 def test_decimals_keep_their_text() -> None:
@@ -49,8 +49,8 @@ def test_max_depth_stops_early() -> None:
 json_values = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers()
-    | st.decimals(allow_nan=False, allow_infinity=False)
+    | st.integers(-(10**300), 10**300)
+    | st.decimals(allow_nan=False, allow_infinity=False).filter(lambda d: abs(d.adjusted()) <= 4000)
     | st.text(),
     lambda children: st.lists(children) | st.dictionaries(st.text(), children),
     max_leaves=20,
@@ -63,3 +63,76 @@ def test_round_trip_is_exact(value: object) -> None:
     assert loads(text) == value
     # Writing what was read gives the same text again: the format is stable.
     assert dumps(loads(text)) == dumps(loads(dumps(loads(text))))
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "words"),
+    [
+        ('{"capability":"x","input":{"a":1E+2147483648,"b":2}}', ("input", "a"), "out of range"),
+        ('{"output":{"sum":1e10000000}}', ("output", "sum"), "out of range"),
+        ("[1e99999999999999999999999]", (0,), "out of range"),  # past Decimal's own range
+        ("[0, 0e-99999]", (1,), "out of range"),
+        ('{"a b": [1, {"c": ' + "9" * 5000 + "}]}", ("a b", 1, "c"), "5000 significant digits"),
+        ("[" + "1" * 1001 + "]", (0,), "1001 significant digits"),
+        ("[1." + "5" * 1000 + "]", (0,), "1001 significant digits"),
+    ],
+)
+def test_numbers_past_the_limits_are_refused_at_their_path(
+    text: str, path: tuple[object, ...], words: str
+) -> None:
+    with pytest.raises(NumberError) as caught:
+        loads(text)
+    assert caught.value.path == path
+    assert words in caught.value.problem
+    assert str(caught.value).startswith("$")
+    with pytest.raises(NumberError):
+        loads(text.encode("utf-16"))  # however the bytes are encoded
+
+
+def test_numbers_at_the_limits_are_read_and_written_back_short() -> None:
+    text = (
+        '{"big":1E+4000,"small":-1E-4000,"long":' + "7" * 1000 + ',"zeros":0.' + "0" * 2000 + "1}"
+    )
+    value = loads(text)
+    assert value["big"] == Decimal("1E+4000") and value["long"] == int("7" * 1000)
+    assert (
+        dumps(value) == '{"big":1E+4000,"small":-1E-4000,"long":' + "7" * 1000 + ',"zeros":1E-2001}'
+    )
+
+
+def test_a_long_text_is_checked_number_by_number() -> None:
+    # Over 64 KiB every text goes through the per-number checks (in Python, so a
+    # thread reading it lets the event loop run): the values are the same.
+    value = {"items": [Decimal("1.5"), 12, "text e1234"] * 20_000}
+    assert loads(dumps(value)) == value
+    bad = dumps({"items": [1] * 30_000 + [Decimal("1E+5000")]})
+    with pytest.raises(NumberError) as caught:
+        loads(bad)
+    assert caught.value.path == ("items", 30_000)
+
+
+def test_a_refused_number_a_duplicate_key_dropped_is_no_refusal() -> None:
+    assert loads('{"a": 1e99999, "a": 1}') == {"a": 1}
+
+
+def test_unbounded_reading_keeps_old_rows_readable() -> None:
+    # The store reads what holon wrote before the limits (a 2,000-digit integer).
+    assert loads("[" + "9" * 2000 + "]", bounded=False) == [int("9" * 2000)]
+    with pytest.raises(NumberError):
+        loads("[" + "9" * 2000 + "]")
+
+
+def test_count_nodes_stops_counting_early() -> None:
+    assert count_nodes(1, 10) == 1
+    assert count_nodes({"a": [1, 2, {"b": "x"}]}, 10) == 6
+    assert count_nodes([0] * 1_000_000, 2048) == 2049
+    assert count_nodes({"a": [[0] * 100] * 100}, 2048) == 2049
+
+
+def test_a_lone_surrogate_does_not_stop_the_number_scan() -> None:
+    # Callers refuse lone surrogates themselves, with a clearer message; the scan for
+    # hostile numbers (RE2 reads UTF-8) must not fail on them first.
+    assert loads(dumps(["\ud800", 1.5])) == ["\ud800", Decimal("1.5")]
+    assert loads(b'["\xed\xa0\x80", 2]') == ["\ud800", 2]
+    with pytest.raises(NumberError):
+        loads('["\ud800", 1e99999]')

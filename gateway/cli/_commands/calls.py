@@ -18,7 +18,7 @@ from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
 from schema.errors import Denied, InputError, Location, UsageError
-from schema.jsontext import JSONValue, dumps, loads
+from schema.jsontext import JSONValue, NumberError, dumps, format_path, loads
 
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 
@@ -289,6 +289,10 @@ def _read_input(ctx: Context, text: str) -> JSONValue:
         raw = text
     try:
         return loads(raw)
+    except NumberError as exc:
+        raise InputError(
+            exc.problem, location=Location(where, path=format_path(exc.path))
+        ) from None
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON: {exc.msg}",
