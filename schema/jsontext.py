@@ -108,6 +108,9 @@ def format_path(path: PathKey) -> str:
             out += f".{part}"
         else:
             escaped = part.replace("\\", "\\\\").replace("'", "\\'")
+            # A key from untrusted JSON may hold a lone surrogate, and a path goes
+            # into error messages, which must be text: shown as its escape.
+            escaped = escaped.encode("utf-8", "backslashreplace").decode("utf-8")
             out += f"['{escaped}']"
     return out
 

@@ -134,8 +134,7 @@ def _surrogate_at(value: Any, path: tuple[str | int, ...] = ()) -> str | None:
     if isinstance(value, dict):
         for key, item in value.items():
             if _has_surrogate(key):
-                # Named escaped: the message must itself be text.
-                return format_path((*path, key.encode("utf-8", "backslashreplace").decode()))
+                return format_path((*path, key))  # which writes it as its escape
             found = _surrogate_at(item, (*path, key))
             if found is not None:
                 return found

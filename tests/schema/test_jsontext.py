@@ -136,3 +136,12 @@ def test_a_lone_surrogate_does_not_stop_the_number_scan() -> None:
     assert loads(b'["\xed\xa0\x80", 2]') == ["\ud800", 2]
     with pytest.raises(NumberError):
         loads('["\ud800", 1e99999]')
+
+
+def test_a_path_with_a_lone_surrogate_key_is_text() -> None:
+    """Paths go into error messages: a hostile key is shown as its escape, never raw."""
+    from schema.jsontext import format_path
+
+    shown = format_path(("input", "\ud800", 0))
+    assert shown == "$.input['\\ud800'][0]"
+    shown.encode("utf-8")  # text: no lone surrogate left

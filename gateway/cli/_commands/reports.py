@@ -2,8 +2,8 @@
 
 Both are rendered from the store (EVALS.md: reports are rendered from the
 database): by this process on the store, or by the gateway with --gateway.
-The audience defaults to `author` (public cases in full, the holdout as
-aggregates only), the safe view to hand on; `--audience operator` shows the
+The audience defaults to `author` (public cases in full, the holdout as one
+rate per suite once complete), the safe view to hand on; `--audience operator` shows the
 holdout's cases too, and only when asked for.
 
 Exit codes: `report` 0, or 2 for an unknown eval or bad usage; `compare` 0
@@ -43,8 +43,9 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "digests, settings, per-suite and per-split rates with intervals and denominators, "
         "per-check and per-tag rates, outcome counts, latency, cost, the overfit analysis, "
         "the record it produced and per-case rows. JSON is canonical "
-        "(schema/report.schema.json). The author audience (the default) shows the holdout "
-        "only as aggregates; --audience operator shows its cases too.",
+        "(schema/report.schema.json). The author audience (the default) is built from the "
+        "public cells and shows of the holdout each suite's rate and interval once the eval "
+        "is complete (docs/integrity.md); --audience operator shows its cases too.",
     )
     report.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
     report.add_argument(
@@ -86,7 +87,8 @@ def _audience(parser: argparse.ArgumentParser) -> None:
         "--audience",
         choices=AUDIENCES,
         default="author",
-        help="author (default): the holdout as aggregates only; operator: everything",
+        help="author (default): public cells, and the holdout's rate per suite once complete; "
+        "operator: everything",
     )
 
 
