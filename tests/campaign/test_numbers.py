@@ -46,7 +46,7 @@ def _bounded(written: str | bytes, text: str | bytes) -> None:
     assert len(written) <= 12 * len(text)  # hence a constant factor: a marker takes 3 characters
 
 
-@pytest.mark.parametrize("examples", [300, pytest.param(2000, marks=[pytest.mark.slow, LONG])])
+@pytest.mark.parametrize("examples", [300, pytest.param(900, marks=[pytest.mark.slow, LONG])])
 def test_loads_refuses_at_the_path_or_writes_back_bounded(examples: int) -> None:
     @fuzz_settings(examples)
     @given(value=hostile_value())
@@ -68,7 +68,7 @@ def test_loads_refuses_at_the_path_or_writes_back_bounded(examples: int) -> None
     one()
 
 
-@pytest.mark.parametrize("examples", [150, pytest.param(600, marks=[pytest.mark.slow, LONG])])
+@pytest.mark.parametrize("examples", [150, pytest.param(300, marks=[pytest.mark.slow, LONG])])
 def test_documents_refuse_at_file_line_column_and_path(examples: int) -> None:
     @fuzz_settings(examples)
     @given(value=hostile_value(longest=20_000), pretty=st.booleans())
@@ -102,7 +102,7 @@ def scripted() -> Iterator[tuple[Scripted, str]]:
         yield agent, url
 
 
-@pytest.mark.parametrize("examples", [60, pytest.param(300, marks=[pytest.mark.slow, LONG])])
+@pytest.mark.parametrize("examples", [60, pytest.param(150, marks=[pytest.mark.slow, LONG])])
 def test_agent_answers_are_refused_at_the_path_or_passed_on_bounded(
     scripted: tuple[Scripted, str], examples: int
 ) -> None:
@@ -153,7 +153,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     store.close()
 
 
-@pytest.mark.parametrize("examples", [40, pytest.param(300, marks=[pytest.mark.slow, LONG])])
+@pytest.mark.parametrize("examples", [40, pytest.param(150, marks=[pytest.mark.slow, LONG])])
 def test_caller_bodies_are_refused_at_the_path_or_answered_bounded(
     gateway: Gateway, examples: int
 ) -> None:

@@ -200,7 +200,7 @@ def test_stored_values_render_in_every_format_quick(
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @given(cells=st.lists(stored_cells, min_size=1, max_size=10))
-@fuzz_settings(60)
+@fuzz_settings(30)
 def test_stored_values_render_in_every_format_long(
     hostile: HostileStore, cells: list[StoredCell]
 ) -> None:
@@ -273,7 +273,7 @@ def test_agent_text_shows_its_escapes_quick(hostile: HostileStore, cells: list[S
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @given(cells=st.lists(text_cells, min_size=1, max_size=10))
-@fuzz_settings(60)
+@fuzz_settings(30)
 def test_agent_text_shows_its_escapes_long(hostile: HostileStore, cells: list[StoredCell]) -> None:
     _shown_escaped(hostile, cells)
 

@@ -29,7 +29,7 @@ from tests.integrity._attacker import MAJORITY, P_MAJORITY, AttackerAgent, write
 
 pytestmark = pytest.mark.slow
 
-SUBMISSIONS = 7  # 3 reveal the holdout, 4 are narrowed to the public split
+SUBMISSIONS = 5  # 3 reveal the holdout, 2 are narrowed to the public split
 STRATEGIES = ("probe", "decode", "boost", "best_of_k")
 
 
@@ -49,7 +49,7 @@ class Author:
         """Register a new version answering `answer(text)`; once its eval is done, the
         holdout split the author may read (None when the eval was narrowed)."""
         version = f"{self.org}.{self.submitted}"
-        agent_id = f"{self.org}/{name or f'coin-{self.submitted % 3}'}"
+        agent_id = f"{self.org}/{name or f'coin-{self.submitted % 2}'}"
         self.submitted += 1
         self.agent.plans[version] = answer
         self.versions[version] = agent_id
