@@ -396,7 +396,7 @@ def do_record(ctx: Context) -> int:
             (
                 "lower bound",
                 f"{record.get('eval_score_lower')} "
-                f"(after {_evals_count(record.get('holdout_evals'))} holdout-revealing evals)",
+                f"(holdout-revealing evals: {_evals_count(record.get('holdout_evals'))})",
             ),
             ("weakest suite", record["weakest_suite"]),
             ("unverified", record["unverified_capabilities"]),
