@@ -60,20 +60,22 @@ AUTHOR_SPLIT_KEYS = ("passed", "total", "rate", "ci95")
 # -- instance sets and the exposure budget ------------------------------------------------
 
 
-def instance_set(suite: Suite, epoch: int) -> tuple[str, str]:
+def instance_set(suite: Suite, epoch: int, secret: bytes) -> tuple[str, str]:
     """(key, label) of the holdout instances a plan of `suite` at `epoch` grades.
 
     A stored file is keyed by its cases, not by the suite version: a new
     version that keeps the same holdout file keeps the same, spent, budget.
-    The label is for operators (it names the epoch).
+    The key is an HMAC under the holdout secret, so it tells nothing of the
+    epoch or the cases to anyone who sees it; the label is for operators (it
+    names the epoch).
     """
     from evals.suites import case_identity
 
     if suite.holdout_file is not None:
         cases = [case_identity(c, suite) for c in suite.holdout_file]
-        key = digest({"suite": suite.id, "holdout_file": cases})
+        key = _keyed_hex(secret, digest({"suite": suite.id, "holdout_file": cases}))
         return key, f"stored holdout {key[:12]}"
-    key = digest({"suite": suite.id, "version": suite.version, "epoch": epoch})
+    key = _keyed_hex(secret, digest({"suite": suite.id, "version": suite.version, "epoch": epoch}))
     return key, f"v{suite.version} epoch {epoch}"
 
 
@@ -187,8 +189,12 @@ def keyed_digest(secret: bytes, value: str) -> str:
     """A digest an author may read in place of `value`, a digest over holdout content:
     HMAC-SHA256 under the store's holdout secret, so hashing a guessed holdout confirms
     nothing. Stable for a store, so authors can still tell two suite versions apart."""
+    return "hmac-sha256:" + _keyed_hex(secret, value)
+
+
+def _keyed_hex(secret: bytes, value: str) -> str:
     mac = hmac.new(secret, b"holon keyed digest v1\x00" + value.encode("ascii"), hashlib.sha256)
-    return "hmac-sha256:" + mac.hexdigest()
+    return mac.hexdigest()
 
 
 # The digests of a suite (SUITES.md, "Identity") that cover no holdout content.

@@ -219,7 +219,7 @@ def make_plan(
             )
         epoch = installed.holdout_epoch
         holdout = _holdout(suite, secret, epoch)
-        key, label = instance_set(suite, epoch)
+        key, label = instance_set(suite, epoch, secret)
         blocked = None
         if holdout:
             blocked = withheld(
@@ -290,7 +290,7 @@ def rebuild(store: Store, plan_json: dict[str, Any], *, home: Path) -> Plan:
                 details={"suite": entry["id"]},
             )
         epoch = entry["holdout_epoch"]
-        key, label = instance_set(suite, epoch)
+        key, label = instance_set(suite, epoch, secret)
         # A holdout the plan withheld stays withheld: the eval was started without it.
         graded = entry["cases"]["holdout"] > 0
         planned.append(

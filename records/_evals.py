@@ -565,13 +565,20 @@ class EvalRegistry:
         return None if row is None else row.registered_at
 
     def current_record_with_staleness(
-        self, agent_id: str, version: str, *, now: datetime | None = None
+        self,
+        agent_id: str,
+        version: str,
+        *,
+        now: datetime | None = None,
+        holdout_evals: bool = True,
     ) -> dict[str, Any] | None:
         """The current record with `stale` computed now (GATEWAY.md, "Records and staleness").
 
         A record graded on a suite version that is no longer active stays
         valid for the active version's grace period after its activation,
         then is stale. A rotated holdout epoch never makes a record stale.
+        `holdout_evals` (the lower-bound gate's k per suite) costs one more
+        query; a caller that reads only the score and staleness leaves it out.
         """
         record = self.current_record(agent_id, version)
         if record is None:
@@ -594,17 +601,14 @@ class EvalRegistry:
                     f"and its {active.grace_days}-day grace period ended "
                     f"{utc_text(until)}"
                 )
-        # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
-        # revealing evals on each suite the record was graded on, counted now.
-        revealed = self._store.exposure.revealed(
-            agent_id.split("/", 1)[0], record.get("suites", {}).keys()
-        )
-        return {
-            **record,
-            "stale": bool(reasons),
-            "stale_reasons": reasons,
-            "holdout_evals": revealed,
-        }
+        out = {**record, "stale": bool(reasons), "stale_reasons": reasons}
+        if holdout_evals:
+            # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
+            # revealing evals on each suite the record was graded on, counted now.
+            out["holdout_evals"] = self._store.exposure.revealed(
+                agent_id.split("/", 1)[0], record.get("suites", {}).keys()
+            )
+        return out
 
     def record_history(self, agent_id: str) -> builtins.list[dict[str, Any]]:
         with self._store.read() as session:

@@ -130,8 +130,10 @@ def spend_all(session: Session, spends: Iterable[ExposureSpend]) -> None:
             .execution_options(synchronize_session=False)
         )
         if taken.rowcount != 1:  # type: ignore[attr-defined]
+            # Not the label: it names the epoch, and an author may read this (the
+            # error of an eval queued on registration).
             raise Refused(
-                f"{spend.org}'s holdout budget for {spend.suite_id} ({spend.label}) was spent "
+                f"{spend.org}'s holdout budget for {spend.suite_id} was spent "
                 "since the eval was planned",
                 hint="plan the eval again: it will run the public split only, or an operator "
                 "resets the budget (`holon suites exposure reset`)",

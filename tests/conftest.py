@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -64,6 +65,18 @@ def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         return f"sqlite:///{tmp_path_factory.mktemp('store') / 'holon.db'}"
     url: str = request.getfixturevalue("postgres_url")
     return url
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+    """An upgraded embedded store with a secret key (for tests that need one backend)."""
+    opened = open_store(
+        f"sqlite:///{tmp_path / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
+    )
+    try:
+        yield opened
+    finally:
+        opened.close()
 
 
 @pytest.fixture

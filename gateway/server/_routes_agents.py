@@ -141,7 +141,9 @@ def _score_floor(text: str | None) -> Decimal | None:
 
 def _scores_at_least(svc: Service, info: AgentInfo, floor: Decimal) -> bool:
     """The agent's current version has a record that is fresh and scores >= floor."""
-    record = svc.store.evals.current_record_with_staleness(info.id, info.version)
+    record = svc.store.evals.current_record_with_staleness(
+        info.id, info.version, holdout_evals=False
+    )
     score = None if record is None or record["stale"] else record.get("eval_score")
     return score is not None and Decimal(str(score)) >= floor
 
@@ -178,16 +180,18 @@ async def clear_secret(request: Request, who: Principal, svc: Service) -> Respon
     return json_response({"agent": agent_id, "secret_set": False, "cleared": cleared})
 
 
-def _suites_for(who: Principal, svc: Service, view: dict[str, Any]) -> dict[str, Any]:
+def _suites_for(who: Principal, svc: Service, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Suite views as `who` may read them: keyed digests for anyone but an operator."""
     if who.is_operator:
-        return view
-    return author_suite_view(view, svc.store.suites.holdout_secret())
+        return views
+    secret = svc.store.suites.holdout_secret()  # one store read for the whole listing
+    return [author_suite_view(view, secret) for view in views]
 
 
 async def list_suites(request: Request, who: Principal, svc: Service) -> Response:
     def load() -> dict[str, Any]:
         view = svc.client.list_suites()
-        return {**view, "items": [_suites_for(who, svc, item) for item in view["items"]]}
+        return {**view, "items": _suites_for(who, svc, view["items"])}
 
     return json_response(await svc.run(load))
 
@@ -206,7 +210,7 @@ async def get_suite(request: Request, who: Principal, svc: Service) -> Response:
     suite_id = request.path_params["suite"]
     version = _version(request)
     return json_response(
-        await svc.run(lambda: _suites_for(who, svc, svc.client.get_suite(suite_id, version)))
+        await svc.run(lambda: _suites_for(who, svc, [svc.client.get_suite(suite_id, version)])[0])
     )
 
 

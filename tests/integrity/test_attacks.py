@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evals.suites import TrustStore, extension_files, install_suite, suite_file
-from records import Store, new_key, open_store, utcnow
+from records import Store, utcnow
 from records._models import StoreSecret
 from schema import load_document
 from tests._servers import serve
@@ -42,7 +41,7 @@ class Author:
         self.role = f"org:{org}"
         gw.token(self.role)
         self.submitted = 0
-        self.records: list[dict[str, Any]] = []  # every holdout split the author read
+        self.revealed: dict[str, dict[str, Any]] = {}  # version -> the holdout split read
         self.versions: dict[str, str] = {}  # version -> agent id
 
     def submit(self, answer: Any, name: str | None = None) -> dict[str, Any] | None:
@@ -83,8 +82,13 @@ class Author:
             return None
         held: dict[str, Any] = graded["holdout"]
         assert set(held) == {"passed", "total", "rate", "ci95"}  # one coarse fact
-        self.records.append(held)
+        self.revealed[version] = held
         return held
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """Every holdout split the author read, in the order it read them."""
+        return list(self.revealed.values())
 
     def holdout_texts(self, public: set[str]) -> list[str]:
         """What the agent was sent that no public case says: the holdout's inputs."""
@@ -136,19 +140,9 @@ def _truth(kind: str, strategy: str) -> float:
     return MAJORITY / 150 if kind == "fixed" else P_MAJORITY
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    """The embedded store only: the budget and the views are the same SQL on both."""
-    opened = open_store(
-        f"sqlite:///{tmp_path / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
-    )
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
-def test_no_attack_manufactures_a_score(store: Store, tmp_path: Path) -> None:
+def test_no_attack_manufactures_a_score(sqlite_store: Store, tmp_path: Path) -> None:
+    # The embedded store only: the budget and the views are the same SQL on both.
+    store = sqlite_store
     # A fixed holdout secret: the generated holdout's instances are the same every run.
     with store.write() as session:
         session.add(StoreSecret(name="holdout", value=bytes(range(32)), created_at=utcnow()))
@@ -187,11 +181,7 @@ def test_no_attack_manufactures_a_score(store: Store, tmp_path: Path) -> None:
             inflations.append(inflation)
             # Re-registering the best old version brings its record back? No: it is
             # evaluated again, on a spent budget, and has no record.
-            best_version = next(
-                v
-                for v, r in zip(author.versions, _revealing(author), strict=False)
-                if r is not None and r["rate"] == best
-            )
+            best_version = max(author.revealed, key=lambda v: author.revealed[v]["rate"])
             assert author.register(author.versions[best_version], best_version) is None
             record = gw.call("GET", f"/v1/records/{author.versions[best_version]}", author.role)
             assert record.status_code == 404, record.text
@@ -221,16 +211,6 @@ def test_no_attack_manufactures_a_score(store: Store, tmp_path: Path) -> None:
                     "not_evaluated",
                     "eval_score_lower_below_minimum",
                 )
-
-
-def _revealing(author: Author) -> list[dict[str, Any] | None]:
-    """Per submitted version, the holdout split it revealed (None: narrowed)."""
-    out: list[dict[str, Any] | None] = []
-    records = iter(author.records)
-    for version in author.versions:
-        seen = author.agent.seen.get(version, [])
-        out.append(next(records) if len(seen) > 10 else None)
-    return out
 
 
 def _public_texts(directory: Path) -> set[str]:

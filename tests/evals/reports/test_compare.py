@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ import pytest
 
 from evals.reports import compare_evals, render_compare_markdown
 from evals.suites import install_suite
-from records import Store, new_key, open_store
+from records import Store
 from schema import validator
 from schema.errors import NotFound, Refused
 from schema.jsontext import dumps, loads
@@ -28,14 +27,9 @@ from tests.evals.suites._make import SUITE_YAML, case
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(
-        f"sqlite:///{tmp_path / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
-    )
-    try:
-        yield opened
-    finally:
-        opened.close()
+def store(sqlite_store: Store) -> Store:
+    """The embedded store only: comparisons read the same rows on both backends."""
+    return sqlite_store
 
 
 def _valid(comparison: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from evals import make_plan, resume, start
 from evals.reports import build_report, render_html, render_markdown
 from evals.reports._values import OUTPUT_LIMIT, bounded
-from records import CellResultRow, Store, new_key, open_store
+from records import CellResultRow, Store
 from schema import validator
 from schema.errors import NotFound, UsageError
 from schema.jsontext import dumps, loads
@@ -32,14 +31,8 @@ from tests.evals.reports._setup import (
 
 
 @pytest.fixture
-def sqlite(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(
-        f"sqlite:///{tmp_path / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
-    )
-    try:
-        yield opened
-    finally:
-        opened.close()
+def sqlite(sqlite_store: Store) -> Store:
+    return sqlite_store
 
 
 def _valid(report: dict[str, Any]) -> dict[str, Any]:
