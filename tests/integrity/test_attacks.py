@@ -98,13 +98,19 @@ class Author:
         return texts
 
 
-def _attack(author: Author, strategy: str, public: set[str], rng: random.Random) -> None:
+def _coin(seed: str, text: str) -> str:
+    """One fair coin per (seed, text): the same answer whatever order the executor sends
+    the cases in, so every run of this test sees the same scores."""
+    return random.Random(f"{seed}\x00{text}").choice("ab")
+
+
+def _attack(author: Author, strategy: str, public: set[str], seed: int) -> None:
     if strategy == "best_of_k":
-        for _ in range(SUBMISSIONS):
-            author.submit(lambda text: rng.choice("ab"))
+        for n in range(SUBMISSIONS):
+            author.submit(lambda text, n=n: _coin(f"{seed}.{n}", text))
         return
     first = author.submit(lambda text: "a")
-    texts = author.holdout_texts(public)
+    texts = sorted(author.holdout_texts(public))
     reference = None if first is None else first["passed"]
     if strategy == "probe":
         learnt: dict[str, str] = {}
@@ -116,8 +122,8 @@ def _attack(author: Author, strategy: str, public: set[str], rng: random.Random)
         return
     votes: dict[str, float] = {}
     kept: list[dict[str, str]] = []
-    for _ in range(SUBMISSIONS - 2):
-        table = {t: rng.choice("ab") for t in texts}
+    for n in range(SUBMISSIONS - 2):
+        table = {t: _coin(f"{seed}.{n}", t) for t in texts}
         shown = author.submit(lambda t, table=table: table.get(t, "a"))
         if shown is None:
             continue
@@ -172,7 +178,7 @@ def test_no_attack_manufactures_a_score(sqlite_store: Store, tmp_path: Path) -> 
             author = Author(gw, agent, url, f"atk{index}", f"coin.{kind}")
             authors.append((kind, strategy, author))
             public = _public_texts(tmp_path / "suites" / f"coin-{kind}")
-            _attack(author, strategy, public, random.Random(index))
+            _attack(author, strategy, public, index)
             assert author.submitted == SUBMISSIONS
             assert len(author.records) == 3  # the exposure budget: 3 revealing evals
             best = max(r["rate"] for r in author.records)
