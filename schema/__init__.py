@@ -13,9 +13,11 @@ from schema._registry import (
     validator,
     validator_class,
 )
+from schema._version import __version__
 from schema.documents import Document, load_document, parse_document, validate_document
 
 __all__ = [
+    "__version__",
     "SCHEMA_DIR",
     "Document",
     "load_document",

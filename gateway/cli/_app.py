@@ -45,21 +45,51 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
-def gateway_options() -> argparse.ArgumentParser:
+# The gateway flags, by their attribute: accepted after the command (where each
+# command declares whether it takes them) and before it, as `holon --gateway URL
+# agents list`; before the command they are parsed under another name and handed
+# to the command after parsing (`_hand_down`), because argparse lets a
+# sub-command's defaults overwrite what the top level parsed.
+_GATEWAY_FLAGS = {"gateway": "--gateway", "token_file": "--token-file", "token": "--token"}
+
+
+def gateway_options(prefix: str = "") -> argparse.ArgumentParser:
     """For commands that work on the store or a gateway."""
     parent = _Parser(add_help=False)
-    parent.add_argument("--gateway", metavar="URL", help="a running gateway (or HOLON_GATEWAY_URL)")
+    parent.add_argument(
+        "--gateway",
+        dest=f"{prefix}gateway",
+        metavar="URL",
+        help="a running gateway (or HOLON_GATEWAY_URL)",
+    )
     parent.add_argument(
         "--token-file",
+        dest=f"{prefix}token_file",
         metavar="PATH",
         help="read the bearer token for --gateway from the first line of PATH (- : stdin)",
     )
     parent.add_argument(
         "--token",
+        dest=f"{prefix}token",
         help="bearer token for --gateway; shows in the process list: prefer HOLON_TOKEN "
         "or --token-file",
     )
     return parent
+
+
+def _hand_down(args: argparse.Namespace) -> None:
+    """Give the command the gateway flags given before it; refuse them where it takes none,
+    and refuse two different values for one flag."""
+    for name, flag in _GATEWAY_FLAGS.items():
+        given = getattr(args, f"top_{name}", None)
+        if given is None:
+            continue
+        if not hasattr(args, name):
+            raise _ArgError(f"holon {args.command}: {flag} is not taken by this command")
+        after = getattr(args, name)
+        if after is not None and after != given:
+            raise _ArgError(f"holon: {flag} is given twice, with different values")
+        setattr(args, name, given)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="holon",
         description="holon: an agent gateway with a built-in quality gate",
-        parents=[common_options()],
+        parents=[common_options(), gateway_options(prefix="top_")],
+    )
+    parser.add_argument(
+        "--version", action="store_true", help="print holon's version, Python's and the platform"
     )
     sub = cast(
         "argparse._SubParsersAction[argparse.ArgumentParser]",
@@ -109,6 +142,7 @@ def run(
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        _hand_down(args)
     except _ArgError as exc:
         from schema.errors import UsageError
 
@@ -117,6 +151,9 @@ def run(
     except SystemExit as exc:  # --help and --version print and exit 0
         return int(exc.code or 0)
     handler: Handler | None = getattr(args, "handler", None)
+    if args.version and handler is None:
+        _print_version(output)
+        return 0
     if handler is None:
         parser.print_help(stdout)
         return 2
@@ -163,6 +200,22 @@ def run(
     finally:
         if context is not None:
             context.close()
+
+
+def _print_version(output: Output) -> None:
+    import platform
+
+    from schema import __version__
+
+    about = {
+        "holon": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+    }
+    if output.json_mode:
+        output.json(about)
+    else:
+        output.line(f"holon {about['holon']} (Python {about['python']}, {about['platform']})")
 
 
 def main() -> None:

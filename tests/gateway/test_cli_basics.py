@@ -33,6 +33,29 @@ def test_every_command_takes_json() -> None:
         assert "--json" in options, f"holon {' '.join(path)} has no --json"
 
 
+def test_version(cli: CLI) -> None:
+    import platform
+    import tomllib
+
+    from schema import __version__
+
+    text = cli("--version")
+    assert text.code == 0 and text.stdout.startswith(f"holon {__version__} (Python ")
+    about = cli("--version", "--json")
+    assert about.code == 0
+    assert about.json() == {
+        "holon": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+    }
+    # One declaration: the package's metadata takes the version from the same attribute.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "schema._version.__version__"
+    }
+
+
 def test_usage_errors_exit_2(cli: CLI) -> None:
     assert cli("no-such-command").code == 2
     res = cli("agents", "register", "--json")

@@ -234,6 +234,18 @@ def test_tokens_and_roles(shared: World) -> None:
         "--json",
     )  # fmt: skip
     assert flags.code == 0 and {a["id"] for a in flags.json()["items"]} >= {"acme/ticket-triage"}
+    # Before the command, as docs/gateway.md shows them: the same answer.
+    token_file = w.files / "operator.token"
+    token_file.write_text(w.gateway.token("operator") + "\n")
+    before = CLI(w.client_home)(
+        "--gateway", w.gateway.url, "--token-file", str(token_file), "agents", "list", "--json"
+    )
+    assert before.code == 0 and before.json() == flags.json()
+    # Given on both sides with two values: refused, not one of them silently.
+    clash = CLI(w.client_home)(
+        "--gateway", w.gateway.url, "agents", "list", "--gateway", "http://127.0.0.1:9", "--json"
+    )
+    assert clash.code == 2 and "--gateway is given twice" in clash.json()["error"]["message"]
 
 
 def test_an_unreachable_gateway_is_an_environment_error(tmp_path: Path) -> None:
@@ -246,6 +258,12 @@ def test_an_unreachable_gateway_is_an_environment_error(tmp_path: Path) -> None:
     assert cli("ledger", "--json").json()["error"]["code"] == "gateway_unreachable"
     assert CLI(tmp_path, HOLON_GATEWAY_URL="ftp://x", HOLON_TOKEN="t")("agents", "list").code == 2
     assert not (tmp_path / "holon.db").exists()
+
+
+def test_commands_without_a_gateway_refuse_the_flag_before_them(tmp_path: Path) -> None:
+    res = CLI(tmp_path)("--gateway", "http://127.0.0.1:9", "fixtures", "list", "--json")
+    assert res.code == 2
+    assert res.json()["error"]["message"].endswith("--gateway is not taken by this command")
 
 
 @pytest.mark.parametrize(
