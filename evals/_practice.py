@@ -106,6 +106,15 @@ class PracticeReport:
     def exit_code(self) -> int:
         return 0 if self.passed else 1
 
+    @property
+    def unreachable(self) -> str | None:
+        """Why the agent was never reached, when no cell reached it (None otherwise): then
+        nothing was graded, and one environment error says so instead of a FAIL a case."""
+        cells = list(self._cells())
+        if not cells or any(c.outcome.code != "unreachable" for c in cells):
+            return None
+        return cells[0].outcome.error or "unreachable"
+
     def _cells(self) -> Iterator[CellResult]:
         for case in self.cases:
             yield from case.cells

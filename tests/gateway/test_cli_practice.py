@@ -75,10 +75,26 @@ def test_case_narrowing_and_junit(cli: CLI, tmp_path: Path) -> None:
     assert unknown.code == 2 and "no public case 'nope'" in unknown.json()["error"]["message"]
 
 
-def test_an_unreachable_agent_fails_every_case(cli: CLI) -> None:
-    res = cli("test", TICKETS, "--endpoint", "http://127.0.0.1:9/", "--case", "tc-001", "--json")
-    assert res.code == 1
-    assert res.json()["summary"]["outcomes"] == {"unreachable": 1}
+def test_an_unreachable_agent_is_one_environment_error(cli: CLI, tmp_path: Path) -> None:
+    junit = tmp_path / "unreachable.xml"
+    argv = ("test", TICKETS, "--endpoint", "http://127.0.0.1:9/", "--junit", str(junit))
+    res = cli(*argv, "--json")
+    assert res.code == 3  # the agent is unreachable: an environment error, not a failed case
+    error = res.json()["error"]
+    assert error["code"] == "agent_unreachable"
+    assert error["message"].startswith("the agent at http://127.0.0.1:9/ could not be reached")
+    cases = len(cli("test", TICKETS, "--endpoint", TRIAGE, "--json").json()["cases"])
+    assert error["details"] == {
+        "endpoint": "http://127.0.0.1:9/",
+        "cells": cases,
+        "hint": "start the agent, or check --endpoint",
+    }
+    # CI still gets its JUnit file: every case failed, with the outcome.
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == str(cases)
+    human = cli(*argv)
+    assert human.code == 3 and "FAIL" not in human.stdout + human.stderr
+    assert human.stderr.count("could not be reached") == 1
 
 
 @pytest.mark.parametrize(
@@ -98,6 +114,15 @@ def test_bad_endpoints_are_usage_errors(cli: CLI, endpoint: str, what: str) -> N
 def test_not_a_suite(cli: CLI, tmp_path: Path) -> None:
     res = cli("test", str(tmp_path), "--endpoint", TRIAGE)
     assert res.code == 2 and "not a suite" in res.stderr
+
+
+@pytest.mark.parametrize("name", ["suites/nope", "./nope", "nope/suite.yaml", "Nope"])
+def test_a_missing_path_is_named_as_missing(cli: CLI, tmp_path: Path, name: str) -> None:
+    res = cli("test", str(tmp_path / name) if "/" in name else name, "--endpoint", TRIAGE, "--json")
+    assert res.code == 2, res.stderr
+    error = res.json()["error"]
+    assert error["message"].endswith("no such suite directory or suite.yaml")
+    assert "installed" not in error["message"]
 
 
 @pytest.mark.slow

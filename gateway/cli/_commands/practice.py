@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from gateway.cli._app import common_options
 from gateway.cli._context import Context
-from schema.errors import InputError, Location, UsageError
+from schema.errors import AgentUnreachable, InputError, Location, UsageError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,9 +63,17 @@ def do_test(ctx: Context) -> int:
     from agents import load_manifest
     from evals import FixtureCache, load_suite, manifest_agent, practice, practice_agent
     from evals.suites import TrustStore
+    from schema import load_schema
 
     if Path(args.suite).exists():
         suite = load_suite(args.suite, trusted=TrustStore(ctx.settings.home).trusted)
+    elif not re.search(load_schema("suite")["properties"]["id"]["pattern"], args.suite):
+        # Not an id (ids are lowercase letters, digits and '-'): a path that is not there.
+        raise InputError(
+            "no such suite directory or suite.yaml",
+            location=Location(args.suite),
+            hint="give a suite directory, its suite.yaml, or an installed suite's id",
+        )
     else:
         # An installed suite: its active version, read from the store.
         suite = ctx.store_client("test SUITE-ID").load_suite(args.suite)
@@ -90,6 +99,13 @@ def do_test(ctx: Context) -> int:
             raise InputError(
                 f"cannot write: {exc.strerror}", location=Location(str(args.junit))
             ) from None
+    why = report.unreachable
+    if why is not None:
+        raise AgentUnreachable(
+            f"the agent at {agent.endpoint} could not be reached ({why}); no case was graded",
+            details={"endpoint": agent.endpoint, "cells": report.summary()["cells"]},
+            hint="start the agent, or check --endpoint",
+        )
     if ctx.out.json_mode:
         ctx.out.json(report.to_json())
     else:
