@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from gateway.cli._app import common_options
@@ -63,11 +62,11 @@ def do_test(ctx: Context) -> int:
     from agents import load_manifest
     from evals import FixtureCache, load_suite, manifest_agent, practice, practice_agent
     from evals.suites import TrustStore
-    from schema import load_schema
+    from schema import load_schema, make_validator
 
     if Path(args.suite).exists():
         suite = load_suite(args.suite, trusted=TrustStore(ctx.settings.home).trusted)
-    elif not re.search(load_schema("suite")["properties"]["id"]["pattern"], args.suite):
+    elif not make_validator(load_schema("suite")["properties"]["id"]).is_valid(args.suite):
         # Not an id (ids are lowercase letters, digits and '-'): a path that is not there.
         raise InputError(
             "no such suite directory or suite.yaml",
