@@ -28,7 +28,8 @@ def summarise(cells: list[EvalCell]) -> dict[str, Any]:
         "done": len(done),
         "passed": sum(1 for c in done if c.passed),
         "outcomes": dict(sorted(Counter(c.outcome_code for c in done if c.outcome_code).items())),
-        "cost_usd": sum((Decimal(c.cost_usd) for c in done if c.cost_usd), Decimal(0)),
+        # Text, as every money field: a stored JSON number would come back as a float.
+        "cost_usd": str(sum((Decimal(c.cost_usd) for c in done if c.cost_usd), Decimal(0))),
         "latency_ms": {
             "p50": rounded_ms(nearest_rank(latencies, 50)),
             "p95": rounded_ms(nearest_rank(latencies, 95)),

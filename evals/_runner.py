@@ -397,7 +397,8 @@ class Runner:
                     if row.idx in done:
                         self.tally["done"] += 1
                         self.tally["passed"] += int(row.passed)
-                        self.tally["cost_usd"] += Decimal(row.cost_usd)
+                        spent = Decimal(self.tally["cost_usd"]) + Decimal(row.cost_usd)
+                        self.tally["cost_usd"] = str(spent)
             self.progress(dict(self.tally))
 
     async def _heartbeat(self) -> None:

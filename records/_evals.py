@@ -250,7 +250,8 @@ class EvalRegistry:
             ).one()
             costs = session.scalars(select(EvalCell.cost_usd).where(*where))
             spent = sum((Decimal(c) for c in costs if c), Decimal(0))
-            return {"done": int(done), "passed": int(passed), "cost_usd": spent}
+            # Text, as every money field in a view (JSON would carry a number as a float).
+            return {"done": int(done), "passed": int(passed), "cost_usd": str(spent)}
 
     def claim(
         self, eval_id: str, owner: str, limit: int, lease_s: float

@@ -133,3 +133,56 @@ def test_sigkill_and_resume_give_the_same_record(tmp_path: Path) -> None:
         assert resumed["progress"] == {"pending": 0, "running": 0, "done": 40}
         for key in ("eval_score", "eval_score_ci95", "suites", "warnings"):
             assert resumed["record"][key] == reference["record"][key]
+
+
+REMOTE_DOWN = """\
+schema_version: 1
+id: acme/down
+version: 1.0.0
+protocol: holon-http
+endpoint: http://127.0.0.1:1/agent
+capabilities: [ticket.classify]
+"""
+
+
+def test_eval_all_prints_one_json_document(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    down = tmp_path / "down.yaml"
+    down.write_text(REMOTE_DOWN)
+    assert cli("agents", "register", str(down)).code == 0
+    res = cli("eval", "--all", "--capability", "ticket.classify", "--yes", "--json")
+    body = res.json()  # one document, whatever each agent's eval did
+    assert set(body) == {"capability", "exit_code", "agents"}
+    triage, gone = body["agents"]["acme/ticket-triage"], body["agents"]["acme/down"]
+    assert triage["eval"]["status"] == "done" and triage["plan"]["cells"] == 12
+    assert gone["exit_code"] == 3 and gone["error"]["code"] == "agent_unreachable"
+    assert res.code == body["exit_code"] == max(triage["exit_code"], gone["exit_code"])
+
+
+def test_money_is_decimal_text_in_every_eval_view(cli: CLI, tmp_path: Path) -> None:
+    _setup(cli, tmp_path)
+    done = cli("eval", "acme/ticket-triage", "--yes", "--json").json()
+    eval_id = done["eval"]["id"]
+    views = {
+        "eval": done,
+        "status": cli("evals", "status", eval_id, "--json").json(),
+        "list": cli("evals", "list", "--json").json(),
+        "record": cli("records", "show", "acme/ticket-triage", "--json").json(),
+    }
+
+    def floats(node: object, at: str) -> list[str]:
+        if isinstance(node, float):
+            return [at]
+        if isinstance(node, dict):
+            return [p for k, v in node.items() for p in floats(v, f"{at}.{k}")]
+        if isinstance(node, list):
+            return [p for i, v in enumerate(node) for p in floats(v, f"{at}[{i}]")]
+        return []
+
+    money = [
+        path
+        for name, view in views.items()
+        for path in floats(view, name)
+        if "usd" in path.rsplit(".", 1)[-1] or "cost" in path.rsplit(".", 1)[-1]
+    ]
+    assert money == []

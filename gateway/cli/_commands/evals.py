@@ -245,7 +245,7 @@ def do_eval(ctx: Context) -> int:
         return _eval_all(ctx)
     if args.agent is None:
         raise UsageError("name the agent to evaluate (ORG/AGENT), or --all --capability CAP")
-    return _eval_one(ctx, args.agent)
+    return _eval_one(ctx, args.agent)[0]
 
 
 def _eval_all(ctx: Context) -> int:
@@ -260,23 +260,28 @@ def _eval_all(ctx: Context) -> int:
             "an eval needs confirmation and there is no terminal to ask on",
             hint="add --yes to run it",
         )
-    results = {}
+    # One JSON document for the whole run: each agent's plan and eval, or its error
+    # (the error's own body, as a single command would print it).
+    results: dict[str, dict[str, Any]] = {}
     worst = 0
     for agent in agents:
         ctx.out.note(f"== {agent}")
         try:
-            code = _eval_one(ctx, agent, quiet_json=True)
+            code, done = _eval_one(ctx, agent, quiet_json=True)
+            results[agent] = {"exit_code": code, **done}
         except HolonError as exc:
-            ctx.out.error(exc)
+            if not ctx.out.json_mode:
+                ctx.out.error(exc)
             code = exc.exit_code
-        results[agent] = code
+            results[agent] = {"exit_code": code, **exc.to_body()}
         worst = max(worst, code)
     if ctx.out.json_mode:
-        ctx.out.json({"capability": args.capability, "exit_codes": results})
+        ctx.out.json({"capability": args.capability, "exit_code": worst, "agents": results})
     return worst
 
 
-def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> int:
+def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, dict[str, Any]]:
+    """The exit code of one agent's eval, and its plan and eval as JSON shows them."""
     from gateway.client import EvalOptions
 
     args = ctx.args
@@ -295,12 +300,13 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> int:
         _print_plan(ctx, view)
     _confirm(ctx, view)
     result = _run_with_progress(ctx, proposal.cells, lambda p: ops.execute(proposal, p))
+    done = {"plan": view, "eval": result}
     if ctx.out.json_mode:
         if not quiet_json:
-            ctx.out.json({"plan": view, "eval": result})
+            ctx.out.json(done)
     else:
         _print_result(ctx, result)
-    return 0 if result.get("meets_thresholds") else 1
+    return (0 if result.get("meets_thresholds") else 1), done
 
 
 def do_resume(ctx: Context) -> int:

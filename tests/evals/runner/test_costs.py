@@ -150,7 +150,7 @@ def test_a_priced_cost_over_the_cap_fails_the_cell(
     summary = info.result["summary"]
     assert summary["outcomes"] == {"cost_exceeded": 4, "ok": 4}
     # What the calls cost stays on the eval, capped or not: 4 × 0.010 + 4 × 0.011.
-    assert summary["cost_usd"] == Decimal("0.084")
+    assert Decimal(summary["cost_usd"]) == Decimal("0.084")
     suite = _record(store)["suites"]["tiny"]
     assert suite["public"]["passed"] == 4 and suite["holdout"]["passed"] == 0
     assert _record(store)["eval_score"] == 0
@@ -195,7 +195,7 @@ def test_without_pricing_the_reported_cost_is_held_to_the_cap(
         assert _outcome(cell)["cost_source"] == "reported"
         assert _outcome(cell)["usage"] == {"output_tokens": 3, "cost_usd": reported}
     assert info.result is not None
-    assert info.result["summary"]["cost_usd"] == 8 * Decimal(reported)
+    assert Decimal(info.result["summary"]["cost_usd"]) == 8 * Decimal(reported)
 
 
 def test_with_pricing_a_reported_cost_is_ignored(
@@ -211,5 +211,5 @@ def test_with_pricing_a_reported_cost_is_ignored(
         assert _outcome(cell)["cost_source"] == "priced"
         assert _outcome(cell)["usage"] == {"input_tokens": 8, "output_tokens": 2, "cost_usd": "5"}
     assert info.result is not None
-    assert info.result["summary"]["cost_usd"] == Decimal("0.048")
-    assert store.evals.progress(info.id)["cost_usd"] == Decimal("0.048")
+    assert Decimal(info.result["summary"]["cost_usd"]) == Decimal("0.048")
+    assert Decimal(store.evals.progress(info.id)["cost_usd"]) == Decimal("0.048")
