@@ -1,8 +1,8 @@
 """Eval reports and comparisons (EVALS.md, "Reports" and "Compare"), from the database only.
 
 `build_report` makes the canonical report (`schema/report.schema.json`) of
-one eval for an audience; `render_markdown` and `render_html` render that
-JSON and nothing else; `render_json` writes it (or a comparison) as JSON
+one eval for an audience; `render_markdown`, `render_html` and
+`render_junit` render that JSON and nothing else; `render_json` writes it (or a comparison) as JSON
 text. `compare_evals` pairs the cells of two evals and gates on critical
 cases; `render_compare_markdown` renders it. Whatever a store holds, every
 renderer finishes, bounded, with unsafe characters shown as escapes
@@ -12,19 +12,28 @@ renderer finishes, bounded, with unsafe characters shown as escapes
 from evals.reports._compare import COMPARE_VERSION, compare_evals
 from evals.reports._compare_markdown import render_compare_markdown
 from evals.reports._html import render_html
+from evals.reports._junit import render_junit
 from evals.reports._markdown import render_markdown
-from evals.reports._model import AUDIENCES, REPORT_VERSION, Audience, build_report
+from evals.reports._model import (
+    AUDIENCES,
+    REPORT_FORMATS,
+    REPORT_VERSION,
+    Audience,
+    build_report,
+)
 from evals.reports._values import render_json
 
 __all__ = [
     "AUDIENCES",
     "Audience",
     "COMPARE_VERSION",
+    "REPORT_FORMATS",
     "REPORT_VERSION",
     "build_report",
     "compare_evals",
     "render_compare_markdown",
     "render_html",
     "render_json",
+    "render_junit",
     "render_markdown",
 ]

@@ -48,6 +48,13 @@ __all__ = ["AUDIENCES", "REPORT_VERSION", "Audience", "build_report", "report_fr
 
 Audience = Literal["author", "operator"]
 AUDIENCES: tuple[Audience, ...] = get_args(Audience)
+# Each format a report renders to, with the media type it is served as.
+REPORT_FORMATS = {
+    "json": "application/json",
+    "md": "text/markdown",
+    "html": "text/html",
+    "junit": "application/xml",
+}
 REPORT_VERSION = 1
 SPLITS = ("public", "holdout")
 

@@ -255,12 +255,22 @@ class StoreEvals(EvalOps):
         return self.run(proposal.plan, progress)
 
     def report(self, eval_id: str, *, audience: str, form: str) -> str:
-        from evals.reports import build_report, render_html, render_json, render_markdown
+        from evals.reports import (
+            build_report,
+            render_html,
+            render_json,
+            render_junit,
+            render_markdown,
+        )
 
         report = build_report(self.store, eval_id, audience=audience)
-        if form == "json":
-            return render_json(report)
-        return render_markdown(report) if form == "md" else render_html(report)
+        renderers = {
+            "json": render_json,
+            "md": render_markdown,
+            "html": render_html,
+            "junit": render_junit,
+        }
+        return renderers[form](report)
 
     def compare(
         self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str

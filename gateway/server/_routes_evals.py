@@ -9,9 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from evals import resumable
-from evals.reports import (
-    AUDIENCES,
-)
+from evals.reports import AUDIENCES, REPORT_FORMATS
 from gateway.client._evals import eval_view, plan_view
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, query_int, read_json
@@ -214,14 +212,14 @@ def _format(request: Request, allowed: tuple[str, ...]) -> str:
 async def eval_report(request: Request, who: Principal, svc: Service) -> Response:
     eval_id = request.path_params["eval"]
     audience = _audience(request, who)
-    form = _format(request, ("json", "md", "html"))
+    form = _format(request, tuple(REPORT_FORMATS))
 
     def render() -> str:
         _own_eval(svc, who, eval_id)
         return svc.client.evals.report(eval_id, audience=audience, form=form)
 
     text = await svc.run(render)
-    media = {"json": "application/json", "md": "text/markdown", "html": "text/html"}[form]
+    media = REPORT_FORMATS[form]
     return Response(text, media_type=f"{media}; charset=utf-8")
 
 
@@ -245,7 +243,7 @@ async def eval_compare(request: Request, who: Principal, svc: Service) -> Respon
 
 
 _REPORT_QUERY = (
-    ("format", "json (default), md or html"),
+    ("format", "json (default), md, html or junit (JUnit XML)"),
     ("audience", "author (default) or operator (operator tokens only)"),
 )
 

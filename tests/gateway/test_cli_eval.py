@@ -186,3 +186,21 @@ def test_money_is_decimal_text_in_every_eval_view(cli: CLI, tmp_path: Path) -> N
         if "usd" in path.rsplit(".", 1)[-1] or "cost" in path.rsplit(".", 1)[-1]
     ]
     assert money == []
+
+
+def test_eval_writes_junit_for_ci(cli: CLI, tmp_path: Path) -> None:
+    from xml.etree import ElementTree as ET
+
+    _setup(cli, tmp_path)
+    junit = tmp_path / "out" / "eval.xml"
+    junit.parent.mkdir()
+    res = cli("eval", "acme/ticket-triage", "--yes", "--junit", str(junit), "--json")
+    assert res.code in (0, 1), res.stderr
+    eval_id = res.json()["eval"]["id"]
+    # The author audience: what `evals report --format junit` gives by default.
+    assert junit.read_text() == cli("evals", "report", eval_id, "--format", "junit").stdout
+    (suite,) = ET.parse(junit).getroot()
+    names = {c.get("name") for c in suite.iter("testcase")}
+    assert names == {f"p{i}" for i in range(6)} | {"score"}  # no holdout case
+    refused = cli("eval", "--all", "--capability", "ticket.classify", "--junit", "x.xml", "--yes")
+    assert refused.code == 2 and "--junit takes one agent" in refused.stderr

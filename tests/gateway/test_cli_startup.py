@@ -116,3 +116,10 @@ def test_cli_audiences_match_the_reports() -> None:
     from gateway.cli._commands.reports import AUDIENCES as CLI_AUDIENCES
 
     assert CLI_AUDIENCES == AUDIENCES
+
+
+def test_cli_report_formats_match_the_reports() -> None:
+    from evals.reports import REPORT_FORMATS
+    from gateway.cli._commands.reports import REPORT_FORMATS as CLI_FORMATS
+
+    assert CLI_FORMATS == tuple(REPORT_FORMATS)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import math
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands import reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
+from schema.documents import write_file
 from schema.errors import HolonError, Refused, UsageError
 
 if TYPE_CHECKING:
@@ -65,6 +67,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     run.add_argument("--capability", metavar="CAP", help="with --all: the capability")
     run.add_argument("--yes", action="store_true", help="run without asking")
+    run.add_argument(
+        "--junit",
+        metavar="FILE",
+        type=Path,
+        help="also write the eval's report as JUnit XML here (the author audience, safe to "
+        "publish: public cases, and each suite's score; `holon evals report --format junit "
+        "--audience operator` has the holdout's cases)",
+    )
     run.add_argument(
         "--suite",
         action="append",
@@ -252,6 +262,11 @@ def _eval_all(ctx: Context) -> int:
     args = ctx.args
     if args.agent is not None or not args.capability:
         raise UsageError("--all takes --capability CAP and no agent")
+    if args.junit is not None:
+        raise UsageError(
+            "--junit takes one agent's eval; with --all, write each one with "
+            "`holon evals report EVAL_ID --format junit`"
+        )
     agents = _ops(ctx).agents_claiming(args.capability)
     if not agents:
         raise Refused(f"no enabled agent claims {args.capability}")
@@ -300,6 +315,11 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
         _print_plan(ctx, view)
     _confirm(ctx, view)
     result = _run_with_progress(ctx, proposal.cells, lambda p: ops.execute(proposal, p))
+    if args.junit is not None:
+        junit = ops.report(result["id"], audience="author", form="junit")
+        # Whole or not at all: a full disk leaves no half file for CI to read.
+        write_file(args.junit, junit.encode("utf-8"))
+        ctx.out.note(f"wrote {args.junit}")
     done = {"plan": view, "eval": result}
     if ctx.out.json_mode:
         if not quiet_json:

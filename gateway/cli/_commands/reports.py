@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # load the store (SQLAlchemy and every model) for every command, `--help` included.
 # tests/gateway/test_cli_startup.py checks the two stay equal.
 AUDIENCES: tuple[Audience, ...] = ("author", "operator")
-REPORT_FORMATS = ("json", "md", "html")
+REPORT_FORMATS = ("json", "md", "html", "junit")  # evals.reports.REPORT_FORMATS, the same way
 COMPARE_FORMATS = ("json", "md")
 
 
@@ -38,7 +38,7 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report = group.add_parser(
         "report",
         parents=both,
-        help="the report of one eval (json, md or html)",
+        help="the report of one eval (json, md, html or junit)",
         description="Render one eval's report from the store: agent and suites with their "
         "digests, settings, per-suite and per-split rates with intervals and denominators, "
         "per-check and per-tag rates, outcome counts, latency, cost, the overfit analysis, "
@@ -51,7 +51,7 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report.add_argument(
         "--format",
         choices=REPORT_FORMATS,
-        help="json, md or html (default: md; json with --json)",
+        help="json, md, html or junit (JUnit XML for CI) (default: md; json with --json)",
     )
     _audience(report)
     _output(report)

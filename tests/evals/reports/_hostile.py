@@ -20,6 +20,7 @@ from decimal import Decimal
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from sqlalchemy import text
 
@@ -30,6 +31,7 @@ from evals.reports import (
     render_compare_markdown,
     render_html,
     render_json,
+    render_junit,
     render_markdown,
 )
 from evals.reports._values import NUMBER_CHARS, OUTPUT_LIMIT, STRING_LIMIT
@@ -49,6 +51,7 @@ STRING_BOUND = STRING_LIMIT
 JSON_FACTOR = 12  # an astral unsafe character: 1 character, `\udb40\udc41` 12
 MARKDOWN_FACTOR = 12  # `\U000e0041` is 10, `&amp;` 5; the output shown once, names twice
 HTML_FACTOR = 40  # one unsafe character between plain ones: a 25-character span around 10
+JUNIT_FACTOR = 12  # as Markdown: `\U000e0041` is 10, `&amp;` 5; no outputs, check details only
 SLACK = 20_000  # the page's fixed parts: headings, style sheet, empty tables
 
 HTML_TAGS = {
@@ -230,6 +233,7 @@ def rendered(store: Store, eval_id: str, reference: str | None) -> Iterator[tupl
         yield f"json {audience}", report, render_json(report)
         yield f"md {audience}", report, render_markdown(report)
         yield f"html {audience}", report, render_html(report)
+        yield f"junit {audience}", report, render_junit(report)
         if reference is None:
             continue
         base, candidate = (eval_id, reference) if audience == "author" else (reference, eval_id)
@@ -337,6 +341,17 @@ def check_rendered(name: str, document: Any, output: str) -> dict[str, Any]:
                     for cell in case["cells"]:
                         assert len(dumps(cell["output"])) <= OUTPUT_LIMIT + 2, name
         assert len(output) <= JSON_FACTOR * canonical + 1, name
+    elif name.startswith("junit"):
+        # Well-formed XML 1.0 (the parser refuses what XML cannot hold), with one
+        # testsuite a suite, and what it says made visible as in every format.
+        root = ElementTree.fromstring(output.encode("utf-8"))
+        assert root.tag == "testsuites" and len(root) == len(document["suites"]), name
+        everything = " ".join(
+            [*(v for e in root.iter() for v in e.attrib.values()), *(root.itertext())]
+        )
+        assert UNSAFE.search(everything) is None, name
+        seen.update(text=everything)
+        assert len(output) <= JUNIT_FACTOR * canonical + SLACK, (name, len(output), canonical)
     elif name.startswith("html"):
         page = _Page()
         page.feed(output)

@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import text
 
 from evals import make_plan, start
-from evals.reports import build_report, render_html, render_json, render_markdown
+from evals.reports import REPORT_FORMATS, build_report, render_html, render_json, render_markdown
 from records import CellResultRow, Store, new_key, open_store
 from schema.jsontext import dumps, loads
 from tests._servers import serve
@@ -33,7 +33,7 @@ from tests.gateway.server._gateway import running_gateway
 
 ROOT = Path(__file__).resolve().parents[3]
 HUGE = Decimal("1e1000000")  # what `loads` makes of the agent's `1e1000000`
-FORMATS = ("json", "md", "html")
+FORMATS = tuple(REPORT_FORMATS)
 AUDIENCES = ("author", "operator")
 
 

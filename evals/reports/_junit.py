@@ -1,0 +1,141 @@
+"""The report as JUnit XML, for CI systems, rendered from the canonical JSON and nothing else.
+
+One `<testsuite>` a suite. Each case row of the report is a `<testcase>` a
+cell (`case#repetition` when a suite repeats): a cell whose checks failed is
+a `<failure>` naming the failed checks; a cell whose call did not end `ok`
+is an `<error>` (the agent, not the answer: timeout, agent_error, ...); a
+cell never run (a cancelled eval) is `<skipped>`. Each suite ends with one
+testcase for its gate, `score`, failed when the suite does not meet its
+threshold, so a CI job fails where `holon eval` exits 1.
+
+The audience is the report's: an author report has public case rows only,
+and the holdout appears as the `score` line's rate, as in every other
+format. Every text is made visible (`_visible`) and kept within XML 1.0,
+which cannot hold most control characters or U+FFFE/U+FFFF even escaped.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from evals.reports._visible import visible
+
+__all__ = ["render_junit"]
+
+# What one <failure> lists at most: a case with hundreds of failed checks (an
+# invoice's line items) stays a readable entry.
+MAX_LISTED_CHECKS = 20
+
+
+def _text(value: Any) -> str:
+    return visible(str(value)).replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
+
+
+def render_junit(report: dict[str, Any]) -> str:
+    root = ET.Element("testsuites", name=_text(f"holon eval {report['eval']['id']}"))
+    for suite in report["suites"]:
+        root.append(_suite(suite, repeated=suite["settings"]["repetitions"] > 1))
+    tests = failures = errors = skipped = 0
+    for element in root:
+        tests += int(element.get("tests", "0"))
+        failures += int(element.get("failures", "0"))
+        errors += int(element.get("errors", "0"))
+        skipped += int(element.get("skipped", "0"))
+    root.set("tests", str(tests))
+    root.set("failures", str(failures))
+    root.set("errors", str(errors))
+    root.set("skipped", str(skipped))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _suite(suite: dict[str, Any], *, repeated: bool) -> ET.Element:
+    element = ET.Element("testsuite", name=_text(f"{suite['id']} v{suite['version']}"))
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    seconds = 0.0
+    for case in suite["cases"]:
+        for cell in case["cells"]:
+            name = f"{case['case_id']}#{cell['repetition']}" if repeated else case["case_id"]
+            testcase = ET.SubElement(
+                element,
+                "testcase",
+                classname=_text(f"{suite['id']}.{case['split']}"),
+                name=_text(name),
+                time=f"{_seconds(cell['latency_ms']):.3f}",
+            )
+            seconds += _seconds(cell["latency_ms"])
+            counts["tests"] += 1
+            kind = _cell_result(testcase, cell)
+            if kind is not None:
+                counts[kind] += 1
+    gate = ET.SubElement(element, "testcase", classname=_text(suite["id"]), name="score")
+    counts["tests"] += 1
+    if not suite["meets_threshold"]:
+        counts["failures"] += 1
+        ET.SubElement(
+            gate,
+            "failure",
+            message=_text(
+                f"score {_rate(suite['score'])} is below the threshold "
+                f"{suite['settings']['threshold']}"
+            ),
+        ).text = _text(_splits(suite["splits"]))
+    for key, value in counts.items():
+        element.set(key, str(value))
+    element.set("time", f"{seconds:.3f}")
+    return element
+
+
+def _cell_result(testcase: ET.Element, cell: dict[str, Any]) -> str | None:
+    """Marks `testcase` with its cell's result; the JUnit kind counted (None: passed)."""
+    if cell["status"] != "done":
+        ET.SubElement(testcase, "skipped", message="not run: the eval ended before this cell")
+        return "skipped"
+    if cell["outcome"] != "ok":
+        error = ET.SubElement(testcase, "error", type=_text(cell["outcome"]))
+        error.set("message", _text(f"{cell['outcome']}: {cell['error'] or 'no detail'}"))
+        return "errors"
+    if cell["passed"]:
+        return None
+    failed = [c for c in cell["checks"] or () if not c["passed"]]
+    failure = ET.SubElement(
+        testcase,
+        "failure",
+        message=_text(", ".join(str(c["name"]) for c in failed[:MAX_LISTED_CHECKS]) or "failed"),
+    )
+    lines = [_check_line(c) for c in failed[:MAX_LISTED_CHECKS]]
+    if len(failed) > MAX_LISTED_CHECKS:
+        lines.append(f"... and {len(failed) - MAX_LISTED_CHECKS} more failed checks")
+    failure.text = _text("\n".join(lines))
+    return "failures"
+
+
+def _check_line(check: dict[str, Any]) -> str:
+    """One failed check: its name, detail, and what was expected and found (as the report
+    holds them: long strings already cut)."""
+    line = f"{check['name']}: {check['detail'] or 'failed'}"
+    if check["expected"] is not None or check["actual"] is not None:
+        line += f" (expected {check['expected']}, actual {check['actual']})"
+    return line
+
+
+def _seconds(latency_ms: Any) -> float:
+    # A report's numbers are exact decimals (None for a cell never run), and a stored
+    # value may be anything: a time that is no finite number counts as none.
+    seconds = 0.0 if latency_ms is None else float(latency_ms) / 1000
+    return seconds if math.isfinite(seconds) else 0.0
+
+
+def _rate(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def _splits(splits: dict[str, Any]) -> str:
+    parts = []
+    for name, split in splits.items():
+        if split is None:
+            continue
+        parts.append(f"{name}: {split.get('passed')}/{split.get('n')} ({_rate(split.get('rate'))})")
+    return "; ".join(parts)
