@@ -247,7 +247,7 @@ def cost_block(cells: Sequence[CellData]) -> dict[str, Any]:
     return {
         "n": n,
         "missing": len(cells) - n,
-        "usd": str(total),
+        "usd": format(total, "f"),  # positional: str() writes 0.0000000 as 0E-7
         "source": None if not used else used[0] if len(used) == 1 else "mixed",
         "sources": sources,
     }

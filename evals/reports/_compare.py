@@ -5,7 +5,8 @@
   gets counts for the holdout's).
 - A *matched* comparison needs, per suite, the same suite digest (which
   covers the checks digest and so the grading-rules version), the same
-  holdout epoch (from each eval's plan), and the same set of suites.
+  holdout epoch (from each eval's plan), the same repetitions, and the
+  same set of suites.
   Otherwise `compare_evals` refuses (`Refused`, exit 2) and says what
   differs, or with `allow_mismatch` labels the result unmatched. An author
   learns that epochs differ, never their values.
@@ -26,7 +27,15 @@ from typing import Any
 
 from evals._scores import SuiteCounts, score_suites
 from evals._stats import rounded
-from evals.reports._aggregate import CaseTally, check_rows, rate, rate_block, tally_cases
+from evals.reports._aggregate import (
+    CaseTally,
+    check_rows,
+    cost_block,
+    latency_block,
+    rate,
+    rate_block,
+    tally_cases,
+)
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._model import Audience, author_holdout, check_audience
 from evals.reports._values import timestamp
@@ -99,6 +108,19 @@ def _mismatches(base: EvalData, candidate: EvalData, operator: bool) -> list[dic
                     "base": (b.digests_for(operator) or {}).get("checks_digest"),
                     "candidate": (c.digests_for(operator) or {}).get("checks_digest"),
                     "message": f"suite {suite_id}: its checks or the grading-rules version differ",
+                }
+            )
+        if b.repetitions != c.repetitions:
+            # A case's score is passes over runs: at 1 run it is 0 or 1, at 3 it moves
+            # in thirds, so the two are not the same measurement even where cells pair.
+            found.append(
+                {
+                    "suite": suite_id,
+                    "what": "repetitions",
+                    "base": b.repetitions,
+                    "candidate": c.repetitions,
+                    "message": f"suite {suite_id}: {b.repetitions} repetitions against "
+                    f"{c.repetitions}",
                 }
             )
         if b.holdout_epoch != c.holdout_epoch:
@@ -341,12 +363,70 @@ def _suite(
         "splits": splits,
         "cases": shown,
         "checks": _check_deltas(b, c, mine_b, mine_c, operator),
+        **_spend(
+            base.cells_of(suite_id) if b else None, candidate.cells_of(suite_id) if c else None
+        ),
         "unpaired": {
             "base": _unpaired(lone_base, operator),
             "candidate": _unpaired(lone_candidate, operator),
         },
     }
     return out, critical
+
+
+def _spend(base: Sequence[CellData] | None, candidate: Sequence[CellData] | None) -> dict[str, Any]:
+    """Each side's cost and latency over its recorded cells, and their differences.
+
+    A cost difference needs both sides known the same one way: a priced cost
+    (the manifest's price) against a reported one (the agent's word) measures
+    two things, so its delta is null and says why. Cells of no known cost
+    (source none: an error before any price applied) add nothing on either
+    side. Latency deltas are of the nearest-rank p50 and p95.
+    """
+    cost_b = None if base is None else cost_block(base)
+    cost_c = None if candidate is None else cost_block(candidate)
+    lat_b = None if base is None else latency_block(base)
+    lat_c = None if candidate is None else latency_block(candidate)
+    withheld = None
+    usd_delta = None
+    if cost_b is not None and cost_c is not None:
+        known_b, known_c = _known(cost_b), _known(cost_c)
+        if not cost_b["n"] or not cost_c["n"]:
+            withheld = "no recorded cell on one side"
+        elif len(known_b) > 1 or known_b != known_c:
+            withheld = (
+                f"{' and '.join(known_b) or 'no'} cost against "
+                f"{' and '.join(known_c) or 'no'}: not the same measure"
+            )
+        elif cost_b["n"] != cost_c["n"]:
+            withheld = f"{cost_b['n']} recorded cells against {cost_c['n']}"
+        else:
+            usd_delta = format(Decimal(cost_c["usd"]) - Decimal(cost_b["usd"]), "f")
+
+    def ms_delta(q: str) -> Decimal | None:
+        if lat_b is None or lat_c is None or lat_b[q] is None or lat_c[q] is None:
+            return None
+        return Decimal(lat_c[q]) - Decimal(lat_b[q])
+
+    return {
+        "cost": {
+            "base": cost_b,
+            "candidate": cost_c,
+            "usd_delta": usd_delta,
+            "delta_withheld": withheld,
+        },
+        "latency_ms": {
+            "base": lat_b,
+            "candidate": lat_c,
+            "p50_delta": ms_delta("p50"),
+            "p95_delta": ms_delta("p95"),
+        },
+    }
+
+
+def _known(cost: dict[str, Any]) -> list[str]:
+    """The ways a side's costs were known (priced, reported), "none" aside."""
+    return [source for source in ("priced", "reported") if cost["sources"][source]]
 
 
 def _eval_view(data: EvalData) -> dict[str, Any]:

@@ -30,6 +30,28 @@ def _side(side: dict[str, Any] | None) -> str:
     return f"v{side['version']}, score {number(side['score'])}"
 
 
+def _cost(cost: dict[str, Any]) -> str:
+    def side(block: dict[str, Any] | None) -> str:
+        return "-" if block is None else f"${block['usd']} ({block['source'] or 'none'})"
+
+    delta = (
+        f"delta ${cost['usd_delta']}"
+        if cost["usd_delta"] is not None
+        else f"no delta: {cost['delta_withheld']}"
+    )
+    return f"base {side(cost['base'])}, candidate {side(cost['candidate'])}; {delta}"
+
+
+def _latency(latency: dict[str, Any]) -> str:
+    def side(block: dict[str, Any] | None) -> str:
+        return "-" if block is None else f"p50 {block['p50']} ms, p95 {block['p95']} ms"
+
+    return (
+        f"base {side(latency['base'])}; candidate {side(latency['candidate'])}; "
+        f"delta p50 {_signed(latency['p50_delta'])} ms, p95 {_signed(latency['p95_delta'])} ms"
+    )
+
+
 def render_compare_markdown(comparison: dict[str, Any]) -> str:
     """The comparison as Markdown, from its JSON alone (values escaped as in reports)."""
     base, cand = comparison["base"], comparison["candidate"]
@@ -94,6 +116,8 @@ def render_compare_markdown(comparison: dict[str, Any]) -> str:
             f"- base: {md(_side(b))}",
             f"- candidate: {md(_side(c))}",
             f"- score delta: {md(_signed(suite['score_delta']))}",
+            f"- cost: {md(_cost(suite['cost']))}",
+            f"- latency: {md(_latency(suite['latency_ms']))}",
             "",
         ]
         rows = []

@@ -103,7 +103,7 @@ def _cell_result(testcase: ET.Element, cell: dict[str, Any]) -> str | None:
     failure = ET.SubElement(
         testcase,
         "failure",
-        message=_text(", ".join(str(c["name"]) for c in failed[:MAX_LISTED_CHECKS]) or "failed"),
+        message=_text(", ".join(_name(c) for c in failed[:MAX_LISTED_CHECKS]) or "failed"),
     )
     lines = [_check_line(c) for c in failed[:MAX_LISTED_CHECKS]]
     if len(failed) > MAX_LISTED_CHECKS:
@@ -115,10 +115,15 @@ def _cell_result(testcase: ET.Element, cell: dict[str, Any]) -> str | None:
 def _check_line(check: dict[str, Any]) -> str:
     """One failed check: its name, detail, and what was expected and found (as the report
     holds them: long strings already cut)."""
-    line = f"{check['name']}: {check['detail'] or 'failed'}"
+    line = f"{_name(check)}: {check['detail'] or 'failed'}"
     if check["expected"] is not None or check["actual"] is not None:
         line += f" (expected {check['expected']}, actual {check['actual']})"
     return line
+
+
+def _name(check: dict[str, Any]) -> str:
+    # A stored result may have lost its name (the report keeps it as null).
+    return "(unnamed check)" if check["name"] is None else str(check["name"])
 
 
 def _seconds(latency_ms: Any) -> float:

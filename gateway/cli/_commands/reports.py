@@ -62,9 +62,10 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=both,
         help="compare two evals case by case; exit 1 when a critical case regressed",
         description="Pair the cells of two evals on (suite, case digest, repetition) and show "
-        "per-suite rate deltas, improved and regressed cases, per-check deltas and unpaired "
-        "cells. Refuses (exit 2) unless both evals have the same suite digests, holdout "
-        "epochs and grading rules; --allow-mismatch compares anyway, labelled unmatched. "
+        "per-suite rate deltas, improved and regressed cases, per-check deltas, cost and "
+        "latency deltas, and unpaired cells. Refuses (exit 2) unless both evals have the same "
+        "suite digests, holdout epochs, grading rules and repetitions; --allow-mismatch "
+        "compares anyway, labelled unmatched. "
         "Exit 1 when any case tagged critical dropped by at least 0.5, whatever the totals.",
     )
     compare.add_argument("base", metavar="BASE", help="the eval to compare against")
@@ -76,7 +77,8 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     compare.add_argument(
         "--allow-mismatch",
         action="store_true",
-        help="compare evals of different suites or holdout epochs (the result says unmatched)",
+        help="compare evals of different suites, holdout epochs or repetitions (the result "
+        "says unmatched)",
     )
     _output(compare)
     compare.set_defaults(handler=do_compare)

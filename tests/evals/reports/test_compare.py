@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evals.reports import compare_evals, render_compare_markdown
+from evals.reports._data import load_eval
 from evals.suites import install_suite
 from records import Store
 from schema import validator
@@ -109,20 +112,72 @@ def test_unpaired_cells_are_listed_never_dropped(store: Store, tmp_path: Path) -
     setup(store, tmp_path)
     base = run_eval(store, tmp_path / "home")
     twice = run_eval(store, tmp_path / "home", repetitions=2)  # a narrowed eval: same suite
-    operator = _valid(compare_evals(store, base, twice, audience="operator"))
-    assert operator["matched"] is True
+    # Scores of 1 run and of 2 are not the same measurement: refused, saying so.
+    with pytest.raises(Refused, match="1 repetitions against 2") as refused:
+        compare_evals(store, base, twice)
+    (mismatch,) = refused.value.details["mismatches"]
+    assert (mismatch["what"], mismatch["base"], mismatch["candidate"]) == ("repetitions", 1, 2)
+    operator = _valid(compare_evals(store, base, twice, audience="operator", allow_mismatch=True))
+    assert operator["matched"] is False
     unpaired = operator["suites"][0]["unpaired"]
     assert unpaired["base"]["counts"] == {"public": 0, "holdout": 0}
     assert unpaired["candidate"]["counts"] == {"public": 7, "holdout": 3}
     listed = unpaired["candidate"]["cells"]
     assert len(listed) == 10 and {c["repetition"] for c in listed} == {1}
     assert operator["suites"][0]["splits"]["public"]["paired"] == {"cells": 7, "cases": 7}
-    author = _valid(compare_evals(store, base, twice))
+    author = _valid(compare_evals(store, base, twice, allow_mismatch=True))
     lone = author["suites"][0]["unpaired"]["candidate"]
     assert lone["counts"] == {"public": 7, "holdout": None}
     assert len(lone["cells"]) == 7 and {c["split"] for c in lone["cells"]} == {"public"}
     markdown = render_compare_markdown(author)
     assert "candidate: public 7, holdout not shown" in markdown
+
+
+def test_cost_and_latency_deltas(store: Store, tmp_path: Path) -> None:
+    setup(store, tmp_path)
+    base = run_eval(store, tmp_path / "home")
+    candidate = run_eval(store, tmp_path / "home")
+    operator = _valid(compare_evals(store, base, candidate, audience="operator"))
+    (suite,) = operator["suites"]
+    cost, latency = suite["cost"], suite["latency_ms"]
+    b, c = cost["base"], cost["candidate"]
+    assert b["sources"]["priced"] == c["sources"]["priced"] > 0 and b["n"] == c["n"] == 10
+    assert b["sources"]["reported"] == c["sources"]["reported"] == 0
+    assert Decimal(cost["usd_delta"]) == Decimal(c["usd"]) - Decimal(b["usd"])
+    assert cost["delta_withheld"] is None
+    assert latency["p50_delta"] == latency["candidate"]["p50"] - latency["base"]["p50"]
+    # An author's: public cells only, as everything else of an author's comparison.
+    author = _valid(compare_evals(store, base, candidate))
+    assert author["suites"][0]["cost"]["base"]["n"] == 7
+    assert author["suites"][0]["latency_ms"]["base"]["n"] == 7
+    text = render_compare_markdown(author)
+    assert f"- cost: base ${author['suites'][0]['cost']['base']['usd']} (" in text
+
+
+def test_priced_and_reported_costs_are_never_subtracted(store: Store, tmp_path: Path) -> None:
+    from evals.reports._compare import _spend
+
+    setup(store, tmp_path)
+    base = run_eval(store, tmp_path / "home")
+    data = load_eval(store, base)
+    cells = data.cells_of("tiny")
+    reported = [
+        dataclasses.replace(c, cost_source="reported" if c.cost_source == "priced" else "none")
+        for c in cells
+    ]
+    spend = _spend(cells, reported)
+    assert spend["cost"]["usd_delta"] is None
+    assert spend["cost"]["delta_withheld"] == "priced cost against reported: not the same measure"
+    both = [dataclasses.replace(c, cost_source="reported") for c in cells[:1]] + list(cells[1:])
+    assert _spend(both, both)["cost"]["delta_withheld"] == (
+        "priced and reported cost against priced and reported: not the same measure"
+    )
+    fewer = _spend(cells, cells[1:])
+    assert fewer["cost"]["usd_delta"] is None
+    assert (
+        fewer["cost"]["delta_withheld"] == f"{len(cells)} recorded cells against {len(cells) - 1}"
+    )
+    assert Decimal(_spend(cells, cells)["cost"]["usd_delta"]) == 0
 
 
 def test_evals_of_different_holdout_epochs_are_refused(store: Store, tmp_path: Path) -> None:
