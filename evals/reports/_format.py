@@ -100,6 +100,12 @@ def json_text(value: Any) -> str:
     return dumps(value)
 
 
+def threshold_text(meets: bool | None) -> str:
+    if meets is None:
+        return "no verdict: the eval is incomplete"
+    return "meets its threshold" if meets else "below its threshold"
+
+
 def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
     """The report's overview as (label, text) pairs, shared by Markdown and HTML.
 
@@ -125,7 +131,12 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         ("eval score", f"{number(summary['eval_score'])} {interval(summary['eval_score_ci95'])}"),
         ("weakest suite", summary["weakest_suite"]),
         ("unverified capabilities", ", ".join(summary["unverified_capabilities"]) or None),
-        ("meets thresholds", yes_no(summary["meets_thresholds"])),
+        (
+            "meets thresholds",
+            summary["verdict_withheld"]
+            if summary["meets_thresholds"] is None
+            else yes_no(summary["meets_thresholds"]),
+        ),
         (
             "cells",
             f"{summary['cells']['n']} recorded, {summary['cells']['missing']} missing; "

@@ -29,6 +29,7 @@ from evals.reports._format import (
     overview_pairs,
     percent,
     split_text,
+    threshold_text,
     yes_no,
 )
 from evals.reports._visible import visible, visible_runs
@@ -206,8 +207,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         ),
         (
             "score",
-            f"{number(suite['score'])}: "
-            + ("meets its threshold" if suite["meets_threshold"] else "below its threshold"),
+            f"{number(suite['score'])}: " + threshold_text(suite["meets_threshold"]),
         ),
         ("latency", latency_text(suite["latency_ms"])),
         ("cost", cost_text(suite["cost"])),

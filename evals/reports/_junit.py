@@ -74,14 +74,15 @@ def _suite(suite: dict[str, Any], *, repeated: bool) -> ET.Element:
     counts["tests"] += 1
     if not suite["meets_threshold"]:
         counts["failures"] += 1
-        ET.SubElement(
-            gate,
-            "failure",
-            message=_text(
-                f"score {_rate(suite['score'])} is below the threshold "
-                f"{suite['settings']['threshold']}"
-            ),
-        ).text = _text(_splits(suite["splits"]))
+        message = (
+            "no verdict: the eval is incomplete"
+            if suite["meets_threshold"] is None
+            else f"score {_rate(suite['score'])} is below the threshold "
+            f"{suite['settings']['threshold']}"
+        )
+        ET.SubElement(gate, "failure", message=_text(message)).text = _text(
+            _splits(suite["splits"])
+        )
     for key, value in counts.items():
         element.set(key, str(value))
     element.set("time", f"{seconds:.3f}")

@@ -25,6 +25,7 @@ from evals.reports._format import (
     number,
     overview_pairs,
     split_text,
+    threshold_text,
     yes_no,
 )
 from evals.reports._visible import visible, visible_runs
@@ -225,8 +226,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
         f"- settings: repetitions {settings['repetitions']}, cap per case "
         f"${md(settings['max_cost_usd'])}, timeout {md(settings['timeout_s'])} s, threshold "
         f"{md(settings['threshold'])}, overfit delta {md(settings['overfit_delta'])}",
-        f"- score: **{md(suite['score'])}**, "
-        + ("meets its threshold" if suite["meets_threshold"] else "below its threshold"),
+        f"- score: **{md(suite['score'])}**, " + threshold_text(suite["meets_threshold"]),
         f"- public: {md(split_text(suite['splits']['public']))}",
         f"- holdout: {md(split_text(suite['splits']['holdout']))}",
         "",

@@ -200,6 +200,7 @@ def _suite(
     cells: Sequence[CellData],
     score: EvalScore,
     audience: Audience,
+    complete: bool,
     holdout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One suite's part of the report. An author's report is built from the public cells
@@ -231,7 +232,8 @@ def _suite(
                 "overfit_delta": str(suite.overfit_delta),
             },
             "score": rate(scored.score),
-            "meets_threshold": scored.meets_threshold,
+            # No verdict on part of an eval: missing cells could go either way.
+            "meets_threshold": scored.meets_threshold if complete else None,
             "splits": splits,
             "checks": {
                 "public": check_rows(suite, by_split["public"]),
@@ -315,11 +317,19 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
             [c for c in cells if c.suite_id == suite.id],
             score,
             audience,
+            complete,
             holdouts.get(suite.id),
         )
         for suite in data.suites
     ]
     recorded = sum(1 for c in cells if c.done)
+    withheld = None
+    if not complete:
+        missing = sum(1 for c in data.cells if not c.done)
+        withheld = (
+            f"the eval is {info.status} with {missing} of {len(data.cells)} cells not recorded: "
+            "no verdict, and no record" + (" (the plan was full)" if info.full_plan else "")
+        )
     return {
         "report_version": REPORT_VERSION,
         "audience": audience,
@@ -341,7 +351,8 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
             "eval_score_ci95": eval_json["eval_score_ci95"],
             "weakest_suite": eval_json["weakest_suite"],
             "unverified_capabilities": eval_json["unverified_capabilities"],
-            "meets_thresholds": all(s["meets_threshold"] for s in suites),
+            "meets_thresholds": all(s["meets_threshold"] for s in suites) if complete else None,
+            "verdict_withheld": withheld,
             "cells": {"n": recorded, "missing": len(cells) - recorded},
             "passed_cells": sum(1 for c in cells if c.done and c.passed),
             "outcomes": outcome_block(cells),

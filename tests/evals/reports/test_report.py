@@ -309,3 +309,31 @@ def test_long_agent_values_are_bounded() -> None:
     huge = bounded([f"{i:>500}" for i in range(100)])
     assert isinstance(huge, str) and huge.startswith("[output of ")
     assert len(dumps([f"{i:>500}" for i in range(100)])) > OUTPUT_LIMIT
+
+
+def test_a_cancelled_eval_has_no_verdict(store: Store, tmp_path: Path) -> None:
+    setup(store, tmp_path)
+    info = start(store, make_plan(store, AGENT_ID, home=tmp_path / "home"))
+    claimed = store.evals.claim(info.id, "host:1:test", 3, 3600)
+    store.evals.record(
+        info.id,
+        [
+            CellResultRow(c.idx, c.fence, "ok", True, "0.0001", 5.0, 1, {}, {"label": "x"}, [])
+            for c in claimed
+        ],
+    )
+    store.evals.set_status(info.id, "cancelled")
+    for audience in ("author", "operator"):
+        report = build_report(store, info.id, audience=audience)
+        assert not list(validator("report").iter_errors(loads(dumps(report))))
+        summary = report["summary"]
+        assert summary["meets_thresholds"] is None
+        assert summary["verdict_withheld"] == (
+            "the eval is cancelled with 7 of 10 cells not recorded: no verdict, and no record "
+            "(the plan was full)"
+        )
+        assert [s["meets_threshold"] for s in report["suites"]] == [None]
+        for text in (render_markdown(report), render_html(report)):
+            assert "the eval is cancelled with 7 of 10 cells not recorded" in text
+            assert "no verdict: the eval is incomplete" in text
+            assert "meets its threshold" not in text
