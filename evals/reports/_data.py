@@ -26,6 +26,7 @@ from evals.suites._model import DEFAULT_OVERFIT_DELTA
 from records import EvalCell, EvalInfo, Store
 from schema.documents import parse_document
 from schema.errors import HolonError, NotFound
+from schema.jsontext import loads
 
 __all__ = ["CellData", "EvalData", "SuiteData", "load_eval"]
 
@@ -60,6 +61,10 @@ class SuiteData:
     # keyed under the store's holdout secret (evals._integrity.keyed_digest).
     author_suite_digest: str = ""
     author_digests: dict[str, str] | None = None
+    license: str | None = None  # the suite's data licence (suite.yaml `license`)
+    # Each case's input by (split, case id), as the installed case files hold it
+    # (fixture references unresolved); a generated holdout's are not kept.
+    inputs: dict[tuple[str, str], Any] | None = None
 
     @property
     def checks_digest(self) -> str | None:
@@ -110,6 +115,7 @@ class EvalData:
     info: EvalInfo
     suites: tuple[SuiteData, ...]
     cells: tuple[CellData, ...]
+    manifest: dict[str, Any] | None = None  # the evaluated version's, as registered
 
     @property
     def complete(self) -> bool:
@@ -119,7 +125,12 @@ class EvalData:
     def public_only(self) -> EvalData:
         """The eval as an author's views are built from: its public cells alone, so no
         aggregate of theirs can move with a holdout cell (docs/integrity.md)."""
-        return EvalData(self.info, self.suites, tuple(c for c in self.cells if c.split == "public"))
+        return EvalData(
+            self.info,
+            self.suites,
+            tuple(c for c in self.cells if c.split == "public"),
+            self.manifest,
+        )
 
     def cells_of(self, suite_id: str, split: str | None = None) -> list[CellData]:
         return [
@@ -135,15 +146,33 @@ def _decimal(value: Any, default: Decimal) -> Decimal:
     return number if number.is_finite() else default
 
 
-def _suite_document(store: Store, suite_id: str, version: int) -> dict[str, Any] | None:
+def _suite_document(files: dict[str, str]) -> dict[str, Any] | None:
     try:
-        text = store.suites.files(suite_id, version).get(SUITE_FILE)
+        text = files.get(SUITE_FILE)
         if text is None:
             return None
         value = parse_document(text, SUITE_FILE).value
     except HolonError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    """Each case's input by (split, id), from the installed case files; a line that does
+    not read (a store holds what it holds) is left out."""
+    inputs: dict[tuple[str, str], Any] = {}
+    for split in ("public", "holdout"):
+        named = document.get(split)
+        relative = named.get("file") if isinstance(named, dict) else None
+        text = files.get(relative) if isinstance(relative, str) else None
+        for line in (text or "").splitlines():
+            try:
+                case = loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(case, dict) and isinstance(case.get("id"), str) and "input" in case:
+                inputs[(split, case["id"])] = case["input"]
+    return inputs
 
 
 def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
@@ -157,10 +186,16 @@ def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
     if installed is not None:
         title = None if installed.title is None else text_of(installed.title)
         digests = {str(k): str(v) for k, v in sorted(installed.digests.items())}
-    document = _suite_document(store, suite_id, version) if installed is not None else None
+    files = store.suites.files(suite_id, version) if installed is not None else {}
+    document = _suite_document(files)
     delta = DEFAULT_OVERFIT_DELTA
     suite_checks: int | None = None
+    license: str | None = None
+    inputs: dict[tuple[str, str], Any] | None = None
     if document is not None:
+        if isinstance(document.get("license"), str):
+            license = text_of(document["license"])
+        inputs = _case_inputs(files, document)
         overfit = document.get("overfit")
         if isinstance(overfit, dict) and "delta" in overfit:
             delta = _decimal(overfit["delta"], DEFAULT_OVERFIT_DELTA)
@@ -183,6 +218,8 @@ def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
         suite_checks=suite_checks,
         author_suite_digest=keyed_digest(secret, str(entry["suite_digest"])),
         author_digests=author_digests(secret, digests),
+        license=license,
+        inputs=inputs,
     )
 
 
@@ -242,4 +279,8 @@ def load_eval(store: Store, eval_id: str) -> EvalData:
     secret = store.suites.holdout_secret()
     suites = tuple(_suite(store, entry, secret) for entry in plan_suites)
     cells = tuple(_cell(row) for row in store.evals.cells(eval_id))
-    return EvalData(info=info, suites=suites, cells=cells)
+    try:
+        manifest: dict[str, Any] | None = store.agents.manifest(info.agent_id, info.agent_version)
+    except NotFound:  # the agent is gone: the report still reads
+        manifest = None
+    return EvalData(info=info, suites=suites, cells=cells, manifest=manifest)

@@ -149,8 +149,10 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
             ]
         ),
     ]
+    if case["input"] is not None:
+        parts.append(f"<p>input</p><pre>{esc(json_text(case['input']))}</pre>")
     if cell["outcome"] == "ok":
-        parts.append(f"<pre>{esc(json_text(cell['output']))}</pre>")
+        parts.append(f"<p>output</p><pre>{esc(json_text(cell['output']))}</pre>")
     if cell["checks"]:
         parts.append(_checks_table(cell["checks"]))
     parts.append("</details>")
@@ -189,6 +191,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
     settings = suite["settings"]
     pairs: list[tuple[str, Any]] = [
         ("capability", suite["capability"]),
+        ("data licence", suite["license"] or "not stated by the suite"),
         ("suite digest", suite["suite_digest"]),
     ]
     pairs += [

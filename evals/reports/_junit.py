@@ -53,6 +53,14 @@ def render_junit(report: dict[str, Any]) -> str:
 
 def _suite(suite: dict[str, Any], *, repeated: bool) -> ET.Element:
     element = ET.Element("testsuite", name=_text(f"{suite['id']} v{suite['version']}"))
+    properties = ET.SubElement(element, "properties")
+    ET.SubElement(properties, "property", name="capability", value=_text(suite["capability"]))
+    ET.SubElement(
+        properties,
+        "property",
+        name="license",
+        value=_text(suite["license"] or "not stated by the suite"),
+    )
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     seconds = 0.0
     for case in suite["cases"]:

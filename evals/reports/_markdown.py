@@ -194,6 +194,8 @@ def _failure_details(cases: Sequence[dict[str, Any]]) -> list[str]:
                 f"{md(cell['outcome'])}"
                 + (f", error: {md(cell['error'])}" if cell["error"] else "")
             )
+            if case["input"] is not None:
+                lines.append(f"  - input: {md(json_text(case['input']))}")
             if cell["outcome"] == "ok":
                 lines.append(f"  - output: {md(json_text(cell['output']))}")
             for check in cell["checks"] or []:
@@ -215,6 +217,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
         f"## Suite {md(suite['id'])} v{suite['version']}: {md(suite['title'])}",
         "",
         f"- capability: {md(suite['capability'])}",
+        f"- data licence: {md(suite['license'] or 'not stated by the suite')}",
         f"- suite digest: {md(suite['suite_digest'])}",
     ]
     for name, value in (suite["digests"] or {}).items():

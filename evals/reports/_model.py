@@ -22,6 +22,7 @@ Audiences (ARCHITECTURE.md, "Privacy and trust"):
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
@@ -42,6 +43,7 @@ from evals.reports._aggregate import (
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._values import bounded, text_of, timestamp
 from records import Store
+from schema import __version__
 from schema.errors import UsageError
 
 __all__ = ["AUDIENCES", "REPORT_VERSION", "Audience", "build_report", "report_from_data"]
@@ -163,10 +165,15 @@ def _cell(cell: CellData) -> dict[str, Any]:
     }
 
 
-def _case(case: CaseTally) -> dict[str, Any]:
+def _case(case: CaseTally, suite: SuiteData) -> dict[str, Any]:
+    known = suite.inputs or {}
     return {
         "split": case.split,
         "case_id": case.case_id,
+        # As the suite's case file holds it; only an operator's report has holdout rows.
+        "input": bounded(known[(case.split, case.case_id)])
+        if (case.split, case.case_id) in known
+        else None,
         "case_digest": case.case_digest,
         "tags": list(case.tags),
         "critical": case.critical,
@@ -217,6 +224,7 @@ def _suite(
         "version": suite.version,
         "capability": suite.capability,
         "title": suite.title,
+        "license": suite.license,
         "suite_digest": suite.suite_digest_for(operator),
         "digests": suite.digests_for(operator),
     }
@@ -258,10 +266,21 @@ def _suite(
                 "detail": overfit.detail(),
                 "advice": ADVICE.get(overfit.verdict),
             },
-            "cases": [_case(c) for c in cases if operator or c.split == "public"],
+            "cases": [_case(c, suite) for c in cases if operator or c.split == "public"],
         }
     )
     return out
+
+
+def _generated_by(audience: Audience) -> dict[str, Any]:
+    """What rendered the report. The host's Python and platform are the operator's to
+    know; an author learns holon's version alone."""
+    operator = audience == "operator"
+    return {
+        "holon": __version__,
+        "python": platform.python_version() if operator else None,
+        "platform": platform.platform(terse=True) if operator else None,
+    }
 
 
 def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
@@ -333,11 +352,14 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
     return {
         "report_version": REPORT_VERSION,
         "audience": audience,
+        "generated_by": _generated_by(audience),
         "eval": eval_view,
         "agent": {
             "id": info.agent_id,
             "version": info.agent_version,
             "claimed_capabilities": list(plan.get("claimed_capabilities", [])),
+            # As registered: manifests hold no secrets (those are kept apart, encrypted).
+            "manifest": None if data.manifest is None else bounded(data.manifest, limit=None),
         },
         "settings": {
             "concurrency": plan.get("concurrency"),

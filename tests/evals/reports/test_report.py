@@ -11,14 +11,18 @@ import pytest
 
 from evals import make_plan, resume, start
 from evals.reports import build_report, render_html, render_markdown
+from evals.reports._format import json_text
+from evals.reports._markdown import md
 from evals.reports._values import OUTPUT_LIMIT, bounded
 from records import CellResultRow, Store
-from schema import validator
+from schema import __version__, validator
 from schema.errors import NotFound, UsageError
 from schema.jsontext import dumps, loads
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import (
     GENERATED_YAML,
+    HOLDOUT_CASES,
+    PUBLIC_CASES,
     SECRET_CHECK,
     SECRET_EXPECTED,
     SECRET_IDS,
@@ -28,6 +32,7 @@ from tests.evals.reports._setup import (
     run_eval,
     setup,
 )
+from tests.evals.suites._make import SUITE_YAML
 
 
 @pytest.fixture
@@ -68,7 +73,12 @@ def test_the_report_is_valid_and_shows_the_records_numbers(store: Store, tmp_pat
             "id": AGENT_ID,
             "version": "1.0.0",
             "claimed_capabilities": ["ticket.classify"],
+            "manifest": store.agents.manifest(AGENT_ID, "1.0.0"),
         }
+        operator = audience == "operator"
+        assert report["generated_by"]["holon"] == __version__
+        assert (report["generated_by"]["python"] is not None) is operator
+        assert (report["generated_by"]["platform"] is not None) is operator
         (suite,) = report["suites"]
         recorded = record["suites"]["tiny"]
         for split in ("public", "holdout"):
@@ -337,3 +347,35 @@ def test_a_cancelled_eval_has_no_verdict(store: Store, tmp_path: Path) -> None:
             assert "the eval is cancelled with 7 of 10 cells not recorded" in text
             assert "no verdict: the eval is incomplete" in text
             assert "meets its threshold" not in text
+
+
+def test_case_inputs_and_the_data_licence_in_every_format(store: Store, tmp_path: Path) -> None:
+    from evals.reports import render_junit
+
+    licensed = SUITE_YAML.replace(
+        "title: A tiny suite\n", "title: A tiny suite\nlicense: CC-BY-4.0\n"
+    )
+    setup(store, tmp_path, suite_yaml=licensed)
+    eval_id = run_eval(store, tmp_path / "home")
+    for audience in ("author", "operator"):
+        report = _valid(build_report(store, eval_id, audience=audience))
+        (suite,) = report["suites"]
+        assert suite["license"] == "CC-BY-4.0"
+        rows = {c["case_id"]: c for c in suite["cases"]}
+        for source in PUBLIC_CASES:
+            assert rows[source["id"]]["input"] == source["input"]
+        if audience == "operator":  # holdout rows, with their inputs: the operator's only
+            for source in HOLDOUT_CASES:
+                assert rows[source["id"]]["input"] == source["input"]
+        failing = rows["pub-fail"]["input"]["subject"]
+        assert f"input: {md(json_text(rows['pub-fail']['input']))}" in render_markdown(report)
+        assert failing in render_html(report)
+        for text in (render_markdown(report), render_html(report), render_junit(report)):
+            assert "CC-BY-4.0" in text
+
+
+def test_a_suite_without_a_licence_says_so(store: Store, tmp_path: Path) -> None:
+    setup(store, tmp_path)
+    report = build_report(store, run_eval(store, tmp_path / "home"))
+    assert report["suites"][0]["license"] is None
+    assert "data licence: not stated by the suite" in render_markdown(report)
