@@ -251,7 +251,6 @@ def test_an_unreachable_gateway_is_an_environment_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        ("tokens", "create", "--role", "operator"),
         ("suites", "add", "somewhere"),
         ("worker", "--once"),
         ("gateway", "serve"),

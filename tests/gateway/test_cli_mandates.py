@@ -248,9 +248,11 @@ def test_ledger_lists_calls_newest_first(world: CLI, tmp_path: Path) -> None:
     by_agent = cli("ledger", "--agent", "acme/ticket-triage", "--mandate", "finance-tickets")
     assert by_agent.code == 0
     assert by_agent.stdout.splitlines()[0].split() == [
-        "time", "caller", "agent", "capability", "decision", "outcome", "cost",
+        "time", "caller", "agent", "capability", "mandate", "decision", "record", "outcome",
+        "cost",
     ]  # fmt: skip
     assert "finance-bot" in by_agent.stdout and "stranger" not in by_agent.stdout
+    assert "finance-tickets r1" in by_agent.stdout
     first = cli("ledger", "--limit", "1", "--json").json()
     assert len(first["items"]) == 1 and first["next_cursor"]
     rest = cli("ledger", "--cursor", first["next_cursor"], "--json").json()["items"]
