@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from math import inf
 from typing import Any, Literal
 
 from gateway._ttl import MISS, TtlCache
@@ -119,24 +120,19 @@ class TokenCache:
             started = time.monotonic()
             info = await run(load)
             self._cache.put(token, started, info)
-        if info is None:
+        if info is None or (info.expires_at is not None and info.expires_at <= self._clock()):
             raise Unauthorized(NOT_A_TOKEN)
-        now = self._clock()
-        if info.expired(now):
-            raise Unauthorized(NOT_A_TOKEN)
-        self._used(info.id, now)
+        at = self._monotonic()
+        if at - self._touched.get(info.id, -inf) >= self._last_used_every_s:
+            self._used(info.id, at)
         return Principal(info.role, info.id)
 
-    def _used(self, token_id: str, now: datetime) -> None:
-        """Queue a last-use write if this process has queued none for the token lately."""
-        at = self._monotonic()
-        last = self._touched.get(token_id)
-        if last is not None and at - last < self._last_used_every_s:
-            return
+    def _used(self, token_id: str, at: float) -> None:
+        """Queue a last-use write (this process queued none for the token lately)."""
         if len(self._touched) >= 10_000:  # bounded: forgetting costs one early write
             self._touched.clear()
         self._touched[token_id] = at
-        _TOUCHER.submit(self._touch, token_id, now)
+        _TOUCHER.submit(self._touch, token_id, self._clock())
 
     def _touch(self, token_id: str, now: datetime) -> None:
         try:
