@@ -4,7 +4,7 @@ the migration that started keeping them backfills each existing mandate's curren
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, cast
+from typing import cast
 
 import pytest
 from sqlalchemy import Table
@@ -12,18 +12,9 @@ from sqlalchemy import Table
 from records import LOCAL, Store, open_engine, open_store, upgrade, utcnow
 from records._models import MandateRow, TokenRow
 from schema.errors import NotFound
+from tests.gateway.server._gateway import mandate
 
-
-def _document(**changes: Any) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "schema_version": 1,
-        "id": "finance-tickets",
-        "holder": "finance-bot",
-        "capabilities": ["ticket.classify"],
-        "max_cost_per_call_usd": "0.01",
-    }
-    document.update(changes)
-    return document
+_document = mandate  # a mandate document, as the gateway tests grant them
 
 
 def test_every_revision_is_kept_with_its_time_and_granter(store: Store) -> None:

@@ -9,37 +9,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from gateway.server import _auth
 from gateway.server._auth import NOT_A_TOKEN, TokenCache
 from records import Store, utcnow
 from schema.errors import Unauthorized
-from tests.gateway.server._gateway import Gateway, running_gateway
+from tests.gateway.server._gateway import Gateway, running_gateway, statements
 
 ROLES = ("operator", "org:acme", "caller:finance-bot")
 
 
-@contextmanager
-def token_writes(store: Store) -> Iterator[list[str]]:
+def token_writes(store: Store) -> AbstractContextManager[list[str]]:
     """Every statement that writes the tokens table, as the driver is sent it."""
-    seen: list[str] = []
-
-    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.lstrip().upper().startswith("UPDATE TOKENS"):
-            seen.append(statement)
-
-    event.listen(store.engine, "before_cursor_execute", before)
-    try:
-        yield seen
-    finally:
-        event.remove(store.engine, "before_cursor_execute", before)
+    return statements(store, lambda sql: sql.lstrip().upper().startswith("UPDATE TOKENS"))
 
 
 def _settle_uses() -> None:
