@@ -43,7 +43,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -219,7 +219,16 @@ class LiveCalls:
             decided = await to_thread.run_sync(
                 self._decide, self.lookups, caller, agent_id, capability
             )
-        decided = replace(decided, call=_replace_request(decided.call, request_id))
+        decided = _Decided(  # not dataclasses.replace: this is every call's path
+            _replace_request(decided.call, request_id),
+            decided.manifest,
+            decided.mandates,
+            decided.verdicts,
+            decided.secret,
+            decided.now,
+            decided.revisions,
+            decided.record_eval_id,
+        )
         verdicts = decided.verdicts
         for index, verdict in enumerate(verdicts):
             if not verdict.allow:

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from records import Store
-from tests.gateway.server._gateway import install_tiny, mandate, register_triage, running_gateway
+from tests.gateway.server._gateway import (
+    install_tiny,
+    mandate,
+    register_triage,
+    running_gateway,
+    statements,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -70,3 +76,24 @@ def test_ledger_rows_name_the_revision_and_the_record(store: Store, tmp_path: Pa
         assert other.json()["error"]["message"] == "no mandate 'finance-tickets'"
         org = gw.call("GET", "/v1/mandates/finance-tickets/revisions", "org:acme")
         assert org.status_code == 403
+
+
+def test_naming_the_revision_reads_nothing_more(store: Store, tmp_path: Path) -> None:
+    """With the lookups cached, a live call reads no mandate, revision or record: the
+    revision and the eval id come with what the decision already holds."""
+    install_tiny(store, tmp_path)
+    register_triage(store)
+    with running_gateway(store, tmp_path / "home", cache_ttl_s=60.0) as gw:
+        eval_id = gw.evaluate("acme/ticket-triage")["id"]
+        granted = gw.call("POST", "/v1/mandates", "operator", json=mandate(min_eval_score=0.1))
+        assert granted.status_code == 201
+        warm = gw.call("POST", INVOKE, "caller:finance-bot", json=BODY)
+        assert warm.status_code == 200, warm.text
+        tables = ("mandates", "mandate_revisions", "agent_records", "agents", "tokens")
+        with statements(store, lambda sql: any(f" {t}" in sql.lower() for t in tables)) as seen:
+            for _ in range(5):
+                answer = gw.call("POST", INVOKE, "caller:finance-bot", json=BODY)
+                assert answer.status_code == 200, answer.text
+        assert [s for s in seen if not s.lstrip().upper().startswith("UPDATE TOKENS")] == []
+        rows = store.ledger.list(limit=10).items
+        assert {(r.mandate_revision, r.record_eval_id) for r in rows} == {(1, eval_id)}
