@@ -113,7 +113,7 @@ class TokenCache:
         token = token.strip()
 
         def load() -> TokenInfo | None:
-            return self.store.tokens.authenticate(token)
+            return self.store.tokens.authenticate(token, self._clock())
 
         info: TokenInfo | None = self._cache.peek(token, load)
         if info is MISS:
