@@ -8,6 +8,7 @@ of their own, so nothing sleeps.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
@@ -228,3 +229,31 @@ def test_bad_token_requests_are_located(
     if path is not None:
         assert error["details"]["path"] == path
     assert len(store.tokens.list()) == before
+
+
+def test_a_revocation_reaches_every_process_within_the_cache_ttl(
+    store: Store, tmp_path: Path
+) -> None:
+    """Two gateways on one store (as `--workers 2` runs them), each caching tokens for
+    half a second: one revokes over the API, the other refuses the token within that."""
+    ttl = 0.5
+    with (
+        running_gateway(store, tmp_path / "a", eval_workers=0, cache_ttl_s=ttl) as one,
+        running_gateway(store, tmp_path / "b", eval_workers=0, cache_ttl_s=ttl) as two,
+    ):
+        created = one.call("POST", "/v1/tokens", "operator", json={"role": "caller:short"})
+        token = created.json()["token"]
+        for gateway in (one, two):  # cached in both now
+            assert gateway.http.get(gateway.url + "/v1/ledger", headers=_bearer(token)).is_success
+        revoked = one.call("POST", f"/v1/tokens/{created.json()['id']}/revoke", "operator")
+        assert revoked.status_code == 200
+        started = time.monotonic()
+        for gateway in (two, one):
+            while gateway.http.get(gateway.url + "/v1/ledger", headers=_bearer(token)).is_success:
+                assert time.monotonic() - started < ttl + 0.5, "accepted past the cache's TTL"
+                time.sleep(0.02)
+        # And refused from then on (a refresh never brings it back).
+        time.sleep(ttl)
+        for gateway in (one, two):
+            answer = gateway.http.get(gateway.url + "/v1/ledger", headers=_bearer(token))
+            assert answer.status_code == 401
