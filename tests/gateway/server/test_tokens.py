@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,12 @@ class Clocks:
         self.wall += timedelta(seconds=seconds)
         self.mono += seconds
 
+    def cache(self, store: Store) -> TokenCache:
+        """A token cache that keeps entries for an hour, on these clocks."""
+        return TokenCache(
+            store, ttl_s=3600, clock=lambda: self.wall.timestamp(), monotonic=lambda: self.mono
+        )
+
 
 async def _direct(fn: Any, *args: Any) -> Any:
     return fn(*args)
@@ -57,7 +63,7 @@ async def _direct(fn: Any, *args: Any) -> Any:
 async def test_expiry_is_exact_even_for_a_cached_token(store: Store) -> None:
     clocks = Clocks()
     info, token = store.tokens.create("operator", expires_at=clocks.wall + timedelta(seconds=30))
-    cache = TokenCache(store, ttl_s=3600, clock=lambda: clocks.wall, monotonic=lambda: clocks.mono)
+    cache = clocks.cache(store)
     header = f"Bearer {token}"
     assert (await cache.principal(header, _direct)).token_id == info.id
     clocks.advance(29.999)
@@ -75,7 +81,7 @@ async def test_expiry_is_exact_even_for_a_cached_token(store: Store) -> None:
 @pytest.mark.anyio
 async def test_last_use_is_queued_once_a_minute_per_token(store: Store) -> None:
     clocks = Clocks()
-    cache = TokenCache(store, ttl_s=3600, clock=lambda: clocks.wall, monotonic=lambda: clocks.mono)
+    cache = clocks.cache(store)
     first, one = store.tokens.create("caller:finance-bot")
     second, two = store.tokens.create("caller:ops-bot")
     started = clocks.wall
@@ -90,9 +96,10 @@ async def test_last_use_is_queued_once_a_minute_per_token(store: Store) -> None:
         await cache.principal(f"Bearer {one}", _direct)
         _settle_uses()
         assert len(writes) == 3
-    used = {t.id: t.last_used_at for t in store.tokens.list()}
-    assert used[second.id] == started
-    assert used[first.id] == clocks.wall
+    used = {t.id: t.last_used_at or datetime.min.replace(tzinfo=UTC) for t in store.tokens.list()}
+    # When each was first used in its minute (to the clock's float precision).
+    assert abs(used[second.id] - started) < timedelta(milliseconds=1)
+    assert abs(used[first.id] - clocks.wall) < timedelta(milliseconds=1)
 
 
 # -- a running gateway --------------------------------------------------------------------
