@@ -53,13 +53,21 @@ LAST_USED_EVERY = timedelta(minutes=1)
 _DURATION = re2.compile(r"([1-9][0-9]{0,5})([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_DURATION = timedelta(days=3650)
+_JSON_KINDS = {
+    type(None): "null",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "an array",
+    dict: "an object",
+}
 
 
 def parse_duration(text: object, where: str) -> timedelta:
     """A duration such as 90s, 15m, 12h or 30d (`where` names the flag or JSON path)."""
     found = _DURATION.fullmatch(text) if isinstance(text, str) else None
     if found is None:
-        shown = repr(text) if isinstance(text, str) else f"a JSON {type(text).__name__}"
+        shown = repr(text) if isinstance(text, str) else _JSON_KINDS.get(type(text), "a value")
         raise UsageError(
             f"{where} must be a duration, got {shown[:40]}",
             details={"path": where},

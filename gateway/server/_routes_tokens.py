@@ -17,6 +17,7 @@ from starlette.responses import Response
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, read_json
 from gateway.server._service import Endpoint, Service
+from records import parse_duration
 from schema.errors import UsageError
 
 OPERATOR = frozenset({"operator"})
@@ -82,6 +83,8 @@ async def create_token(request: Request, who: Principal, svc: Service) -> Respon
     if note is not None:
         note = id_text(note, "$.note", "a note (a string of at most 200 characters)")
     expires_in = body.get("expires_in")
+    if "expires_in" in body and expires_in is None:  # leave it out for no expiry
+        parse_duration(None, "$.expires_in")
     view = await svc.run(
         lambda: svc.client.tokens.create(
             role, note=note, expires_in=expires_in, where="$.expires_in"

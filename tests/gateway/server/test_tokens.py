@@ -218,6 +218,7 @@ def test_only_operators_manage_tokens(gw: Gateway, store: Store, role: str) -> N
         ({"role": "admin"}, None),
         ({"role": "operator", "expires_in": "30 days"}, "$.expires_in"),
         ({"role": "operator", "expires_in": 30}, "$.expires_in"),
+        ({"role": "operator", "expires_in": None}, "$.expires_in"),
         ({"role": "operator", "expires_in": "0d"}, "$.expires_in"),
         ({"role": "operator", "expires_in": "9999d"}, "$.expires_in"),
         ({"role": "operator", "note": 7}, "$.note"),
