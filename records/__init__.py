@@ -17,7 +17,7 @@ from records._ledger_values import (
     LedgerEntry,
     period_key,
 )
-from records._mandates import GrantStatus, MandateInfo, MandateRegistry
+from records._mandates import LOCAL, GrantStatus, MandateInfo, MandateRegistry, MandateRevision
 from records._models import EvalCell
 from records._pages import Page
 from records._secrets import SecretBox, new_key
@@ -31,12 +31,20 @@ from records._store import (
     upgrade,
 )
 from records._suites import InstalledSuite, SuiteInstall, SuiteRegistry
-from records._tokens import TokenInfo, TokenRegistry, check_role
+from records._tokens import (
+    LAST_USED_EVERY,
+    TokenInfo,
+    TokenRegistry,
+    check_role,
+    parse_duration,
+)
 from records._types import utc_text, utcnow
 
 __all__ = [
     "EXPIRED_COST_SOURCE",
     "EXPIRED_REASON",
+    "LAST_USED_EVERY",
+    "LOCAL",
     "SCHEMA_REVISION",
     "AgentInfo",
     "AgentRegistry",
@@ -61,6 +69,7 @@ __all__ = [
     "LedgerWrite",
     "MandateInfo",
     "MandateRegistry",
+    "MandateRevision",
     "Page",
     "Registration",
     "Reserve",
@@ -78,6 +87,7 @@ __all__ = [
     "new_key",
     "open_engine",
     "open_store",
+    "parse_duration",
     "period_key",
     "schema_status",
     "ulid",

@@ -90,6 +90,8 @@ class Reserve:
     expires_at: datetime
     budget: tuple[BudgetPeriod, Decimal] | None
     details: dict[str, Any]
+    mandate_revision: int | None = None  # the revision of the mandate that allowed it
+    record_eval_id: str | None = None  # the eval whose record it decided on, if it read one
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,8 @@ class Deny:
     mandate_id: str | None
     reason: str
     details: dict[str, Any]
+    mandate_revision: int | None = None  # the revision of `mandate_id` that denied it
+    record_eval_id: str | None = None
 
 
 LedgerWrite = Reserve | Settle | Deny
@@ -140,9 +144,13 @@ class LedgerRegistry:
         mandate_id: str | None,
         reason: str,
         details: dict[str, Any],
+        mandate_revision: int | None = None,
+        record_eval_id: str | None = None,
     ) -> LedgerEntry:
         """Record a call that was decided `deny` (the agent is never called)."""
-        result: LedgerEntry = self._apply_one(Deny(call, mandate_id, reason, details))
+        result: LedgerEntry = self._apply_one(
+            Deny(call, mandate_id, reason, details, mandate_revision, record_eval_id)
+        )
         return result
 
     def reserve(
@@ -335,7 +343,13 @@ class LedgerRegistry:
             rows = []
             for index, write in denials:
                 row = _new_row(write.call, write.mandate_id, None, write.details, now)
-                row.update(decision="deny", reason=write.reason, status="denied")
+                row.update(
+                    decision="deny",
+                    reason=write.reason,
+                    status="denied",
+                    mandate_revision=write.mandate_revision,
+                    record_eval_id=write.record_eval_id,
+                )
                 row["settled_at"] = now
                 rows.append(row)
                 results[index] = entry_from_row(row)
@@ -454,6 +468,8 @@ class LedgerRegistry:
                 status="reserved",
                 reserved_usd=str(write.cap),
                 expires_at=write.expires_at,
+                mandate_revision=write.mandate_revision,
+                record_eval_id=write.record_eval_id,
             )
             rows.append(row)
             results[index] = entry_from_row(row)
@@ -538,4 +554,6 @@ def _new_row(
         "created_at": now,
         "expires_at": None,
         "settled_at": None,
+        "mandate_revision": None,
+        "record_eval_id": None,
     }

@@ -97,6 +97,8 @@ class LedgerEntry:
     created_at: datetime
     expires_at: datetime | None
     settled_at: datetime | None
+    mandate_revision: int | None = None  # the mandate's revision that allowed or denied it
+    record_eval_id: str | None = None  # the eval whose record the decision read
 
 
 def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:
@@ -121,4 +123,6 @@ def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:
         created_at=row["created_at"],
         expires_at=row["expires_at"],
         settled_at=row["settled_at"],
+        mandate_revision=row["mandate_revision"],
+        record_eval_id=row["record_eval_id"],
     )

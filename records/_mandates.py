@@ -3,6 +3,11 @@
 Documents arrive validated (gateway's mandate loader, against
 schema/mandate.schema.json); this layer stores them, keyed by id, and never
 interprets them: deciding is the gateway's job.
+
+Every granted revision is kept (`mandate_revisions`), with its time and who
+granted it: the token id over the API, `LOCAL` for the CLI on the store
+(which has no authenticated identity to name: an OS user name would look
+like one without being one). The current document stays in `mandates`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import select
 
-from records._models import MandateRow
+from records._models import MandateRevisionRow, MandateRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._types import utcnow
 from schema.canonical import digest
@@ -23,7 +28,9 @@ from schema.errors import NotFound
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["GrantStatus", "MandateInfo", "MandateRegistry"]
+__all__ = ["LOCAL", "GrantStatus", "MandateInfo", "MandateRegistry", "MandateRevision"]
+
+LOCAL = "local"  # `granted_by` of a revision granted on the store itself
 
 GrantStatus = Literal["created", "updated", "unchanged", "reinstated"]
 
@@ -44,6 +51,29 @@ class MandateInfo:
         return self.revoked_at is None
 
 
+@dataclass(frozen=True)
+class MandateRevision:
+    mandate_id: str
+    revision: int
+    holder: str
+    document: dict[str, Any]
+    digest: str
+    granted_at: datetime
+    granted_by: str | None  # a token id, LOCAL, or None (before history was kept)
+
+
+def _revision(row: MandateRevisionRow) -> MandateRevision:
+    return MandateRevision(
+        row.mandate_id,
+        row.revision,
+        row.holder,
+        row.document,
+        row.digest,
+        row.granted_at,
+        row.granted_by,
+    )
+
+
 def _info(row: MandateRow) -> MandateInfo:
     return MandateInfo(
         row.id,
@@ -61,14 +91,19 @@ class MandateRegistry:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def grant(self, document: dict[str, Any]) -> tuple[GrantStatus, MandateInfo]:
-        """Store `document` under its id: a new mandate, or a new revision of one."""
+    def grant(
+        self, document: dict[str, Any], *, granted_by: str = LOCAL
+    ) -> tuple[GrantStatus, MandateInfo]:
+        """Store `document` under its id: a new mandate, or a new revision of one (kept, with
+        its time and `granted_by`: a token id, or LOCAL)."""
         mandate_id = str(document["id"])
         holder = str(document["holder"])
         document_digest = digest(document)
         now = utcnow()
         with self._store.write() as session:
-            row = session.get(MandateRow, mandate_id)
+            # Locked (PostgreSQL; SQLite's writer holds the database): two grants of
+            # one id at once make two revisions, one after the other.
+            row = session.get(MandateRow, mandate_id, with_for_update=True)
             status: GrantStatus
             if row is None:
                 row = MandateRow(
@@ -93,8 +128,32 @@ class MandateRegistry:
                 row.revision += 1
                 row.updated_at = now
                 row.revoked_at = None
+            if status != "unchanged":
+                session.add(
+                    MandateRevisionRow(
+                        mandate_id=mandate_id,
+                        revision=row.revision,
+                        holder=holder,
+                        document=document,
+                        digest=document_digest,
+                        granted_at=now,
+                        granted_by=granted_by,
+                    )
+                )
             session.flush()
             return status, _info(row)
+
+    def revisions(self, mandate_id: str) -> builtins.list[MandateRevision]:
+        """Every revision of the mandate, oldest first (NotFound for an unknown mandate)."""
+        with self._store.read() as session:
+            if session.get(MandateRow, mandate_id) is None:
+                raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
+            rows = session.scalars(
+                select(MandateRevisionRow)
+                .where(MandateRevisionRow.mandate_id == mandate_id)
+                .order_by(MandateRevisionRow.revision)
+            )
+            return [_revision(r) for r in rows]
 
     def get(self, mandate_id: str) -> MandateInfo:
         with self._store.read() as session:

@@ -247,13 +247,18 @@ class TokenRow(Base):
     note: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # None: never expires. An expired token authenticates as nothing.
+    expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # Coarse: written at most once a minute per token (records._tokens, LAST_USED_EVERY).
+    last_used_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
 class MandateRow(Base):
     """A mandate: a caller principal's policy (GATEWAY.md, "Mandates").
 
-    Regranting an id replaces its document (`revision` grows); revoking keeps
-    the row, so ledger rows always point at something.
+    Regranting an id replaces its document (`revision` grows; every revision
+    is kept in `mandate_revisions`); revoking keeps the row, so ledger rows
+    always point at something.
     """
 
     __tablename__ = "mandates"
@@ -266,6 +271,25 @@ class MandateRow(Base):
     granted_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class MandateRevisionRow(Base):
+    """One granted revision of a mandate, kept: what a ledger row's `mandate_revision` names.
+
+    `granted_by`: the token id that granted it over the API, `local` for the
+    CLI on the store, NULL for revisions from before history was kept
+    (backfilled by migration 0009).
+    """
+
+    __tablename__ = "mandate_revisions"
+
+    mandate_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    revision: Mapped[int] = mapped_column(Integer, primary_key=True)
+    holder: Mapped[str] = mapped_column(String(64))
+    document: Mapped[dict[str, Any]]
+    digest: Mapped[str] = mapped_column(String(64))
+    granted_at: Mapped[datetime]
+    granted_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class BudgetRow(Base):
@@ -320,3 +344,7 @@ class LedgerRow(Base):
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
     settled_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # What decided the call: the revision of `mandate_id` (allowed or denied by
+    # it) and the eval whose record it read (None when it read none).
+    mandate_revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    record_eval_id: Mapped[str | None] = mapped_column(String(32), nullable=True)

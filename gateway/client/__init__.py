@@ -8,6 +8,7 @@ from gateway.client._interface import (
     EvalsAPI,
     Progress,
     Proposal,
+    TokensAPI,
 )
 from gateway.client._store import StoreClient
 from gateway.client._views import agent_view, timestamp
@@ -22,6 +23,7 @@ __all__ = [
     "Progress",
     "Proposal",
     "StoreClient",
+    "TokensAPI",
     "agent_view",
     "timestamp",
 ]

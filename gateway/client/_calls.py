@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from agents import Executor
-from gateway.client._views import ledger_view, mandate_view
+from gateway.client._views import ledger_view, mandate_view, revision_view
 from gateway.live import LiveCalls, Lookups, check_mandate
 from gateway.mandates import load_mandate, mandate_from_dict
-from records import Store, utcnow
+from records import LOCAL, Store, utcnow
 from schema.jsontext import JSONValue
 
 JSONObject = dict[str, Any]
@@ -22,10 +22,13 @@ class CallOps:
 
     # -- mandates ----------------------------------------------------------
 
-    def grant(self, document: JSONObject, *, source: str = "<request>") -> JSONObject:
+    def grant(
+        self, document: JSONObject, *, source: str = "<request>", granted_by: str = LOCAL
+    ) -> JSONObject:
+        """`granted_by`: the granting token's id (the gateway), LOCAL (the CLI on the store)."""
         mandate = mandate_from_dict(document, source)
         assert mandate.document is not None
-        status, info = self.store.mandates.grant(mandate.document)
+        status, info = self.store.mandates.grant(mandate.document, granted_by=granted_by)
         return {"status": status, "mandate": mandate_view(info)}
 
     def grant_file(self, path: Path) -> JSONObject:
@@ -49,6 +52,9 @@ class CallOps:
 
     def get(self, mandate_id: str) -> JSONObject:
         return mandate_view(self.store.mandates.get(mandate_id))
+
+    def revisions(self, mandate_id: str) -> JSONObject:
+        return {"items": [revision_view(r) for r in self.store.mandates.revisions(mandate_id)]}
 
     def revoke(self, mandate_id: str) -> JSONObject:
         return mandate_view(self.store.mandates.revoke(mandate_id))

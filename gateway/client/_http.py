@@ -89,6 +89,7 @@ class HttpClient:
         )
         self._evals = HttpEvals(self)
         self._calls = HttpCalls(self)
+        self._tokens = HttpTokens(self)
 
     @property
     def evals(self) -> HttpEvals:
@@ -97,6 +98,10 @@ class HttpClient:
     @property
     def calls(self) -> HttpCalls:
         return self._calls
+
+    @property
+    def tokens(self) -> HttpTokens:
+        return self._tokens
 
     def close(self) -> None:
         self._http.close()
@@ -404,6 +409,10 @@ class HttpCalls:
         view: JSONObject = self.client.json("GET", f"/v1/mandates/{_segment(mandate_id)}")
         return view
 
+    def revisions(self, mandate_id: str) -> JSONObject:
+        page: JSONObject = self.client.json("GET", f"/v1/mandates/{_segment(mandate_id)}/revisions")
+        return page
+
     def revoke(self, mandate_id: str) -> JSONObject:
         view: JSONObject = self.client.json("POST", f"/v1/mandates/{_segment(mandate_id)}/revoke")
         return view
@@ -452,3 +461,29 @@ class HttpCalls:
         }
         page: JSONObject = self.client.json("GET", "/v1/ledger", params=params)
         return page
+
+
+class HttpTokens:
+    """API tokens over the API (operator tokens only)."""
+
+    def __init__(self, client: HttpClient) -> None:
+        self.client = client
+
+    def create(
+        self, role: str, *, note: str | None = None, expires_in: str | None = None
+    ) -> JSONObject:
+        body = {"role": role, "note": note, "expires_in": expires_in}
+        created: JSONObject = self.client.json(
+            "POST", "/v1/tokens", body={k: v for k, v in body.items() if v is not None}
+        )
+        return created
+
+    def list(self, *, include_revoked: bool = False) -> JSONObject:
+        page: JSONObject = self.client.json(
+            "GET", "/v1/tokens", params={"include_revoked": include_revoked}
+        )
+        return page
+
+    def revoke(self, token_id: str) -> JSONObject:
+        view: JSONObject = self.client.json("POST", f"/v1/tokens/{_segment(token_id)}/revoke")
+        return view

@@ -116,6 +116,10 @@ class CallsAPI(Protocol):
 
     def get(self, mandate_id: str) -> JSONObject: ...
 
+    def revisions(self, mandate_id: str) -> JSONObject:
+        """`{"items": [revision view]}`, oldest first: every revision granted, kept."""
+        ...
+
     def revoke(self, mandate_id: str) -> JSONObject: ...
 
     def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
@@ -141,6 +145,22 @@ class CallsAPI(Protocol):
     ) -> JSONObject: ...
 
 
+class TokensAPI(Protocol):
+    """API tokens (`client.tokens`; over the gateway, operator tokens only)."""
+
+    def create(
+        self, role: str, *, note: str | None = None, expires_in: str | None = None
+    ) -> JSONObject:
+        """`{"token": the token, shown this once, **its view}`."""
+        ...
+
+    def list(self, *, include_revoked: bool = False) -> JSONObject:
+        """`{"items": [token view]}`: never a token itself."""
+        ...
+
+    def revoke(self, token_id: str) -> JSONObject: ...
+
+
 class Client(Protocol):
     """What the CLI may ask of holon. Every method raises `schema.errors.HolonError`s."""
 
@@ -151,6 +171,9 @@ class Client(Protocol):
 
     @property
     def calls(self) -> CallsAPI: ...
+
+    @property
+    def tokens(self) -> TokensAPI: ...
 
     # -- agents -------------------------------------------------------------
     def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:

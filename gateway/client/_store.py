@@ -18,6 +18,7 @@ from evals.suites import (
 from gateway.client._calls import CallOps
 from gateway.client._evals import EvalOps, plan_view
 from gateway.client._interface import EvalOptions, Progress, Proposal
+from gateway.client._tokens import TokenOps
 from gateway.client._views import agent_view, reset_view, suite_view, timestamp
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
@@ -46,6 +47,7 @@ class StoreClient:
         self.first_use: list[str] = []  # what a fresh embedded store was given
         self.evals = StoreEvals(store, home, retention_days, address_guard)
         self.calls = StoreCalls(store)
+        self.tokens = TokenOps(store)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StoreClient:

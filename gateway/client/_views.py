@@ -12,6 +12,8 @@ from records import (
     InstalledSuite,
     LedgerEntry,
     MandateInfo,
+    MandateRevision,
+    TokenInfo,
     VersionInfo,
     utc_text,
 )
@@ -120,6 +122,33 @@ def mandate_view(info: MandateInfo) -> dict[str, Any]:
     }
 
 
+def revision_view(entry: MandateRevision) -> dict[str, Any]:
+    return {
+        "id": entry.mandate_id,
+        "revision": entry.revision,
+        "holder": entry.holder,
+        "digest": entry.digest,
+        "granted_at": timestamp(entry.granted_at),
+        "granted_by": entry.granted_by,
+        "mandate": entry.document,
+    }
+
+
+def token_view(info: TokenInfo, now: datetime) -> dict[str, Any]:
+    """A token's record: never the token (its first characters tell tokens apart)."""
+    return {
+        "id": info.id,
+        "role": info.role,
+        "prefix": info.prefix + "…",
+        "note": info.note,
+        "created_at": timestamp(info.created_at),
+        "expires_at": timestamp(info.expires_at) if info.expires_at else None,
+        "expired": info.expired(now),
+        "last_used_at": timestamp(info.last_used_at) if info.last_used_at else None,
+        "revoked_at": timestamp(info.revoked_at) if info.revoked_at else None,
+    }
+
+
 def ledger_view(entry: LedgerEntry) -> dict[str, Any]:
     return {
         "id": entry.id,
@@ -127,6 +156,8 @@ def ledger_view(entry: LedgerEntry) -> dict[str, Any]:
         "at": timestamp(entry.created_at),
         "caller": entry.caller,
         "mandate": entry.mandate_id,
+        "mandate_revision": entry.mandate_revision,
+        "record_eval_id": entry.record_eval_id,
         "agent": entry.agent_id,
         "agent_version": entry.agent_version,
         "capability": entry.capability,

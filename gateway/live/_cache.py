@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agents import Manifest, manifest_from_dict
@@ -25,9 +26,18 @@ from gateway._ttl import MISS, TtlCache
 from gateway.mandates import Mandate, mandate_from_dict
 from records import AgentInfo, Store
 
-__all__ = ["CacheMiss", "Lookups"]
+__all__ = ["CacheMiss", "HeldMandates", "Lookups"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HeldMandates:
+    """A holder's active mandates and the revision of each, read together (one cache entry:
+    a ledger row names the revision of the very document that decided it)."""
+
+    mandates: list[Mandate]
+    revisions: dict[str, int]
 
 
 class CacheMiss(Exception):
@@ -82,10 +92,15 @@ class Lookups:
         return mandate
 
     def mandates_of(self, holder: str) -> list[Mandate]:
-        def load() -> list[Mandate]:
-            return [
-                self._parse(m.document, m.digest) for m in self.store.mandates.for_holder(holder)
-            ]
+        return self.held_mandates(holder).mandates
+
+    def held_mandates(self, holder: str) -> HeldMandates:
+        def load() -> HeldMandates:
+            held = self.store.mandates.for_holder(holder)
+            return HeldMandates(
+                [self._parse(m.document, m.digest) for m in held],
+                {m.id: m.revision for m in held},
+            )
 
         return self._get(("mandates", holder), load)
 

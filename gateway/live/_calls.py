@@ -43,7 +43,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -113,6 +113,8 @@ class _Decided:
     verdicts: list[Verdict]
     secret: str | None
     now: datetime
+    revisions: dict[str, int] = field(default_factory=dict)  # mandate id -> revision decided on
+    record_eval_id: str | None = None  # the eval of the record decided on (None: none read)
 
 
 def denial_error(verdicts: list[Verdict], *, subject: str) -> Denied:
@@ -217,13 +219,15 @@ class LiveCalls:
             decided = await to_thread.run_sync(
                 self._decide, self.lookups, caller, agent_id, capability
             )
-        decided = _Decided(
+        decided = _Decided(  # not dataclasses.replace: this is every call's path
             _replace_request(decided.call, request_id),
             decided.manifest,
             decided.mandates,
             decided.verdicts,
             decided.secret,
             decided.now,
+            decided.revisions,
+            decided.record_eval_id,
         )
         verdicts = decided.verdicts
         for index, verdict in enumerate(verdicts):
@@ -241,6 +245,8 @@ class LiveCalls:
                     if mandate.budget is None
                     else (mandate.budget.period, mandate.budget.amount_usd),
                     details={"decision": verdict.to_json()},
+                    mandate_revision=decided.revisions.get(mandate.id),
+                    record_eval_id=decided.record_eval_id,
                 )
             )
             if isinstance(reserved, BudgetState):
@@ -248,12 +254,15 @@ class LiveCalls:
                 continue
             return Allowed(decided.manifest, mandate, reserved, decided.secret)
         error = denial_error(verdicts, subject=f"{caller} calling {agent_id} for {capability}")
+        denied_by = error.details.get("mandate")
         await self.writer.write(
             Deny(
                 decided.call,
-                mandate_id=error.details.get("mandate"),
+                mandate_id=denied_by,
                 reason=error.code,
                 details={"mandates": error.details["mandates"]},
+                mandate_revision=None if denied_by is None else decided.revisions.get(denied_by),
+                record_eval_id=decided.record_eval_id,
             )
         )
         raise error
@@ -269,7 +278,8 @@ class LiveCalls:
                 code="capability_not_claimed",
                 details={"agent": agent_id, "capabilities": agent.capabilities},
             )
-        mandates = lookups.mandates_of(caller)
+        held = lookups.held_mandates(caller)
+        mandates = held.mandates
         record = None
         if any(m.needs_record for m in mandates):
             record = lookups.record(agent.id, agent.version)
@@ -285,7 +295,16 @@ class LiveCalls:
             now=now,
         )
         call = CallEntry("", caller, capability, agent.id, agent.version)
-        return _Decided(call, manifest, {m.id: m for m in mandates}, verdicts, secret, now)
+        return _Decided(
+            call,
+            manifest,
+            {m.id: m for m in mandates},
+            verdicts,
+            secret,
+            now,
+            held.revisions,
+            None if record is None else record.get("eval_id"),
+        )
 
     async def _call(
         self, allowed: Allowed, capability: str, input: JSONValue, request_id: str
@@ -360,7 +379,8 @@ class LiveCalls:
             raise NotFound(
                 f"no enabled agent claims {capability}", details={"capability": capability}
             )
-        mandates = self.lookups.mandates_of(caller)
+        held = self.lookups.held_mandates(caller)
+        mandates = held.mandates
         now = self.clock()
         ranked: list[tuple[Decimal, Decimal, str]] = []
         verdicts: list[Verdict] = []
@@ -386,11 +406,13 @@ class LiveCalls:
         if not ranked:
             error = denial_error(verdicts, subject=f"{caller} calling any agent for {capability}")
             call = CallEntry(str(uuid.uuid4()), caller, capability, None, None)
+            denied_by = error.details.get("mandate")
             self.store.ledger.deny(
                 call,
-                mandate_id=error.details.get("mandate"),
+                mandate_id=denied_by,
                 reason=error.code,
                 details={"mandates": error.details["mandates"]},
+                mandate_revision=None if denied_by is None else held.revisions.get(denied_by),
             )
             raise error
         return [agent_id for _, _, agent_id in sorted(ranked)]

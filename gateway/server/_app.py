@@ -33,7 +33,7 @@ from agents import AddressGuard, Executor
 from gateway._network import NetworkPolicy
 from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
-from gateway.server import _routes_agents, _routes_calls, _routes_evals
+from gateway.server import _routes_agents, _routes_calls, _routes_evals, _routes_tokens
 from gateway.server._auth import TokenCache, admit
 from gateway.server._guard import RequestGuard, log_disconnect
 from gateway.server._http import check_params, error_response, json_response
@@ -95,6 +95,7 @@ ENDPOINTS: list[Endpoint] = [
     *_routes_agents.ENDPOINTS,
     *_routes_calls.ENDPOINTS,
     *_routes_evals.ENDPOINTS,
+    *_routes_tokens.ENDPOINTS,
 ]
 
 
@@ -210,6 +211,7 @@ def create_app(
                     with contextlib.suppress(asyncio.CancelledError):
                         await probes
                 await service.calls.drain()  # settlements of answered calls
+                await service.run(service.tokens.drain)  # tokens' last-use times
                 workers.stop()
                 if own_store:
                     opened.close()

@@ -12,11 +12,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from math import inf
 from typing import Any, Literal
 
 from gateway._ttl import MISS, TtlCache
-from records import Store, TokenInfo
+from records import LAST_USED_EVERY, Store
 from schema.errors import Forbidden, Unauthorized
 
 log = logging.getLogger(__name__)
@@ -60,18 +63,58 @@ class Principal:
 
 ANONYMOUS = Principal("", None)
 
+# One answer for every token that does not authenticate: unknown, malformed,
+# revoked or expired alike, so the answer tells a guesser nothing.
+NOT_A_TOKEN = "unknown, revoked or expired token"
+
+# Last-use writes, off the request path: one thread, so they never pile up.
+_TOUCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holon-token-use")
+
+
+@dataclass(frozen=True)
+class _Known:
+    """A token that authenticated: what each request needs, ready (expiry in epoch seconds:
+    one float compare with `time.time()` per request)."""
+
+    principal: Principal
+    token_id: str
+    expires_s: float  # inf: never
+
+
+def _utc(epoch_s: float) -> datetime:
+    return datetime.fromtimestamp(epoch_s, UTC)
+
 
 class TokenCache:
     """Token lookups, cached for a moment (a revoked token stops working within `ttl_s`).
 
     Entries are refreshed ahead of expiry (`gateway._ttl.TtlCache`), so a
     token in steady use is never looked up on the request path (this runs on
-    the event loop); a miss is read through `run`, off the loop.
+    the event loop); a miss is read through `run`, off the loop. Expiry is
+    exact: every request compares the (cached) `expires_at` with the clock
+    (`clock`: wall time in epoch seconds).
+
+    A token's `last_used_at` is written at most once per `last_used_every_s`
+    per process (a minute: records._tokens), queued to a background thread and
+    never waited for, so it adds no write to any request; the store's
+    conditional update keeps the stored time coarse across processes too.
     """
 
-    def __init__(self, store: Store, ttl_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ttl_s: float = 1.0,
+        *,
+        last_used_every_s: float = LAST_USED_EVERY.total_seconds(),
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.store = store
         self._cache = TtlCache(ttl_s)
+        self._last_used_every_s = last_used_every_s
+        self._clock = clock
+        self._monotonic = monotonic
+        self._touched: dict[str, float] = {}  # token id -> when its use was last queued
 
     async def principal(
         self, authorization: str | None, run: Callable[..., Awaitable[Any]]
@@ -84,17 +127,41 @@ class TokenCache:
             raise Unauthorized("the Authorization header must be 'Bearer <token>'")
         token = token.strip()
 
-        def load() -> TokenInfo | None:
-            return self.store.tokens.authenticate(token)
+        def load() -> _Known | None:
+            info = self.store.tokens.authenticate(token, _utc(self._clock()))
+            if info is None:
+                return None
+            until = inf if info.expires_at is None else info.expires_at.timestamp()
+            return _Known(Principal(info.role, info.id), info.id, until)
 
-        info: TokenInfo | None = self._cache.peek(token, load)
-        if info is MISS:
+        known: _Known | None = self._cache.peek(token, load)
+        if known is MISS:
             started = time.monotonic()
-            info = await run(load)
-            self._cache.put(token, started, info)
-        if info is None:
-            raise Unauthorized("unknown or revoked token")
-        return Principal(info.role, info.id)
+            known = await run(load)
+            self._cache.put(token, started, known)
+        if known is None or known.expires_s <= self._clock():
+            raise Unauthorized(NOT_A_TOKEN)
+        at = self._monotonic()
+        if at - self._touched.get(known.token_id, -inf) >= self._last_used_every_s:
+            self._used(known.token_id, at)
+        return known.principal
+
+    def _used(self, token_id: str, at: float) -> None:
+        """Queue a last-use write (this process queued none for the token lately)."""
+        if len(self._touched) >= 10_000:  # bounded: forgetting costs one early write
+            self._touched.clear()
+        self._touched[token_id] = at
+        _TOUCHER.submit(self._touch, token_id, _utc(self._clock()))
+
+    def _touch(self, token_id: str, now: datetime) -> None:
+        try:
+            self.store.tokens.touch(token_id, now)
+        except Exception as exc:  # a lost last-use time is not worth a failed request
+            log.warning("recording the use of token %s failed: %s", token_id, exc)
+
+    def drain(self) -> None:
+        """Wait for the last-use writes queued so far (before the store closes)."""
+        _TOUCHER.submit(lambda: None).result()
 
 
 def admit(access: Access, principal: Principal | None) -> Principal:

@@ -37,7 +37,7 @@ ERROR_SCHEMA: dict[str, Any] = {
 
 _STATUS_TEXT = {
     400: "bad request (usage)",
-    401: "no token, or an unknown or revoked one",
+    401: "no token, or an unknown, revoked or expired one",
     402: "denied: budget_exhausted",
     403: "the token's role may not do this (or a mandate denied the call)",
     404: "not found",

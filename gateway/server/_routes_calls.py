@@ -12,7 +12,7 @@ from starlette.responses import Response
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
-from schema.errors import AgentCallFailed, Denied, HolonError, UsageError
+from schema.errors import AgentCallFailed, Denied, HolonError, NotFound, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps
 
 CALLER = frozenset({"caller"})
@@ -47,6 +47,64 @@ RESPONSE_SCHEMA: dict[str, Any] = {
         "request_id": {"type": "string"},
         "latency_ms": {"type": "number"},
         "routing": {"type": "object"},
+    },
+}
+
+REVISIONS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["items"],
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "revision", "holder", "digest", "granted_at", "granted_by"],
+                "properties": {
+                    "id": {"type": "string", "description": "the mandate's id"},
+                    "revision": {"type": "integer", "minimum": 1},
+                    "holder": {"type": "string"},
+                    "digest": {"type": "string"},
+                    "granted_at": {"type": "string", "format": "date-time"},
+                    "granted_by": {
+                        "type": ["string", "null"],
+                        "description": "the granting token's id; local: the CLI on the store; "
+                        "null: granted before revisions were kept",
+                    },
+                    "mandate": {
+                        "type": "object",
+                        "description": "the document as granted (schema/mandate.schema.json)",
+                    },
+                },
+            },
+        }
+    },
+}
+
+# The ledger row's fields this API documents one by one (the rest: docs/gateway.md).
+LEDGER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["items", "next_cursor"],
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "mandate": {"type": ["string", "null"]},
+                    "mandate_revision": {
+                        "type": ["integer", "null"],
+                        "description": "the revision of `mandate` that allowed (or denied) "
+                        "the call; null on rows older than revisions",
+                    },
+                    "record_eval_id": {
+                        "type": ["string", "null"],
+                        "description": "the eval whose record the decision read; null when "
+                        "the mandate reads no record",
+                    },
+                },
+            },
+        },
+        "next_cursor": {"type": ["string", "null"]},
     },
 }
 
@@ -119,7 +177,11 @@ async def invoke_capability(request: Request, who: Principal, svc: Service) -> R
 
 async def grant_mandate(request: Request, who: Principal, svc: Service) -> Response:
     document = body_object(await read_json(request, 256 * 1024), "the mandate")
-    view = await svc.run(lambda: svc.client.calls.grant(document, source="<request>"))
+    granted_by = who.token_id
+    assert granted_by is not None  # an operator route: there is a token
+    view = await svc.run(
+        lambda: svc.client.calls.grant(document, source="<request>", granted_by=granted_by)
+    )
     return json_response(view, 201 if view["status"] == "created" else 200)
 
 
@@ -138,6 +200,21 @@ async def list_mandates(request: Request, who: Principal, svc: Service) -> Respo
 
 async def get_mandate(request: Request, who: Principal, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.calls.get, request.path_params["mandate"]))
+
+
+async def mandate_revisions(request: Request, who: Principal, svc: Service) -> Response:
+    """Every revision of a mandate: for the operator, and for the mandate's holder."""
+    mandate_id = request.path_params["mandate"]
+
+    def read() -> dict[str, Any]:
+        page = svc.client.calls.revisions(mandate_id)
+        # A caller who does not hold it learns no more than of a mandate that does
+        # not exist (ids are operator-made and may say whom they are for).
+        if not who.is_operator and not any(r["holder"] == who.name for r in page["items"]):
+            raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
+        return page
+
+    return json_response(await svc.run(read))
 
 
 async def revoke_mandate(request: Request, who: Principal, svc: Service) -> Response:
@@ -225,6 +302,16 @@ ENDPOINTS = [
     ),
     Endpoint("GET", "/v1/mandates/{mandate}", OPERATOR, get_mandate, "a mandate", statuses=(404,)),
     Endpoint(
+        "GET",
+        "/v1/mandates/{mandate}/revisions",
+        LEDGER,
+        mandate_revisions,
+        "every revision of a mandate, oldest first, with its time and granting token "
+        "(operator; callers: mandates they hold)",
+        response=REVISIONS_SCHEMA,
+        statuses=(404,),
+    ),
+    Endpoint(
         "POST",
         "/v1/mandates/{mandate}/revoke",
         OPERATOR,
@@ -251,6 +338,7 @@ ENDPOINTS = [
         LEDGER,
         ledger,
         "ledger rows, newest first (callers: their own)",
+        response=LEDGER_SCHEMA,
         query=(
             ("caller", "operator only: one caller's rows"),
             ("mandate", "one mandate's"),

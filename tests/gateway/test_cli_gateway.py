@@ -269,7 +269,6 @@ def test_commands_without_a_gateway_refuse_the_flag_before_them(tmp_path: Path) 
 @pytest.mark.parametrize(
     "argv",
     [
-        ("tokens", "create", "--role", "operator"),
         ("suites", "add", "somewhere"),
         ("worker", "--once"),
         ("gateway", "serve"),

@@ -248,11 +248,39 @@ def test_ledger_lists_calls_newest_first(world: CLI, tmp_path: Path) -> None:
     by_agent = cli("ledger", "--agent", "acme/ticket-triage", "--mandate", "finance-tickets")
     assert by_agent.code == 0
     assert by_agent.stdout.splitlines()[0].split() == [
-        "time", "caller", "agent", "capability", "decision", "outcome", "cost",
+        "time", "caller", "agent", "capability", "mandate", "decision", "record", "outcome",
+        "cost",
     ]  # fmt: skip
     assert "finance-bot" in by_agent.stdout and "stranger" not in by_agent.stdout
+    assert "finance-tickets r1" in by_agent.stdout
     first = cli("ledger", "--limit", "1", "--json").json()
     assert len(first["items"]) == 1 and first["next_cursor"]
     rest = cli("ledger", "--cursor", first["next_cursor"], "--json").json()["items"]
     assert [r["id"] for r in rest] == [rows[1]["id"]]
     assert cli("ledger", "--decision", "maybe").code == 2
+
+
+def test_show_revisions_keeps_every_grant(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
+    call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
+    assert cli(*call, "--as", "finance-bot").code == 0
+    tighter = _mandate(tmp_path, 'budget: {amount_usd: "5", period: month}\n')
+    assert cli("mandates", "grant", str(tighter)).code == 0
+    assert cli(*call, "--as", "finance-bot").code == 0
+
+    shown = cli("mandates", "show", "finance-tickets", "--revisions", "--json")
+    assert shown.code == 0
+    items = shown.json()["items"]
+    assert [(r["revision"], r["granted_by"]) for r in items] == [(1, "local"), (2, "local")]
+    assert "budget" not in items[0]["mandate"] and items[1]["mandate"]["budget"]["amount_usd"]
+    assert items[0]["granted_at"] <= items[1]["granted_at"]
+    human = cli("mandates", "show", "finance-tickets", "--revisions")
+    assert human.stdout.splitlines()[0].split()[:4] == ["revision", "granted", "by", "holder"]
+    assert "$5/month" in human.stdout and "local" in human.stdout
+    assert cli("mandates", "show", "nope", "--revisions").code == 2
+
+    # Each call names the revision that allowed it.
+    rows = cli("ledger", "--json").json()["items"]
+    assert [r["mandate_revision"] for r in rows] == [2, 1]
+    assert all(r["record_eval_id"] is None for r in rows)  # the mandate reads no record

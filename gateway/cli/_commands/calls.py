@@ -46,8 +46,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ls.add_argument("--cursor", help="continue after a previous page")
     ls.set_defaults(handler=do_list)
 
-    show = group.add_parser("show", parents=both, help="one mandate and its document")
+    show = group.add_parser(
+        "show",
+        parents=both,
+        help="one mandate and its document (or every revision)",
+        description="The mandate's current document; with --revisions every revision "
+        "granted, oldest first, with its time and who granted it (a token id, or local "
+        "for the CLI on the store). Over a gateway a caller's token may read the "
+        "revisions of the mandates it holds.",
+    )
     show.add_argument("mandate", metavar="ID", help="the mandate's id")
+    show.add_argument(
+        "--revisions", action="store_true", help="every revision, with its time and granter"
+    )
     show.set_defaults(handler=do_show)
 
     check = group.add_parser(
@@ -103,8 +114,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "ledger",
         parents=both,
         help="live calls and their decisions, newest first",
-        description="One row per live call: caller, mandate, agent, capability, decision "
-        "(with the deny reason), outcome and cost. A caller's token reads its own rows.",
+        description="One row per live call: caller, agent, capability, the mandate and its "
+        "revision that decided it (`ID rN`), decision (with the deny reason), the eval whose "
+        "record it read, outcome and cost. A caller's token reads its own rows.",
     )
     ledger.add_argument("--caller", metavar="C", help="only this caller's calls")
     ledger.add_argument("--mandate", metavar="M", help="only calls under this mandate")
@@ -191,7 +203,35 @@ def do_list(ctx: Context) -> int:
     return 0
 
 
+def _show_revisions(ctx: Context) -> int:
+    page = ctx.client().calls.revisions(ctx.args.mandate)
+    if ctx.out.json_mode:
+        ctx.out.json(page)
+        return 0
+    rows = [
+        (
+            r["revision"],
+            r["granted_at"],
+            r["granted_by"] or "(before revisions were kept)",
+            r["holder"],
+            r["mandate"]["capabilities"],
+            f"${r['mandate']['max_cost_per_call_usd']}",
+            _budget_text(r["mandate"]),
+            r["digest"][:12],
+        )
+        for r in page["items"]
+    ]
+    ctx.out.table(
+        ["revision", "granted", "by", "holder", "capabilities", "cap/call", "budget", "digest"],
+        rows,
+        empty="no revisions",
+    )
+    return 0
+
+
 def do_show(ctx: Context) -> int:
+    if ctx.args.revisions:
+        return _show_revisions(ctx)
     view = ctx.client().calls.get(ctx.args.mandate)
     if ctx.out.json_mode:
         ctx.out.json(view)
@@ -343,6 +383,13 @@ def do_invoke(ctx: Context) -> int:
     return 0
 
 
+def _mandate_text(row: dict[str, Any]) -> str | None:
+    """`id rN`: the mandate and the revision that decided the call."""
+    if row["mandate"] is None or row["mandate_revision"] is None:
+        return None if row["mandate"] is None else str(row["mandate"])
+    return f"{row['mandate']} r{row['mandate_revision']}"
+
+
 def do_ledger(ctx: Context) -> int:
     page = ctx.client().calls.ledger(
         caller=ctx.args.caller,
@@ -361,14 +408,26 @@ def do_ledger(ctx: Context) -> int:
             row["caller"],
             row["agent"],
             row["capability"],
+            _mandate_text(row),
             row["decision"] if row["reason"] is None else f"{row['decision']}: {row['reason']}",
+            row["record_eval_id"],
             row["outcome"] or row["status"],
             f"${row['cost_usd']}",
         )
         for row in page["items"]
     ]
     ctx.out.table(
-        ["time", "caller", "agent", "capability", "decision", "outcome", "cost"],
+        [
+            "time",
+            "caller",
+            "agent",
+            "capability",
+            "mandate",
+            "decision",
+            "record",
+            "outcome",
+            "cost",
+        ],
         rows,
         empty="no live calls yet",
     )

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import event
 
 from agents import load_manifest
 from evals.suites import install_suite
@@ -108,3 +109,19 @@ def mandate(**fields: Any) -> dict[str, Any]:
     }
     document.update(fields)
     return document
+
+
+@contextmanager
+def statements(store: Store, matches: Callable[[str], bool]) -> Iterator[list[str]]:
+    """Every statement the store's engine sends its driver that `matches`, in order."""
+    seen: list[str] = []
+
+    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if matches(statement):
+            seen.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", before)
+    try:
+        yield seen
+    finally:
+        event.remove(store.engine, "before_cursor_execute", before)

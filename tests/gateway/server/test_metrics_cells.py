@@ -8,14 +8,17 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from gateway.server._metrics import CachedCounts
 from records import CellResultRow, CellSpec, Store, eval_id
-from tests.gateway.server._gateway import Gateway, register_triage, running_gateway
+from tests.gateway.server._gateway import (
+    Gateway,
+    register_triage,
+    running_gateway,
+    statements,
+)
 
 GAUGE = re.compile(r'^holon_eval_cells\{outcome="([^"]+)"\} (\d+)$', re.MULTILINE)
 
@@ -69,17 +72,8 @@ def _gauge(gw: Gateway) -> dict[str, int]:
 @contextmanager
 def counting_cell_scans(store: Store) -> Iterator[list[str]]:
     """Every statement that reads the eval cells table, as the engine sends it."""
-    seen: list[str] = []
-
-    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if "eval_cells" in statement and "count(" in statement.lower():
-            seen.append(statement)
-
-    event.listen(store.engine, "before_cursor_execute", before)
-    try:
+    with statements(store, lambda sql: "eval_cells" in sql and "count(" in sql.lower()) as seen:
         yield seen
-    finally:
-        event.remove(store.engine, "before_cursor_execute", before)
 
 
 @pytest.mark.slow
