@@ -19,6 +19,7 @@ from records._ledger_values import (
 )
 from records._mandates import GrantStatus, MandateInfo, MandateRegistry
 from records._models import EvalCell
+from records._rate import RateLimit, RatePer, RateState
 from records._pages import Page
 from records._secrets import SecretBox, new_key
 from records._store import (
@@ -62,6 +63,9 @@ __all__ = [
     "MandateInfo",
     "MandateRegistry",
     "Page",
+    "RateLimit",
+    "RatePer",
+    "RateState",
     "Registration",
     "Reserve",
     "SchemaStatus",

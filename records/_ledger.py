@@ -60,8 +60,17 @@ from records._ledger_values import (
     entry_from_row,
     period_key,
 )
-from records._models import BudgetRow, LedgerRow
+from records._models import BudgetRow, LedgerRow, RateBucketRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._rate import (
+    EPOCH,
+    UNITS_PER_TOKEN,
+    RateLimit,
+    RateState,
+    refill,
+    retry_after,
+    take,
+)
 from records._store import _unavailable
 from records._types import utcnow
 from schema.errors import NotFound
@@ -75,6 +84,7 @@ __all__ = ["Deny", "LedgerRegistry", "LedgerWrite", "Reserve", "Settle"]
 
 LEDGER = cast(Table, LedgerRow.__table__)
 BUDGETS = cast(Table, BudgetRow.__table__)
+BUCKETS = cast(Table, RateBucketRow.__table__)
 
 
 # -- the writes, as values (applied alone or in a group) -------------------------
@@ -90,6 +100,7 @@ class Reserve:
     expires_at: datetime
     budget: tuple[BudgetPeriod, Decimal] | None
     details: dict[str, Any]
+    rate_limit: RateLimit | None = None  # the mandate's; its bucket gives a token or refuses
 
 
 @dataclass(frozen=True)
@@ -125,6 +136,16 @@ class _Budget:
     changed: bool = False
 
 
+@dataclass
+class _Bucket:
+    """A locked rate bucket (records._rate): debited call by call, written once."""
+
+    level: int
+    at: datetime  # the time `level` is at: its last update, then each refill's
+    now: datetime  # when it was read, by the store's clock where there is one
+    changed: bool = False
+
+
 class LedgerRegistry:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -154,14 +175,16 @@ class LedgerRegistry:
         expires_at: datetime,
         budget: tuple[BudgetPeriod, Decimal] | None,
         details: dict[str, Any],
-    ) -> LedgerEntry | BudgetState:
-        """Reserve `cap` for an allowed call; the budget's state instead when it cannot afford it.
+        rate_limit: RateLimit | None = None,
+    ) -> LedgerEntry | BudgetState | RateState:
+        """Reserve `cap` for an allowed call; the budget's state instead when it cannot afford
+        it, or the rate limit's when its bucket holds no token.
 
-        Nothing is written when the budget refuses: the caller decides whether
-        another mandate may pay, and records the denial once.
+        Nothing is written when the budget or the limit refuses: the caller
+        decides whether another mandate may pay, and records the denial once.
         """
-        result: LedgerEntry | BudgetState = self._apply_one(
-            Reserve(call, mandate_id, cap, expires_at, budget, details)
+        result: LedgerEntry | BudgetState | RateState = self._apply_one(
+            Reserve(call, mandate_id, cap, expires_at, budget, details, rate_limit)
         )
         return result
 
@@ -252,6 +275,22 @@ class LedgerRegistry:
                 return ZERO, ZERO
             return Decimal(row.spent_usd), Decimal(row.reserved_usd)
 
+    def rate_available(self, mandate_id: str, limit: RateLimit, *, now: datetime | None = None) -> int:
+        """How many calls `limit` lets the mandate make now (whole tokens in its bucket); a
+        reading, as `budget` is: only a reservation takes one."""
+        with self._store.read() as session:
+            row = (
+                session.connection()
+                .execute(
+                    select(BUCKETS.c.level, BUCKETS.c.updated_at).where(
+                        BUCKETS.c.mandate_id == mandate_id
+                    )
+                )
+                .first()
+            )
+        level, at = (0, EPOCH) if row is None else (int(row.level), row.updated_at)
+        return refill(limit, level, at, now or utcnow())[0] // UNITS_PER_TOKEN
+
     def list(
         self,
         *,
@@ -318,8 +357,9 @@ class LedgerRegistry:
 
         Order: settlements first (they free budget), then the budgets that
         reservations need are locked (PostgreSQL: FOR UPDATE, in key order),
+        then their mandates' rate buckets (in id order, after every budget),
         then reservations in arrival order, then denials; each touched
-        budget row is written once.
+        budget and bucket row is written once.
         """
         now = utcnow()
         results: builtins.list[Any] = [None] * len(writes)
@@ -426,9 +466,13 @@ class LedgerRegistry:
                 locked = self._lock_budget(cursor, key[0], key[1], create=True)
                 assert locked is not None
                 budgets[key] = locked
+        buckets = self._lock_buckets(
+            cursor, sorted({w.mandate_id for _, w in reserves if w.rate_limit}), now
+        )
         rows = []
         for index, write in reserves:
             period = periods.get(index)
+            held = None
             if write.budget is not None and period is not None:
                 key = (write.mandate_id, period)
                 held = budgets[key]
@@ -446,6 +490,14 @@ class LedgerRegistry:
                         True,
                     )
                     continue
+            # After the budget: a mandate that cannot pay says so (402), not "retry
+            # later", and a call the budget refuses takes no token.
+            if write.rate_limit is not None:
+                refused = _take_token(buckets[write.mandate_id], write.mandate_id, write.rate_limit)
+                if refused is not None:
+                    results[index] = refused
+                    continue
+            if held is not None:
                 held.reserved += write.cap
                 held.changed = True
             row = _new_row(write.call, write.mandate_id, period, write.details, now)
@@ -459,6 +511,31 @@ class LedgerRegistry:
             results[index] = entry_from_row(row)
         if rows:
             self._sql.insert(cursor, rows)
+        changed = [
+            {"mandate_id": mandate_id, "level": bucket.level, "updated_at": bucket.at}
+            for mandate_id, bucket in sorted(buckets.items())
+            if bucket.changed
+        ]
+        if changed:
+            self._sql.update_buckets(cursor, changed)
+
+    def _lock_buckets(
+        self, cursor: Any, mandate_ids: Sequence[str], now: datetime
+    ) -> dict[str, _Bucket]:
+        """The rate buckets of `mandate_ids` (sorted), locked, created empty at the epoch
+        where there are none (the first refill fills them)."""
+        buckets: dict[str, _Bucket] = {}
+        for mandate_id in mandate_ids:
+            found = self._sql.bucket(cursor, mandate_id)
+            if found is None:
+                self._sql.create_bucket(cursor, mandate_id)
+                found = self._sql.bucket(cursor, mandate_id)
+                assert found is not None
+            level, updated_at, clock = found
+            # The store's clock where it has one (PostgreSQL), else this host's (SQLite:
+            # the one that holds the file); `refill` never lets the bucket's time go back.
+            buckets[mandate_id] = _Bucket(level, updated_at, clock or now)
+        return buckets
 
     def _lock_budget(
         self, cursor: Any, mandate_id: str, period: str, *, create: bool
@@ -508,6 +585,20 @@ class LedgerRegistry:
         ]
         if changed:
             self._sql.update_budgets(cursor, changed)
+
+
+def _take_token(bucket: _Bucket, mandate_id: str, limit: RateLimit) -> RateState | None:
+    """Take one token from `bucket` (refilled to its read time first); the refusal if it
+    holds less than one."""
+    level, bucket.at = refill(limit, bucket.level, bucket.at, bucket.now)
+    bucket.level = level
+    after = take(level)
+    if after is None:
+        retry_at, seconds = retry_after(limit, level, bucket.at)
+        return RateState(mandate_id, limit, retry_at, seconds)
+    bucket.level = after
+    bucket.changed = True
+    return None
 
 
 def _new_row(

@@ -127,6 +127,13 @@ def _budget_text(document: dict[str, Any]) -> str | None:
     return None if budget is None else f"${budget['amount_usd']}/{budget['period']}"
 
 
+def _rate_text(document: dict[str, Any]) -> str | None:
+    limit = document.get("rate_limit")
+    if limit is None:
+        return None
+    return f"{limit['calls']}/{limit['per']}, burst {limit.get('burst', limit['calls'])}"
+
+
 def do_grant(ctx: Context) -> int:
     result = ctx.client().calls.grant_file(ctx.args.file)
     if ctx.out.json_mode:
@@ -212,6 +219,7 @@ def do_show(ctx: Context) -> int:
             ("cap per call", f"${document['max_cost_per_call_usd']}"),
             ("timeout_s", document.get("timeout_s")),
             ("budget", _budget_text(document)),
+            ("rate limit", _rate_text(document)),
             ("expires", document.get("expires_at")),
             ("granted", view["granted_at"]),
             ("updated", view["updated_at"]),
@@ -222,7 +230,16 @@ def do_show(ctx: Context) -> int:
     return 0
 
 
-_VERDICT_KEYS = {"agent", "agent_version", "capability", "mandate", "decision", "reason", "budget"}
+_VERDICT_KEYS = {
+    "agent",
+    "agent_version",
+    "capability",
+    "mandate",
+    "decision",
+    "reason",
+    "budget",
+    "rate_limit",
+}
 
 
 def _numbers(values: dict[str, Any], skip: set[str]) -> str:
@@ -250,6 +267,9 @@ def do_check(ctx: Context) -> int:
     budget = verdict.get("budget")
     if budget is not None:
         ctx.out.line(f"  budget: {_numbers(budget, {'mandate'})}")
+    rate = verdict.get("rate_limit")
+    if rate is not None:
+        ctx.out.line(f"  rate limit: {_numbers(rate, set())}")
     return 0 if allowed else 1
 
 
