@@ -4,6 +4,7 @@ ledger's reservation transaction, 429 with Retry-After, and no way around it."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 import time
 from collections import Counter
 from datetime import timedelta
@@ -329,3 +330,22 @@ def test_retry_after_is_not_sent_without_a_rate_limit(store: Store, tmp_path: Pa
         )
         assert time.monotonic() - started < 30
     assert answer.status_code == 402 and "retry-after" not in answer.headers
+
+
+def test_transactions_racing_on_one_bucket_take_each_token_once(store: Store) -> None:
+    # Eight threads, each with its own connection, commit reservations of one mandate as
+    # fast as they can: the bucket row's lock (FOR UPDATE; SQLite's write lock) lets each
+    # token go once. A read of the level outside the lock would hand some out twice.
+    limit = RateLimit(1, "hour", 40)
+    store.ledger.apply([_reserve(-1, rate_limit=limit)])  # the row exists: no INSERT race
+    taken: list[int] = []
+
+    def hammer(worker: int) -> None:
+        for n in range(15):
+            (result,) = store.ledger.apply([_reserve(worker * 100 + n, rate_limit=limit)]) or []
+            taken.append(isinstance(result, LedgerEntry))
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(hammer, range(8)))
+    assert sum(taken) == 39 and len(taken) == 120
+    assert store.ledger.rate_available("m", limit) == 0
