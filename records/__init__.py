@@ -19,8 +19,8 @@ from records._ledger_values import (
 )
 from records._mandates import GrantStatus, MandateInfo, MandateRegistry
 from records._models import EvalCell
-from records._rate import RateLimit, RatePer, RateState
 from records._pages import Page
+from records._rate import RateLimit, RatePer, RateState
 from records._secrets import SecretBox, new_key
 from records._store import (
     SCHEMA_REVISION,

@@ -275,7 +275,9 @@ class LedgerRegistry:
                 return ZERO, ZERO
             return Decimal(row.spent_usd), Decimal(row.reserved_usd)
 
-    def rate_available(self, mandate_id: str, limit: RateLimit, *, now: datetime | None = None) -> int:
+    def rate_available(
+        self, mandate_id: str, limit: RateLimit, *, now: datetime | None = None
+    ) -> int:
         """How many calls `limit` lets the mandate make now (whole tokens in its bucket); a
         reading, as `budget` is: only a reservation takes one."""
         with self._store.read() as session:

@@ -92,7 +92,9 @@ class RateState:
         }
 
 
-def refill(limit: RateLimit, level: int, updated_at: datetime, now: datetime) -> tuple[int, datetime]:
+def refill(
+    limit: RateLimit, level: int, updated_at: datetime, now: datetime
+) -> tuple[int, datetime]:
     """The bucket's (level, time) at `now`: refilled for the time since `updated_at` and
     capped at `burst`. A `now` before `updated_at` (another process's clock ahead of
     this one) refills nothing and keeps the bucket's time."""

@@ -20,7 +20,6 @@ from typing import cast
 
 import httpx
 import pytest
-
 from sqlalchemy import Table, insert
 
 from records import Store, new_key, open_store
@@ -196,8 +195,7 @@ def test_two_gateway_processes_hold_one_limit_exactly(store_url: str, tmp_path: 
             agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
             token = _setup(store, agent_url)
             urls = [
-                stack.enter_context(_gateway(env, tmp_path / f"gateway-{i}.log"))
-                for i in range(2)
+                stack.enter_context(_gateway(env, tmp_path / f"gateway-{i}.log")) for i in range(2)
             ]
             _exactly_the_burst(store, urls, token, recording)
     finally:
@@ -212,9 +210,7 @@ def test_serve_with_two_workers_holds_the_limit_exactly(postgres_url: str, tmp_p
         with ExitStack() as stack:
             agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
             token = _setup(store, agent_url)
-            url = stack.enter_context(
-                _gateway(env, tmp_path / "gateway.log", "--workers", "2")
-            )
+            url = stack.enter_context(_gateway(env, tmp_path / "gateway.log", "--workers", "2"))
             _exactly_the_burst(store, [url], token, recording)
     finally:
         store.close()
