@@ -307,7 +307,7 @@ async def load(
         for concurrency, calls in plan.items():
             latencies: dict[str, list[float]] = {name: [] for name in targets}
             throughput: dict[str, list[float]] = {name: [] for name in targets}
-            gateway_cpu = 0.0
+            gateway_cpu = {name: 0.0 for name in targets if name != "direct"}
             for _ in range(3):
                 for name, (url, headers) in targets.items():
                     cpu = cpu_seconds(gateway_pid)
@@ -315,9 +315,9 @@ async def load(
                     latencies[name] += values
                     throughput[name].append(calls / wall)
                     limited_calls += calls if name == LIMITED_TARGET else 0
-                    if name == "gateway":
-                        gateway_calls += calls
-                        gateway_cpu += cpu_seconds(gateway_pid) - cpu
+                    gateway_calls += calls if name == "gateway" else 0
+                    if name in gateway_cpu:
+                        gateway_cpu[name] += cpu_seconds(gateway_pid) - cpu
             out[f"c{concurrency}"] = {
                 name: {
                     "p50_ms": round(percentile(latencies[name], 0.50), 3),
@@ -326,13 +326,14 @@ async def load(
                 }
                 for name in targets
             }
-            out[f"c{concurrency}"]["gateway"]["gateway_cpu_ms_per_call"] = round(
-                gateway_cpu * 1000 / (3 * calls), 3
-            )
+            for name, seconds in gateway_cpu.items():
+                out[f"c{concurrency}"][name]["gateway_cpu_ms_per_call"] = round(
+                    seconds * 1000 / (3 * calls), 3
+                )
         for key, (concurrency, rate, calls) in paced.items():
             latencies = {name: [] for name in targets}
             from_due: dict[str, list[float]] = {name: [] for name in targets}
-            gateway_cpu = 0.0
+            gateway_cpu = {name: 0.0 for name in targets if name != "direct"}
             for _ in range(3):
                 for name, (url, headers) in targets.items():
                     cpu = cpu_seconds(gateway_pid)
@@ -342,9 +343,9 @@ async def load(
                     latencies[name] += sent_ms
                     from_due[name] += due_ms
                     limited_calls += calls if name == LIMITED_TARGET else 0
-                    if name == "gateway":
-                        gateway_calls += calls
-                        gateway_cpu += cpu_seconds(gateway_pid) - cpu
+                    gateway_calls += calls if name == "gateway" else 0
+                    if name in gateway_cpu:
+                        gateway_cpu[name] += cpu_seconds(gateway_pid) - cpu
             out[key] = {
                 name: {
                     "p50_ms": round(percentile(latencies[name], 0.50), 3),
@@ -355,9 +356,8 @@ async def load(
                 }
                 for name in targets
             }
-            out[key]["gateway"]["gateway_cpu_ms_per_call"] = round(
-                gateway_cpu * 1000 / (3 * calls), 3
-            )
+            for name, seconds in gateway_cpu.items():
+                out[key][name]["gateway_cpu_ms_per_call"] = round(seconds * 1000 / (3 * calls), 3)
     out["gateway_calls"] = gateway_calls
     if LIMITED in tokens:
         out["limited_calls"] = limited_calls
@@ -488,6 +488,9 @@ def summarise(results: dict[str, dict[str, Any]], goal_rate: float) -> dict[str,
                 key: {
                     "added_p50_ms": _added(point, "p50_ms", "gateway", LIMITED_TARGET),
                     "added_p95_ms": _added(point, "p95_ms", "gateway", LIMITED_TARGET),
+                    "added_cpu_ms_per_call": _added(
+                        point, "gateway_cpu_ms_per_call", "gateway", LIMITED_TARGET
+                    ),
                 }
                 for key, point in numbers.items()
                 if key.startswith(("c", "p16@"))
@@ -550,10 +553,11 @@ def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
         )
         if "rate_limit_added" in s:
             added = ", ".join(
-                f"{key} {p['added_p50_ms']:.3f}/{p['added_p95_ms']:.3f}"
+                f"{key} {p['added_p50_ms']:.3f}/{p['added_p95_ms']:.3f} "
+                f"(CPU {p['added_cpu_ms_per_call']:+.3f})"
                 for key, p in s["rate_limit_added"].items()
             )
-            lines.append(f"  a rate limit adds p50/p95 ms: {added}")
+            lines.append(f"  a rate limit adds p50/p95 ms (gateway CPU ms/call): {added}")
             lines.append(
                 "  ledger (rate-limited caller): "
                 + ("consistent" if s["ledger_limited_consistent"] else "INCONSISTENT")
