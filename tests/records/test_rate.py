@@ -121,3 +121,22 @@ def test_every_limit_refills_a_whole_number_of_units_a_microsecond() -> None:
             # calls per `per` seconds, in tokens per microsecond, exactly.
             seconds = {"second": 1, "minute": 60, "hour": 3600}[per]
             assert limit.units_per_us * seconds * 1_000_000 == calls * TOKEN
+
+
+def test_two_processes_with_skewed_clocks_gain_at_most_the_skew_once() -> None:
+    # Process B's clock is 10 s ahead of A's; both call as fast as the bucket lets them,
+    # taking turns on the one row. A bucket whose time could go back would let B refill
+    # the 10 s again after each of A's calls (a ~10x limit); it never goes back, so over
+    # 100 s the two get at most burst + 100 s of refill + the 10 s of skew.
+    limit = RateLimit(1, "second", 1)
+    skew = timedelta(seconds=10)
+    level, at = 0, EPOCH
+    admitted = 0
+    for step in range(400):  # every 0.25 s of true time, for 100 s
+        true_now = T0 + step * timedelta(milliseconds=250)
+        now = true_now + (skew if step % 2 else timedelta(0))
+        level, at = refill(limit, level, at, now)
+        after = take(level)
+        if after is not None:
+            level, admitted = after, admitted + 1
+    assert 100 <= admitted <= 1 + 100 + 10
