@@ -18,7 +18,9 @@ min(cost, cap).
 Money is Decimal, stored as text: exact on both databases. The budget row of
 (mandate, period) is the lock that serialises reservations against one
 budget: `SELECT … FOR UPDATE` on PostgreSQL; on SQLite every write
-transaction holds the database lock from its first statement.
+transaction holds the database lock from its first statement. A mandate's
+rate bucket (records._buckets) is locked the same way, after the budgets,
+and a reservation takes its token in the same transaction.
 
 The writes are values (`Reserve`, `Settle`, `Deny`). `apply` commits a
 group of them in one transaction, with one budget read and one budget update
@@ -48,6 +50,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import Table, select
 from sqlalchemy.exc import OperationalError
 
+from records._buckets import available, lock_buckets, write_buckets
 from records._group import GroupCommit
 from records._ids import ulid
 from records._ledger_sql import Busy, LedgerSql
@@ -60,17 +63,9 @@ from records._ledger_values import (
     entry_from_row,
     period_key,
 )
-from records._models import BudgetRow, LedgerRow, RateBucketRow
+from records._models import BudgetRow, LedgerRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
-from records._rate import (
-    EPOCH,
-    UNITS_PER_TOKEN,
-    RateLimit,
-    RateState,
-    refill,
-    retry_after,
-    take,
-)
+from records._rate import RateLimit, RateState
 from records._store import _unavailable
 from records._types import utcnow
 from schema.errors import NotFound
@@ -84,7 +79,6 @@ __all__ = ["Deny", "LedgerRegistry", "LedgerWrite", "Reserve", "Settle"]
 
 LEDGER = cast(Table, LedgerRow.__table__)
 BUDGETS = cast(Table, BudgetRow.__table__)
-BUCKETS = cast(Table, RateBucketRow.__table__)
 
 
 # -- the writes, as values (applied alone or in a group) -------------------------
@@ -133,16 +127,6 @@ class _Budget:
 
     spent: Decimal
     reserved: Decimal
-    changed: bool = False
-
-
-@dataclass
-class _Bucket:
-    """A locked rate bucket (records._rate): debited call by call, written once."""
-
-    level: int
-    at: datetime  # the time `level` is at: its last update, then each refill's
-    now: datetime  # when it was read, by the store's clock where there is one
     changed: bool = False
 
 
@@ -280,18 +264,7 @@ class LedgerRegistry:
     ) -> int:
         """How many calls `limit` lets the mandate make now (whole tokens in its bucket); a
         reading, as `budget` is: only a reservation takes one."""
-        with self._store.read() as session:
-            row = (
-                session.connection()
-                .execute(
-                    select(BUCKETS.c.level, BUCKETS.c.updated_at).where(
-                        BUCKETS.c.mandate_id == mandate_id
-                    )
-                )
-                .first()
-            )
-        level, at = (0, EPOCH) if row is None else (int(row.level), row.updated_at)
-        return refill(limit, level, at, now or utcnow())[0] // UNITS_PER_TOKEN
+        return available(self._store, mandate_id, limit, now or utcnow())
 
     def list(
         self,
@@ -468,8 +441,8 @@ class LedgerRegistry:
                 locked = self._lock_budget(cursor, key[0], key[1], create=True)
                 assert locked is not None
                 budgets[key] = locked
-        buckets = self._lock_buckets(
-            cursor, sorted({w.mandate_id for _, w in reserves if w.rate_limit}), now
+        buckets = lock_buckets(
+            self._sql, cursor, list({w.mandate_id for _, w in reserves if w.rate_limit}), now
         )
         rows = []
         for index, write in reserves:
@@ -495,7 +468,7 @@ class LedgerRegistry:
             # After the budget: a mandate that cannot pay says so (402), not "retry
             # later", and a call the budget refuses takes no token.
             if write.rate_limit is not None:
-                refused = _take_token(buckets[write.mandate_id], write.mandate_id, write.rate_limit)
+                refused = buckets[write.mandate_id].take(write.rate_limit)
                 if refused is not None:
                     results[index] = refused
                     continue
@@ -513,31 +486,7 @@ class LedgerRegistry:
             results[index] = entry_from_row(row)
         if rows:
             self._sql.insert(cursor, rows)
-        changed = [
-            {"mandate_id": mandate_id, "level": bucket.level, "updated_at": bucket.at}
-            for mandate_id, bucket in sorted(buckets.items())
-            if bucket.changed
-        ]
-        if changed:
-            self._sql.update_buckets(cursor, changed)
-
-    def _lock_buckets(
-        self, cursor: Any, mandate_ids: Sequence[str], now: datetime
-    ) -> dict[str, _Bucket]:
-        """The rate buckets of `mandate_ids` (sorted), locked, created empty at the epoch
-        where there are none (the first refill fills them)."""
-        buckets: dict[str, _Bucket] = {}
-        for mandate_id in mandate_ids:
-            found = self._sql.bucket(cursor, mandate_id)
-            if found is None:
-                self._sql.create_bucket(cursor, mandate_id)
-                found = self._sql.bucket(cursor, mandate_id)
-                assert found is not None
-            level, updated_at, clock = found
-            # The store's clock where it has one (PostgreSQL), else this host's (SQLite:
-            # the one that holds the file); `refill` never lets the bucket's time go back.
-            buckets[mandate_id] = _Bucket(level, updated_at, clock or now)
-        return buckets
+        write_buckets(self._sql, cursor, buckets)
 
     def _lock_budget(
         self, cursor: Any, mandate_id: str, period: str, *, create: bool
@@ -587,20 +536,6 @@ class LedgerRegistry:
         ]
         if changed:
             self._sql.update_budgets(cursor, changed)
-
-
-def _take_token(bucket: _Bucket, mandate_id: str, limit: RateLimit) -> RateState | None:
-    """Take one token from `bucket` (refilled to its read time first); the refusal if it
-    holds less than one."""
-    level, bucket.at = refill(limit, bucket.level, bucket.at, bucket.now)
-    bucket.level = level
-    after = take(level)
-    if after is None:
-        retry_at, seconds = retry_after(limit, level, bucket.at)
-        return RateState(mandate_id, limit, retry_at, seconds)
-    bucket.level = after
-    bucket.changed = True
-    return None
 
 
 def _new_row(
