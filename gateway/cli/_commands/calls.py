@@ -2,7 +2,7 @@
 
 On the store the CLI acts as operator, so a live call names the caller whose
 mandates apply (`--as PRINCIPAL`); through a gateway the token's caller role
-does. Exit codes: 0 allowed (and the call went well), 1 denied (403/402, or a
+does. Exit codes: 0 allowed (and the call went well), 1 denied (403/402/429, or a
 `check` that denies), 2 usage or input errors (a bad mandate file names its
 line), 3 the agent failed or could not be reached (502/504).
 """
@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="dry-run a mandate's decision on an agent and capability (exit 1 on deny)",
         description="Decide as a live call would, without calling anyone or reserving "
         "budget: allow, or deny with the reason and the numbers that decided it "
-        "(score, minimum, age, spent). Exit 0 on allow, 1 on deny.",
+        "(score, minimum, age, spent; with a rate limit, the calls it allows now). "
+        "Exit 0 on allow, 1 on deny.",
     )
     check.add_argument("mandate", metavar="ID", help="the mandate's id")
     check.add_argument(
