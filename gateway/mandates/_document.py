@@ -74,7 +74,7 @@ def _timestamp(document: Document, text: str) -> datetime:
     return parsed.astimezone(UTC)
 
 
-def _rate_limit(document: Document, value: dict[str, Any] | None) -> RateLimit | None:
+def _rate_limit(value: dict[str, Any] | None) -> RateLimit | None:
     """The schema bounds each number; a burst omitted is `calls` (a bucket that holds
     one `per`'s worth)."""
     if value is None:
@@ -105,7 +105,7 @@ def parse_mandate(document: Document) -> Mandate:
         timeout_s=_decimal(data.get("timeout_s")),
         budget=None if budget is None else Budget(Decimal(budget["amount_usd"]), budget["period"]),
         expires_at=None if expires is None else _timestamp(document, expires),
-        rate_limit=_rate_limit(document, data.get("rate_limit")),
+        rate_limit=_rate_limit(data.get("rate_limit")),
         document=data,
     )
 
