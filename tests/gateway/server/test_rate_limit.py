@@ -256,12 +256,17 @@ async def test_the_bucket_refills(store: Store, tmp_path: Path) -> None:
     install_tiny(store, tmp_path)
     register_triage(store)
     store.mandates.grant(mandate(rate_limit={"calls": 4, "per": "second", "burst": 1}))
-    first, second = await _calls(store, 2)
-    assert isinstance(first, dict) and isinstance(second, RateLimited)
-    assert second.details["retry_after_s"] == 1  # 250 ms, rounded up
+    # Calls in a row until one finds the bucket empty (the second, unless this machine
+    # stalls for the 250 ms a token takes to come back between two calls).
+    results = await _calls(store, 1)
+    while isinstance(results[-1], dict) and len(results) < 6:
+        results += await _calls(store, 1)
+    limited = results[-1]
+    assert isinstance(results[0], dict) and isinstance(limited, RateLimited), results
+    assert limited.details["retry_after_s"] == 1  # at most 250 ms, rounded up
     await asyncio.sleep(0.3)
-    (third,) = await _calls(store, 1)
-    assert isinstance(third, dict)
+    (again,) = await _calls(store, 1)
+    assert isinstance(again, dict)
 
 
 # -- over HTTP -----------------------------------------------------------------------------
