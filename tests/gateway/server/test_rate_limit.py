@@ -293,6 +293,8 @@ def test_concurrent_calls_by_invoke_and_route_share_one_bucket(
     with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
         token = gw.tokens["caller:finance-bot"]
         responses = asyncio.run(_fire(gw.url, token, [paths[i % 2] for i in range(40)]))
+        metrics = gw.call("GET", "/metrics", "operator").text
+    assert 'holon_live_denials_total{reason="rate_limited"} 35' in metrics
     assert Counter(r.status_code for r in responses) == {200: 5, 429: 35}
     for response in responses:
         if response.status_code != 429:
