@@ -46,14 +46,17 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _gateway(env: dict[str, str], log: Path, *extra: str) -> Iterator[str]:
-    """`holon gateway serve` in a process of its own (its own workers with --workers)."""
+def _gateway(
+    env: dict[str, str], log: Path, *extra: str, started: int = 1
+) -> Iterator[tuple[str, int]]:
+    """`holon gateway serve` in a process of its own (its own workers with --workers),
+    once `started` of its server processes have said so (uvicorn, at INFO) and it answers."""
     port = _free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gateway.cli", "gateway", "serve", "--port", str(port)]
             + ["--eval-workers", "0", *extra],
-            env=env,
+            env={**env, "HOLON_LOG_LEVEL": "INFO"},
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -65,13 +68,14 @@ def _gateway(env: dict[str, str], log: Path, *extra: str) -> Iterator[str]:
         while True:
             assert proc.poll() is None, f"the gateway died:\n{log.read_text()}"
             assert time.monotonic() < deadline, f"the gateway did not start:\n{log.read_text()}"
+            ready = log.read_text().count("Application startup complete") >= started
             try:
-                if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+                if ready and httpx.get(url + "/healthz", timeout=2).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             time.sleep(0.05)
-        yield url
+        yield url, proc.pid
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -79,6 +83,23 @@ def _gateway(env: dict[str, str], log: Path, *extra: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+def _workers(pid: int) -> list[int]:
+    """uvicorn's worker processes under `pid` (multiprocessing children; Linux /proc),
+    not multiprocessing's resource tracker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                command = (entry / "cmdline").read_bytes()
+            except OSError:  # gone meanwhile
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            if parent == pid and b"spawn_main" in command:
+                found.append(int(entry.name))
+    return found
 
 
 async def _fire(urls: list[str], token: str) -> list[httpx.Response]:
@@ -195,7 +216,8 @@ def test_two_gateway_processes_hold_one_limit_exactly(store_url: str, tmp_path: 
             agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
             token = _setup(store, agent_url)
             urls = [
-                stack.enter_context(_gateway(env, tmp_path / f"gateway-{i}.log")) for i in range(2)
+                stack.enter_context(_gateway(env, tmp_path / f"gateway-{i}.log"))[0]
+                for i in range(2)
             ]
             _exactly_the_burst(store, urls, token, recording)
     finally:
@@ -210,7 +232,10 @@ def test_serve_with_two_workers_holds_the_limit_exactly(postgres_url: str, tmp_p
         with ExitStack() as stack:
             agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
             token = _setup(store, agent_url)
-            url = stack.enter_context(_gateway(env, tmp_path / "gateway.log", "--workers", "2"))
+            url, pid = stack.enter_context(
+                _gateway(env, tmp_path / "gateway.log", "--workers", "2", started=2)
+            )
+            assert len(_workers(pid)) == 2
             _exactly_the_burst(store, [url], token, recording)
     finally:
         store.close()
