@@ -20,6 +20,7 @@ from records._ledger_values import (
 from records._mandates import LOCAL, GrantStatus, MandateInfo, MandateRegistry, MandateRevision
 from records._models import EvalCell
 from records._pages import Page
+from records._rate import RateLimit, RatePer, RateState
 from records._secrets import SecretBox, new_key
 from records._store import (
     SCHEMA_REVISION,
@@ -71,6 +72,9 @@ __all__ = [
     "MandateRegistry",
     "MandateRevision",
     "Page",
+    "RateLimit",
+    "RatePer",
+    "RateState",
     "Registration",
     "Reserve",
     "SchemaStatus",

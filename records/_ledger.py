@@ -18,7 +18,9 @@ min(cost, cap).
 Money is Decimal, stored as text: exact on both databases. The budget row of
 (mandate, period) is the lock that serialises reservations against one
 budget: `SELECT … FOR UPDATE` on PostgreSQL; on SQLite every write
-transaction holds the database lock from its first statement.
+transaction holds the database lock from its first statement. A mandate's
+rate bucket (records._buckets) is locked the same way, after the budgets,
+and a reservation takes its token in the same transaction.
 
 The writes are values (`Reserve`, `Settle`, `Deny`). `apply` commits a
 group of them in one transaction, with one budget read and one budget update
@@ -40,7 +42,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
@@ -48,6 +50,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import Table, select
 from sqlalchemy.exc import OperationalError
 
+from records._buckets import available, lock_buckets, write_buckets
 from records._group import GroupCommit
 from records._ids import ulid
 from records._ledger_sql import Busy, LedgerSql
@@ -62,6 +65,7 @@ from records._ledger_values import (
 )
 from records._models import BudgetRow, LedgerRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._rate import RateLimit, RateState
 from records._store import _unavailable
 from records._types import utcnow
 from schema.errors import NotFound
@@ -90,8 +94,12 @@ class Reserve:
     expires_at: datetime
     budget: tuple[BudgetPeriod, Decimal] | None
     details: dict[str, Any]
+    # What else the decision knew, by name only: three optional fields in a row are
+    # too easy to pass in the wrong place.
+    _: KW_ONLY
     mandate_revision: int | None = None  # the revision of the mandate that allowed it
     record_eval_id: str | None = None  # the eval whose record it decided on, if it read one
+    rate_limit: RateLimit | None = None  # the mandate's; its bucket gives a token or refuses
 
 
 @dataclass(frozen=True)
@@ -162,14 +170,16 @@ class LedgerRegistry:
         expires_at: datetime,
         budget: tuple[BudgetPeriod, Decimal] | None,
         details: dict[str, Any],
-    ) -> LedgerEntry | BudgetState:
-        """Reserve `cap` for an allowed call; the budget's state instead when it cannot afford it.
+        rate_limit: RateLimit | None = None,
+    ) -> LedgerEntry | BudgetState | RateState:
+        """Reserve `cap` for an allowed call; the budget's state instead when it cannot afford
+        it, or the rate limit's when its bucket holds no token.
 
-        Nothing is written when the budget refuses: the caller decides whether
-        another mandate may pay, and records the denial once.
+        Nothing is written when the budget or the limit refuses: the caller
+        decides whether another mandate may pay, and records the denial once.
         """
-        result: LedgerEntry | BudgetState = self._apply_one(
-            Reserve(call, mandate_id, cap, expires_at, budget, details)
+        result: LedgerEntry | BudgetState | RateState = self._apply_one(
+            Reserve(call, mandate_id, cap, expires_at, budget, details, rate_limit=rate_limit)
         )
         return result
 
@@ -260,6 +270,13 @@ class LedgerRegistry:
                 return ZERO, ZERO
             return Decimal(row.spent_usd), Decimal(row.reserved_usd)
 
+    def rate_available(
+        self, mandate_id: str, limit: RateLimit, *, now: datetime | None = None
+    ) -> int:
+        """How many calls `limit` lets the mandate make now (whole tokens in its bucket); a
+        reading, as `budget` is: only a reservation takes one."""
+        return available(self._store, mandate_id, limit, now or utcnow())
+
     def list(
         self,
         *,
@@ -326,8 +343,9 @@ class LedgerRegistry:
 
         Order: settlements first (they free budget), then the budgets that
         reservations need are locked (PostgreSQL: FOR UPDATE, in key order),
+        then their mandates' rate buckets (in id order, after every budget),
         then reservations in arrival order, then denials; each touched
-        budget row is written once.
+        budget and bucket row is written once.
         """
         now = utcnow()
         results: builtins.list[Any] = [None] * len(writes)
@@ -440,9 +458,13 @@ class LedgerRegistry:
                 locked = self._lock_budget(cursor, key[0], key[1], create=True)
                 assert locked is not None
                 budgets[key] = locked
+        buckets = lock_buckets(
+            self._sql, cursor, list({w.mandate_id for _, w in reserves if w.rate_limit}), now
+        )
         rows = []
         for index, write in reserves:
             period = periods.get(index)
+            held = None
             if write.budget is not None and period is not None:
                 key = (write.mandate_id, period)
                 held = budgets[key]
@@ -460,6 +482,14 @@ class LedgerRegistry:
                         True,
                     )
                     continue
+            # After the budget: a mandate that cannot pay says so (402), not "retry
+            # later", and a call the budget refuses takes no token.
+            if write.rate_limit is not None:
+                refused = buckets[write.mandate_id].take(write.rate_limit)
+                if refused is not None:
+                    results[index] = refused
+                    continue
+            if held is not None:
                 held.reserved += write.cap
                 held.changed = True
             row = _new_row(write.call, write.mandate_id, period, write.details, now)
@@ -475,6 +505,7 @@ class LedgerRegistry:
             results[index] = entry_from_row(row)
         if rows:
             self._sql.insert(cursor, rows)
+        write_buckets(self._sql, cursor, buckets)
 
     def _lock_budget(
         self, cursor: Any, mandate_id: str, period: str, *, create: bool

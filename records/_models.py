@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Float,
     ForeignKey,
@@ -306,6 +307,21 @@ class BudgetRow(Base):
     period: Mapped[str] = mapped_column(String(16), primary_key=True)  # 2026-11, 2026-W48, ...
     spent_usd: Mapped[str] = mapped_column(String(40))
     reserved_usd: Mapped[str] = mapped_column(String(40))
+    updated_at: Mapped[datetime]
+
+
+class RateBucketRow(Base):
+    """A mandate's rate-limit bucket (records._rate): its level in units, at `updated_at`.
+
+    Keyed by mandate id alone: a new revision of the mandate keeps its bucket
+    (capped at the new burst). The row is the lock that serialises
+    reservations against one limit, as a budget row is.
+    """
+
+    __tablename__ = "rate_buckets"
+
+    mandate_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    level: Mapped[int] = mapped_column(BigInteger)  # UNITS_PER_TOKEN to a token
     updated_at: Mapped[datetime]
 
 

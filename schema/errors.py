@@ -18,7 +18,8 @@ contract, like the JSON Schemas beside this module::
     ├── Unauthorized            exit 2  HTTP 401  unauthorized: no or bad token
     ├── Forbidden               exit 2  HTTP 403  forbidden: the token's role may not do this
     ├── Denied                  exit 1  HTTP 403  <deny reason>: a mandate said no
-    │   └── BudgetExhausted     exit 1  HTTP 402  budget_exhausted
+    │   ├── BudgetExhausted     exit 1  HTTP 402  budget_exhausted
+    │   └── RateLimited         exit 1  HTTP 429  rate_limited: Retry-After from retry_after_s
     ├── CheckFailed             exit 1  HTTP 200  check_failed: e.g. eval below threshold
     └── EnvironmentFault        exit 3  HTTP 503  environment: something around us is broken
         ├── StoreError                            store_error
@@ -56,6 +57,7 @@ __all__ = [
     "ManifestError",
     "NotFound",
     "PayloadTooLarge",
+    "RateLimited",
     "Refused",
     "SchemaMismatch",
     "StoreError",
@@ -218,6 +220,14 @@ class BudgetExhausted(Denied):
     http_status = 402
 
 
+class RateLimited(Denied):
+    """Every mandate that would allow the call is over its rate limit: `details` says when
+    the next call may go (`retry_after_s`, whole seconds; the API's `Retry-After`)."""
+
+    code = "rate_limited"
+    http_status = 429
+
+
 class CheckFailed(HolonError):
     code = "check_failed"
     exit_code = 1
@@ -307,6 +317,7 @@ def error_from_body(status: int, body: Any) -> HolonError:
         409: Refused,
         413: UsageError,
         422: InputError,
+        429: RateLimited,
         502: AgentCallFailed,
         504: AgentTimedOut,
     }

@@ -37,7 +37,13 @@ Goals (reported, never asserted): added p50 <= 2 ms and p95 <= 6 ms at
 concurrency 16 (paced); >= 800 live calls/s on SQLite with one worker.
 
     .venv/bin/python bench/gateway/run.py [--json] [--scale 1.0] [--rates 100,200,400]
-        [--postgres ADMIN_URL | --no-postgres] [--profile {sqlite,postgresql}]
+        [--postgres ADMIN_URL | --no-postgres] [--profile {sqlite,postgresql}] [--rate-limit]
+
+`--rate-limit` adds a third target, interleaved with the other two: the
+same gateway for a second caller whose mandate has a `rate_limit` too
+generous to refuse anything (a million calls a second), so every call
+takes a token from its bucket in the reservation transaction; the summary
+gives what that adds to a call over the mandate without one, same run.
 
 `--profile BACKEND` runs the gateway under cProfile (every thread) for a
 concurrency-16 load and prints where its time went instead of the table;
@@ -79,8 +85,12 @@ ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 CAPABILITY = "ticket.classify"
 AGENT = "bench/zero"
 CALLER = "bench-bot"
+LIMITED = "bench-bot-limited"  # --rate-limit: the caller whose mandate has a rate limit
+# Never refuses at these loads: every call takes a token, none waits for one.
+RATE_LIMIT = {"calls": 1_000_000, "per": "second", "burst": 1_000_000}
 INPUT = {"ticket": "My invoice INV-7 was charged twice", "lang": "en"}
 BODY = json.dumps({"capability": CAPABILITY, "input": INPUT}).encode()
+LIMITED_TARGET = "limited"  # its name in the results
 CAP = Decimal("0.01")
 SWITCH_INTERVAL = os.environ.get("BENCH_SWITCH_INTERVAL", "")
 HTTP_PARSER = os.environ.get("BENCH_HTTP", "")  # h11 or httptools; default: SERVER_OPTIONS'
@@ -100,8 +110,11 @@ def agent_server() -> Iterator[str]:
         yield url
 
 
-def prepare(url: str, key: str, home: Path, agent_url: str) -> str:
-    """Schema, the agent, the mandate (with a budget) and a caller token; the token."""
+def prepare(
+    url: str, key: str, home: Path, agent_url: str, rate_limit: bool = False
+) -> dict[str, str]:
+    """Schema, the agent, the mandate (with a budget) and a caller token: the tokens, by
+    caller (with `rate_limit`, a second caller whose mandate also has a rate limit)."""
     store = open_store(url, secret_key=key, auto_upgrade=True)
     try:
         store.agents.register(
@@ -116,31 +129,37 @@ def prepare(url: str, key: str, home: Path, agent_url: str) -> str:
                 "pricing": {"per_call_usd": "0.001", "per_1k_input_tokens_usd": "0.0005"},
             }
         )
-        StoreClient(store, home, 30).calls.grant(
-            {
-                "schema_version": 1,
-                "id": "bench-live",
-                "holder": CALLER,
-                "capabilities": [CAPABILITY],
-                "agents": ["bench/*"],
-                "max_cost_per_call_usd": str(CAP),
-                "budget": {"amount_usd": "1000000", "period": "month"},
-            },
-            source="<bench>",
-        )
-        return store.tokens.create(f"caller:{CALLER}")[1]
+        mandate = {
+            "schema_version": 1,
+            "id": "bench-live",
+            "holder": CALLER,
+            "capabilities": [CAPABILITY],
+            "agents": ["bench/*"],
+            "max_cost_per_call_usd": str(CAP),
+            "budget": {"amount_usd": "1000000", "period": "month"},
+        }
+        client = StoreClient(store, home, 30)
+        client.calls.grant(mandate, source="<bench>")
+        tokens = {CALLER: store.tokens.create(f"caller:{CALLER}")[1]}
+        if rate_limit:
+            limited = {**mandate, "id": "bench-limited", "holder": LIMITED}
+            client.calls.grant({**limited, "rate_limit": RATE_LIMIT}, source="<bench>")
+            tokens[LIMITED] = store.tokens.create(f"caller:{LIMITED}")[1]
+        return tokens
     finally:
         store.close()
 
 
-def check_ledger(url: str, key: str, calls: int) -> dict[str, Any]:
+def check_ledger(
+    url: str, key: str, calls: int, caller: str = CALLER, mandate: str = "bench-live"
+) -> dict[str, Any]:
     """One settled row per gateway call; the budget's spent sum is the rows' sum, exactly."""
     store = open_store(url, secret_key=key)
     try:
         rows = []
         cursor = None
         while True:
-            page = store.ledger.list(caller=CALLER, cursor=cursor, limit=1000)
+            page = store.ledger.list(caller=caller, cursor=cursor, limit=1000)
             rows += page.items
             if page.next_cursor is None:
                 break
@@ -150,7 +169,7 @@ def check_ledger(url: str, key: str, calls: int) -> dict[str, Any]:
         periods = {r.period for r in settled if r.period is not None}
         spent = reserved = Decimal(0)
         for period in periods:
-            s, r = store.ledger.budget("bench-live", period)
+            s, r = store.ledger.budget(mandate, period)
             spent, reserved = spent + s, reserved + r
         return {
             "gateway_calls": calls,
@@ -252,42 +271,53 @@ async def load(
     agent_url: str,
     gateway_url: str,
     gateway_pid: int,
-    token: str,
+    tokens: dict[str, str],
     scale: float,
     rates: list[float],
 ) -> dict[str, Any]:
-    """Direct vs gateway, interleaved: latency at c1 and c16 (closed loop, and paced at
-    each of `rates` with 16 callers), calls/s at c16 and c64."""
+    """Direct vs gateway (and the rate-limited caller's gateway calls, given its token),
+    interleaved: latency at c1 and c16 (closed loop, and paced at each of `rates` with 16
+    callers), calls/s at c16 and c64."""
+    invoke = f"{gateway_url}/v1/agents/{AGENT}/invoke"
     targets = {
         "direct": (agent_url, {"Content-Type": "application/json"}),
         "gateway": (
-            f"{gateway_url}/v1/agents/{AGENT}/invoke",
-            {"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+            invoke,
+            {"Content-Type": "application/json", "Authorization": f"Bearer {tokens[CALLER]}"},
         ),
     }
+    if LIMITED in tokens:
+        bearer = f"Bearer {tokens[LIMITED]}"
+        targets[LIMITED_TARGET] = (
+            invoke,
+            {"Content-Type": "application/json", "Authorization": bearer},
+        )
     plan = {1: int(400 * scale), 16: int(2000 * scale), 64: int(3000 * scale)}
     # About 4 s a round at scale 1.
     paced = {f"p16@{rate:g}": (16, rate, max(50, int(rate * 4 * scale))) for rate in rates}
     out: dict[str, Any] = {}
     gateway_calls = 0
+    limited_calls = 0
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
         for name, (url, headers) in targets.items():  # warm pools, caches, the JIT-less paths
             _, _ = await drive(session, url, headers, 500, 16)
             gateway_calls += 500 if name == "gateway" else 0
+            limited_calls += 500 if name == LIMITED_TARGET else 0
         for concurrency, calls in plan.items():
             latencies: dict[str, list[float]] = {name: [] for name in targets}
             throughput: dict[str, list[float]] = {name: [] for name in targets}
-            gateway_cpu = 0.0
+            gateway_cpu = {name: 0.0 for name in targets if name != "direct"}
             for _ in range(3):
                 for name, (url, headers) in targets.items():
                     cpu = cpu_seconds(gateway_pid)
                     values, wall = await drive(session, url, headers, calls, concurrency)
                     latencies[name] += values
                     throughput[name].append(calls / wall)
-                    if name == "gateway":
-                        gateway_calls += calls
-                        gateway_cpu += cpu_seconds(gateway_pid) - cpu
+                    limited_calls += calls if name == LIMITED_TARGET else 0
+                    gateway_calls += calls if name == "gateway" else 0
+                    if name in gateway_cpu:
+                        gateway_cpu[name] += cpu_seconds(gateway_pid) - cpu
             out[f"c{concurrency}"] = {
                 name: {
                     "p50_ms": round(percentile(latencies[name], 0.50), 3),
@@ -296,13 +326,14 @@ async def load(
                 }
                 for name in targets
             }
-            out[f"c{concurrency}"]["gateway"]["gateway_cpu_ms_per_call"] = round(
-                gateway_cpu * 1000 / (3 * calls), 3
-            )
+            for name, seconds in gateway_cpu.items():
+                out[f"c{concurrency}"][name]["gateway_cpu_ms_per_call"] = round(
+                    seconds * 1000 / (3 * calls), 3
+                )
         for key, (concurrency, rate, calls) in paced.items():
             latencies = {name: [] for name in targets}
             from_due: dict[str, list[float]] = {name: [] for name in targets}
-            gateway_cpu = 0.0
+            gateway_cpu = {name: 0.0 for name in targets if name != "direct"}
             for _ in range(3):
                 for name, (url, headers) in targets.items():
                     cpu = cpu_seconds(gateway_pid)
@@ -311,9 +342,10 @@ async def load(
                     )
                     latencies[name] += sent_ms
                     from_due[name] += due_ms
-                    if name == "gateway":
-                        gateway_calls += calls
-                        gateway_cpu += cpu_seconds(gateway_pid) - cpu
+                    limited_calls += calls if name == LIMITED_TARGET else 0
+                    gateway_calls += calls if name == "gateway" else 0
+                    if name in gateway_cpu:
+                        gateway_cpu[name] += cpu_seconds(gateway_pid) - cpu
             out[key] = {
                 name: {
                     "p50_ms": round(percentile(latencies[name], 0.50), 3),
@@ -324,10 +356,11 @@ async def load(
                 }
                 for name in targets
             }
-            out[key]["gateway"]["gateway_cpu_ms_per_call"] = round(
-                gateway_cpu * 1000 / (3 * calls), 3
-            )
+            for name, seconds in gateway_cpu.items():
+                out[key][name]["gateway_cpu_ms_per_call"] = round(seconds * 1000 / (3 * calls), 3)
     out["gateway_calls"] = gateway_calls
+    if LIMITED in tokens:
+        out["limited_calls"] = limited_calls
     return out
 
 
@@ -361,14 +394,23 @@ def gateway_server(
 
 
 def run_backend(
-    url: str, root: Path, agent_url: str, scale: float, rates: list[float]
+    url: str,
+    root: Path,
+    agent_url: str,
+    scale: float,
+    rates: list[float],
+    rate_limit: bool = False,
 ) -> dict[str, Any]:
     key = Fernet.generate_key().decode()
     home = root / f"home-{secrets.token_hex(4)}"
-    token = prepare(url, key, home, agent_url)
+    tokens = prepare(url, key, home, agent_url, rate_limit)
     with gateway_server(url, key, home) as (gateway_url, pid):
-        numbers = asyncio.run(load(agent_url, gateway_url, pid, token, scale, rates))
+        numbers = asyncio.run(load(agent_url, gateway_url, pid, tokens, scale, rates))
     numbers["ledger"] = check_ledger(url, key, numbers.pop("gateway_calls"))
+    if rate_limit:
+        numbers["ledger_limited"] = check_ledger(
+            url, key, numbers.pop("limited_calls"), LIMITED, "bench-limited"
+        )
     return numbers
 
 
@@ -377,7 +419,7 @@ def profile_backend(
 ) -> str:
     key = Fernet.generate_key().decode()
     home = root / f"home-{secrets.token_hex(4)}"
-    token = prepare(url, key, home, agent_url)
+    token = prepare(url, key, home, agent_url)[CALLER]
     out_file = root / ("gateway.txt" if sample else "gateway.pstats")
 
     async def drive_gateway(gateway_url: str) -> tuple[float, float]:
@@ -406,8 +448,8 @@ def profile_backend(
 # -- output ---------------------------------------------------------------------
 
 
-def _added(point: dict[str, Any], key: str) -> float:
-    return round(float(point["gateway"][key]) - float(point["direct"][key]), 3)
+def _added(point: dict[str, Any], key: str, over: str = "direct", by: str = "gateway") -> float:
+    return round(float(point[by][key]) - float(point[over][key]), 3)
 
 
 def summarise(results: dict[str, dict[str, Any]], goal_rate: float) -> dict[str, Any]:
@@ -440,6 +482,20 @@ def summarise(results: dict[str, dict[str, Any]], goal_rate: float) -> dict[str,
             ),
             "ledger_consistent": numbers["ledger"]["consistent"],
         }
+        if "ledger_limited" in numbers:
+            # What a rate limit adds to a call, over the same gateway's calls without one.
+            summary[backend]["rate_limit_added"] = {
+                key: {
+                    "added_p50_ms": _added(point, "p50_ms", "gateway", LIMITED_TARGET),
+                    "added_p95_ms": _added(point, "p95_ms", "gateway", LIMITED_TARGET),
+                    "added_cpu_ms_per_call": _added(
+                        point, "gateway_cpu_ms_per_call", "gateway", LIMITED_TARGET
+                    ),
+                }
+                for key, point in numbers.items()
+                if key.startswith(("c", "p16@"))
+            }
+            summary[backend]["ledger_limited_consistent"] = numbers["ledger_limited"]["consistent"]
     if "sqlite" in summary:
         s = summary["sqlite"]
         at = s["paced16"].get(f"{goal_rate:g}")
@@ -459,10 +515,10 @@ def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
     ]
     for backend, numbers in results.items():
         for key, point in numbers.items():
-            if key == "ledger":
+            if key.startswith("ledger"):
                 continue
             label = f"c{key[1:]}" if key.startswith("c") else f"16@{key.split('@')[1]}/s"
-            for name in ("direct", "gateway"):
+            for name in point:
                 n = point[name]
                 lines.append(
                     f"{backend:<11} {label:>8} {name:<8} {n['p50_ms']:>8.2f} "
@@ -495,6 +551,17 @@ def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
             f"reserved {ledger['budget_reserved_usd']}: "
             + ("consistent" if ledger["consistent"] else "INCONSISTENT")
         )
+        if "rate_limit_added" in s:
+            added = ", ".join(
+                f"{key} {p['added_p50_ms']:.3f}/{p['added_p95_ms']:.3f} "
+                f"(CPU {p['added_cpu_ms_per_call']:+.3f})"
+                for key, p in s["rate_limit_added"].items()
+            )
+            lines.append(f"  a rate limit adds p50/p95 ms (gateway CPU ms/call): {added}")
+            lines.append(
+                "  ledger (rate-limited caller): "
+                + ("consistent" if s["ledger_limited_consistent"] else "INCONSISTENT")
+            )
     if "goals" in summary:
         lines.append(f"goals (SQLite): {summary['goals']}")
     return "\n".join(lines)
@@ -518,6 +585,11 @@ def main() -> None:
     )
     parser.add_argument("--postgres", metavar="ADMIN_URL", default=ADMIN_URL)
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    parser.add_argument(
+        "--rate-limit",
+        action="store_true",
+        help="add a caller whose mandate has a rate limit, interleaved with the others",
+    )
     parser.add_argument("--profile", choices=["sqlite", "postgresql"])
     parser.add_argument("--profile-calls", type=int, default=5000)
     parser.add_argument(
@@ -540,7 +612,9 @@ def main() -> None:
             results: dict[str, dict[str, Any]] = {}
             for backend, make_url_for in backends.items():
                 with make_url_for(root) as url:
-                    results[backend] = run_backend(url, root, agent_url, args.scale, args.rates)
+                    results[backend] = run_backend(
+                        url, root, agent_url, args.scale, args.rates, args.rate_limit
+                    )
     summary = summarise(results, args.goal_rate)
     if args.json:
         print(json.dumps({"results": results, "summary": summary}, indent=2))

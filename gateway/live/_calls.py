@@ -59,6 +59,7 @@ from records import (
     CallEntry,
     Deny,
     LedgerEntry,
+    RateState,
     Reserve,
     Settle,
     Store,
@@ -73,6 +74,7 @@ from schema.errors import (
     HolonError,
     InputError,
     NotFound,
+    RateLimited,
 )
 from schema.jsontext import JSONValue
 
@@ -123,14 +125,21 @@ def denial_error(verdicts: list[Verdict], *, subject: str) -> Denied:
         return Denied(
             f"{subject}: the caller holds no mandate", code="no_mandate", details={"mandates": []}
         )
-    best = max(verdicts, key=lambda v: v.stage)
+    # Of several mandates over their rate limits, the one whose next call is soonest.
+    best = max(verdicts, key=lambda v: (v.stage, -v.numbers.get("retry_after_s", 0)))
     reason = best.reason or "denied"
     details: dict[str, Any] = dict(best.numbers)
     details["mandate"] = best.mandate
     details["mandates"] = [v.to_json() for v in verdicts]
-    cls = BudgetExhausted if reason == "budget_exhausted" else Denied
+    cls = {"budget_exhausted": BudgetExhausted, "rate_limited": RateLimited}.get(reason, Denied)
+    hint = None
+    if reason == "rate_limited":
+        hint = f"the next call may go in {details['retry_after_s']} s (at {details['retry_at']})"
     return cls(
-        f"{subject}: denied ({reason}) by mandate {best.mandate}", code=reason, details=details
+        f"{subject}: denied ({reason}) by mandate {best.mandate}",
+        code=reason,
+        details=details,
+        hint=hint,
     )
 
 
@@ -247,10 +256,14 @@ class LiveCalls:
                     details={"decision": verdict.to_json()},
                     mandate_revision=decided.revisions.get(mandate.id),
                     record_eval_id=decided.record_eval_id,
+                    rate_limit=mandate.rate_limit,
                 )
             )
             if isinstance(reserved, BudgetState):
                 verdicts[index] = Verdict(mandate.id, False, "budget_exhausted", reserved.to_json())
+                continue
+            if isinstance(reserved, RateState):
+                verdicts[index] = Verdict(mandate.id, False, "rate_limited", reserved.to_json())
                 continue
             return Allowed(decided.manifest, mandate, reserved, decided.secret)
         error = denial_error(verdicts, subject=f"{caller} calling {agent_id} for {capability}")
@@ -496,4 +509,7 @@ def check_mandate(
             mandate.max_cost_per_call_usd,
             False,
         ).to_json()
+    if mandate.rate_limit is not None:
+        available = lookups.store.ledger.rate_available(mandate.id, mandate.rate_limit, now=now)
+        out["rate_limit"] = {**mandate.rate_limit.to_json(), "available": available}
     return out

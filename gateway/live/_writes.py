@@ -34,6 +34,7 @@ from records import (
     BudgetState,
     LedgerEntry,
     LedgerWrite,
+    RateState,
     Reserve,
     Settle,
     Store,
@@ -83,12 +84,13 @@ class LedgerWriter:
             loop.call_soon(self._flush)
         return future
 
-    async def reserve(self, write: Reserve) -> LedgerEntry | BudgetState:
-        """Commit a reservation. A caller cancelled while it waits leaves nothing held:
-        the reservation is dropped if not yet applied, else released."""
+    async def reserve(self, write: Reserve) -> LedgerEntry | BudgetState | RateState:
+        """Commit a reservation (or learn that its budget or rate limit refused it). A
+        caller cancelled while it waits leaves nothing held: the reservation is dropped if
+        not yet applied, else released (its rate-limit token stays taken: records._rate)."""
         future = self.write(write)
         try:
-            result: LedgerEntry | BudgetState = await future
+            result: LedgerEntry | BudgetState | RateState = await future
         except get_cancelled_exc_class():
             # Cancelling the wait cancels a queued write (never applied). A
             # write already committed, whose result the caller will not see,

@@ -23,6 +23,10 @@ from records import utc_text
 __all__ = ["DENY_REASONS", "Verdict", "decide_all", "decide_one"]
 
 # In the order they are checked: a later reason means the mandate got further.
+# The ledger checks a reservation's budget before its rate limit (records._ledger):
+# a mandate that cannot pay is `budget_exhausted` whatever its bucket holds (a
+# "retry later" would not be true), and one only rate limited got furthest: the
+# caller may call again at its Retry-After.
 DENY_REASONS = (
     "no_mandate",
     "mandate_expired",
@@ -36,6 +40,7 @@ DENY_REASONS = (
     "capability_score_below_minimum",
     "overfit_warning",
     "budget_exhausted",
+    "rate_limited",
 )
 
 

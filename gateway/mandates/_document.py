@@ -13,7 +13,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from records import BudgetPeriod
+from records import BudgetPeriod, RateLimit
 from schema import Document, load_document, parse_document, validate_document, validator
 from schema.errors import MandateError
 from schema.jsontext import dumps
@@ -42,6 +42,7 @@ class Mandate:
     timeout_s: Decimal | None = None
     budget: Budget | None = None
     expires_at: datetime | None = None
+    rate_limit: RateLimit | None = None
     document: dict[str, Any] | None = None  # as granted, for storage and display
 
     @property
@@ -73,6 +74,15 @@ def _timestamp(document: Document, text: str) -> datetime:
     return parsed.astimezone(UTC)
 
 
+def _rate_limit(value: dict[str, Any] | None) -> RateLimit | None:
+    """The schema bounds each number; a burst omitted is `calls` (a bucket that holds
+    one `per`'s worth)."""
+    if value is None:
+        return None
+    calls = int(value["calls"])
+    return RateLimit(calls, value["per"], int(value.get("burst", calls)))
+
+
 def parse_mandate(document: Document) -> Mandate:
     """Validate a loaded document and build the Mandate, or raise MandateError."""
     if not isinstance(document.value, dict):
@@ -95,6 +105,7 @@ def parse_mandate(document: Document) -> Mandate:
         timeout_s=_decimal(data.get("timeout_s")),
         budget=None if budget is None else Budget(Decimal(budget["amount_usd"]), budget["period"]),
         expires_at=None if expires is None else _timestamp(document, expires),
+        rate_limit=_rate_limit(data.get("rate_limit")),
         document=data,
     )
 

@@ -65,7 +65,14 @@ def json_response(body: JSONValue, status: int = 200) -> Response:
 
 
 def error_response(error: HolonError) -> Response:
-    headers = {"WWW-Authenticate": "Bearer"} if error.http_status == 401 else None
+    headers: dict[str, str] = {}
+    if error.http_status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    # An error that says when to come back (a rate limit) says it in the standard header
+    # too: whole seconds, at least 1 (RFC 9110, 10.2.3).
+    retry = error.details.get("retry_after_s")
+    if isinstance(retry, int) and not isinstance(retry, bool):
+        headers["Retry-After"] = str(max(1, retry))
     return Response(
         dumps(error.to_body()),
         status_code=error.http_status,

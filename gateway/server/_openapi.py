@@ -35,6 +35,12 @@ ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 
+RETRY_AFTER: dict[str, Any] = {
+    "description": "whole seconds until the next call may go (rounded up, at least 1); "
+    "the error's details carry it as retry_after_s, with retry_at",
+    "schema": {"type": "integer", "minimum": 1},
+}
+
 _STATUS_TEXT = {
     400: "bad request (usage)",
     401: "no token, or an unknown, revoked or expired one",
@@ -44,6 +50,7 @@ _STATUS_TEXT = {
     409: "refused in the current state",
     413: "request body too large",
     422: "invalid document",
+    429: "denied: rate_limited (the mandate's rate limit; see Retry-After)",
     502: "the agent's outcome was not ok",
     503: "the store is unavailable",
     504: "the agent timed out",
@@ -133,6 +140,8 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
             statuses |= {401, 403}
         for status in sorted(statuses):
             responses[str(status)] = {"description": _STATUS_TEXT.get(status, "error"), **error}
+        if 429 in statuses:
+            responses["429"]["headers"] = {"Retry-After": RETRY_AFTER}
         operation["responses"] = responses
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation
     return {

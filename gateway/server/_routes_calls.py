@@ -255,7 +255,7 @@ async def ledger(request: Request, who: Principal, svc: Service) -> Response:
     return json_response(view)
 
 
-_INVOKE_STATUSES = (402, 404, 413, 422, 502, 504)
+_INVOKE_STATUSES = (402, 404, 413, 422, 429, 502, 504)
 
 ENDPOINTS = [
     Endpoint(

@@ -284,3 +284,25 @@ def test_show_revisions_keeps_every_grant(world: CLI, tmp_path: Path) -> None:
     rows = cli("ledger", "--json").json()["items"]
     assert [r["mandate_revision"] for r in rows] == [2, 1]
     assert all(r["record_eval_id"] is None for r in rows)  # the mandate reads no record
+
+
+def test_a_rate_limited_call_says_when_to_come_back(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    limited = _mandate(tmp_path, "rate_limit: {calls: 1, per: hour, burst: 1}\n")
+    assert cli("mandates", "grant", str(limited)).code == 0
+    assert "1/hour, burst 1" in cli("mandates", "show", "finance-tickets").stdout
+    args = ("--agent", "acme/ticket-triage", "--capability", "ticket.classify")
+    before = cli("mandates", "check", "finance-tickets", *args)
+    assert before.code == 0 and "rate limit: calls=1, per=hour, burst=1, available=1" in (
+        before.stdout
+    )
+    call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
+    assert cli(*call, "--as", "finance-bot").code == 0
+    human = cli(*call, "--as", "finance-bot")
+    assert human.code == 1
+    assert "denied (rate_limited) by mandate finance-tickets" in human.stderr
+    assert "hint: the next call may go in 3" in human.stderr  # 3600 s, or a few less
+    error = cli(*call, "--as", "finance-bot", "--json").json()["error"]
+    assert error["code"] == "rate_limited" and 3000 <= error["details"]["retry_after_s"] <= 3600
+    after = cli("mandates", "check", "finance-tickets", *args, "--json").json()
+    assert after["rate_limit"]["available"] == 0

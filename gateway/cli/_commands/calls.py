@@ -2,7 +2,7 @@
 
 On the store the CLI acts as operator, so a live call names the caller whose
 mandates apply (`--as PRINCIPAL`); through a gateway the token's caller role
-does. Exit codes: 0 allowed (and the call went well), 1 denied (403/402, or a
+does. Exit codes: 0 allowed (and the call went well), 1 denied (403/402/429, or a
 `check` that denies), 2 usage or input errors (a bad mandate file names its
 line), 3 the agent failed or could not be reached (502/504).
 """
@@ -67,7 +67,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="dry-run a mandate's decision on an agent and capability (exit 1 on deny)",
         description="Decide as a live call would, without calling anyone or reserving "
         "budget: allow, or deny with the reason and the numbers that decided it "
-        "(score, minimum, age, spent). Exit 0 on allow, 1 on deny.",
+        "(score, minimum, age, spent; with a rate limit, the calls it allows now). "
+        "Exit 0 on allow, 1 on deny.",
     )
     check.add_argument("mandate", metavar="ID", help="the mandate's id")
     check.add_argument(
@@ -137,6 +138,13 @@ def _status_word(view: dict[str, Any]) -> str:
 def _budget_text(document: dict[str, Any]) -> str | None:
     budget = document.get("budget")
     return None if budget is None else f"${budget['amount_usd']}/{budget['period']}"
+
+
+def _rate_text(document: dict[str, Any]) -> str | None:
+    limit = document.get("rate_limit")
+    if limit is None:
+        return None
+    return f"{limit['calls']}/{limit['per']}, burst {limit.get('burst', limit['calls'])}"
 
 
 def do_grant(ctx: Context) -> int:
@@ -252,6 +260,7 @@ def do_show(ctx: Context) -> int:
             ("cap per call", f"${document['max_cost_per_call_usd']}"),
             ("timeout_s", document.get("timeout_s")),
             ("budget", _budget_text(document)),
+            ("rate limit", _rate_text(document)),
             ("expires", document.get("expires_at")),
             ("granted", view["granted_at"]),
             ("updated", view["updated_at"]),
@@ -262,7 +271,16 @@ def do_show(ctx: Context) -> int:
     return 0
 
 
-_VERDICT_KEYS = {"agent", "agent_version", "capability", "mandate", "decision", "reason", "budget"}
+_VERDICT_KEYS = {
+    "agent",
+    "agent_version",
+    "capability",
+    "mandate",
+    "decision",
+    "reason",
+    "budget",
+    "rate_limit",
+}
 
 
 def _numbers(values: dict[str, Any], skip: set[str]) -> str:
@@ -290,6 +308,9 @@ def do_check(ctx: Context) -> int:
     budget = verdict.get("budget")
     if budget is not None:
         ctx.out.line(f"  budget: {_numbers(budget, {'mandate'})}")
+    rate = verdict.get("rate_limit")
+    if rate is not None:
+        ctx.out.line(f"  rate limit: {_numbers(rate, set())}")
     return 0 if allowed else 1
 
 

@@ -1,7 +1,7 @@
 """Token expiry and last use; mandate revisions kept; ledger rows name what allowed them
 
 Revision ID: 0009
-Revises: 0006
+Revises: 0008
 Create Date: 2026-12-01
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from records._types import UTCDateTime
 
 revision = "0009"
-down_revision = "0006"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

@@ -217,7 +217,10 @@ def test_the_denial_names_the_furthest_mandate_and_lists_all() -> None:
 
 
 def test_reasons_are_ordered_as_checked() -> None:
-    assert DENY_REASONS[0] == "no_mandate" and DENY_REASONS[-1] == "budget_exhausted"
+    assert DENY_REASONS[0] == "no_mandate" and DENY_REASONS[-2:] == (
+        "budget_exhausted",
+        "rate_limited",
+    )
 
 
 @pytest.mark.parametrize(
