@@ -4,6 +4,14 @@ Imports only `schema`: never `evals` or `gateway`.
 """
 
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
+from records._conformance import (
+    INVALID_INPUT,
+    INVALID_OUTPUT,
+    LIVE_WINDOW_DAYS,
+    ConformanceRegistry,
+    LiveConformance,
+    live_window_start,
+)
 from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
 from records._ids import eval_id, ulid
@@ -37,6 +45,9 @@ from records._types import utc_text, utcnow
 __all__ = [
     "EXPIRED_COST_SOURCE",
     "EXPIRED_REASON",
+    "INVALID_INPUT",
+    "INVALID_OUTPUT",
+    "LIVE_WINDOW_DAYS",
     "SCHEMA_REVISION",
     "AgentInfo",
     "AgentRegistry",
@@ -46,6 +57,7 @@ __all__ = [
     "CellResultRow",
     "CellSpec",
     "ClaimedCell",
+    "ConformanceRegistry",
     "Deny",
     "EvalCell",
     "EvalInfo",
@@ -59,6 +71,7 @@ __all__ = [
     "LedgerEntry",
     "LedgerRegistry",
     "LedgerWrite",
+    "LiveConformance",
     "MandateInfo",
     "MandateRegistry",
     "Page",
@@ -75,6 +88,7 @@ __all__ = [
     "VersionInfo",
     "check_role",
     "eval_id",
+    "live_window_start",
     "new_key",
     "open_engine",
     "open_store",

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0007"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -187,6 +187,7 @@ class Store:
         self._writer = engine.execution_options(holon_write=True)
         self._secret_box = secret_box
         from records._agents import AgentRegistry
+        from records._conformance import ConformanceRegistry
         from records._evals import EvalRegistry
         from records._exposure import ExposureRegistry
         from records._ledger import LedgerRegistry
@@ -201,6 +202,7 @@ class Store:
         self.tokens = TokenRegistry(self)
         self.mandates = MandateRegistry(self)
         self.ledger = LedgerRegistry(self)
+        self.conformance = ConformanceRegistry(self)
         self.created = False  # set by open_store when it made the schema from nothing
 
     @property
