@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents import printable
+from agents._outcome import printable
 from evals.checks import check_validator_class
 from evals.suites._load import SUITE_FILE
 from schema import make_validator, parse_document

@@ -9,7 +9,7 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agents import printable
+from agents._outcome import printable
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
