@@ -74,7 +74,8 @@ class LiveConformance:
         """violations / calls, or None before the first call."""
         if self.calls == 0:
             return None
-        return (Decimal(self.violations) / Decimal(self.calls)).quantize(RATE_PLACES)
+        rate = (Decimal(self.violations) / Decimal(self.calls)).quantize(RATE_PLACES)
+        return rate.normalize()  # 0.5, not 0.500000
 
     def to_json(self) -> dict[str, Any]:
         return {

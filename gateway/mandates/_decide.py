@@ -118,7 +118,7 @@ def _against_live(mandate: Mandate, live: LiveConformance | None) -> Verdict:
     rate = None if live is None else live.rate
     if maximum is None or live is None or rate is None or live.calls < mandate.min_live_calls:
         return Verdict(mandate.id, True)
-    if rate > maximum:
+    if live.violations > maximum * live.calls:  # exact: the rate shown is rounded
         return _deny(
             mandate,
             "live_violation_rate_above_maximum",

@@ -414,7 +414,7 @@ def _live_line(live: Any) -> str | None:
         return None
     rate = "-" if live.get("rate") is None else f"{live['rate']}"
     return (
-        f"{live['calls']} answers, {live['violations']} contract violations (rate {rate}), "
-        f"{live['input_violations']} inputs refused, since {live['since']} "
+        f"answers {live['calls']}, contract violations {live['violations']} (rate {rate}), "
+        f"inputs refused {live['input_violations']}, since {live['since']} "
         f"({live['window_days']} days)"
     )

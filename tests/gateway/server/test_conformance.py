@@ -286,3 +286,11 @@ def test_a_mandate_denies_an_agent_over_its_live_violation_rate(
     assert check.status_code == 200, check.text
     assert check.json()["reason"] == "live_violation_rate_above_maximum"
     assert check.json()["live"]["violations"] == 4
+
+
+def test_the_gate_compares_exactly_not_the_rounded_rate() -> None:
+    """One violation in three million answers shows as rate 0 (six places), and still breaks
+    a maximum of 0."""
+    live = _live(3_000_000, 1)
+    assert live.rate == 0
+    assert not _decide(_mandate(max_live_violation_rate=0), live).allow
