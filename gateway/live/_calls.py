@@ -386,35 +386,24 @@ class LiveCalls:
             self.writer.later(settlement)
             cost = min(settlement.cost, allowed.entry.reserved_usd)  # what the settlement charges
         manifest = allowed.manifest
+        failed = {
+            "agent": manifest.id,
+            "agent_version": manifest.version,
+            "request_id": outcome.request_id,
+            "http_status": outcome.http_status,
+            "cost_usd": str(cost),
+            "mandate": allowed.mandate.id,
+        }
         if violation is not None:
             assert contract is not None
-            raise invalid_output(
-                contract,
-                violation,
-                f"{manifest.id} {manifest.version}",
-                {
-                    "agent": manifest.id,
-                    "agent_version": manifest.version,
-                    "request_id": outcome.request_id,
-                    "http_status": outcome.http_status,
-                    "cost_usd": str(cost),
-                    "mandate": allowed.mandate.id,
-                },
-            )
+            raise invalid_output(contract, violation, f"{manifest.id} {manifest.version}", failed)
         if outcome.code != "ok":
             cls = AgentTimedOut if outcome.code == "timeout" else AgentCallFailed
             raise cls(
                 f"{manifest.id} {manifest.version}: {outcome.code}"
                 + (f": {outcome.error}" if outcome.error else ""),
                 code=outcome.code,
-                details={
-                    "agent": manifest.id,
-                    "agent_version": manifest.version,
-                    "request_id": outcome.request_id,
-                    "http_status": outcome.http_status,
-                    "cost_usd": str(cost),
-                    "mandate": allowed.mandate.id,
-                },
+                details=failed,
             )
         return {
             "output": outcome.output,

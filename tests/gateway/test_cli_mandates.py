@@ -12,6 +12,14 @@ from tests.gateway._cli import CLI
 ROOT = Path(__file__).resolve().parents[2]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
+INVOKE_AS_CALLER = (
+    "invoke",
+    "acme/ticket-triage",
+    "--capability",
+    "ticket.classify",
+    "--as",
+    "finance-bot",
+)
 
 MANDATE = """\
 schema_version: 1
@@ -190,14 +198,7 @@ def test_invoke_holds_the_input_to_the_contract(world: CLI, tmp_path: Path) -> N
     shows the live window: the answered call, and the refused input apart."""
     cli = world
     assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
-    call = (
-        "invoke",
-        "acme/ticket-triage",
-        "--capability",
-        "ticket.classify",
-        "--as",
-        "finance-bot",
-    )
+    call = INVOKE_AS_CALLER
     bad = cli(*call, "--input", '{"subject": 5}', "--json")
     assert bad.code == 2, bad.stderr
     error = bad.json()["error"]
@@ -214,14 +215,7 @@ def test_invoke_holds_the_input_to_the_contract(world: CLI, tmp_path: Path) -> N
 def test_invoke_reads_its_input_from_a_file_or_stdin(world: CLI, tmp_path: Path) -> None:
     cli = world
     assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
-    base = (
-        "invoke",
-        "acme/ticket-triage",
-        "--capability",
-        "ticket.classify",
-        "--as",
-        "finance-bot",
-    )
+    base = INVOKE_AS_CALLER
     source = tmp_path / "ticket.json"
     source.write_text(TICKET)
     from_file = cli(*base, "--input", f"@{source}", "--json")

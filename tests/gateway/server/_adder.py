@@ -54,13 +54,15 @@ holdout: {file: cases/holdout.jsonl}
 """
 
 
-def install_adder_suite(store: Store, root: Path) -> None:
-    directory = root / "adder-suite"
+def write_adder_suite(
+    directory: Path, output_schema: dict[str, Any] = OUTPUT_SCHEMA, cases: int = 4
+) -> Path:
+    """The suite's directory: `cases` public and holdout cases (the holdout's from a=100)."""
     (directory / "schemas").mkdir(parents=True, exist_ok=True)
     (directory / "cases").mkdir(exist_ok=True)
     (directory / "suite.yaml").write_text(SUITE_YAML)
     (directory / "schemas" / "input.json").write_text(json.dumps(INPUT_SCHEMA))
-    (directory / "schemas" / "output.json").write_text(json.dumps(OUTPUT_SCHEMA))
+    (directory / "schemas" / "output.json").write_text(json.dumps(output_schema))
     for split, offset in (("public", 0), ("holdout", 100)):
         lines = [
             json.dumps(
@@ -70,10 +72,14 @@ def install_adder_suite(store: Store, root: Path) -> None:
                     "expected": {"sum": i + offset + 2},
                 }
             )
-            for i in range(4)
+            for i in range(cases)
         ]
         (directory / "cases" / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
-    install_suite(store, directory)
+    return directory
+
+
+def install_adder_suite(store: Store, root: Path) -> None:
+    install_suite(store, write_adder_suite(root / "adder-suite"))
 
 
 @dataclass

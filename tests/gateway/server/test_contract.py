@@ -30,10 +30,9 @@ from tests.gateway.server._adder import (
     adder_mandate,
     install_adder_suite,
     serving_adder,
+    write_adder_suite,
 )
 from tests.gateway.server._gateway import Gateway, running_gateway
-
-pytestmark = pytest.mark.slow
 
 CALLER = "caller:finance-bot"
 INVOKE = f"/v1/agents/{AGENT}/invoke"
@@ -61,6 +60,7 @@ def _gauge(text: str, name: str, agent: str) -> str | None:
     return None if found is None else found.group(1)
 
 
+@pytest.mark.slow
 def test_a_bad_input_never_reaches_the_agent(store: Store, tmp_path: Path) -> None:
     install_adder_suite(store, tmp_path)
     adder = Adder()
@@ -100,6 +100,7 @@ def test_a_bad_input_never_reaches_the_agent(store: Store, tmp_path: Path) -> No
     assert _gauge(metrics, "holon_live_window_violations", AGENT) == "0"
 
 
+@pytest.mark.slow
 def test_a_contract_breaking_output_is_never_200(store: Store, tmp_path: Path) -> None:
     install_adder_suite(store, tmp_path)
     adder = Adder()
@@ -153,6 +154,7 @@ def test_a_contract_breaking_output_is_never_200(store: Store, tmp_path: Path) -
         assert live["capabilities"][CAPABILITY]["violations"] == 2
 
 
+@pytest.mark.slow
 def test_unknown_body_keys_are_refused(store: Store, tmp_path: Path) -> None:
     install_adder_suite(store, tmp_path)
     adder = Adder()
@@ -177,6 +179,7 @@ def test_unknown_body_keys_are_refused(store: Store, tmp_path: Path) -> None:
     assert fine.status_code == 200, fine.text
 
 
+@pytest.mark.slow
 def test_a_capability_without_a_suite_passes_unchecked(store: Store, tmp_path: Path) -> None:
     """No installed suite certifies math.add: no contract, so nothing to hold calls to."""
     adder = Adder(answer=lambda _input: {"sum": "<b>not a number</b>"})
@@ -202,6 +205,7 @@ def _deep(depth: int) -> Any:
     return value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "output",
     [
@@ -231,6 +235,7 @@ def test_hostile_outputs_cannot_make_validation_slow_or_huge(
     assert elapsed < 10, elapsed  # megabytes moved over loopback; validation is a fraction
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "value",
     [
@@ -277,37 +282,16 @@ FORMAT_SUITE = {
 )
 def test_live_and_eval_accept_the_same_outputs(tmp_path: Path, output: Any) -> None:
     """The live output check is the suite's implicit output schema check: same verdicts."""
-    from tests.gateway.server import _adder
-
-    install_dir = tmp_path / "suite"
-    _adder_suite_dir(install_dir, _adder.SUITE_YAML, FORMAT_SUITE)
-    suite = load_suite(install_dir)
+    suite = load_suite(write_adder_suite(tmp_path / "suite", FORMAT_SUITE, cases=1))
     contract = contract_from_files(suite.id, suite.version, suite.capability, suite_files(suite))
     document = {"input": {}, "output": output, "expected": {}, "usage": {}, "case": {}}
     graded = grade(suite.checks[:1], document)  # the output schema check alone
     assert graded.passed == (contract.output_violation(output) is None)
 
 
-def _adder_suite_dir(directory: Path, suite_yaml: str, output_schema: dict[str, Any]) -> None:
-    import json
-
-    from tests.gateway.server._adder import INPUT_SCHEMA
-
-    (directory / "schemas").mkdir(parents=True)
-    (directory / "cases").mkdir()
-    (directory / "suite.yaml").write_text(suite_yaml)
-    (directory / "schemas" / "input.json").write_text(json.dumps(INPUT_SCHEMA))
-    (directory / "schemas" / "output.json").write_text(json.dumps(output_schema))
-    case = {"id": "p1", "input": {"a": 1, "b": 2}, "expected": {"sum": 3}}
-    (directory / "cases" / "public.jsonl").write_text(json.dumps(case) + "\n")
-    (directory / "cases" / "holdout.jsonl").write_text(json.dumps({**case, "id": "h1"}) + "\n")
-
-
 def test_the_contract_is_bounded_on_hostile_documents(tmp_path: Path) -> None:
     """Long strings against length and pattern rules, and thousands of errors: fast, and the
     violation says at most 300 printable characters (jsonschema's messages quote values)."""
-    from tests.gateway.server import _adder
-
     schema = {
         "type": "object",
         "properties": {
@@ -315,8 +299,7 @@ def test_the_contract_is_bounded_on_hostile_documents(tmp_path: Path) -> None:
             "items": {"type": "array", "items": {"type": "integer"}},
         },
     }
-    _adder_suite_dir(tmp_path / "suite", _adder.SUITE_YAML, schema)
-    suite = load_suite(tmp_path / "suite")
+    suite = load_suite(write_adder_suite(tmp_path / "suite", schema, cases=1))
     contract = contract_from_files(suite.id, suite.version, suite.capability, suite_files(suite))
     hostile = [
         {"sum": "a" * 4_000_000 + "!"},  # catastrophic backtracking for a backtracking engine
