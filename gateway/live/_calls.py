@@ -373,7 +373,9 @@ class LiveCalls:
         self, allowed: Allowed, outcome: Outcome, contract: Contract | None = None
     ) -> dict[str, Any]:
         # An answer outside the contract is never passed on, and costs the caller nothing.
-        violation = await check_output(contract, outcome.output) if outcome.ok else None
+        violation = None
+        if outcome.ok:
+            violation = await check_output(contract, outcome.output, outcome.output_bytes)
         settlement = _settlement(allowed, outcome)
         if violation is not None:
             settlement = Settle(

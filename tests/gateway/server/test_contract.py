@@ -315,3 +315,25 @@ def test_the_contract_is_bounded_on_hostile_documents(tmp_path: Path) -> None:
         assert len(violation.path) <= 300
         assert elapsed < 2, elapsed
     assert contract.output_violation({"items": ["x"] * 200_000}).errors == "10+"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("value", "big"),
+    [
+        ({"a": 1, "b": 2}, False),
+        ("x" * (60 * 1024), False),
+        ("x" * (70 * 1024), True),  # long text: a pattern over it takes milliseconds
+        ({"k" * (70 * 1024): 1}, True),  # a long key too
+        ([1] * 2000, False),
+        ([1] * 2100, True),  # many values
+        ([[1] * 1000, [1] * 1000, [1] * 1000], True),
+        ({"a": [{"b": "c"}] * 1500}, True),
+    ],
+)
+def test_heavy_documents_are_checked_off_the_loop(value: Any, big: bool) -> None:
+    from gateway.live._contract import heavy
+
+    assert heavy(value) is big
+    started = time.perf_counter()
+    heavy([0] * 4_000_000)
+    assert time.perf_counter() - started < 0.05  # deciding looks at a bounded part
