@@ -122,6 +122,10 @@ def test_a_contract_breaking_output_is_never_200(store: Store, tmp_path: Path) -
         as_author = gw.call("GET", f"/v1/records/{AGENT}", "org:acme")
     assert good.status_code == 200, good.text
     assert good.json()["output"] == {"sum": 3}
+    # Eval cells and live calls send the agent the same thing: the capability and the input.
+    assert len(adder.requests) == 8 + 3
+    assert {tuple(sorted(r)) for r in adder.requests} == {("capability", "input")}
+    assert adder.requests[-2]["input"] == {"a": 1, "b": 2}
     for answer in (bad, routed):
         assert answer.status_code == 502, answer.text
         error = answer.json()["error"]
