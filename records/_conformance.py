@@ -89,7 +89,25 @@ class LiveConformance:
 
 
 def _day(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d")
+    return moment.date().isoformat()
+
+
+_NAMES = ("agent_id", "capability", "day", "calls", "violations", "input_violations")
+
+
+def _upsert(postgres: bool) -> str:
+    marks = ", ".join(f"%({n})s" if postgres else f":{n}" for n in _NAMES)
+    return (
+        f"INSERT INTO live_conformance ({', '.join(_NAMES)}) VALUES ({marks})"
+        " ON CONFLICT (agent_id, capability, day) DO UPDATE SET"
+        " calls = live_conformance.calls + excluded.calls,"
+        " violations = live_conformance.violations + excluded.violations,"
+        " input_violations = live_conformance.input_violations + excluded.input_violations"
+    )
+
+
+# The statement in each driver's parameter style (psycopg, sqlite3).
+_UPSERT = {True: _upsert(True), False: _upsert(False)}
 
 
 def count_live(
@@ -104,7 +122,6 @@ def count_live(
     One upsert per (agent, capability) touched, in key order (two processes'
     groups lock counter rows in the same order, after their budget rows).
     """
-    day = _day(now)
     counts: dict[tuple[str, str], list[int]] = {}
     for row in settled:
         if row.get("outcome_code") in ANSWERED and row.get("agent_id"):
@@ -117,19 +134,11 @@ def count_live(
             held[2] += 1
     if not counts:
         return
-    names = ("agent_id", "capability", "day", "calls", "violations", "input_violations")
-    marks = ", ".join(f"%({n})s" if postgres else f":{n}" for n in names)
-    statement = (
-        f"INSERT INTO live_conformance ({', '.join(names)}) VALUES ({marks})"
-        " ON CONFLICT (agent_id, capability, day) DO UPDATE SET"
-        " calls = live_conformance.calls + excluded.calls,"
-        " violations = live_conformance.violations + excluded.violations,"
-        " input_violations = live_conformance.input_violations + excluded.input_violations"
-    )
+    day = _day(now)
     cursor.executemany(
-        statement,
+        _UPSERT[postgres],
         [
-            dict(zip(names, (agent, capability, day, *held), strict=True))
+            dict(zip(_NAMES, (agent, capability, day, *held), strict=True))
             for (agent, capability), held in sorted(counts.items())
         ],
     )

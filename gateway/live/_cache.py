@@ -51,11 +51,15 @@ class Lookups:
         # A suite version's contract is fixed content: compiled once, by (suite id, version).
         self._contracts: dict[tuple[str, int], Contract] = {}
         self._only_cached = False
+        self._view: Lookups | None = None
 
     def cached_only(self) -> Lookups:
         """A view sharing these entries that raises CacheMiss rather than read the store."""
-        view = copy.copy(self)
-        view._only_cached = True
+        view = self._view
+        if view is None:  # made once: it shares every entry, so one serves every call
+            view = copy.copy(self)
+            view._only_cached = True
+            self._view = view
         return view
 
     def _get(self, key: tuple[Any, ...], load: Callable[[], T]) -> T:

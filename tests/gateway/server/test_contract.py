@@ -193,6 +193,7 @@ def test_a_capability_without_a_suite_passes_unchecked(store: Store, tmp_path: P
         running_gateway(store, tmp_path / "home", eval_workers=0, cells_ttl_s=0) as gw,
     ):
         answer = _invoke(gw, {"capability": CAPABILITY, "input": {"a": "x"}})
+        _rows(gw)  # the settlement commits after the answer: wait for it
         metrics = gw.call("GET", "/metrics", "operator").text
     assert answer.status_code == 200, answer.text
     assert answer.json()["output"] == {"sum": "<b>not a number</b>"}
