@@ -4,6 +4,14 @@ Imports only `schema`: never `evals` or `gateway`.
 """
 
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
+from records._conformance import (
+    INVALID_INPUT,
+    INVALID_OUTPUT,
+    LIVE_WINDOW_DAYS,
+    ConformanceRegistry,
+    LiveConformance,
+    live_window_start,
+)
 from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
 from records._ids import eval_id, ulid
@@ -44,6 +52,9 @@ from records._types import utc_text, utcnow
 __all__ = [
     "EXPIRED_COST_SOURCE",
     "EXPIRED_REASON",
+    "INVALID_INPUT",
+    "INVALID_OUTPUT",
+    "LIVE_WINDOW_DAYS",
     "LAST_USED_EVERY",
     "LOCAL",
     "SCHEMA_REVISION",
@@ -55,6 +66,7 @@ __all__ = [
     "CellResultRow",
     "CellSpec",
     "ClaimedCell",
+    "ConformanceRegistry",
     "Deny",
     "EvalCell",
     "EvalInfo",
@@ -68,6 +80,7 @@ __all__ = [
     "LedgerEntry",
     "LedgerRegistry",
     "LedgerWrite",
+    "LiveConformance",
     "MandateInfo",
     "MandateRegistry",
     "MandateRevision",
@@ -88,6 +101,7 @@ __all__ = [
     "VersionInfo",
     "check_role",
     "eval_id",
+    "live_window_start",
     "new_key",
     "open_engine",
     "open_store",

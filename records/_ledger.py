@@ -51,6 +51,7 @@ from sqlalchemy import Table, select
 from sqlalchemy.exc import OperationalError
 
 from records._buckets import available, lock_buckets, write_buckets
+from records._conformance import count_live
 from records._group import GroupCommit
 from records._ids import ulid
 from records._ledger_sql import Busy, LedgerSql
@@ -351,14 +352,15 @@ class LedgerRegistry:
         results: builtins.list[Any] = [None] * len(writes)
         budgets: dict[tuple[str, str], _Budget] = {}
         settles = [(i, w) for i, w in enumerate(writes) if isinstance(w, Settle)]
+        settled: builtins.list[dict[str, Any]] = []
         if settles:
-            self._settle_all(cursor, settles, results, budgets, now)
+            settled = self._settle_all(cursor, settles, results, budgets, now)
         reserves = [(i, w) for i, w in enumerate(writes) if isinstance(w, Reserve)]
         if reserves:
             self._reserve_all(cursor, reserves, results, budgets, now)
         denials = [(i, w) for i, w in enumerate(writes) if isinstance(w, Deny)]
+        rows: builtins.list[dict[str, Any]] = []
         if denials:
-            rows = []
             for index, write in denials:
                 row = _new_row(write.call, write.mandate_id, None, write.details, now)
                 row.update(
@@ -373,6 +375,8 @@ class LedgerRegistry:
                 results[index] = entry_from_row(row)
             self._sql.insert(cursor, rows)
         self._write_budgets(cursor, budgets, now)
+        # Live conformance (records._conformance) counts in this same transaction.
+        count_live(cursor, self._sql.postgres, settled, rows, now)
         return results
 
     def _settle_all(
@@ -382,7 +386,8 @@ class LedgerRegistry:
         results: builtins.list[Any],
         budgets: dict[tuple[str, str], _Budget],
         now: datetime,
-    ) -> None:
+    ) -> builtins.list[dict[str, Any]]:
+        """Settle each write's row; the rows this group settled (not the idempotent repeats)."""
         ids = sorted({w.ledger_id for _, w in settles})
         found = {row["id"]: row for row in self._sql.rows(cursor, ids)}
         keys = sorted(
@@ -399,6 +404,7 @@ class LedgerRegistry:
             if budget is not None:
                 budgets[(mandate_id, period)] = budget
         updates = []
+        settled = []
         for index, write in settles:
             row = found.get(write.ledger_id)
             if row is None:
@@ -436,8 +442,10 @@ class LedgerRegistry:
                 }
             )
             results[index] = entry_from_row(row)
+            settled.append(row)
         if updates:
             self._sql.settle(cursor, updates)
+        return settled
 
     def _reserve_all(
         self,

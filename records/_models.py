@@ -364,3 +364,23 @@ class LedgerRow(Base):
     # it) and the eval whose record it read (None when it read none).
     mandate_revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
     record_eval_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+class LiveConformanceRow(Base):
+    """Per agent, capability and UTC day: live answers checked against the contract.
+
+    Kept in the ledger's own transaction (records._conformance): `calls` are
+    settled answers (outcome ok or invalid_output), `violations` those whose
+    output broke the output schema (the agent's), `input_violations` calls
+    refused for an input that broke the input schema (the caller's; `agent_id`
+    is "" for a routed call, which had no agent yet).
+    """
+
+    __tablename__ = "live_conformance"
+
+    agent_id: Mapped[str] = mapped_column(String(79), primary_key=True)
+    capability: Mapped[str] = mapped_column(String(100), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # 2026-12-01 (UTC)
+    calls: Mapped[int] = mapped_column(Integer)
+    violations: Mapped[int] = mapped_column(Integer)
+    input_violations: Mapped[int] = mapped_column(Integer)

@@ -187,6 +187,7 @@ class Store:
         self._writer = engine.execution_options(holon_write=True)
         self._secret_box = secret_box
         from records._agents import AgentRegistry
+        from records._conformance import ConformanceRegistry
         from records._evals import EvalRegistry
         from records._exposure import ExposureRegistry
         from records._ledger import LedgerRegistry
@@ -201,6 +202,7 @@ class Store:
         self.tokens = TokenRegistry(self)
         self.mandates = MandateRegistry(self)
         self.ledger = LedgerRegistry(self)
+        self.conformance = ConformanceRegistry(self)
         self.created = False  # set by open_store when it made the schema from nothing
 
     @property

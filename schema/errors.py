@@ -52,6 +52,8 @@ __all__ = [
     "Forbidden",
     "HolonError",
     "InputError",
+    "InvalidInput",
+    "InvalidOutput",
     "Location",
     "MandateError",
     "ManifestError",
@@ -126,6 +128,12 @@ class UsageError(HolonError):
     code = "usage"
     exit_code = 2
     http_status = 400
+
+
+class InvalidInput(UsageError):
+    """A live call's input that breaks its capability's input schema (the caller's fault)."""
+
+    code = "invalid_input"
 
 
 class PayloadTooLarge(UsageError):
@@ -262,6 +270,12 @@ class AgentCallFailed(EnvironmentFault):
 
     code = "agent_error"
     http_status = 502
+
+
+class InvalidOutput(AgentCallFailed):
+    """An agent's answer that breaks its capability's output schema: never passed on."""
+
+    code = "invalid_output"
 
 
 class AgentTimedOut(AgentCallFailed):

@@ -222,6 +222,7 @@ async def drive_paced(
     calls: int,
     concurrency: int,
     rate: float,
+    body: bytes = BODY,
 ) -> tuple[list[float], list[float]]:
     """`calls` POSTs due at a steady `rate` (calls/s), at most `concurrency` in flight:
     each call's latency from when it was sent, and from when it was due.
@@ -247,7 +248,7 @@ async def drive_paced(
             if delay > 0:
                 await asyncio.sleep(delay)
             sent = time.perf_counter()
-            async with session.post(url, data=BODY, headers=headers) as response:
+            async with session.post(url, data=body, headers=headers) as response:
                 payload = await response.read()
                 status = response.status
             done = time.perf_counter()

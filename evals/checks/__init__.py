@@ -28,6 +28,7 @@ from evals.checks._paths import CompiledPath, Node
 from evals.checks._pdfview import PdfLimits, PdfPool, open_pdf_pool
 from evals.checks._render import render_result, render_value
 from evals.checks._results import STATUSES, CaseGrade, CheckResult
+from evals.checks._schemas import check_validator_class
 from evals.checks._structure import CompiledCheck
 
 GRADING_RULES_VERSION = 1
@@ -47,6 +48,7 @@ __all__ = [
     "PdfPool",
     "QUANTIFIERS",
     "STATUSES",
+    "check_validator_class",
     "cli_grade",
     "cli_path",
     "compile_check",

@@ -24,6 +24,16 @@ from schema.errors import CheckError, InputError
 ErrorFactory = Callable[..., CheckError]
 
 
+def check_validator_class(schema: Any) -> Any:
+    """The validator class a `schema` check grades with: the schema's declared draft
+    (2020-12 by default) with holon's numbers and RE2 patterns, no format assertions.
+
+    The gateway checks live outputs with this same class (evals.suites.Contract),
+    so an output that passes a suite's output schema check passes live, and back.
+    """
+    return validator_class(validator_for(schema, default=Draft202012Validator))
+
+
 def _refs(schema: Any, at: PathKey) -> Iterator[tuple[str, PathKey]]:
     if isinstance(schema, dict):
         for key, value in schema.items():
@@ -62,7 +72,7 @@ class SchemaLoader:
                     f"only local references (#/…) work in a check's schema, found {ref!r}{where}",
                     (*at, *ref_at) if inline else at,
                 )
-        cls = validator_class(validator_for(schema, default=Draft202012Validator))
+        cls = check_validator_class(schema)
         try:
             cls.check_schema(schema)
         except SchemaError as exc:

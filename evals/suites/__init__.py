@@ -8,6 +8,7 @@ first use (PEP 562): they need the store (`records`, SQLAlchemy), and
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from evals.suites._contract import Contract, Violation, contract_from_files
 from evals.suites._extensions import ExtensionFile, TrustStore, extension_files
 from evals.suites._identity import (
     SuiteDigests,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Case",
+    "Contract",
     "ExtensionFile",
     "HoldoutGenerator",
     "OUTPUT_SCHEMA_CHECK",
@@ -41,7 +43,9 @@ __all__ = [
     "SuiteDigests",
     "SuiteLimits",
     "TrustStore",
+    "Violation",
     "case_identity",
+    "contract_from_files",
     "describe",
     "extension_files",
     "generated_holdout",

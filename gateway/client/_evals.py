@@ -11,7 +11,7 @@ from typing import Any
 from agents import AddressGuard
 from evals import Plan, author_record, eval_score_lower, make_plan, probe, resume, start, work
 from gateway.client._views import timestamp
-from records import EvalInfo, Store
+from records import EvalInfo, LiveConformance, Store, live_window_start, utcnow
 from schema.errors import NotFound, Refused
 
 JSONObject = dict[str, Any]
@@ -217,4 +217,27 @@ class EvalOps:
                 hint=f"holon eval {agent_id} --yes",
             )
         lower, _ = eval_score_lower(record, record.get("holdout_evals") or {})
-        return {**record, "eval_score_lower": lower}
+        live = live_view(self.store.conformance.window(agent_id), live_window_start(utcnow()))
+        return {**record, "eval_score_lower": lower, "live": live}
+
+
+def live_view(rows: list[LiveConformance], since: str) -> JSONObject:
+    """The record's `live` block: the agent's live answers and contract violations over the
+    window (records._conformance), in all and by capability."""
+    total = LiveConformance(
+        "",
+        "",
+        since,
+        sum(r.calls for r in rows),
+        sum(r.violations for r in rows),
+        sum(r.input_violations for r in rows),
+    )
+    return {
+        **total.to_json(),
+        "capabilities": {
+            r.capability: {
+                k: v for k, v in r.to_json().items() if k not in ("window_days", "since")
+            }
+            for r in rows
+        },
+    }

@@ -6,6 +6,12 @@ second): a revoked mandate, a new record or a disabled agent takes effect
 within that time on every gateway process, without any cross-process
 invalidation. Budgets are never cached: they are reserved in the store.
 
+A capability's contract (its active suite version's schemas, compiled) is
+kept by suite id and version without expiry, since a version is fixed
+content; which version is active for the capability is an entry like the
+others. So the common call checks its input and output on the loop, with no
+store read.
+
 Entries are refreshed ahead of expiry (`gateway._ttl.TtlCache`).
 
 `cached_only()` is a view over the same entries that raises `CacheMiss`
@@ -22,9 +28,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agents import Manifest, manifest_from_dict
+from evals.suites import Contract, contract_from_files
 from gateway._ttl import MISS, TtlCache
 from gateway.mandates import Mandate, mandate_from_dict
-from records import AgentInfo, Store
+from records import AgentInfo, LiveConformance, Store
 
 __all__ = ["CacheMiss", "HeldMandates", "Lookups"]
 
@@ -51,12 +58,18 @@ class Lookups:
         # Parsed documents are immutable per digest: cached without expiry.
         self._manifests: dict[tuple[str, str], tuple[dict[str, Any], Manifest]] = {}
         self._mandates: dict[str, Mandate] = {}
+        # A suite version's contract is fixed content: compiled once, by (suite id, version).
+        self._contracts: dict[tuple[str, int], Contract] = {}
         self._only_cached = False
+        self._view: Lookups | None = None
 
     def cached_only(self) -> Lookups:
         """A view sharing these entries that raises CacheMiss rather than read the store."""
-        view = copy.copy(self)
-        view._only_cached = True
+        view = self._view
+        if view is None:  # made once: it shares every entry, so one serves every call
+            view = copy.copy(self)
+            view._only_cached = True
+            self._view = view
         return view
 
     def _get(self, key: tuple[Any, ...], load: Callable[[], T]) -> T:
@@ -129,3 +142,29 @@ class Lookups:
                 cursor = page.next_cursor
 
         return self._get(("claiming", capability), load)
+
+    def contract(self, capability: str) -> Contract | None:
+        """The contract of the suite active for `capability`, or None when no suite certifies it."""
+
+        def load() -> tuple[str, int] | None:
+            installed = self.store.suites.for_capability(capability)
+            return None if installed is None else (installed.id, installed.version)
+
+        key = self._get(("suite", capability), load)
+        if key is None:
+            return None
+        compiled = self._contracts.get(key)
+        if compiled is None:
+            if self._only_cached:
+                raise CacheMiss(key)
+            files = self.store.suites.files(*key)
+            compiled = contract_from_files(key[0], key[1], capability, files)
+            self._contracts[key] = compiled
+        return compiled
+
+    def live(self, agent_id: str, capability: str) -> LiveConformance:
+        """The agent's live conformance for `capability` over the window (records._conformance)."""
+        return self._get(
+            ("live", agent_id, capability),
+            lambda: self.store.conformance.of(agent_id, capability),
+        )

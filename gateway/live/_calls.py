@@ -29,6 +29,12 @@ executor refused before sending anything is released at zero. `drain()`
 waits for writes still queued (the server calls it at shutdown and before
 reading the ledger).
 
+Every call is held to its capability's contract (gateway.live._contract):
+an input outside the input schema is refused before the decision (400
+`invalid_input`, a deny row, no reservation, no agent call); an output
+outside the output schema is the agent's 502 `invalid_output`, settled at
+zero and counted against it (records._conformance).
+
 An answer is at most `max_response_bytes` (4 MiB, the cap on an agent's
 body too): the executor takes an output only while, written as holon
 writes JSON, it leaves `ANSWER_ENVELOPE_BYTES` of that for the rest of the
@@ -51,10 +57,15 @@ from typing import Any, TypeVar
 from anyio import to_thread
 
 from agents import DEFAULT_MAX_RESPONSE_BYTES, CallLimits, Executor, Manifest, Outcome
+from evals.suites import Contract
 from gateway.live._cache import CacheMiss, Lookups
+from gateway.live._contract import check_input, check_output, invalid_input, invalid_output
 from gateway.live._writes import LedgerWriter, charge_of, release_of
 from gateway.mandates import Mandate, Verdict, decide_all, decide_one
 from records import (
+    INVALID_INPUT,
+    INVALID_OUTPUT,
+    AgentInfo,
     BudgetState,
     CallEntry,
     Deny,
@@ -175,9 +186,11 @@ class LiveCalls:
     ) -> dict[str, Any]:
         """Call `agent_id` for `caller`; the response body, or a HolonError (denied, failed)."""
         request_id = _request_id()
+        contract = await self._contract(capability)
+        await self._refuse_bad_input(caller, agent_id, capability, input, contract, request_id)
         allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
         outcome = await self._call(allowed, capability, input, request_id)
-        return await self._finish(allowed, outcome)
+        return await self._finish(allowed, outcome, contract)
 
     async def route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
         """Call the best agent the caller's mandates allow for `capability` (GATEWAY.md, routing).
@@ -186,6 +199,8 @@ class LiveCalls:
         `unreachable` agent (it never saw the request) falls back to the next
         candidate, whose mandates are decided again.
         """
+        contract = await self._contract(capability)
+        await self._refuse_bad_input(caller, None, capability, input, contract, _request_id())
         candidates = await to_thread.run_sync(self._candidates, caller, capability)
         tried: list[dict[str, Any]] = []
         last: Exception | None = None
@@ -202,7 +217,7 @@ class LiveCalls:
                 await self.writer.write(_settlement(allowed, outcome))
                 tried.append({"agent": agent_id, "outcome": "unreachable"})
                 continue
-            body = await self._finish(allowed, outcome)
+            body = await self._finish(allowed, outcome, contract)
             body["routing"] = {"candidates": len(candidates), "tried": tried}
             return body
         if last is not None:
@@ -218,6 +233,47 @@ class LiveCalls:
         return check_mandate(self.lookups, mandate_id, agent_id, capability, self.clock())
 
     # -- steps -------------------------------------------------------------
+
+    async def _contract(self, capability: str) -> Contract | None:
+        try:
+            return self.lookups.cached_only().contract(capability)
+        except CacheMiss:
+            return await to_thread.run_sync(self.lookups.contract, capability)
+
+    async def _refuse_bad_input(
+        self,
+        caller: str,
+        agent_id: str | None,
+        capability: str,
+        input: JSONValue,
+        contract: Contract | None,
+        request_id: str,
+    ) -> None:
+        """Before any decision: an input outside the contract is the caller's 400, with a
+        ledger row (deny, nothing reserved) and no agent call (gateway.live._contract)."""
+        violation = await check_input(contract, input)
+        if violation is None:
+            return
+        assert contract is not None
+        version = None
+        if agent_id is not None:
+            try:
+                agent = _callable(self.lookups.cached_only(), agent_id, capability)
+            except CacheMiss:
+                agent = await to_thread.run_sync(_callable, self.lookups, agent_id, capability)
+            version = agent.version
+        error = invalid_input(
+            contract, violation, f"{caller} calling {agent_id or 'any agent'} for {capability}"
+        )
+        await self.writer.write(
+            Deny(
+                CallEntry(request_id, caller, capability, agent_id, version),
+                mandate_id=None,
+                reason=INVALID_INPUT,
+                details=error.details,
+            )
+        )
+        raise error
 
     async def _decide_and_reserve(
         self, caller: str, agent_id: str, capability: str, request_id: str
@@ -282,20 +338,15 @@ class LiveCalls:
 
     def _decide(self, lookups: Lookups, caller: str, agent_id: str, capability: str) -> _Decided:
         """Every mandate's verdict; raises CacheMiss on a `cached_only` view that lacks a read."""
-        agent = lookups.agent(agent_id)
-        if agent.disabled:
-            raise NotFound(f"agent {agent_id} is disabled", details={"agent": agent_id})
-        if capability not in agent.capabilities:
-            raise InputError(
-                f"{agent_id} does not claim the capability {capability!r}",
-                code="capability_not_claimed",
-                details={"agent": agent_id, "capabilities": agent.capabilities},
-            )
+        agent = _callable(lookups, agent_id, capability)
         held = lookups.held_mandates(caller)
         mandates = held.mandates
         record = None
         if any(m.needs_record for m in mandates):
             record = lookups.record(agent.id, agent.version)
+        live = None
+        if any(m.needs_live for m in mandates):
+            live = lookups.live(agent.id, capability)
         secret = lookups.secret(agent.id)
         manifest = lookups.manifest(agent.id, agent.version, agent.manifest)
         now = self.clock()
@@ -306,6 +357,7 @@ class LiveCalls:
             capability=capability,
             record=record,
             now=now,
+            live=live,
         )
         call = CallEntry("", caller, capability, agent.id, agent.version)
         return _Decided(
@@ -349,29 +401,43 @@ class LiveCalls:
             self.writer.later(charge_of(allowed.entry))
             raise
 
-    async def _finish(self, allowed: Allowed, outcome: Outcome) -> dict[str, Any]:
+    async def _finish(
+        self, allowed: Allowed, outcome: Outcome, contract: Contract | None = None
+    ) -> dict[str, Any]:
+        # An answer outside the contract is never passed on, and costs the caller nothing.
+        violation = None
+        if outcome.ok:
+            violation = await check_output(contract, outcome.output, outcome.output_bytes)
         settlement = _settlement(allowed, outcome)
+        if violation is not None:
+            settlement = Settle(
+                allowed.entry.id, INVALID_OUTPUT, Decimal(0), "none", outcome.latency_ms
+            )
         if self.settle_before_answer:
             settled: LedgerEntry = await self.writer.write(settlement)
             cost = settled.cost_usd
         else:
             self.writer.later(settlement)
-            cost = min(outcome.cost_usd, allowed.entry.reserved_usd)  # what the settlement charges
+            cost = min(settlement.cost, allowed.entry.reserved_usd)  # what the settlement charges
         manifest = allowed.manifest
+        failed = {
+            "agent": manifest.id,
+            "agent_version": manifest.version,
+            "request_id": outcome.request_id,
+            "http_status": outcome.http_status,
+            "cost_usd": str(cost),
+            "mandate": allowed.mandate.id,
+        }
+        if violation is not None:
+            assert contract is not None
+            raise invalid_output(contract, violation, f"{manifest.id} {manifest.version}", failed)
         if outcome.code != "ok":
             cls = AgentTimedOut if outcome.code == "timeout" else AgentCallFailed
             raise cls(
                 f"{manifest.id} {manifest.version}: {outcome.code}"
                 + (f": {outcome.error}" if outcome.error else ""),
                 code=outcome.code,
-                details={
-                    "agent": manifest.id,
-                    "agent_version": manifest.version,
-                    "request_id": outcome.request_id,
-                    "http_status": outcome.http_status,
-                    "cost_usd": str(cost),
-                    "mandate": allowed.mandate.id,
-                },
+                details=failed,
             )
         return {
             "output": outcome.output,
@@ -397,6 +463,7 @@ class LiveCalls:
         now = self.clock()
         ranked: list[tuple[Decimal, Decimal, str]] = []
         verdicts: list[Verdict] = []
+        live_needed = any(m.needs_live for m in mandates)
         for agent in agents:
             record = self.lookups.record(agent.id, agent.version)
             mine = decide_all(
@@ -406,6 +473,7 @@ class LiveCalls:
                 capability=capability,
                 record=record,
                 now=now,
+                live=self.lookups.live(agent.id, capability) if live_needed else None,
             )
             if any(v.allow for v in mine):
                 score = Decimal(str((record or {}).get("eval_score") or 0))
@@ -463,6 +531,20 @@ class _RequestIds:
 _request_id = _RequestIds()
 
 
+def _callable(lookups: Lookups, agent_id: str, capability: str) -> AgentInfo:
+    """The agent, if it may be called for `capability` at all (enabled, claiming it)."""
+    agent = lookups.agent(agent_id)
+    if agent.disabled:
+        raise NotFound(f"agent {agent_id} is disabled", details={"agent": agent_id})
+    if capability not in agent.capabilities:
+        raise InputError(
+            f"{agent_id} does not claim the capability {capability!r}",
+            code="capability_not_claimed",
+            details={"agent": agent_id, "capabilities": agent.capabilities},
+        )
+    return agent
+
+
 def _replace_request(call: CallEntry, request_id: str) -> CallEntry:
     return CallEntry(request_id, call.caller, call.capability, call.agent_id, call.agent_version)
 
@@ -483,6 +565,7 @@ def check_mandate(
     mandate = lookups.mandate(mandate_id)
     agent = lookups.agent(agent_id)
     record = lookups.record(agent.id, agent.version) if mandate.needs_record else None
+    live = lookups.live(agent.id, capability) if mandate.needs_live else None
     verdict = decide_one(
         mandate,
         agent_id=agent.id,
@@ -490,6 +573,7 @@ def check_mandate(
         capability=capability,
         record=record,
         now=now,
+        live=live,
     )
     out: dict[str, Any] = {
         "agent": agent.id,
@@ -497,6 +581,8 @@ def check_mandate(
         "capability": capability,
         **verdict.to_json(),
     }
+    if live is not None:
+        out["live"] = live.to_json()
     if mandate.budget is not None:
         period = period_key(mandate.budget.period, now)
         spent, reserved = lookups.store.ledger.budget(mandate.id, period)

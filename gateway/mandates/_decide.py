@@ -6,6 +6,11 @@ dry-run (`holon mandates check`). Budgets are not decided here: they are
 reserved atomically in the ledger, after a mandate allows.
 
 A missing or stale record fails closed whenever a mandate reads records.
+The agent's live conformance (`live`: its answers and contract violations
+over the window, records._conformance) is read only by a mandate with
+`max_live_violation_rate`, and applies once the window holds the mandate's
+`min_live_calls` answers: before that the eval record alone vouches for the
+agent, and every answer is still checked against the contract on its own.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 
 from evals import admits_lower, eval_score_lower
 from gateway.mandates._document import Mandate
-from records import utc_text
+from records import LiveConformance, utc_text
 
 __all__ = ["DENY_REASONS", "Verdict", "decide_all", "decide_one"]
 
@@ -39,6 +44,7 @@ DENY_REASONS = (
     "eval_score_lower_below_minimum",
     "capability_score_below_minimum",
     "overfit_warning",
+    "live_violation_rate_above_maximum",
     "budget_exhausted",
     "rate_limited",
 )
@@ -84,6 +90,7 @@ def decide_one(
     capability: str,
     record: dict[str, Any] | None,
     now: datetime,
+    live: LiveConformance | None = None,
 ) -> Verdict:
     """Whether `mandate` lets its holder call `agent_id` for `capability` now."""
     if mandate.expires_at is not None and now >= mandate.expires_at:
@@ -99,11 +106,36 @@ def decide_one(
         return _deny(
             mandate, "agent_not_allowed", agent=agent_id, allowed=list(mandate.agents or ())
         )
-    if not mandate.needs_record:
+    if mandate.needs_record:
+        if record is None:
+            return _deny(mandate, "not_evaluated", agent=agent_id, agent_version=agent_version)
+        verdict = _against_record(mandate, capability, record, now)
+        if not verdict.allow:
+            return verdict
+    if mandate.max_live_violation_rate is not None:
+        return _against_live(mandate, live)
+    return Verdict(mandate.id, True)
+
+
+def _against_live(mandate: Mandate, live: LiveConformance | None) -> Verdict:
+    """Deny over the mandate's maximum live violation rate, once the window has enough calls."""
+    maximum = mandate.max_live_violation_rate
+    rate = None if live is None else live.rate
+    if maximum is None or live is None or rate is None or live.calls < mandate.min_live_calls:
         return Verdict(mandate.id, True)
-    if record is None:
-        return _deny(mandate, "not_evaluated", agent=agent_id, agent_version=agent_version)
-    return _against_record(mandate, capability, record, now)
+    if live.violations > maximum * live.calls:  # exact: the rate shown is rounded
+        return _deny(
+            mandate,
+            "live_violation_rate_above_maximum",
+            live_calls=live.calls,
+            live_violations=live.violations,
+            live_violation_rate=rate,
+            max_live_violation_rate=maximum,
+            min_live_calls=mandate.min_live_calls,
+            window_days=live.to_json()["window_days"],
+            since=live.since,
+        )
+    return Verdict(mandate.id, True)
 
 
 def decide_all(
@@ -114,6 +146,7 @@ def decide_all(
     capability: str,
     record: dict[str, Any] | None,
     now: datetime,
+    live: LiveConformance | None = None,
 ) -> list[Verdict]:
     """Each mandate's verdict on one call, in the mandates' order."""
     return [
@@ -124,6 +157,7 @@ def decide_all(
             capability=capability,
             record=record,
             now=now,
+            live=live,
         )
         for m in mandates
     ]

@@ -18,7 +18,19 @@ from schema import Document, load_document, parse_document, validate_document, v
 from schema.errors import MandateError
 from schema.jsontext import dumps
 
-__all__ = ["Budget", "Mandate", "load_mandate", "mandate_from_dict", "parse_mandate"]
+__all__ = [
+    "DEFAULT_MIN_LIVE_CALLS",
+    "Budget",
+    "Mandate",
+    "load_mandate",
+    "mandate_from_dict",
+    "parse_mandate",
+]
+
+# Answers in the window before `max_live_violation_rate` applies: under it a
+# rate says little (one bad answer in ten is 10%), and each answer is still
+# held to the contract on its own (a violation is a 502 settled at zero).
+DEFAULT_MIN_LIVE_CALLS = 100
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,9 @@ class Mandate:
     min_capability_score: Decimal | None = None
     max_eval_age_days: int | None = None
     deny_on_overfit: bool = False
+    # docs/gateway.md, "Live conformance": over the window, once it holds min_live_calls.
+    max_live_violation_rate: Decimal | None = None
+    min_live_calls: int = DEFAULT_MIN_LIVE_CALLS
     timeout_s: Decimal | None = None
     budget: Budget | None = None
     expires_at: datetime | None = None
@@ -55,6 +70,11 @@ class Mandate:
             or self.max_eval_age_days is not None
             or self.deny_on_overfit
         )
+
+    @property
+    def needs_live(self) -> bool:
+        """Whether the decision reads the agent's live conformance (records._conformance)."""
+        return self.max_live_violation_rate is not None
 
     def allows_agent(self, agent_id: str) -> bool:
         return self.agents is None or any(fnmatchcase(agent_id, p) for p in self.agents)
@@ -102,6 +122,8 @@ def parse_mandate(document: Document) -> Mandate:
         min_capability_score=_decimal(data.get("min_capability_score")),
         max_eval_age_days=data.get("max_eval_age_days"),
         deny_on_overfit=bool(data.get("deny_on_overfit", False)),
+        max_live_violation_rate=_decimal(data.get("max_live_violation_rate")),
+        min_live_calls=data.get("min_live_calls", DEFAULT_MIN_LIVE_CALLS),
         timeout_s=_decimal(data.get("timeout_s")),
         budget=None if budget is None else Budget(Decimal(budget["amount_usd"]), budget["period"]),
         expires_at=None if expires is None else _timestamp(document, expires),

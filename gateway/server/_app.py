@@ -37,7 +37,7 @@ from gateway.server import _routes_agents, _routes_calls, _routes_evals, _routes
 from gateway.server._auth import TokenCache, admit
 from gateway.server._guard import RequestGuard, log_disconnect
 from gateway.server._http import check_params, error_response, json_response
-from gateway.server._metrics import CELLS_TTL_S, Metrics
+from gateway.server._metrics import CELLS_TTL_S, Metrics, render_live
 from gateway.server._openapi import openapi
 from gateway.server._probes import probe_forever
 from gateway.server._service import Endpoint, Service
@@ -81,6 +81,7 @@ async def metrics(request: Request, who: Any, svc: Service) -> Response:
     # A full scan of the cells table (no index covers outcome_code): cached,
     # so frequent scrapes of a big store cost one count per interval.
     text = svc.metrics.render(await svc.run(svc.metrics.cells.get, cells))
+    text += render_live(await svc.run(svc.metrics.live.get, svc.store.conformance.window))
     return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 

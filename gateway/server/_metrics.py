@@ -4,7 +4,9 @@ Counters live in this process (each uvicorn worker has its own; Prometheus
 sums them). Eval cell counts come from the store, so every process reports
 the same, whole picture; counting them reads the whole cells table, so each
 process does it at most once per `cells_ttl_s` (CachedCounts) and scrapes in
-between get the last count.
+between get the last count. Live conformance (answers and contract
+violations per agent and capability over the live window) comes from the
+store's counters the same way (records._conformance).
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
 
-__all__ = ["CachedCounts", "Metrics"]
+from records import LIVE_WINDOW_DAYS, LiveConformance
+
+__all__ = ["CachedCounts", "Metrics", "render_live"]
+
+V = TypeVar("V")
 
 # How long a count of eval cells serves scrapes before the store is asked again.
 CELLS_TTL_S = 30.0
@@ -55,7 +62,7 @@ class Histogram:
         return out
 
 
-class CachedCounts:
+class CachedCounts(Generic[V]):
     """A count from the store, computed at most once per `ttl_s` in this process.
 
     The first scrape after expiry counts again (on its worker thread, not the
@@ -69,16 +76,16 @@ class CachedCounts:
         self.ttl_s = ttl_s
         self._clock = clock
         self._refresh = threading.Lock()
-        self._value: dict[str, int] | None = None
+        self._value: V | None = None
         self._at = -math.inf
 
-    def _fresh(self) -> dict[str, int] | None:
+    def _fresh(self) -> V | None:
         value = self._value
         if value is not None and self._clock() - self._at < self.ttl_s:
             return value
         return None
 
-    def get(self, count: Callable[[], dict[str, int]]) -> dict[str, int]:
+    def get(self, count: Callable[[], V]) -> V:
         fresh = self._fresh()
         if fresh is not None:
             return fresh
@@ -100,7 +107,9 @@ class CachedCounts:
 class Metrics:
     def __init__(self, cells_ttl_s: float = CELLS_TTL_S) -> None:
         self._lock = threading.Lock()
-        self.cells = CachedCounts(cells_ttl_s)  # eval cells by outcome, from the store
+        self.cells: CachedCounts[dict[str, int]] = CachedCounts(cells_ttl_s)  # from the store
+        # Live conformance over the window, from the store (records._conformance).
+        self.live: CachedCounts[list[LiveConformance]] = CachedCounts(cells_ttl_s)
         self.calls: Counter[tuple[str, str]] = Counter()  # (capability, outcome)
         self.denials: Counter[str] = Counter()  # reason
         self.requests: Counter[tuple[str, str, int]] = Counter()  # (method, route, status)
@@ -186,3 +195,33 @@ class Metrics:
         for outcome, n in sorted(cells.items()):
             lines.append(f"holon_eval_cells{_labels((('outcome', outcome),))} {n}")
         return "\n".join(lines) + "\n"
+
+
+def render_live(counts: Iterable[LiveConformance]) -> str:
+    """The live conformance gauges: per agent and capability, over the live window."""
+    window = f"the last {LIVE_WINDOW_DAYS} UTC days"
+    families = (
+        ("calls", f"Live answers checked against the capability's contract over {window}."),
+        (
+            "violations",
+            f"Live answers that broke the capability's output schema over {window} (the agent's).",
+        ),
+        ("violation_rate", f"violations / calls over {window} (absent before the first call)."),
+        (
+            "input_violations",
+            f"Live calls refused for an input outside the input schema over {window} (the "
+            'caller\'s; agent="" for routed calls).',
+        ),
+    )
+    rows = list(counts)
+    lines: list[str] = []
+    for field, text in families:
+        name = f"holon_live_window_{field}"
+        lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge"]
+        for row in rows:
+            value = row.rate if field == "violation_rate" else getattr(row, field)
+            if value is None:
+                continue
+            labels = _labels((("agent", row.agent_id), ("capability", row.capability)))
+            lines.append(f"{name}{labels} {value}")
+    return "\n".join(lines) + "\n"

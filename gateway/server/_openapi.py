@@ -42,7 +42,8 @@ RETRY_AFTER: dict[str, Any] = {
 }
 
 _STATUS_TEXT = {
-    400: "bad request (usage)",
+    400: "bad request (usage; on a live call also invalid_input: the input breaks the "
+    "capability's input schema)",
     401: "no token, or an unknown, revoked or expired one",
     402: "denied: budget_exhausted",
     403: "the token's role may not do this (or a mandate denied the call)",
@@ -51,7 +52,8 @@ _STATUS_TEXT = {
     413: "request body too large",
     422: "invalid document",
     429: "denied: rate_limited (the mandate's rate limit; see Retry-After)",
-    502: "the agent's outcome was not ok",
+    502: "the agent's outcome was not ok (invalid_output: its output broke the capability's "
+    "output schema, settled at zero)",
     503: "the store is unavailable",
     504: "the agent timed out",
 }

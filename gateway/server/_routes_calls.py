@@ -9,20 +9,30 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agents._outcome import printable
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
-from schema.errors import AgentCallFailed, Denied, HolonError, NotFound, UsageError
-from schema.jsontext import LARGE_NODES, count_nodes, dumps
+from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, NotFound, UsageError
+from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
 
 CALLER = frozenset({"caller"})
 OPERATOR = frozenset({"operator"})
 LEDGER = frozenset({"operator", "caller"})
 
+# The one declaration of a live call's body: what is read and what the OpenAPI says.
+INVOKE_KEYS: dict[str, dict[str, Any]] = {
+    "capability": {
+        "type": "string",
+        "description": "the capability (on /v1/capabilities/{capability}/invoke: the path's)",
+    },
+    "input": {"description": "the input, checked against the capability's input schema"},
+}
 INVOKE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["capability", "input"],
-    "properties": {"capability": {"type": "string"}, "input": {}},
+    "properties": INVOKE_KEYS,
+    "additionalProperties": False,
 }
 RESPONSE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -111,6 +121,16 @@ LEDGER_SCHEMA: dict[str, Any] = {
 
 async def _invoke_body(request: Request, svc: Service) -> tuple[str | None, Any]:
     body = body_object(await read_json(request, svc.max_body_bytes), "the body")
+    unknown = sorted(key for key in body if key not in INVOKE_KEYS)
+    if unknown:
+        # A key the contract does not know ("stream": true) is refused, not ignored:
+        # the caller would believe it had an effect.
+        path = printable(format_path((unknown[0][:100],)), 80)  # a hostile key, bounded
+        raise UsageError(
+            code="unknown_key",
+            message=f"{path}: unknown key; a live call's body has " + ", ".join(INVOKE_KEYS),
+            details={"path": path, "expected": list(INVOKE_KEYS)},
+        )
     if "input" not in body:
         raise UsageError('the body must be {"capability": "...", "input": ...}')
     capability = body.get("capability")
@@ -145,7 +165,7 @@ async def _observed(svc: Service, capability: str, call: Any) -> Response:
     try:
         body = await call
         response = await answer_response(body, svc.calls.max_response_bytes)
-    except Denied as exc:
+    except (Denied, InvalidInput) as exc:  # both are ledger denials
         svc.metrics.denial(exc.code)
         raise
     except HolonError as exc:

@@ -46,7 +46,13 @@ ROLES = ("operator", "org:acme", "caller:finance-bot")
 QUICK = 16  # draws per route in the quick pass (31 routes: about 500 requests)
 LONG = 120  # draws per route in the long pass
 ON_POSTGRES = 20  # draws per route on PostgreSQL (NUL in text, 32-bit integers)
-AGENT_OUTCOMES = {"agent_error", "agent_unreachable", "agent_protocol", "timeout"}
+AGENT_OUTCOMES = {
+    "agent_error",
+    "agent_unreachable",
+    "agent_protocol",
+    "timeout",
+    "invalid_output",  # its output broke the capability's output schema (issue 14)
+}
 
 
 class Raw(str):
@@ -427,6 +433,34 @@ def _named() -> list[tuple[str, str, str, str, bytes | None, int]]:
 
 
 ROLE_OF = {"caller": "caller:finance-bot", "operator": "operator", "org": "org:acme"}
+
+
+# Issue 14: what the contract refuses on a live call, each a located 400 with its code.
+def _contract_refusals() -> list[tuple[str, str, bytes, str, str]]:
+    agent = "/v1/agents/acme/ticket-triage/invoke"
+    routed = "/v1/capabilities/ticket.classify/invoke"
+    valid = '"capability": "ticket.classify", "input": {"subject": "hi"}'
+    return [
+        ("stream", agent, f'{{{valid}, "stream": true}}'.encode(), "unknown_key", "$.stream"),
+        ("routed key", routed, f'{{{valid}, "n": 2}}'.encode(), "unknown_key", "$.n"),
+        (
+            "input type",
+            agent,
+            b'{"capability": "ticket.classify", "input": {"subject": 5}}',
+            "invalid_input",
+            "$.input.subject",
+        ),
+        ("input missing", routed, b'{"input": {}}', "invalid_input", "$.input"),
+    ]
+
+
+@pytest.mark.parametrize("case", _contract_refusals(), ids=lambda c: c[0])
+def test_what_the_contract_refuses(harness: Harness, case: Any) -> None:
+    name, url, content, code, path = case
+    response = harness.send("POST", url, "caller:finance-bot", content)
+    endpoint = next(e for e in ENDPOINTS if e.path.endswith("/invoke"))
+    assert judge(response, endpoint, name) == f"400 {code}", response.text
+    assert response.json()["error"]["details"]["path"] == path
 
 
 @pytest.mark.parametrize("case", _named(), ids=lambda c: c[0])

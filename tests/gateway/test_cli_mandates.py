@@ -12,6 +12,14 @@ from tests.gateway._cli import CLI
 ROOT = Path(__file__).resolve().parents[2]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
+INVOKE_AS_CALLER = (
+    "invoke",
+    "acme/ticket-triage",
+    "--capability",
+    "ticket.classify",
+    "--as",
+    "finance-bot",
+)
 
 MANDATE = """\
 schema_version: 1
@@ -185,17 +193,29 @@ def test_invoke_exit_codes_on_the_store(world: CLI, tmp_path: Path) -> None:
     assert unknown.code == 2
 
 
+def test_invoke_holds_the_input_to_the_contract(world: CLI, tmp_path: Path) -> None:
+    """An input outside the suite's input schema is refused (exit 2, located), and the record
+    shows the live window: the answered call, and the refused input apart."""
+    cli = world
+    assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
+    call = INVOKE_AS_CALLER
+    bad = cli(*call, "--input", '{"subject": 5}', "--json")
+    assert bad.code == 2, bad.stderr
+    error = bad.json()["error"]
+    assert (error["code"], error["details"]["path"]) == ("invalid_input", "$.input.subject")
+    assert cli(*call, "--input", TICKET).code == 0
+    assert cli("eval", "acme/ticket-triage", "--yes").code in (0, 1)
+    shown = cli("records", "show", "acme/ticket-triage")
+    assert shown.code == 0, shown.stderr
+    assert "answers 1, contract violations 0 (rate 0), inputs refused 1" in shown.stdout
+    live = cli("records", "show", "acme/ticket-triage", "--json").json()["live"]
+    assert (live["calls"], live["violations"], live["input_violations"]) == (1, 0, 1)
+
+
 def test_invoke_reads_its_input_from_a_file_or_stdin(world: CLI, tmp_path: Path) -> None:
     cli = world
     assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
-    base = (
-        "invoke",
-        "acme/ticket-triage",
-        "--capability",
-        "ticket.classify",
-        "--as",
-        "finance-bot",
-    )
+    base = INVOKE_AS_CALLER
     source = tmp_path / "ticket.json"
     source.write_text(TICKET)
     from_file = cli(*base, "--input", f"@{source}", "--json")

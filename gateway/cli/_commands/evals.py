@@ -428,6 +428,19 @@ def do_record(ctx: Context) -> int:
             ("unverified", record["unverified_capabilities"]),
             ("stale", record["stale"]),
             ("warnings", [w["detail"] for w in record["warnings"]] or None),
+            ("live", _live_line(record.get("live"))),
         ]
     )
     return 0
+
+
+def _live_line(live: Any) -> str | None:
+    """The record's live conformance in a line (docs/gateway.md, "Live conformance")."""
+    if not isinstance(live, dict):
+        return None
+    rate = "-" if live.get("rate") is None else f"{live['rate']}"
+    return (
+        f"answers {live['calls']}, contract violations {live['violations']} (rate {rate}), "
+        f"inputs refused {live['input_violations']}, since {live['since']} "
+        f"({live['window_days']} days)"
+    )

@@ -1,0 +1,223 @@
+"""What holding live calls to the contract costs: the same gateway, checked and unchecked calls
+interleaved in one run.
+
+One agent (bench/executor/zero_agent.py) claims two capabilities:
+`ticket.classify`, certified by an installed suite whose input and output
+schemas the bench's input and the agent's answer satisfy (so every call is
+checked twice, input and output, and passes), and `ticket.unchecked`, which
+no suite certifies (no contract: nothing is checked). One gateway process
+(bench/gateway/serve.py, lookups at their default 1 s TTL) over one store
+answers both; the load is paced (16 callers at `--rate`, default 200/s),
+rounds alternating between the two capabilities so the machine's noise
+falls on both. The difference of their latencies is what the contract
+adds. The gateway's CPU time per call is reported for each too.
+
+In-process, the checks themselves are timed (the cached contract lookup,
+the input and the output check), the quick path and the full validator.
+
+Goal (reported, never asserted): <= 0.1 ms added at p50.
+
+    .venv/bin/python bench/gateway/contract.py [--json] [--rate 200] [--seconds 4]
+        [--rounds 3] [--postgres ADMIN_URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+import aiohttp  # noqa: E402
+from cryptography.fernet import Fernet  # noqa: E402
+
+from bench._support import postgres_url, sqlite_url  # noqa: E402
+from bench.gateway.run import (  # noqa: E402
+    AGENT,
+    CALLER,
+    INPUT,
+    agent_server,
+    cpu_seconds,
+    drive_paced,
+    gateway_server,
+    percentile,
+    prepare,
+)
+from evals.suites import contract_from_files, install_suite  # noqa: E402
+from records import open_store  # noqa: E402
+
+CHECKED = "ticket.classify"
+UNCHECKED = "ticket.unchecked"
+INPUT_SCHEMA = {
+    "type": "object",
+    "required": ["ticket"],
+    "properties": {"ticket": {"type": "string", "maxLength": 10000}, "lang": {"enum": ["en"]}},
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "required": ["label", "score"],
+    "properties": {
+        "label": {"type": "string"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+}
+ANSWER = {"label": "ok", "score": 0.5}  # what the zero agent answers
+SUITE_YAML = f"""\
+schema_version: 1
+id: bench-contract
+version: 1
+capability: {CHECKED}
+title: The bench's contract
+input_schema: {{$ref: schemas/input.json}}
+output_schema: {{$ref: schemas/output.json}}
+limits: {{max_cost_usd: "0.01", timeout_s: 5}}
+threshold: 0.5
+public: {{file: cases/public.jsonl}}
+holdout: {{file: cases/holdout.jsonl}}
+"""
+
+
+def _suite(root: Path) -> Path:
+    directory = root / "suite"
+    (directory / "schemas").mkdir(parents=True)
+    (directory / "cases").mkdir()
+    (directory / "suite.yaml").write_text(SUITE_YAML)
+    (directory / "schemas" / "input.json").write_text(json.dumps(INPUT_SCHEMA))
+    (directory / "schemas" / "output.json").write_text(json.dumps(OUTPUT_SCHEMA))
+    for split in ("public", "holdout"):
+        case = {"id": split, "input": INPUT, "expected": ANSWER}
+        (directory / "cases" / f"{split}.jsonl").write_text(json.dumps(case) + "\n")
+    return directory
+
+
+def setup(url: str, key: str, home: Path, agent_url: str, root: Path) -> str:
+    """The bench's store (agent, mandate, token), then the second capability and the suite."""
+    token = prepare(url, key, home, agent_url)
+    store = open_store(url, secret_key=key)
+    try:
+        manifest = dict(store.agents.get(AGENT).manifest)
+        manifest["capabilities"] = [CHECKED, UNCHECKED]
+        manifest["version"] = "1.0.1"
+        store.agents.register(manifest)
+        mandate = dict(store.mandates.get("bench-live").document)
+        mandate["capabilities"] = [CHECKED, UNCHECKED]
+        store.mandates.grant(mandate)
+        install_suite(store, _suite(root))
+    finally:
+        store.close()
+    return token
+
+
+async def load(
+    gateway_url: str, pid: int, token: str, rate: float, seconds: float, rounds: int
+) -> dict[str, Any]:
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    url = f"{gateway_url}/v1/agents/{AGENT}/invoke"
+    bodies = {
+        name: json.dumps({"capability": capability, "input": INPUT}).encode()
+        for name, capability in (("checked", CHECKED), ("unchecked", UNCHECKED))
+    }
+    calls = max(50, int(rate * seconds))
+    sent: dict[str, list[float]] = {name: [] for name in bodies}
+    cpu: dict[str, float] = dict.fromkeys(bodies, 0.0)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        for body in bodies.values():  # warm pools, caches, the compiled contract
+            await drive_paced(session, url, headers, 400, 16, rate, body)
+        for _ in range(rounds):
+            for name, body in bodies.items():
+                before = cpu_seconds(pid)
+                values, _ = await drive_paced(session, url, headers, calls, 16, rate, body)
+                cpu[name] += cpu_seconds(pid) - before
+                sent[name] += values
+    out: dict[str, Any] = {
+        name: {
+            "p50_ms": round(percentile(values, 0.50), 3),
+            "p95_ms": round(percentile(values, 0.95), 3),
+            "gateway_cpu_ms_per_call": round(cpu[name] * 1000 / (rounds * calls), 3),
+            "calls": len(values),
+        }
+        for name, values in sent.items()
+    }
+    out["added"] = {
+        key: round(out["checked"][key] - out["unchecked"][key], 3)
+        for key in ("p50_ms", "p95_ms", "gateway_cpu_ms_per_call")
+    }
+    return out
+
+
+def micro(root: Path) -> dict[str, float]:
+    """The checks alone, in microseconds per call (best of 5 runs of 20,000)."""
+    directory = _suite(root / "micro")
+    files = {
+        str(p.relative_to(directory)): p.read_text() for p in directory.rglob("*") if p.is_file()
+    }
+    contract = contract_from_files("bench-contract", 1, CHECKED, files)
+    # The full validator: the same schemas with a `$ref` (no quick path for those).
+    slow_files = dict(files)
+    slow_files["schemas/output.json"] = json.dumps(
+        {"$defs": {"o": OUTPUT_SCHEMA}, "$ref": "#/$defs/o"}
+    )
+    full = contract_from_files("bench-contract", 1, CHECKED, slow_files)
+    output = dict(ANSWER)
+
+    def best(fn: Any, n: int = 20_000) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times.append((time.perf_counter() - started) / n * 1e6)
+        return round(min(times), 2)
+
+    return {
+        "input_quick_us": best(lambda: contract.input_violation(INPUT)),
+        "output_quick_us": best(lambda: contract.output_violation(output)),
+        "output_full_validator_us": best(lambda: full.output_violation(output)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rate", type=float, default=200.0)
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--postgres", metavar="ADMIN_URL", help="PostgreSQL instead of SQLite")
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="holon-bench-contract-") as tmp:
+        root = Path(tmp)
+        results["micro"] = micro(root)
+        stores = postgres_url(args.postgres) if args.postgres else sqlite_url(root)
+        with agent_server() as agent_url, stores as url:
+            key = Fernet.generate_key().decode()
+            home = root / f"home-{secrets.token_hex(4)}"
+            token = setup(url, key, home, agent_url, root)
+            with gateway_server(url, key, home) as (gateway_url, pid):
+                results["paced"] = asyncio.run(
+                    load(gateway_url, pid, token, args.rate, args.seconds, args.rounds)
+                )
+        results["backend"] = "postgresql" if args.postgres else "sqlite"
+        results["caller"] = CALLER
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    paced = results["paced"]
+    print(f"micro (us per call): {results['micro']}")
+    print(f"paced 16@{args.rate:g}/s on {results['backend']}:")
+    for name in ("unchecked", "checked", "added"):
+        print(f"  {name:9} {paced[name]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""A `math.add` suite and a real holon-http adder over loopback that counts its requests.
+
+The adder answers the right sum unless told to answer something else (a
+contract-breaking output, a deep or huge one), so one agent can be evaluated
+and then misbehave live.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from evals.suites import install_suite
+from records import Store
+from tests._servers import serve
+
+CAPABILITY = "math.add"
+AGENT = "acme/adder"
+
+INPUT_SCHEMA = {
+    "type": "object",
+    "required": ["a", "b"],
+    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "required": ["sum"],
+    "properties": {"sum": {"type": "number"}},
+}
+SUITE_YAML = """\
+schema_version: 1
+id: adder
+version: 1
+capability: math.add
+title: Adding two numbers
+input_schema: {$ref: schemas/input.json}
+output_schema: {$ref: schemas/output.json}
+limits: {max_cost_usd: "0.01", timeout_s: 5}
+threshold: 0.5
+checks:
+  - {name: sum, path: $.output.sum, equals: {path: $.expected.sum}}
+public: {file: cases/public.jsonl}
+holdout: {file: cases/holdout.jsonl}
+"""
+
+
+def write_adder_suite(
+    directory: Path, output_schema: dict[str, Any] = OUTPUT_SCHEMA, cases: int = 4
+) -> Path:
+    """The suite's directory: `cases` public and holdout cases (the holdout's from a=100)."""
+    (directory / "schemas").mkdir(parents=True, exist_ok=True)
+    (directory / "cases").mkdir(exist_ok=True)
+    (directory / "suite.yaml").write_text(SUITE_YAML)
+    (directory / "schemas" / "input.json").write_text(json.dumps(INPUT_SCHEMA))
+    (directory / "schemas" / "output.json").write_text(json.dumps(output_schema))
+    for split, offset in (("public", 0), ("holdout", 100)):
+        lines = [
+            json.dumps(
+                {
+                    "id": f"{split[0]}{i}",
+                    "input": {"a": i + offset, "b": 2},
+                    "expected": {"sum": i + offset + 2},
+                }
+            )
+            for i in range(cases)
+        ]
+        (directory / "cases" / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+def install_adder_suite(store: Store, root: Path) -> None:
+    install_suite(store, write_adder_suite(root / "adder-suite"))
+
+
+@dataclass
+class Adder:
+    """What the adder received, and what it answers (None: the right sum)."""
+
+    requests: list[Any] = field(default_factory=list)
+    answer: Callable[[Any], Any] | None = None
+
+
+def adder_app(adder: Adder, agent_id: str = AGENT) -> Starlette:
+    async def call(request: Request) -> Response:
+        body = json.loads(await request.body())
+        adder.requests.append(body)
+        value = body["input"]
+        if adder.answer is not None:
+            return JSONResponse({"output": adder.answer(value)})
+        return JSONResponse({"output": {"sum": value["a"] + value["b"]}})
+
+    async def identity(request: Request) -> Response:
+        return JSONResponse({"id": agent_id, "version": "1.0.0", "capabilities": [CAPABILITY]})
+
+    return Starlette(
+        routes=[
+            Route("/agent", call, methods=["POST"]),
+            Route("/agent/.well-known/holon-agent", identity, methods=["GET"]),
+        ]
+    )
+
+
+def adder_manifest(agent_id: str, url: str, **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "schema_version": 1,
+        "id": agent_id,
+        "version": "1.0.0",
+        "protocol": "holon-http",
+        "endpoint": url + "/agent",
+        "capabilities": [CAPABILITY],
+        "limits": {"max_cost_usd": "0.01", "timeout_s": 5},
+        "pricing": {"per_call_usd": "0.001"},
+    }
+    data.update(changes)
+    return data
+
+
+@contextmanager
+def serving_adder(
+    store: Store, adder: Adder, agent_id: str = AGENT, **changes: Any
+) -> Iterator[str]:
+    """The adder served on 127.0.0.1 and registered; yields its id."""
+    with serve(adder_app(adder, agent_id)) as url:
+        store.agents.register(adder_manifest(agent_id, url, **changes))
+        yield agent_id
+
+
+def adder_mandate(**fields: Any) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "schema_version": 1,
+        "id": "finance-adding",
+        "holder": "finance-bot",
+        "capabilities": [CAPABILITY],
+        "max_cost_per_call_usd": "0.01",
+    }
+    document.update(fields)
+    return document
