@@ -6,7 +6,7 @@ Never touches the database: everything it needs arrives as arguments.
 from agents._addresses import Address, AddressGuard
 from agents._cost import price
 from agents._executor import Executor, execute
-from agents._identity import Identity
+from agents._identity import Identity, IdentityCheck
 from agents._limits import DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_BYTES, CallLimits
 from agents._manifest import (
     AgentLimits,
@@ -30,6 +30,7 @@ __all__ = [
     "CostSource",
     "Executor",
     "Identity",
+    "IdentityCheck",
     "Manifest",
     "Outcome",
     "OutcomeCode",

@@ -283,6 +283,7 @@ class LiveCalls:
             capability=capability,
             record=record,
             now=now,
+            not_advertised=lookups.not_advertised(agent.id, agent.version),
         )
         call = CallEntry("", caller, capability, agent.id, agent.version)
         return _Decided(call, manifest, {m.id: m for m in mandates}, verdicts, secret, now)
@@ -373,6 +374,7 @@ class LiveCalls:
                 capability=capability,
                 record=record,
                 now=now,
+                not_advertised=self.lookups.not_advertised(agent.id, agent.version),
             )
             if any(v.allow for v in mine):
                 score = Decimal(str((record or {}).get("eval_score") or 0))
@@ -455,6 +457,7 @@ def check_mandate(
         capability=capability,
         record=record,
         now=now,
+        not_advertised=lookups.not_advertised(agent.id, agent.version),
     )
     out: dict[str, Any] = {
         "agent": agent.id,

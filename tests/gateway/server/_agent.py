@@ -17,6 +17,8 @@ class Recording:
     calls: list[tuple[list[tuple[bytes, bytes]], bytes]] = field(default_factory=list)
     behaviour: str = "ok"  # ok | error | slow
     answers_version: str | None = None  # what the identity document says (None: the real one)
+    # The capabilities the identity document advertises (None: it leaves the key out).
+    advertises: list[str] | None = field(default_factory=lambda: ["ticket.classify"])
     probes: int = 0
 
 
@@ -33,9 +35,10 @@ def recording_agent(agent_id: str, version: str, recording: Recording) -> Starle
     async def identity(request: Request) -> Response:
         recording.probes += 1
         answer = recording.answers_version or version
-        return JSONResponse(
-            {"id": agent_id, "version": answer, "capabilities": ["ticket.classify"]}
-        )
+        document: dict[str, Any] = {"id": agent_id, "version": answer}
+        if recording.advertises is not None:
+            document["capabilities"] = recording.advertises
+        return JSONResponse(document)
 
     return Starlette(
         routes=[
