@@ -142,7 +142,9 @@ class LiveCalls:
         clock: Callable[[], datetime] = utcnow,
         settle_before_answer: bool = True,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        observe: Callable[[LedgerEntry], None] | None = None,
     ) -> None:
+        """`observe`: sees every ledger row these calls commit (the gateway's metrics)."""
         if max_response_bytes <= ANSWER_ENVELOPE_BYTES:
             raise ValueError(f"max_response_bytes must be over {ANSWER_ENVELOPE_BYTES}")
         self.store = store
@@ -151,7 +153,8 @@ class LiveCalls:
         self.clock = clock
         self.settle_before_answer = settle_before_answer
         self.max_response_bytes = max_response_bytes
-        self.writer = LedgerWriter(store)
+        self.observe = observe
+        self.writer = LedgerWriter(store, observe=observe)
 
     async def drain(self) -> None:
         """Wait for every ledger write queued so far (settlements after their answers)."""
@@ -388,12 +391,14 @@ class LiveCalls:
         if not ranked:
             error = denial_error(verdicts, subject=f"{caller} calling any agent for {capability}")
             call = CallEntry(str(uuid.uuid4()), caller, capability, None, None)
-            self.store.ledger.deny(
+            denied = self.store.ledger.deny(
                 call,
                 mandate_id=error.details.get("mandate"),
                 reason=error.code,
                 details={"mandates": error.details["mandates"]},
             )
+            if self.observe is not None:
+                self.observe(denied)
             raise error
         return [agent_id for _, _, agent_id in sorted(ranked)]
 

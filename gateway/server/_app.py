@@ -174,6 +174,7 @@ def create_app(
         guard = None if policy.allow_all else policy.judge
         client = StoreClient(opened, config.home, config.output_retention_days, guard)
         async with Executor(allow_asgi=True, address_guard=guard, resolver=resolver) as executor:
+            metrics = Metrics(cells_ttl_s)
             service = Service(
                 store=opened,
                 client=client,
@@ -182,9 +183,10 @@ def create_app(
                     executor,
                     lookups=Lookups(opened, ttl_s=cache_ttl_s),
                     settle_before_answer=False,
+                    observe=metrics.ledger,
                 ),
                 tokens=TokenCache(opened, ttl_s=cache_ttl_s),
-                metrics=Metrics(cells_ttl_s),
+                metrics=metrics,
                 network=policy,
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,
