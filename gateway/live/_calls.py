@@ -49,8 +49,11 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from anyio import to_thread
+from opentelemetry.context import Context
+from opentelemetry.trace import Tracer
 
 from agents import DEFAULT_MAX_RESPONSE_BYTES, CallLimits, Executor, Manifest, Outcome
+from gateway._tracing import span
 from gateway.live._cache import CacheMiss, Lookups
 from gateway.live._writes import LedgerWriter, charge_of, release_of
 from gateway.mandates import Mandate, Verdict, decide_all, decide_one
@@ -143,8 +146,11 @@ class LiveCalls:
         settle_before_answer: bool = True,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         observe: Callable[[LedgerEntry], None] | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
-        """`observe`: sees every ledger row these calls commit (the gateway's metrics)."""
+        """`observe`: sees every ledger row these calls commit (the gateway's metrics).
+        `tracer`: spans of each call (live.call: decide, reserve, call, settle); None
+        makes none (gateway._tracing)."""
         if max_response_bytes <= ANSWER_ENVELOPE_BYTES:
             raise ValueError(f"max_response_bytes must be over {ANSWER_ENVELOPE_BYTES}")
         self.store = store
@@ -154,6 +160,7 @@ class LiveCalls:
         self.settle_before_answer = settle_before_answer
         self.max_response_bytes = max_response_bytes
         self.observe = observe
+        self.tracer = tracer
         self.writer = LedgerWriter(store, observe=observe)
 
     async def drain(self) -> None:
@@ -163,21 +170,48 @@ class LiveCalls:
     # -- the public calls ---------------------------------------------------
 
     async def invoke(
-        self, caller: str, agent_id: str, capability: str, input: JSONValue
+        self,
+        caller: str,
+        agent_id: str,
+        capability: str,
+        input: JSONValue,
+        *,
+        parent: Context | None = None,
     ) -> dict[str, Any]:
-        """Call `agent_id` for `caller`; the response body, or a HolonError (denied, failed)."""
-        request_id = _request_id()
-        allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
-        outcome = await self._call(allowed, capability, input, request_id)
-        return await self._finish(allowed, outcome)
+        """Call `agent_id` for `caller`; the response body, or a HolonError (denied, failed).
 
-    async def route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
+        `parent`: the caller's trace (gateway._tracing.caller_context), continued."""
+        with span(self.tracer, "live.call", context=parent) as current:
+            if current is not None:
+                current.set_attributes(
+                    {
+                        "holon.caller": caller,
+                        "holon.agent": agent_id,
+                        "holon.capability": capability,
+                    }
+                )
+            request_id = _request_id()
+            allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
+            outcome = await self._call(allowed, capability, input, request_id)
+            return await self._finish(allowed, outcome)
+
+    async def route(
+        self, caller: str, capability: str, input: JSONValue, *, parent: Context | None = None
+    ) -> dict[str, Any]:
         """Call the best agent the caller's mandates allow for `capability` (GATEWAY.md, routing).
 
         Best: highest eval_score, then lowest per-call price, then id. An
         `unreachable` agent (it never saw the request) falls back to the next
         candidate, whose mandates are decided again.
         """
+        with span(self.tracer, "live.call", context=parent) as current:
+            if current is not None:
+                current.set_attributes(
+                    {"holon.caller": caller, "holon.capability": capability, "holon.routed": True}
+                )
+            return await self._route(caller, capability, input)
+
+    async def _route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
         candidates = await to_thread.run_sync(self._candidates, caller, capability)
         tried: list[dict[str, Any]] = []
         last: Exception | None = None
@@ -214,12 +248,23 @@ class LiveCalls:
     async def _decide_and_reserve(
         self, caller: str, agent_id: str, capability: str, request_id: str
     ) -> Allowed:
-        try:
-            decided = self._decide(self.lookups.cached_only(), caller, agent_id, capability)
-        except CacheMiss:
-            decided = await to_thread.run_sync(
-                self._decide, self.lookups, caller, agent_id, capability
-            )
+        with span(self.tracer, "decide"):
+            try:
+                decided = self._decide(self.lookups.cached_only(), caller, agent_id, capability)
+            except CacheMiss:
+                decided = await to_thread.run_sync(
+                    self._decide, self.lookups, caller, agent_id, capability
+                )
+        with span(self.tracer, "reserve") as current:
+            allowed = await self._reserve(decided, caller, agent_id, capability, request_id)
+            if current is not None:
+                current.set_attribute("holon.mandate", allowed.mandate.id)
+            return allowed
+
+    async def _reserve(
+        self, decided: _Decided, caller: str, agent_id: str, capability: str, request_id: str
+    ) -> Allowed:
+        """Reserve under the first mandate that allows and has budget; else the denial."""
         decided = _Decided(
             _replace_request(decided.call, request_id),
             decided.manifest,
@@ -301,14 +346,21 @@ class LiveCalls:
             max_output_bytes=self.max_response_bytes - ANSWER_ENVELOPE_BYTES,
         )
         try:
-            return await self.executor.execute(
-                allowed.manifest,
-                capability,
-                input,
-                limits,
-                secret=allowed.secret,
-                request_id=request_id,
-            )
+            # The agent's traceparent is this span's (agents._trace).
+            with span(self.tracer, "call") as current:
+                outcome = await self.executor.execute(
+                    allowed.manifest,
+                    capability,
+                    input,
+                    limits,
+                    secret=allowed.secret,
+                    request_id=request_id,
+                )
+                if current is not None:
+                    current.set_attributes(
+                        {"holon.outcome": outcome.code, "holon.request_id": outcome.request_id}
+                    )
+                return outcome
         except HolonError:
             # Our own side, raised before anything is sent (a policy refusal such
             # as the agent's address, a caller bug): the agent was not called.
@@ -323,12 +375,15 @@ class LiveCalls:
 
     async def _finish(self, allowed: Allowed, outcome: Outcome) -> dict[str, Any]:
         settlement = _settlement(allowed, outcome)
-        if self.settle_before_answer:
-            settled: LedgerEntry = await self.writer.write(settlement)
-            cost = settled.cost_usd
-        else:
-            self.writer.later(settlement)
-            cost = min(outcome.cost_usd, allowed.entry.reserved_usd)  # what the settlement charges
+        with span(self.tracer, "settle") as current:
+            if self.settle_before_answer:
+                settled: LedgerEntry = await self.writer.write(settlement)
+                cost = settled.cost_usd
+            else:  # queued: it commits in this loop turn, after the answer
+                self.writer.later(settlement)
+                cost = min(outcome.cost_usd, allowed.entry.reserved_usd)  # what it charges
+            if current is not None:
+                current.set_attribute("holon.cost_usd", str(cost))
         manifest = allowed.manifest
         if outcome.code != "ok":
             cls = AgentTimedOut if outcome.code == "timeout" else AgentCallFailed

@@ -9,6 +9,7 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway._tracing import caller_context
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
@@ -104,8 +105,9 @@ async def invoke_agent(request: Request, who: Principal, svc: Service) -> Respon
     capability, input_ = await _invoke_body(request, svc)
     if capability is None:
         raise UsageError("capability is required")
+    parent = caller_context(request.headers.getlist("traceparent"))
     return await _observed(
-        svc, capability, svc.calls.invoke(who.name, agent_id, capability, input_)
+        svc, capability, svc.calls.invoke(who.name, agent_id, capability, input_, parent=parent)
     )
 
 
@@ -114,7 +116,10 @@ async def invoke_capability(request: Request, who: Principal, svc: Service) -> R
     named, input_ = await _invoke_body(request, svc)
     if named is not None and named != capability:
         raise UsageError(f"the body names capability {named!r}, the path {capability!r}")
-    return await _observed(svc, capability, svc.calls.route(who.name, capability, input_))
+    parent = caller_context(request.headers.getlist("traceparent"))
+    return await _observed(
+        svc, capability, svc.calls.route(who.name, capability, input_, parent=parent)
+    )
 
 
 async def grant_mandate(request: Request, who: Principal, svc: Service) -> Response:
