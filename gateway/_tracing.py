@@ -8,7 +8,8 @@ here; `otlp`; `console`; a comma list), `OTEL_SDK_DISABLED`,
 the rest to the SDK, which reads them itself: `OTEL_SERVICE_NAME` (default
 here `holon-gateway`), `OTEL_RESOURCE_ATTRIBUTES`,
 `OTEL_EXPORTER_OTLP_ENDPOINT` / `..._TRACES_ENDPOINT` / `..._HEADERS` /
-`..._TIMEOUT`, `OTEL_TRACES_SAMPLER` and its argument, `OTEL_BSP_*`.
+`..._TIMEOUT`, `OTEL_TRACES_SAMPLER` and its argument (default here
+`always_on`, not the SDK's parent-based one), `OTEL_BSP_*`.
 
 When tracing is off there is no tracer at all (`Tracing.tracer is None`):
 the live path then makes no span objects, only what the wire needs
@@ -103,8 +104,14 @@ def tracing_from_env(environ: Mapping[str, str]) -> Tracing:
             f"OTEL_TRACES_EXPORTER={','.join(names)} needs the OpenTelemetry SDK",
             hint="pip install 'holon[tracing]'",
         ) from None
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+
     attributes = {} if environ.get("OTEL_SERVICE_NAME") else {"service.name": "holon-gateway"}
-    provider = TracerProvider(resource=Resource.create(attributes))
+    # Not the SDK's parent-based default: a caller's "not sampled" flag would
+    # then reach the agent on live calls only, and eval cells have no caller.
+    # OTEL_TRACES_SAMPLER, when set, is the operator's choice (the SDK reads it).
+    sampler = None if environ.get("OTEL_TRACES_SAMPLER") else ALWAYS_ON
+    provider = TracerProvider(resource=Resource.create(attributes), sampler=sampler)
     for name in names:
         if name == "otlp":
             try:
