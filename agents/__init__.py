@@ -17,6 +17,7 @@ from agents._manifest import (
     parse_manifest,
 )
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
+from agents._trace import RandomBlocks
 from agents._wire import PreparedRequest, build_request, secret_problem
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Outcome",
     "OutcomeCode",
     "PreparedRequest",
+    "RandomBlocks",
     "Pricing",
     "Usage",
     "build_request",

@@ -17,6 +17,7 @@ no capability is refused for it, since the agent denies none.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from agents._manifest import Manifest
 from schema.jsontext import JSONValue
@@ -51,6 +52,15 @@ class IdentityCheck:
     not_advertised: tuple[str, ...]  # claimed capabilities the answer does not list
     answered_id: str  # as answered, cut to a bounded length
     answered_version: str
+
+    def observation(self) -> dict[str, Any]:
+        """The keyword arguments of `records.IdentityRegistry.observe` for this check."""
+        return {
+            "answered_id": self.answered_id,
+            "answered_version": self.answered_version,
+            "not_advertised": self.not_advertised,
+            "mismatch": self.mismatch,
+        }
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import the gateway):
 
 `tracestate` is never sent: the caller's vendor state is the caller's, and
 an eval has none to send, so sending it would tell the two apart.
-Identifiers come from the OS's random bytes (taken in batches: one system
+Identifiers come from the OS's random bytes (`RandomBlocks`: one system
 call per 256 ids), so an agent cannot predict the next fresh trace id and
 tell a gateway-made one from a caller's by its place in a sequence.
 """
@@ -28,30 +28,36 @@ import threading
 
 from opentelemetry import trace
 
-__all__ = ["TRACEPARENT", "current_traceparent", "fresh_traceparent"]
+__all__ = ["TRACEPARENT", "RandomBlocks", "current_traceparent", "fresh_traceparent"]
 
 TRACEPARENT = "traceparent"
 
 
-class _RandomIds:
-    """Random 24-byte (trace id + parent id) blocks from a buffer of OS randomness."""
+class RandomBlocks:
+    """Blocks of `size` random bytes from a buffer of OS randomness, `batch` at a time.
 
-    def __init__(self, batch: int = 256) -> None:
+    Reading the OS's randomness per id is a system call that lets go of the
+    GIL, and on a busy gateway getting it back from the ledger or lookup
+    threads costs the event loop up to a switch interval (5 ms).
+    """
+
+    def __init__(self, size: int, batch: int = 256) -> None:
+        self._size = size
         self._batch = batch
         self._buffer = b""
         self._offset = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # several event loops may share a process (tests, CLI)
 
     def __call__(self) -> bytes:
         with self._lock:
             if self._offset >= len(self._buffer):
-                self._buffer, self._offset = os.urandom(24 * self._batch), 0
-            block = self._buffer[self._offset : self._offset + 24]
-            self._offset += 24
+                self._buffer, self._offset = os.urandom(self._size * self._batch), 0
+            block = self._buffer[self._offset : self._offset + self._size]
+            self._offset += self._size
         return block
 
 
-_random = _RandomIds()
+_random = RandomBlocks(24)  # a trace id (16 bytes) and a parent id (8)
 
 
 def _nonzero(value: bytes) -> bytes:

@@ -28,14 +28,7 @@ def probe(store: Store, plan: Plan, *, address_guard: AddressGuard | None = None
     agent = plan.agent
     identity = asyncio.run(_identify(plan, store.agents.secret(agent.id), address_guard))
     check = identity.compare(agent)
-    store.identities.observe(
-        agent.id,
-        agent.version,
-        answered_id=check.answered_id,
-        answered_version=check.answered_version,
-        not_advertised=check.not_advertised,
-        mismatch=check.mismatch,
-    )
+    store.identities.observe(agent.id, agent.version, **check.observation())
     if check.mismatch is not None:
         raise IdentityMismatch(
             f"{agent.id} answers as {check.answered_id} {check.answered_version}, but version "

@@ -39,8 +39,6 @@ partial or oversized answer.
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,7 +50,14 @@ from anyio import to_thread
 from opentelemetry.context import Context
 from opentelemetry.trace import Tracer
 
-from agents import DEFAULT_MAX_RESPONSE_BYTES, CallLimits, Executor, Manifest, Outcome
+from agents import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    CallLimits,
+    Executor,
+    Manifest,
+    Outcome,
+    RandomBlocks,
+)
 from gateway._tracing import span
 from gateway.live._cache import CacheMiss, Lookups
 from gateway.live._writes import LedgerWriter, charge_of, release_of
@@ -465,26 +470,14 @@ def _settlement(allowed: Allowed, outcome: Outcome) -> Settle:
 
 
 class _RequestIds:
-    """uuid4 request ids from a buffer of random bytes.
-
-    `uuid.uuid4()` reads 16 bytes from the OS per id; that system call lets
-    go of the GIL, and on a busy gateway getting it back from the ledger or
-    lookup threads costs the event loop up to a switch interval (5 ms).
-    """
+    """uuid4 request ids from a buffer of random bytes (`uuid.uuid4()` reads the OS's
+    randomness per id: agents.RandomBlocks says why that costs the event loop)."""
 
     def __init__(self, batch: int = 256) -> None:
-        self._batch = batch
-        self._buffer = b""
-        self._offset = 0
-        self._lock = threading.Lock()  # several event loops may share a process (tests, CLI)
+        self._blocks = RandomBlocks(16, batch)
 
     def __call__(self) -> str:
-        with self._lock:
-            if self._offset >= len(self._buffer):
-                self._buffer, self._offset = os.urandom(16 * self._batch), 0
-            raw = self._buffer[self._offset : self._offset + 16]
-            self._offset += 16
-        return str(uuid.UUID(bytes=raw, version=4))
+        return str(uuid.UUID(bytes=self._blocks(), version=4))
 
 
 _request_id = _RequestIds()

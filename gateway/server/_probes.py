@@ -40,19 +40,10 @@ async def probe_agent(svc: Service, executor: Executor, agent: AgentInfo) -> Pro
         log.info("identity probe of %s: %s", agent.id, exc)
         return "refused" if exc.http_status == 409 else "unreachable"
     check = identity.compare(manifest)
-
-    def keep() -> None:
-        svc.store.identities.observe(
-            agent.id,
-            agent.version,
-            answered_id=check.answered_id,
-            answered_version=check.answered_version,
-            not_advertised=check.not_advertised,
-            mismatch=check.mismatch,
-        )
-
     try:
-        await svc.run(keep)
+        await svc.run(
+            lambda: svc.store.identities.observe(agent.id, agent.version, **check.observation())
+        )
     except HolonError as exc:  # the store is away: the next probe keeps it
         log.warning("identity probe of %s not kept: %s", agent.id, exc)
     if check.mismatch is not None:

@@ -177,7 +177,7 @@ def test_parse_traceparent(value: str, valid: bool) -> None:
 class _Receiver(http.server.BaseHTTPRequestHandler):
     bodies: list[tuple[str, bytes]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         self.bodies.append((self.path, self.rfile.read(length)))
         self.send_response(200)
