@@ -104,6 +104,16 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
                     "schema": {"type": "string"},
                 }
                 for name, text in endpoint.query
+            ]
+            + [
+                {
+                    "name": name,
+                    "in": "header",
+                    "required": False,
+                    "description": text,
+                    "schema": {"type": "string"},
+                }
+                for name, text in endpoint.headers
             ],
         }
         access = endpoint.access

@@ -184,6 +184,13 @@ async def ledger(request: Request, who: Principal, svc: Service) -> Response:
 
 
 _INVOKE_STATUSES = (402, 404, 413, 422, 502, 504)
+_TRACE_HEADERS = (
+    (
+        "traceparent",
+        "the caller's W3C trace context: a valid one is continued (the agent's traceparent "
+        "carries its trace id), anything else is ignored (docs/gateway.md, Tracing)",
+    ),
+)
 
 ENDPOINTS = [
     Endpoint(
@@ -195,6 +202,7 @@ ENDPOINTS = [
         request=INVOKE_SCHEMA,
         response=RESPONSE_SCHEMA,
         statuses=_INVOKE_STATUSES,
+        headers=_TRACE_HEADERS,
     ),
     Endpoint(
         "POST",
@@ -205,6 +213,7 @@ ENDPOINTS = [
         request=INVOKE_SCHEMA,
         response=RESPONSE_SCHEMA,
         statuses=_INVOKE_STATUSES,
+        headers=_TRACE_HEADERS,
     ),
     Endpoint(
         "POST",
