@@ -98,22 +98,13 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
             + [
                 {
                     "name": name,
-                    "in": "query",
+                    "in": where,
                     "required": False,
                     "description": text,
                     "schema": {"type": "string"},
                 }
-                for name, text in endpoint.query
-            ]
-            + [
-                {
-                    "name": name,
-                    "in": "header",
-                    "required": False,
-                    "description": text,
-                    "schema": {"type": "string"},
-                }
-                for name, text in endpoint.headers
+                for where, given in (("query", endpoint.query), ("header", endpoint.headers))
+                for name, text in given
             ],
         }
         access = endpoint.access
