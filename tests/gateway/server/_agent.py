@@ -19,6 +19,9 @@ class Recording:
     answers_version: str | None = None  # what the identity document says (None: the real one)
     # The capabilities the identity document advertises (None: it leaves the key out).
     advertises: list[str] | None = field(default_factory=lambda: ["ticket.classify"])
+    # Versions the identity document cycles through, one per probe (None in it: the real
+    # one); when set, it overrides `answers_version`.
+    answers_cycle: list[str | None] | None = None
     probes: int = 0
 
 
@@ -35,6 +38,9 @@ def recording_agent(agent_id: str, version: str, recording: Recording) -> Starle
     async def identity(request: Request) -> Response:
         recording.probes += 1
         answer = recording.answers_version or version
+        if recording.answers_cycle:
+            cycle = recording.answers_cycle
+            answer = cycle[(recording.probes - 1) % len(cycle)] or version
         document: dict[str, Any] = {"id": agent_id, "version": answer}
         if recording.advertises is not None:
             document["capabilities"] = recording.advertises

@@ -103,6 +103,33 @@ def test_a_version_mismatch_stales_the_record_on_every_process(
             assert "eval_stale" in {r.get("reason") for r in rows}
 
 
+def test_an_agent_alternating_its_answers_stays_stale(store: Store, tmp_path: Path) -> None:
+    _install(store, tmp_path)
+    recording = Recording()
+    with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
+        store.agents.register(manifest(AGENT, url))
+        with running_gateway(store, tmp_path / "eval") as gw:
+            gw.evaluate(AGENT)  # honest while it is evaluated
+            granted = gw.call("POST", "/v1/mandates", "operator", json=mandate(min_eval_score=0.5))
+            assert granted.status_code == 201, granted.text
+            assert _invoke(gw).status_code == 200
+        # Then right on every other probe: one wrong answer is enough, and the right
+        # ones after it never bring the record back.
+        recording.answers_cycle = [None, "6.6.6"]
+        recording.probes = 0
+        with running_gateway(store, tmp_path / "probing", PROBES, eval_workers=0) as gw:
+            first = _until(lambda: _invoke(gw), lambda r: r.status_code == 403)
+            assert _code(first) == "eval_stale", first.text
+            seen = recording.probes
+            codes = set()
+            deadline = time.monotonic() + 30
+            while recording.probes < seen + 3 and time.monotonic() < deadline:
+                codes.add(_code(_invoke(gw)))  # between right and wrong answers alike
+                time.sleep(0.05)
+            assert recording.probes >= seen + 3
+            assert codes == {"eval_stale"}
+
+
 def test_a_capability_it_stops_advertising_is_refused(store: Store, tmp_path: Path) -> None:
     recording = Recording()
     with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
