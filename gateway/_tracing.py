@@ -26,6 +26,7 @@ in our logs).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -45,6 +46,7 @@ __all__ = [
     "MAX_TRACEPARENT",
     "Tracing",
     "caller_context",
+    "exporters_from_env",
     "parse_traceparent",
     "span",
     "tracing_from_env",
@@ -70,10 +72,12 @@ class Tracing:
             self._provider = None
 
 
-def tracing_from_env(environ: Mapping[str, str]) -> Tracing:
-    """The tracing the `OTEL_*` variables ask for; off unless an exporter is named."""
+def exporters_from_env(environ: Mapping[str, str]) -> list[str]:
+    """The exporters the `OTEL_*` variables name (empty: tracing off); a UsageError for
+    a name or protocol holon does not ship. Imports nothing: `holon gateway serve`
+    checks this before it listens."""
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return Tracing()
+        return []
     names = [
         n.strip().lower()
         for n in environ.get("OTEL_TRACES_EXPORTER", "none").split(",")
@@ -85,8 +89,6 @@ def tracing_from_env(environ: Mapping[str, str]) -> Tracing:
             f"OTEL_TRACES_EXPORTER: {unknown[0]!r} is not one of {', '.join(_EXPORTERS)}"
         )
     names = [n for n in names if n != "none"]
-    if not names:
-        return Tracing()
     protocol = environ.get(
         "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "")
     ).strip()
@@ -95,15 +97,25 @@ def tracing_from_env(environ: Mapping[str, str]) -> Tracing:
             f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol}: holon exports traces over http/protobuf only",
             hint="set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf and the collector's HTTP port",
         )
-    try:
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
-    except ImportError:
+    needed = ["opentelemetry.sdk"] + (
+        ["opentelemetry.exporter.otlp.proto.http"] if "otlp" in names else []
+    )
+    if names and any(importlib.util.find_spec(module) is None for module in needed):
         raise UsageError(
-            f"OTEL_TRACES_EXPORTER={','.join(names)} needs the OpenTelemetry SDK",
+            f"OTEL_TRACES_EXPORTER={','.join(names)} needs the OpenTelemetry SDK and exporter",
             hint="pip install 'holon[tracing]'",
-        ) from None
+        )
+    return names
+
+
+def tracing_from_env(environ: Mapping[str, str]) -> Tracing:
+    """The tracing the `OTEL_*` variables ask for; off unless an exporter is named."""
+    names = exporters_from_env(environ)
+    if not names:
+        return Tracing()
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
     from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
     attributes = {} if environ.get("OTEL_SERVICE_NAME") else {"service.name": "holon-gateway"}
@@ -114,15 +126,8 @@ def tracing_from_env(environ: Mapping[str, str]) -> Tracing:
     provider = TracerProvider(resource=Resource.create(attributes), sampler=sampler)
     for name in names:
         if name == "otlp":
-            try:
-                from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-                    OTLPSpanExporter,
-                )
-            except ImportError:
-                raise UsageError(
-                    "OTEL_TRACES_EXPORTER=otlp needs the OTLP HTTP exporter",
-                    hint="pip install 'holon[tracing]'",
-                ) from None
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
             provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         else:
             provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))

@@ -234,3 +234,18 @@ def test_otlp_over_http_from_the_otel_variables(
                 names |= {span.name for span in scope.spans}
     assert services == {"holon-under-test"}
     assert names >= {"live.call", "decide", "reserve", "call", "settle"}
+
+
+def test_serve_refuses_a_tracing_setup_it_cannot_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.gateway._cli import CLI
+
+    cli = CLI(tmp_path)
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    res = cli("gateway", "serve", "--port", "0")
+    assert res.code == 2 and "OTEL_TRACES_EXPORTER: 'zipkin'" in res.stderr
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    res = cli("gateway", "serve", "--port", "0")
+    assert res.code == 2 and "http/protobuf" in res.stderr
