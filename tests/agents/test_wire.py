@@ -197,3 +197,30 @@ def test_well_known_paths_hang_off_the_endpoint(endpoint: str, expected: str) ->
     from agents._wire import endpoint_url
 
     assert endpoint_url(make_agent(endpoint), "/.well-known/holon-agent") == expected
+
+
+def test_the_traceparent_comes_from_the_current_context() -> None:
+    from opentelemetry import context, trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    from agents._trace import current_traceparent
+
+    fresh = {current_traceparent() for _ in range(100)}
+    assert len(fresh) == 100 and all(TRACEPARENT.fullmatch(v) and v.endswith("-00") for v in fresh)
+
+    # A caller's trace, nothing recorded (tracing off): its trace id, a parent id of our own.
+    caller = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(1))
+    token = context.attach(trace.set_span_in_context(NonRecordingSpan(caller)))
+    try:
+        continued = current_traceparent()
+    finally:
+        context.detach(token)
+    assert continued.startswith(f"00-{0xABC:032x}-") and continued.endswith("-00")
+    assert f"{0xDEF:016x}" not in continued
+
+    # A recording span (tracing on): exactly its ids, sampled.
+    tracer = TracerProvider().get_tracer("test")
+    with tracer.start_as_current_span("call") as span:
+        ids = span.get_span_context()
+        assert current_traceparent() == f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
