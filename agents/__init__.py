@@ -6,7 +6,7 @@ Never touches the database: everything it needs arrives as arguments.
 from agents._addresses import Address, AddressGuard
 from agents._cost import price
 from agents._executor import Executor, execute
-from agents._identity import Identity
+from agents._identity import Identity, IdentityCheck
 from agents._limits import DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_BYTES, CallLimits
 from agents._manifest import (
     AgentLimits,
@@ -17,6 +17,7 @@ from agents._manifest import (
     parse_manifest,
 )
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
+from agents._trace import RandomBlocks
 from agents._wire import PreparedRequest, build_request, secret_problem
 
 __all__ = [
@@ -30,10 +31,12 @@ __all__ = [
     "CostSource",
     "Executor",
     "Identity",
+    "IdentityCheck",
     "Manifest",
     "Outcome",
     "OutcomeCode",
     "PreparedRequest",
+    "RandomBlocks",
     "Pricing",
     "Usage",
     "build_request",

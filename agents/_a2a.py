@@ -148,19 +148,22 @@ def _same_origin_url(url: str, endpoint: str) -> str:
     return endpoint
 
 
-def card_identity(card: JSONValue) -> tuple[str, str, tuple[str, ...]]:
+def card_identity(card: JSONValue) -> tuple[str, str, tuple[str, ...] | None]:
     """(name, version, skill ids) of a card: how an A2A agent says who it is.
 
     A card has no holon ``org/name`` id, so the identity's id is the card's
     `name`; callers compare the version, which is the card's `version`, and
-    the capabilities are the ids of its `skills`.
+    the capabilities are the ids of its `skills` (None: the card has no
+    `skills`, so it denies no capability).
     """
     if not isinstance(card, dict):
         raise CardError("agent card is not a JSON object")
     name, version = card.get("name"), card.get("version")
     if not isinstance(name, str) or not isinstance(version, str) or not version:
         raise CardError("agent card lacks a string 'name' and 'version'")
-    skills = card.get("skills", [])
+    if "skills" not in card:
+        return name, version, None
+    skills = card["skills"]
     if not isinstance(skills, list):
         raise CardError("agent card 'skills' is not a list")
     ids = tuple(

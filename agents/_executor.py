@@ -61,6 +61,7 @@ from agents._limits import CallLimits
 from agents._manifest import Manifest
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._reader import BodyError, parse_json
+from agents._trace import current_traceparent
 from agents._transports import AsgiLoadError, Transports
 from agents._wire import (
     AnswerError,
@@ -247,9 +248,18 @@ class Executor:
         # attempt sends the very same bytes. a2a rebuilds it per attempt, for the
         # URL and version the agent card names.
         prepared: PreparedRequest | None = None
+        # One trace context per call, from the caller's OpenTelemetry context
+        # (agents._trace): every attempt and A2A poll carries the same one.
+        traceparent = current_traceparent()
         if agent.protocol != "a2a":
             build = functools.partial(
-                build_request, agent, capability, input, request_id=request_id, secret=secret
+                build_request,
+                agent,
+                capability,
+                input,
+                request_id=request_id,
+                secret=secret,
+                traceparent=traceparent,
             )
             prepared = await _in_thread(build) if _large(input) else build()
         attempts: list[Attempt] = []
@@ -257,7 +267,7 @@ class Executor:
             number = len(attempts) + 1
             attempt_started = time.perf_counter()
             result = await self._attempt(
-                agent, capability, input, limits, secret, request_id, prepared
+                agent, capability, input, limits, secret, request_id, prepared, traceparent
             )
             attempts.append(
                 Attempt(
@@ -292,6 +302,7 @@ class Executor:
         secret: str | None,
         request_id: str,
         prepared: PreparedRequest | None,
+        traceparent: str,
     ) -> _Result:
         deadline = limits.deadline_s(agent)
         progress = Progress()
@@ -301,7 +312,7 @@ class Executor:
             async with scope:
                 if prepared is None:
                     output, size = await self._call_a2a(
-                        agent, capability, input, limits, secret, request_id, progress
+                        agent, capability, input, limits, secret, request_id, progress, traceparent
                     )
                 else:
                     output, usage, size = await self._call_http(agent, prepared, limits, progress)
@@ -377,6 +388,7 @@ class Executor:
         secret: str | None,
         request_id: str,
         progress: Progress,
+        traceparent: str,
     ) -> tuple[JSONValue, int]:
         try:
             target = await self._a2a_target(agent, secret, limits)
@@ -388,6 +400,7 @@ class Executor:
                 request_id=request_id,
                 secret=secret,
                 a2a_target=target,
+                traceparent=traceparent,
             )
             prepared = await _in_thread(build) if _large(input) else build()
             reply, body = await self._a2a_send(agent, prepared, limits, progress)

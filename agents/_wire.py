@@ -3,7 +3,8 @@
 `build_request` is the only place a request to an agent is made, for live
 calls, eval calls and `holon test` alike: the agent cannot tell them apart.
 It takes no enforced limits on purpose: the headers carry the agent's *own*
-declared limits, and the gateway's caps stay on the gateway's side.
+declared limits, and the gateway's caps stay on the gateway's side. Every
+call carries a W3C `traceparent` (agents._trace), live or eval.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from agents._a2a import A2ATarget, a2a_request
 from agents._limits import MAX_REQUEST_BYTES
 from agents._manifest import Manifest
 from agents._outcome import Usage
+from agents._trace import TRACEPARENT, fresh_traceparent
 from agents._transports import ASGI_BASE_URL
 from schema.errors import PayloadTooLarge
 from schema.jsontext import JSONValue, decimal_text, dumps
@@ -49,9 +51,17 @@ class PreparedRequest:
 
 
 def agent_headers(
-    agent: Manifest, capability: str, *, request_id: str, secret: str | None
+    agent: Manifest,
+    capability: str,
+    *,
+    request_id: str,
+    secret: str | None,
+    traceparent: str | None = None,
 ) -> dict[str, str]:
     """The Holon headers every protocol sends, in a fixed order.
+
+    `traceparent`: the call's W3C trace context (agents._trace); a fresh one
+    when not given, so every call carries one.
 
     Limits are the agent's own declaration (omitted when it declared none),
     formatted the same way in every mode: money as plain decimal text, the
@@ -59,6 +69,8 @@ def agent_headers(
     """
     _check_token(capability, "capability")
     _check_token(request_id, "request_id")
+    traceparent = traceparent or fresh_traceparent()
+    _check_token(traceparent, "traceparent")
     if secret is not None and not _is_header_safe(secret):
         raise ValueError("the agent secret must be printable ASCII without spaces")
     headers = {
@@ -66,6 +78,7 @@ def agent_headers(
         "User-Agent": USER_AGENT,
         "Holon-Request-Id": request_id,
         "Holon-Capability": capability,
+        TRACEPARENT: traceparent,
     }
     if agent.limits.max_cost_usd is not None:
         headers["Holon-Max-Cost-Usd"] = decimal_text(agent.limits.max_cost_usd)
@@ -130,6 +143,7 @@ def build_request(
     request_id: str,
     secret: str | None,
     a2a_target: A2ATarget | None = None,
+    traceparent: str | None = None,
 ) -> PreparedRequest:
     """The request for one call, identical for live and eval calls (request id aside).
 
@@ -140,7 +154,9 @@ def build_request(
     bug), and `schema.errors.PayloadTooLarge` when the body would be over
     `MAX_REQUEST_BYTES` (the cap applies to what holon writes).
     """
-    headers = agent_headers(agent, capability, request_id=request_id, secret=secret)
+    headers = agent_headers(
+        agent, capability, request_id=request_id, secret=secret, traceparent=traceparent
+    )
     if agent.protocol == "a2a":
         target = a2a_target or A2ATarget(url=agent.endpoint, version="1.0")
         body, extra = a2a_request(target, capability, input, request_id=request_id)

@@ -6,33 +6,51 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-from agents import AddressGuard, Executor
+from agents import AddressGuard, Executor, Identity
 from evals._finish import finish
 from evals._plan import Plan, rebuild
 from evals._runner import Progress, Runner, cache_for
 from evals.checks import PdfPool, open_pdf_pool
 from records import EvalInfo, Store, eval_id
-from schema.errors import Refused, StoreUnavailable
+from schema.errors import IdentityMismatch, Refused, StoreUnavailable
 
 
-async def _identify(plan: Plan, secret: str | None, address_guard: AddressGuard | None) -> None:
+async def _identify(plan: Plan, secret: str | None, address_guard: AddressGuard | None) -> Identity:
     async with Executor(address_guard=address_guard) as executor:
-        identity = await executor.identify(plan.agent, secret=secret)
-    # An A2A card names the agent its own way; its version still must match.
-    wrong_id = plan.agent.protocol != "a2a" and identity.id != plan.agent.id
-    if identity.version != plan.agent.version or wrong_id:
-        raise Refused(
-            f"{plan.agent.id} answers as {identity.id} {identity.version}, but version "
-            f"{plan.agent.version} is registered: the record would describe another agent",
-            hint="register the version that runs (holon agents register FILE), then evaluate it",
-            details={"registered": plan.agent.version, "answering": identity.version},
-        )
+        return await executor.identify(plan.agent, secret=secret)
 
 
 def probe(store: Store, plan: Plan, *, address_guard: AddressGuard | None = None) -> None:
-    """Refuse before the first case when the agent is not the registered version
-    (or, with `address_guard`, at an address it refuses)."""
-    asyncio.run(_identify(plan, store.agents.secret(plan.agent.id), address_guard))
+    """Refuse before the first case when the agent is not the registered version, or
+    does not advertise a capability it claims (or, with `address_guard`, is at an
+    address it refuses). What the probe found is kept (store.identities): a
+    mismatch makes the current record stale, as a gateway probe's does."""
+    agent = plan.agent
+    identity = asyncio.run(_identify(plan, store.agents.secret(agent.id), address_guard))
+    check = identity.compare(agent)
+    store.identities.observe(agent.id, agent.version, **check.observation())
+    if check.mismatch is not None:
+        raise IdentityMismatch(
+            f"{agent.id} answers as {check.answered_id} {check.answered_version}, but version "
+            f"{agent.version} is registered: the record would describe another agent",
+            hint="register the version that runs (holon agents register FILE), then evaluate it",
+            details={"registered": agent.version, "answering": check.answered_version},
+        )
+    if check.not_advertised:
+        # The record must not certify what the agent itself denies; grading the
+        # rest would certify a manifest that describes another agent.
+        raise IdentityMismatch(
+            f"{agent.id} {agent.version} claims {', '.join(check.not_advertised)} but its "
+            "identity answer does not advertise it: the record would certify a capability "
+            "the agent denies",
+            hint="register a manifest that claims only what the agent advertises, "
+            "or make its identity answer list the capability",
+            details={
+                "agent": agent.id,
+                "agent_version": agent.version,
+                "not_advertised": list(check.not_advertised),
+            },
+        )
 
 
 def start(store: Store, plan: Plan) -> EvalInfo:

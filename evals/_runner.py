@@ -13,6 +13,7 @@ instead of grading it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -24,6 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
+
+from opentelemetry.context import Context
+from opentelemetry.trace import Tracer
 
 from agents import AddressGuard, Executor
 from evals._cell import CellResult, PreparedCase, output_fits, prepare, run_cell, stored_output
@@ -95,8 +99,12 @@ class Runner:
         flush_interval_s: float = 0.05,
         wait_for_others: bool = True,
         address_guard: AddressGuard | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self.store = store
+        # Each cell's span (eval.cell), a trace of its own: cells sharing a trace
+        # id would tell the agent they belong together, as live calls do not.
+        self.tracer = tracer
         # A gateway's network policy, for the calls its own eval workers make.
         self.address_guard = address_guard
         self.plan = plan
@@ -335,17 +343,22 @@ class Runner:
                 # would cost more.
                 prepared = await asyncio.to_thread(work) if suite.fixtures else work()
                 self.prepared[key] = prepared
-            result = await run_cell(
-                executor,
-                self.plan.agent,
-                suite,
-                prepared,
-                repetition=cell.repetition,
-                pdf=self.pdf,
-                secret=secret,
-                request_id=cell.request_id,
-                unreachable_retries=self.plan.retries,
-            )
+            with self._span(cell) as current:
+                result = await run_cell(
+                    executor,
+                    self.plan.agent,
+                    suite,
+                    prepared,
+                    repetition=cell.repetition,
+                    pdf=self.pdf,
+                    secret=secret,
+                    request_id=cell.request_id,
+                    unreachable_retries=self.plan.retries,
+                )
+                if current is not None:
+                    current.set_attributes(
+                        {"holon.outcome": result.outcome.code, "holon.passed": result.passed}
+                    )
         except HolonError as exc:
             await self._infrastructure_failure(cell, exc)
             return
@@ -358,6 +371,22 @@ class Runner:
         else:  # writing out a large output to measure it would hold up the other cells
             row = await asyncio.to_thread(_row, cell, result)
         self.pending_rows.append(row)
+
+    def _span(self, cell: ClaimedCell) -> contextlib.AbstractContextManager[Any]:
+        """The cell's root span (its traceparent is the agent's), or nothing."""
+        if self.tracer is None:
+            return contextlib.nullcontext()
+        return self.tracer.start_as_current_span(
+            "eval.cell",
+            context=Context(),  # a root: no parent, whatever is current
+            attributes={
+                "holon.eval_id": self.eval_id,
+                "holon.cell": cell.idx,
+                "holon.suite": cell.suite_id,
+                "holon.agent": self.plan.agent.id,
+                "holon.request_id": cell.request_id,
+            },
+        )
 
     async def _infrastructure_failure(self, cell: ClaimedCell, exc: HolonError) -> None:
         count = self.failures.get(cell.idx, 0) + 1

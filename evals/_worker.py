@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opentelemetry.trace import Tracer
 from sqlalchemy import select
 
 from agents import AddressGuard
@@ -74,6 +75,7 @@ def run_worker(
     report: Report | None = None,
     max_outage_s: float | None = None,
     address_guard: AddressGuard | None = None,
+    tracer: Tracer | None = None,
 ) -> WorkerStats:
     """Work running evals until stopped (or, with `once`, until none has work left).
 
@@ -81,7 +83,8 @@ def run_worker(
     between tries); after `max_outage_s` (None: never) raise the last
     StoreUnavailable. Setting `stop` ends a wait at once. Any other error
     propagates as before. `address_guard` judges every connection to an
-    agent (a gateway's network policy, for its own eval workers).
+    agent (a gateway's network policy, for its own eval workers); `tracer`
+    makes a span of each cell (a gateway's tracing).
     """
     owner = new_owner()
     stats = WorkerStats()
@@ -102,7 +105,7 @@ def run_worker(
                     + (f"; recorded {recorded} answers held meanwhile" if recorded else "")
                 )
                 outage = None
-            worked = _work_once(store, home, owner, stats, say, unsettled, address_guard)
+            worked = _work_once(store, home, owner, stats, say, unsettled, address_guard, tracer)
         except StoreUnavailable as exc:
             began = outage is None
             if outage is None:
@@ -158,6 +161,7 @@ def _work_once(
     say: Report,
     unsettled: dict[str, list[CellResultRow]],
     address_guard: AddressGuard | None,
+    tracer: Tracer | None = None,
 ) -> bool:
     """One look at every running eval, working those with cells to claim: whether any had."""
     worked = False
@@ -186,6 +190,7 @@ def _work_once(
                     owner=owner,
                     wait_for_others=False,
                     address_guard=address_guard,
+                    tracer=tracer,
                 )
                 try:
                     asyncio.run(runner.run())

@@ -14,6 +14,7 @@ from records._conformance import (
 )
 from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
+from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
@@ -76,6 +77,8 @@ __all__ = [
     "ExposureResetInfo",
     "ExposureSpend",
     "GrantStatus",
+    "IdentityInfo",
+    "IdentityRegistry",
     "InstalledSuite",
     "LedgerEntry",
     "LedgerRegistry",

@@ -541,6 +541,10 @@ class EvalRegistry:
         last became current count: re-registering an old version never brings
         its old record back (docs/integrity.md, "Records follow registrations").
         """
+        row = self._current_row(agent_id, version)
+        return None if row is None else row.record
+
+    def _current_row(self, agent_id: str, version: str | None) -> AgentRecord | None:
         with self._store.read() as session:
             query = select(AgentRecord).where(AgentRecord.agent_id == agent_id)
             if version is not None:
@@ -548,12 +552,11 @@ class EvalRegistry:
                 since = self._current_since(session, agent_id, version)
                 if since is not None:
                     query = query.where(AgentRecord.eval_created_at >= since)
-            row = session.scalars(
+            return session.scalars(
                 query.order_by(
                     AgentRecord.eval_created_at.desc(), AgentRecord.eval_id.desc()
                 ).limit(1)
             ).first()
-            return None if row is None else row.record
 
     @staticmethod
     def _current_since(session: Session, agent_id: str, version: str) -> datetime | None:
@@ -578,14 +581,22 @@ class EvalRegistry:
         A record graded on a suite version that is no longer active stays
         valid for the active version's grace period after its activation,
         then is stale. A rotated holdout epoch never makes a record stale.
+        An identity probe that found another id or version after the eval
+        started makes it stale (records._identities).
         `holdout_evals` (the lower-bound gate's k per suite) costs one more
         query; a caller that reads only the score and staleness leaves it out.
         """
-        record = self.current_record(agent_id, version)
-        if record is None:
+        row = self._current_row(agent_id, version)
+        if row is None:
             return None
+        record = row.record
         now = now or utcnow()
         reasons: builtins.list[str] = []
+        # A probe that found another agent at the endpoint since this eval started.
+        identity = self._store.identities.get(agent_id, version)
+        mismatch = None if identity is None else identity.stale_reason(row.eval_created_at)
+        if mismatch is not None:
+            reasons.append(mismatch)
         for suite_id, graded in record.get("suites", {}).items():
             try:
                 active = self._store.suites.get(suite_id)

@@ -236,6 +236,27 @@ class AgentRecord(Base):
     created_at: Mapped[datetime]
 
 
+class AgentIdentityRow(Base):
+    """What the last identity probe of an agent's registered version found.
+
+    `mismatch_at` is the last time a probe found another id or version: it
+    makes every record of an eval started before it stale (docs/gateway.md,
+    "Identity"); a later matching probe leaves it. `not_advertised` lists the
+    claimed capabilities the last answer did not advertise (refused live).
+    """
+
+    __tablename__ = "agent_identities"
+
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"), primary_key=True)
+    agent_version: Mapped[str] = mapped_column(String(64), primary_key=True)
+    probed_at: Mapped[datetime]
+    answered_id: Mapped[str] = mapped_column(String(120))
+    answered_version: Mapped[str] = mapped_column(String(120))
+    not_advertised: Mapped[list[Any]] = mapped_column(JSON)
+    mismatch_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    mismatch_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
+
+
 class TokenRow(Base):
     """An API token: random, shown once, stored as its sha256; revocable, history kept."""
 

@@ -14,7 +14,8 @@ contract, like the JSON Schemas beside this module::
     │   └── MandateError                          invalid_mandate
     ├── NotFound                exit 2  HTTP 404  not_found
     ├── Conflict                exit 2  HTTP 409  conflict: same (id, version), other content
-    ├── Refused                 exit 2  HTTP 409  refused: identity mismatch, resume after change
+    ├── Refused                 exit 2  HTTP 409  refused: e.g. resume after a change
+    │   └── IdentityMismatch              identity_mismatch: another agent answers the probe
     ├── Unauthorized            exit 2  HTTP 401  unauthorized: no or bad token
     ├── Forbidden               exit 2  HTTP 403  forbidden: the token's role may not do this
     ├── Denied                  exit 1  HTTP 403  <deny reason>: a mandate said no
@@ -51,6 +52,7 @@ __all__ = [
     "EnvironmentFault",
     "Forbidden",
     "HolonError",
+    "IdentityMismatch",
     "InputError",
     "InvalidInput",
     "InvalidOutput",
@@ -201,6 +203,13 @@ class Refused(HolonError):
     code = "refused"
     exit_code = 2
     http_status = 409
+
+
+class IdentityMismatch(Refused):
+    """The identity probe before an eval: another id or version answers, or the
+    agent does not advertise a capability its manifest claims."""
+
+    code = "identity_mismatch"
 
 
 class Unauthorized(HolonError):

@@ -2,9 +2,10 @@
 
 A gateway answering hundreds of calls a second would otherwise read the same
 agent, mandates and record for every one. Entries live `ttl_s` (default one
-second): a revoked mandate, a new record or a disabled agent takes effect
-within that time on every gateway process, without any cross-process
-invalidation. Budgets are never cached: they are reserved in the store.
+second): a revoked mandate, a new record, a disabled agent or what an identity
+probe found (a mismatch makes the record stale, an unadvertised capability
+is refused) takes effect within that time on every gateway process, without
+any cross-process invalidation. Budgets are never cached: they are reserved in the store.
 
 A capability's contract (its active suite version's schemas, compiled) is
 kept by suite id and version without expiry, since a version is fixed
@@ -126,6 +127,15 @@ class Lookups:
             ("record", agent_id, version),
             lambda: self.store.evals.current_record_with_staleness(agent_id, version),
         )
+
+    def not_advertised(self, agent_id: str, version: str) -> tuple[str, ...]:
+        """The claimed capabilities the version's last identity probe did not advertise."""
+
+        def load() -> tuple[str, ...]:
+            found = self.store.identities.get(agent_id, version)
+            return () if found is None else found.not_advertised
+
+        return self._get(("identity", agent_id, version), load)
 
     def secret(self, agent_id: str) -> str | None:
         return self._get(("secret", agent_id), lambda: self.store.agents.secret(agent_id))

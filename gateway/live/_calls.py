@@ -45,8 +45,6 @@ partial or oversized answer.
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,9 +53,19 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from anyio import to_thread
+from opentelemetry.context import Context
+from opentelemetry.trace import Tracer
 
-from agents import DEFAULT_MAX_RESPONSE_BYTES, CallLimits, Executor, Manifest, Outcome
+from agents import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    CallLimits,
+    Executor,
+    Manifest,
+    Outcome,
+    RandomBlocks,
+)
 from evals.suites import Contract
+from gateway._tracing import span
 from gateway.live._cache import CacheMiss, Lookups
 from gateway.live._contract import check_input, check_output, invalid_input, invalid_output
 from gateway.live._writes import LedgerWriter, charge_of, release_of
@@ -164,7 +172,12 @@ class LiveCalls:
         clock: Callable[[], datetime] = utcnow,
         settle_before_answer: bool = True,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        observe: Callable[[LedgerEntry], None] | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
+        """`observe`: sees every ledger row these calls commit (the gateway's metrics).
+        `tracer`: spans of each call (live.call: decide, reserve, call, settle); None
+        makes none (gateway._tracing)."""
         if max_response_bytes <= ANSWER_ENVELOPE_BYTES:
             raise ValueError(f"max_response_bytes must be over {ANSWER_ENVELOPE_BYTES}")
         self.store = store
@@ -173,7 +186,9 @@ class LiveCalls:
         self.clock = clock
         self.settle_before_answer = settle_before_answer
         self.max_response_bytes = max_response_bytes
-        self.writer = LedgerWriter(store)
+        self.observe = observe
+        self.tracer = tracer
+        self.writer = LedgerWriter(store, observe=observe)
 
     async def drain(self) -> None:
         """Wait for every ledger write queued so far (settlements after their answers)."""
@@ -182,23 +197,50 @@ class LiveCalls:
     # -- the public calls ---------------------------------------------------
 
     async def invoke(
-        self, caller: str, agent_id: str, capability: str, input: JSONValue
+        self,
+        caller: str,
+        agent_id: str,
+        capability: str,
+        input: JSONValue,
+        *,
+        parent: Context | None = None,
     ) -> dict[str, Any]:
-        """Call `agent_id` for `caller`; the response body, or a HolonError (denied, failed)."""
-        request_id = _request_id()
-        contract = await self._contract(capability)
-        await self._refuse_bad_input(caller, agent_id, capability, input, contract, request_id)
-        allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
-        outcome = await self._call(allowed, capability, input, request_id)
-        return await self._finish(allowed, outcome, contract)
+        """Call `agent_id` for `caller`; the response body, or a HolonError (denied, failed).
 
-    async def route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
+        `parent`: the caller's trace (gateway._tracing.caller_context), continued."""
+        with span(self.tracer, "live.call", context=parent) as current:
+            if current is not None:
+                current.set_attributes(
+                    {
+                        "holon.caller": caller,
+                        "holon.agent": agent_id,
+                        "holon.capability": capability,
+                    }
+                )
+            request_id = _request_id()
+            contract = await self._contract(capability)
+            await self._refuse_bad_input(caller, agent_id, capability, input, contract, request_id)
+            allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
+            outcome = await self._call(allowed, capability, input, request_id)
+            return await self._finish(allowed, outcome, contract)
+
+    async def route(
+        self, caller: str, capability: str, input: JSONValue, *, parent: Context | None = None
+    ) -> dict[str, Any]:
         """Call the best agent the caller's mandates allow for `capability` (GATEWAY.md, routing).
 
         Best: highest eval_score, then lowest per-call price, then id. An
         `unreachable` agent (it never saw the request) falls back to the next
         candidate, whose mandates are decided again.
         """
+        with span(self.tracer, "live.call", context=parent) as current:
+            if current is not None:
+                current.set_attributes(
+                    {"holon.caller": caller, "holon.capability": capability, "holon.routed": True}
+                )
+            return await self._route(caller, capability, input)
+
+    async def _route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
         contract = await self._contract(capability)
         await self._refuse_bad_input(caller, None, capability, input, contract, _request_id())
         candidates = await to_thread.run_sync(self._candidates, caller, capability)
@@ -278,12 +320,23 @@ class LiveCalls:
     async def _decide_and_reserve(
         self, caller: str, agent_id: str, capability: str, request_id: str
     ) -> Allowed:
-        try:
-            decided = self._decide(self.lookups.cached_only(), caller, agent_id, capability)
-        except CacheMiss:
-            decided = await to_thread.run_sync(
-                self._decide, self.lookups, caller, agent_id, capability
-            )
+        with span(self.tracer, "decide"):
+            try:
+                decided = self._decide(self.lookups.cached_only(), caller, agent_id, capability)
+            except CacheMiss:
+                decided = await to_thread.run_sync(
+                    self._decide, self.lookups, caller, agent_id, capability
+                )
+        with span(self.tracer, "reserve") as current:
+            allowed = await self._reserve(decided, caller, agent_id, capability, request_id)
+            if current is not None:
+                current.set_attribute("holon.mandate", allowed.mandate.id)
+            return allowed
+
+    async def _reserve(
+        self, decided: _Decided, caller: str, agent_id: str, capability: str, request_id: str
+    ) -> Allowed:
+        """Reserve under the first mandate that allows and has budget; else the denial."""
         decided = _Decided(  # not dataclasses.replace: this is every call's path
             _replace_request(decided.call, request_id),
             decided.manifest,
@@ -358,6 +411,7 @@ class LiveCalls:
             record=record,
             now=now,
             live=live,
+            not_advertised=lookups.not_advertised(agent.id, agent.version),
         )
         call = CallEntry("", caller, capability, agent.id, agent.version)
         return _Decided(
@@ -381,14 +435,21 @@ class LiveCalls:
             max_output_bytes=self.max_response_bytes - ANSWER_ENVELOPE_BYTES,
         )
         try:
-            return await self.executor.execute(
-                allowed.manifest,
-                capability,
-                input,
-                limits,
-                secret=allowed.secret,
-                request_id=request_id,
-            )
+            # The agent's traceparent is this span's (agents._trace).
+            with span(self.tracer, "call") as current:
+                outcome = await self.executor.execute(
+                    allowed.manifest,
+                    capability,
+                    input,
+                    limits,
+                    secret=allowed.secret,
+                    request_id=request_id,
+                )
+                if current is not None:
+                    current.set_attributes(
+                        {"holon.outcome": outcome.code, "holon.request_id": outcome.request_id}
+                    )
+                return outcome
         except HolonError:
             # Our own side, raised before anything is sent (a policy refusal such
             # as the agent's address, a caller bug): the agent was not called.
@@ -413,12 +474,15 @@ class LiveCalls:
             settlement = Settle(
                 allowed.entry.id, INVALID_OUTPUT, Decimal(0), "none", outcome.latency_ms
             )
-        if self.settle_before_answer:
-            settled: LedgerEntry = await self.writer.write(settlement)
-            cost = settled.cost_usd
-        else:
-            self.writer.later(settlement)
-            cost = min(settlement.cost, allowed.entry.reserved_usd)  # what the settlement charges
+        with span(self.tracer, "settle") as current:
+            if self.settle_before_answer:
+                settled: LedgerEntry = await self.writer.write(settlement)
+                cost = settled.cost_usd
+            else:  # queued: it commits in this loop turn, after the answer
+                self.writer.later(settlement)
+                cost = min(settlement.cost, allowed.entry.reserved_usd)  # what it charges
+            if current is not None:
+                current.set_attribute("holon.cost_usd", str(cost))
         manifest = allowed.manifest
         failed = {
             "agent": manifest.id,
@@ -474,6 +538,7 @@ class LiveCalls:
                 record=record,
                 now=now,
                 live=self.lookups.live(agent.id, capability) if live_needed else None,
+                not_advertised=self.lookups.not_advertised(agent.id, agent.version),
             )
             if any(v.allow for v in mine):
                 score = Decimal(str((record or {}).get("eval_score") or 0))
@@ -488,13 +553,15 @@ class LiveCalls:
             error = denial_error(verdicts, subject=f"{caller} calling any agent for {capability}")
             call = CallEntry(str(uuid.uuid4()), caller, capability, None, None)
             denied_by = error.details.get("mandate")
-            self.store.ledger.deny(
+            denied = self.store.ledger.deny(
                 call,
                 mandate_id=denied_by,
                 reason=error.code,
                 details={"mandates": error.details["mandates"]},
                 mandate_revision=None if denied_by is None else held.revisions.get(denied_by),
             )
+            if self.observe is not None:
+                self.observe(denied)
             raise error
         return [agent_id for _, _, agent_id in sorted(ranked)]
 
@@ -506,26 +573,14 @@ def _settlement(allowed: Allowed, outcome: Outcome) -> Settle:
 
 
 class _RequestIds:
-    """uuid4 request ids from a buffer of random bytes.
-
-    `uuid.uuid4()` reads 16 bytes from the OS per id; that system call lets
-    go of the GIL, and on a busy gateway getting it back from the ledger or
-    lookup threads costs the event loop up to a switch interval (5 ms).
-    """
+    """uuid4 request ids from a buffer of random bytes (`uuid.uuid4()` reads the OS's
+    randomness per id: agents.RandomBlocks says why that costs the event loop)."""
 
     def __init__(self, batch: int = 256) -> None:
-        self._batch = batch
-        self._buffer = b""
-        self._offset = 0
-        self._lock = threading.Lock()  # several event loops may share a process (tests, CLI)
+        self._blocks = RandomBlocks(16, batch)
 
     def __call__(self) -> str:
-        with self._lock:
-            if self._offset >= len(self._buffer):
-                self._buffer, self._offset = os.urandom(16 * self._batch), 0
-            raw = self._buffer[self._offset : self._offset + 16]
-            self._offset += 16
-        return str(uuid.UUID(bytes=raw, version=4))
+        return str(uuid.UUID(bytes=self._blocks(), version=4))
 
 
 _request_id = _RequestIds()
@@ -574,6 +629,7 @@ def check_mandate(
         record=record,
         now=now,
         live=live,
+        not_advertised=lookups.not_advertised(agent.id, agent.version),
     )
     out: dict[str, Any] = {
         "agent": agent.id,

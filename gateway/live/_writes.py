@@ -16,6 +16,10 @@ loop).
 
 A reservation whose waiter left (a cancelled request) is released as soon
 as it is known to exist, whichever path committed it.
+
+`observe` sees every committed row (reserved, settled, denied) as the
+ledger gave it back, on the loop: /metrics counts calls and spend per
+mandate from it without reading the store.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future
 from decimal import Decimal
 from typing import Any
@@ -64,8 +69,15 @@ class LedgerWriter:
     """Batches the ledger writes of one event-loop turn; each write's asyncio future
     resolves once it is committed (to what `LedgerRegistry.apply` gives for it)."""
 
-    def __init__(self, store: Store, *, inline: bool | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        inline: bool | None = None,
+        observe: Callable[[LedgerEntry], None] | None = None,
+    ) -> None:
         self._store = store
+        self._observe = observe
         self._inline = store.dialect == "sqlite" if inline is None else inline
         self._pending: list[tuple[LedgerWrite, asyncio.Future[Any]]] = []
         self._scheduled = False
@@ -146,7 +158,15 @@ class LedgerWriter:
                 )
             return
         for (_, future), result in zip(batch, results, strict=True):
+            self._seen(result)
             _resolve(future, result)
+
+    def _seen(self, result: Any) -> None:
+        if self._observe is not None and isinstance(result, LedgerEntry):
+            try:
+                self._observe(result)
+            except Exception:  # metrics never fail a call
+                log.exception("observing a ledger row failed")
 
     def _deliver(
         self,
@@ -159,6 +179,7 @@ class LedgerWriter:
         a waiter that left."""
         error = done.exception()
         result = error if error is not None else done.result()
+        self._seen(result)
         if future.cancelled():
             if isinstance(write, Reserve) and isinstance(result, LedgerEntry):
                 self.later(release_of(result))

@@ -15,7 +15,7 @@ agent, and every answer is still checked against the contract on its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -37,6 +37,7 @@ DENY_REASONS = (
     "mandate_expired",
     "capability_not_allowed",
     "agent_not_allowed",
+    "capability_not_advertised",
     "not_evaluated",
     "unverified_capability",
     "eval_stale",
@@ -91,8 +92,13 @@ def decide_one(
     record: dict[str, Any] | None,
     now: datetime,
     live: LiveConformance | None = None,
+    not_advertised: Collection[str] = (),
 ) -> Verdict:
-    """Whether `mandate` lets its holder call `agent_id` for `capability` now."""
+    """Whether `mandate` lets its holder call `agent_id` for `capability` now.
+
+    `not_advertised`: the claimed capabilities the agent's last identity probe
+    did not advertise; the agent denies them, so no mandate allows them.
+    """
     if mandate.expires_at is not None and now >= mandate.expires_at:
         return _deny(mandate, "mandate_expired", expires_at=utc_text(mandate.expires_at))
     if capability not in mandate.capabilities:
@@ -105,6 +111,14 @@ def decide_one(
     if not mandate.allows_agent(agent_id):
         return _deny(
             mandate, "agent_not_allowed", agent=agent_id, allowed=list(mandate.agents or ())
+        )
+    if capability in not_advertised:
+        return _deny(
+            mandate,
+            "capability_not_advertised",
+            agent=agent_id,
+            agent_version=agent_version,
+            capability=capability,
         )
     if mandate.needs_record:
         if record is None:
@@ -147,6 +161,7 @@ def decide_all(
     record: dict[str, Any] | None,
     now: datetime,
     live: LiveConformance | None = None,
+    not_advertised: Collection[str] = (),
 ) -> list[Verdict]:
     """Each mandate's verdict on one call, in the mandates' order."""
     return [
@@ -158,6 +173,7 @@ def decide_all(
             record=record,
             now=now,
             live=live,
+            not_advertised=not_advertised,
         )
         for m in mandates
     ]

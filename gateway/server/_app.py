@@ -13,6 +13,7 @@ import contextlib
 import functools
 import gc
 import logging
+import os
 import sys
 import threading
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp.abc import AbstractResolver
+from opentelemetry.trace import Tracer, TracerProvider
 from sqlalchemy import func, select
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -31,6 +33,7 @@ from starlette.routing import Match, Route
 
 from agents import AddressGuard, Executor
 from gateway._network import NetworkPolicy
+from gateway._tracing import tracing_from_env, tracing_with
 from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
 from gateway.server import _routes_agents, _routes_calls, _routes_evals, _routes_tokens
@@ -147,6 +150,7 @@ def create_app(
     server_process: bool = False,
     switch_interval_s: float = SWITCH_INTERVAL_S,
     resolver: AbstractResolver | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """The gateway app. With `store`, that store is used (and not closed); else the settings'.
 
@@ -154,6 +158,8 @@ def create_app(
     the network policy judges what it answers (tests hand in their own DNS).
 
     `cells_ttl_s`: how long /metrics reuses its count of eval cells.
+    `tracer_provider`: spans go there (tests); else the `OTEL_*` variables say
+    (gateway._tracing, off by default), read when the server starts.
     `eval_poll_s`: how long an idle eval worker waits before looking for work again.
     `server_process` (a process of its own: `holon gateway serve`) tunes the
     process once the app has started. Everything loaded so far is moved out
@@ -175,7 +181,13 @@ def create_app(
         policy = NetworkPolicy.from_setting(config.agent_networks)
         guard = None if policy.allow_all else policy.judge
         client = StoreClient(opened, config.home, config.output_retention_days, guard)
+        tracing = (
+            tracing_with(tracer_provider)
+            if tracer_provider is not None
+            else tracing_from_env(os.environ)
+        )
         async with Executor(allow_asgi=True, address_guard=guard, resolver=resolver) as executor:
+            metrics = Metrics(cells_ttl_s)
             service = Service(
                 store=opened,
                 client=client,
@@ -184,15 +196,19 @@ def create_app(
                     executor,
                     lookups=Lookups(opened, ttl_s=cache_ttl_s),
                     settle_before_answer=False,
+                    observe=metrics.ledger,
+                    tracer=tracing.tracer,
                 ),
                 tokens=TokenCache(opened, ttl_s=cache_ttl_s),
-                metrics=Metrics(cells_ttl_s),
+                metrics=metrics,
                 network=policy,
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,
                 body_timeout_s=config.body_timeout_s,
             )
-            workers = _EvalWorkers(opened, config.home, eval_workers, guard, eval_poll_s)
+            workers = _EvalWorkers(
+                opened, config.home, eval_workers, guard, eval_poll_s, tracing.tracer
+            )
             state["service"] = service
             workers.start()
             if server_process:
@@ -214,6 +230,7 @@ def create_app(
                 await service.calls.drain()  # settlements of answered calls
                 await service.run(service.tokens.drain)  # tokens' last-use times
                 workers.stop()
+                await asyncio.to_thread(tracing.shutdown)  # the spans still queued
                 if own_store:
                     opened.close()
 
@@ -284,8 +301,10 @@ class _EvalWorkers:
         count: int,
         guard: AddressGuard | None = None,
         poll_s: float = 1.0,
+        tracer: Tracer | None = None,
     ) -> None:
         self.store = store
+        self.tracer = tracer
         self.home = home
         self.count = count
         self.guard = guard
@@ -312,6 +331,7 @@ class _EvalWorkers:
                     poll_s=self.poll_s,
                     stop=self._stop,
                     address_guard=self.guard,
+                    tracer=self.tracer,
                 )
             except Exception:  # a worker must outlive one bad eval
                 log.exception("eval worker failed; restarting in 5 s")

@@ -1,7 +1,18 @@
 """/metrics in the Prometheus text format: live calls and denials, eval cells, latencies.
 
 Counters live in this process (each uvicorn worker has its own; Prometheus
-sums them). Eval cell counts come from the store, so every process reports
+sums them, as it expects of counters; a process that restarts starts at zero,
+which `rate()` reads as a reset).
+
+Calls and spend per mandate (and spend per caller) are fed from the ledger
+rows this process commits (`LedgerWriter(observe=...)`): no store read per
+call, and the spend is what the ledger charged, min(cost, cap). Their label
+values are mandate ids and caller names, both made by an operator (a mandate
+is granted, a token created), so their number is bounded by what operators
+create, not by what callers send. A reservation left by a crashed process and
+charged when it expires is in the ledger but in no process's counter.
+
+Eval cell counts come from the store, so every process reports
 the same, whole picture; counting them reads the whole cells table, so each
 process does it at most once per `cells_ttl_s` (CachedCounts) and scrapes in
 between get the last count. Live conformance (answers and contract
@@ -16,9 +27,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from decimal import Decimal
 from typing import Generic, TypeVar
 
-from records import LIVE_WINDOW_DAYS, LiveConformance
+from records import LIVE_WINDOW_DAYS, LedgerEntry, LiveConformance
 
 __all__ = ["CachedCounts", "Metrics", "render_live"]
 
@@ -37,6 +49,11 @@ def _escape(value: str) -> str:
 def _labels(pairs: Iterable[tuple[str, str]]) -> str:
     inner = ",".join(f'{k}="{_escape(v)}"' for k, v in pairs)
     return "{" + inner + "}" if inner else ""
+
+
+def _usd(amount: Decimal) -> str:
+    """A Prometheus sample value: plain decimal digits (never `1E+1`)."""
+    return format(amount, "f")
 
 
 class Histogram:
@@ -117,6 +134,26 @@ class Metrics:
         self.request_latency: dict[str, Histogram] = {}  # by route
         self.probes: Counter[tuple[str, str]] = Counter()  # (agent, result)
         self.identity_mismatch: dict[str, int] = {}  # agent -> 1 if the last probe mismatched
+        self.mandate_calls: Counter[tuple[str, str]] = Counter()  # (mandate, decision)
+        self.mandate_spend: dict[str, Decimal] = {}  # mandate -> USD charged
+        self.caller_spend: dict[str, Decimal] = {}  # caller -> USD charged
+
+    def ledger(self, entry: LedgerEntry) -> None:
+        """A ledger row this process committed: a reservation is an allowed call, a
+        denial a denied one, a settlement adds its charge."""
+        mandate = entry.mandate_id
+        if mandate is None:  # denied for holding no mandate: holon_live_denials_total
+            return
+        with self._lock:
+            if entry.status == "reserved":
+                self.mandate_calls[(mandate, "allow")] += 1
+            elif entry.status == "denied":
+                self.mandate_calls[(mandate, "deny")] += 1
+            elif entry.status == "settled":
+                cost = entry.cost_usd
+                self.mandate_spend[mandate] = self.mandate_spend.get(mandate, Decimal(0)) + cost
+                caller = entry.caller
+                self.caller_spend[caller] = self.caller_spend.get(caller, Decimal(0)) + cost
 
     def live_call(self, capability: str, outcome: str, latency_ms: float) -> None:
         with self._lock:
@@ -187,6 +224,30 @@ class Metrics:
             ]
             for agent, flag in sorted(self.identity_mismatch.items()):
                 lines.append(f"holon_agent_identity_mismatch{_labels((('agent', agent),))} {flag}")
+        with self._lock:
+            lines += [
+                "# HELP holon_mandate_calls_total Live calls decided under each mandate "
+                "(allow: reserved against it; deny: it gave the reason).",
+                "# TYPE holon_mandate_calls_total counter",
+            ]
+            for (mandate, decision), n in sorted(self.mandate_calls.items()):
+                labels = _labels((("mandate", mandate), ("decision", decision)))
+                lines.append(f"holon_mandate_calls_total{labels} {n}")
+            lines += [
+                "# HELP holon_mandate_spend_usd_total USD charged to each mandate by settled "
+                "calls.",
+                "# TYPE holon_mandate_spend_usd_total counter",
+            ]
+            for mandate, usd in sorted(self.mandate_spend.items()):
+                labels = _labels((("mandate", mandate),))
+                lines.append(f"holon_mandate_spend_usd_total{labels} {_usd(usd)}")
+            lines += [
+                "# HELP holon_caller_spend_usd_total USD charged to each caller by settled calls.",
+                "# TYPE holon_caller_spend_usd_total counter",
+            ]
+            for caller, usd in sorted(self.caller_spend.items()):
+                labels = _labels((("caller", caller),))
+                lines.append(f"holon_caller_spend_usd_total{labels} {_usd(usd)}")
         lines += [
             "# HELP holon_eval_cells Eval cells in the store, by outcome (pending: not yet "
             "run), counted at most once per cache interval.",

@@ -107,12 +107,13 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
             + [
                 {
                     "name": name,
-                    "in": "query",
+                    "in": where,
                     "required": False,
                     "description": text,
                     "schema": {"type": "string"},
                 }
-                for name, text in endpoint.query
+                for where, given in (("query", endpoint.query), ("header", endpoint.headers))
+                for name, text in given
             ],
         }
         access = endpoint.access

@@ -1,10 +1,15 @@
 """Periodic identity probes of every enabled agent (GATEWAY.md, identity).
 
-A probe asks the agent who it is; an answer naming another version than the
-registered one means the record describes a different agent, so the
-mismatch is logged and shown in /metrics. Probes run on a jittered schedule
-whatever else happens, so an agent cannot read a probe as "an eval is
-coming".
+A probe asks the agent who it is; an answer naming another id or version
+than the registered one means the record describes a different agent: the
+mismatch is kept in the store (`store.identities`), which makes the current
+record stale at once for every gateway process (mandates deny `eval_stale`
+until the agent is evaluated again; records._identities says why a later
+right answer does not clear it), and is logged and shown in /metrics. The
+claimed capabilities the answer does not advertise are kept too, and live
+calls for them are refused (`capability_not_advertised`). Probes run on a
+jittered schedule whatever else happens, so an agent cannot read a probe as
+"an eval is coming".
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ProbeResult", "probe_agent", "probe_forever"]
 
-ProbeResult = Literal["ok", "mismatch", "unreachable", "refused"]
+ProbeResult = Literal["ok", "mismatch", "not_advertised", "unreachable", "refused"]
 
 
 async def probe_agent(svc: Service, executor: Executor, agent: AgentInfo) -> ProbeResult:
@@ -34,14 +39,21 @@ async def probe_agent(svc: Service, executor: Executor, agent: AgentInfo) -> Pro
     except HolonError as exc:
         log.info("identity probe of %s: %s", agent.id, exc)
         return "refused" if exc.http_status == 409 else "unreachable"
-    if identity.version != agent.version:
-        log.warning(
-            "identity probe: %s answers as version %s, but %s is registered",
-            agent.id,
-            identity.version,
-            agent.version,
+    check = identity.compare(manifest)
+    try:
+        await svc.run(
+            lambda: svc.store.identities.observe(agent.id, agent.version, **check.observation())
         )
+    except HolonError as exc:  # the store is away: the next probe keeps it
+        log.warning("identity probe of %s not kept: %s", agent.id, exc)
+    if check.mismatch is not None:
+        log.warning("identity probe: %s %s", agent.id, check.mismatch)
         return "mismatch"
+    if check.not_advertised:
+        log.warning(
+            "identity probe: %s does not advertise %s", agent.id, ", ".join(check.not_advertised)
+        )
+        return "not_advertised"
     return "ok"
 
 

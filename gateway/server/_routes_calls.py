@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agents._outcome import printable
+from gateway._tracing import caller_context
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
@@ -182,8 +183,9 @@ async def invoke_agent(request: Request, who: Principal, svc: Service) -> Respon
     capability, input_ = await _invoke_body(request, svc)
     if capability is None:
         raise UsageError("capability is required")
+    parent = caller_context(request.headers.getlist("traceparent"))
     return await _observed(
-        svc, capability, svc.calls.invoke(who.name, agent_id, capability, input_)
+        svc, capability, svc.calls.invoke(who.name, agent_id, capability, input_, parent=parent)
     )
 
 
@@ -192,7 +194,10 @@ async def invoke_capability(request: Request, who: Principal, svc: Service) -> R
     named, input_ = await _invoke_body(request, svc)
     if named is not None and named != capability:
         raise UsageError(f"the body names capability {named!r}, the path {capability!r}")
-    return await _observed(svc, capability, svc.calls.route(who.name, capability, input_))
+    parent = caller_context(request.headers.getlist("traceparent"))
+    return await _observed(
+        svc, capability, svc.calls.route(who.name, capability, input_, parent=parent)
+    )
 
 
 async def grant_mandate(request: Request, who: Principal, svc: Service) -> Response:
@@ -276,6 +281,13 @@ async def ledger(request: Request, who: Principal, svc: Service) -> Response:
 
 
 _INVOKE_STATUSES = (402, 404, 413, 422, 429, 502, 504)
+_TRACE_HEADERS = (
+    (
+        "traceparent",
+        "the caller's W3C trace context: a valid one is continued (the agent's traceparent "
+        "carries its trace id), anything else is ignored (docs/gateway.md, Tracing)",
+    ),
+)
 
 ENDPOINTS = [
     Endpoint(
@@ -287,6 +299,7 @@ ENDPOINTS = [
         request=INVOKE_SCHEMA,
         response=RESPONSE_SCHEMA,
         statuses=_INVOKE_STATUSES,
+        headers=_TRACE_HEADERS,
     ),
     Endpoint(
         "POST",
@@ -297,6 +310,7 @@ ENDPOINTS = [
         request=INVOKE_SCHEMA,
         response=RESPONSE_SCHEMA,
         statuses=_INVOKE_STATUSES,
+        headers=_TRACE_HEADERS,
     ),
     Endpoint(
         "POST",

@@ -49,5 +49,6 @@ class Endpoint:
     request: dict[str, Any] | None = None  # JSON Schema of the body
     response: dict[str, Any] | None = None  # JSON Schema of a 2xx body
     query: tuple[tuple[str, str], ...] = ()  # (name, description)
+    headers: tuple[tuple[str, str], ...] = ()  # optional request headers: (name, description)
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
     media: str = "application/json"

@@ -137,7 +137,7 @@ async def test_a2a_identity_comes_from_the_card(executor: Executor) -> None:
     assert not identity.matches(agent)  # registered as 1.0.0, the card says 2.1.0
 
 
-async def test_live_and_eval_a2a_calls_differ_only_by_request_id(executor: Executor) -> None:
+async def test_live_and_eval_a2a_calls_differ_only_by_their_ids(executor: Executor) -> None:
     with a2a_server("message") as (url, tap):
         agent = a2a_agent(url)
         await executor.execute(agent, "echo", INPUT, CallLimits(max_cost_usd=Decimal("0.01")))
@@ -148,10 +148,16 @@ async def test_live_and_eval_a2a_calls_differ_only_by_request_id(executor: Execu
 
     def scrub(seen: dict[str, Any]) -> tuple[dict[str, str], str]:
         rid = seen["headers"]["holon-request-id"]
-        headers = {k: v for k, v in seen["headers"].items() if k != "holon-request-id"}
+        # The request id and the trace context (agents._trace) are each call's own.
+        headers = {
+            k: v if k != "traceparent" else v[:3] + "TRACE-PARENT" + v[-3:]
+            for k, v in seen["headers"].items()
+            if k != "holon-request-id"
+        }
         return headers, json.dumps(seen["json"], sort_keys=True).replace(rid, "RID")
 
     assert scrub(first) == scrub(second)
+    assert "traceparent" in first["headers"]
 
 
 async def test_unreachable_a2a_agent(executor: Executor) -> None:

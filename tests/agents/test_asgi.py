@@ -37,8 +37,15 @@ async def test_asgi_sees_the_same_request_as_over_http(executor: Executor) -> No
     agent = asgi_agent("app")
     outcome = await executor.execute(agent, "echo", {}, CallLimits(), request_id="rid-asgi")
     assert outcome.ok
-    prepared = build_request(agent, "echo", {}, request_id="rid-asgi", secret=None)
     received = outcome.output["headers"]
+    prepared = build_request(
+        agent,
+        "echo",
+        {},
+        request_id="rid-asgi",
+        secret=None,
+        traceparent=received["traceparent"],  # each call's own (agents._trace)
+    )
     assert {k: received[k.lower()] for k in prepared.headers} == prepared.headers
     assert set(received) - {k.lower() for k in prepared.headers} == {"host", "content-length"}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents import Executor, Identity
+from agents._identity import IdentityError
 from schema.errors import AgentProtocolError, AgentUnreachable
 from tests.agents.conftest import Faults, closed_port, make_agent
 from tests.agents.faults import LYING_VERSION, raw_server
@@ -89,3 +90,21 @@ async def test_asgi_load_failure_is_unreachable(executor: Executor) -> None:
     with pytest.raises(AgentUnreachable) as info:
         await executor.identify(agent)
     assert "broken at import time" in str(info.value)
+
+
+def test_compare_names_a_mismatch_and_what_is_not_advertised() -> None:
+    from agents._identity import parse_identity
+
+    agent = make_agent("http://127.0.0.1:1/a")
+    right = parse_identity({"id": agent.id, "version": agent.version, "capabilities": ["x"]})
+    check = right.compare(agent)
+    assert check.mismatch is None and check.not_advertised == tuple(agent.capabilities)
+    other = parse_identity({"id": "evil/twin", "version": agent.version, "capabilities": []})
+    assert "evil/twin" in str(other.compare(agent).mismatch)
+    liar = parse_identity({"id": agent.id, "version": "9" * 5000})
+    lied = liar.compare(agent)
+    assert lied.mismatch is not None and len(lied.answered_version) == 120
+    # Left out, `capabilities` advertises nothing either way: nothing is refused for it.
+    assert liar.capabilities is None and lied.not_advertised == ()
+    with pytest.raises(IdentityError):
+        parse_identity({"id": agent.id, "version": "1", "capabilities": "everything"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from agents import AgentLimits, CallLimits, Executor, build_request
 from tests.agents.conftest import Faults, make_agent
 
+TRACEPARENT = re.compile(r"00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]")
 INPUT = {"invoice": "INV-7", "amount": Decimal("1234.50"), "lines": [1, 2, 3], "note": "é✓"}
 
 
@@ -18,7 +20,14 @@ def test_build_request_headers_exactly() -> None:
         "https://agents.acme.example/invoice",
         limits=AgentLimits(max_cost_usd=Decimal("0.05"), timeout_s=Decimal(20)),
     )
-    prepared = build_request(agent, "invoice.extract", INPUT, request_id="rid-1", secret="tok")
+    prepared = build_request(
+        agent,
+        "invoice.extract",
+        INPUT,
+        request_id="rid-1",
+        secret="tok",
+        traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    )
     assert prepared.method == "POST"
     assert prepared.url == "https://agents.acme.example/invoice"
     assert prepared.headers == {
@@ -26,6 +35,7 @@ def test_build_request_headers_exactly() -> None:
         "User-Agent": "holon/0.1",
         "Holon-Request-Id": "rid-1",
         "Holon-Capability": "invoice.extract",
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
         "Holon-Max-Cost-Usd": "0.05",
         "Holon-Deadline-Ms": "20000",
         "Authorization": "Bearer tok",
@@ -40,7 +50,15 @@ def test_build_request_headers_exactly() -> None:
 def test_undeclared_limits_and_no_secret_are_omitted() -> None:
     agent = make_agent("http://a.example/", limits=AgentLimits())
     headers = build_request(agent, "echo", {}, request_id="r", secret=None).headers
-    assert set(headers) == {"Content-Type", "User-Agent", "Holon-Request-Id", "Holon-Capability"}
+    assert set(headers) == {
+        "Content-Type",
+        "User-Agent",
+        "Holon-Request-Id",
+        "Holon-Capability",
+        "traceparent",
+    }
+    # Without a trace context given, a fresh one: every call carries one.
+    assert TRACEPARENT.fullmatch(headers["traceparent"]) and headers["traceparent"].endswith("-00")
 
 
 def test_limits_headers_are_plain_numbers() -> None:
@@ -54,20 +72,28 @@ def test_limits_headers_are_plain_numbers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("capability", "request_id", "secret"),
+    ("capability", "request_id", "secret", "traceparent"),
     [
-        ("echo\r\nX-Injected: 1", "r", None),
-        ("echo", "r\n", None),
-        ("", "r", None),
-        ("echo", "r", "tok\r\nX: y"),
+        ("echo\r\nX-Injected: 1", "r", None, None),
+        ("echo", "r\n", None, None),
+        ("", "r", None, None),
+        ("echo", "r", "tok\r\nX: y", None),
+        ("echo", "r", None, "00-a\r\nX: y"),
     ],
 )
 def test_header_injection_is_a_caller_bug(
-    capability: str, request_id: str, secret: str | None
+    capability: str, request_id: str, secret: str | None, traceparent: str | None
 ) -> None:
     agent = make_agent("http://a.example/")
     with pytest.raises(ValueError) as info:
-        build_request(agent, capability, {}, request_id=request_id, secret=secret)
+        build_request(
+            agent,
+            capability,
+            {},
+            request_id=request_id,
+            secret=secret,
+            traceparent=traceparent,
+        )
     if secret:
         assert secret not in str(info.value)  # the error never echoes a secret
 
@@ -99,11 +125,16 @@ async def test_live_and_eval_calls_are_indistinguishable_on_the_wire(
 
     assert live_body == eval_body
 
-    def without_request_id(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-        return [(k, v) for k, v in headers if k.lower() != b"holon-request-id"]
+    def per_call(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        # The request id and the trace context are each call's own.
+        return [
+            (k, v) for k, v in headers if k.lower() not in (b"holon-request-id", b"traceparent")
+        ]
 
-    assert without_request_id(live_headers) == without_request_id(eval_headers)
+    assert per_call(live_headers) == per_call(eval_headers)
+    assert [k for k, _ in live_headers] == [k for k, _ in eval_headers]  # same names, same order
     received = {k.decode().lower(): v.decode() for k, v in live_headers}
+    evaluated = {k.decode().lower(): v.decode() for k, v in eval_headers}
     # Exactly these reached the agent: nothing added behind our back (no Accept-Encoding,
     # no client User-Agent, no cookies), and the agent's own limits, never the caps.
     assert set(received) == {
@@ -113,10 +144,16 @@ async def test_live_and_eval_calls_are_indistinguishable_on_the_wire(
         "user-agent",
         "holon-request-id",
         "holon-capability",
+        "traceparent",
         "holon-max-cost-usd",
         "holon-deadline-ms",
         "authorization",
     }
+    # One W3C traceparent each, of the same shape, from fresh traces (no context here).
+    assert TRACEPARENT.fullmatch(received["traceparent"])
+    assert TRACEPARENT.fullmatch(evaluated["traceparent"])
+    assert received["traceparent"][:35] != evaluated["traceparent"][:35]
+    assert received["traceparent"][-2:] == evaluated["traceparent"][-2:] == "00"
     assert received["holon-max-cost-usd"] == "0.05"
     assert received["holon-deadline-ms"] == "20000"
     assert received["holon-request-id"] == first.request_id
@@ -160,3 +197,30 @@ def test_well_known_paths_hang_off_the_endpoint(endpoint: str, expected: str) ->
     from agents._wire import endpoint_url
 
     assert endpoint_url(make_agent(endpoint), "/.well-known/holon-agent") == expected
+
+
+def test_the_traceparent_comes_from_the_current_context() -> None:
+    from opentelemetry import context, trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    from agents._trace import current_traceparent
+
+    fresh = {current_traceparent() for _ in range(100)}
+    assert len(fresh) == 100 and all(TRACEPARENT.fullmatch(v) and v.endswith("-00") for v in fresh)
+
+    # A caller's trace, nothing recorded (tracing off): its trace id, a parent id of our own.
+    caller = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(1))
+    token = context.attach(trace.set_span_in_context(NonRecordingSpan(caller)))
+    try:
+        continued = current_traceparent()
+    finally:
+        context.detach(token)
+    assert continued.startswith(f"00-{0xABC:032x}-") and continued.endswith("-00")
+    assert f"{0xDEF:016x}" not in continued
+
+    # A recording span (tracing on): exactly its ids, sampled.
+    tracer = TracerProvider().get_tracer("test")
+    with tracer.start_as_current_span("call") as span:
+        ids = span.get_span_context()
+        assert current_traceparent() == f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"

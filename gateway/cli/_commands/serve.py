@@ -54,6 +54,11 @@ def do_serve(ctx: Context) -> int:
         raise UsageError("--workers must be at least 1")
     if args.eval_workers < 0:
         raise UsageError("--eval-workers must be 0 or more")
+    # The tracing variables (OTEL_*) before anything: a name holon does not ship,
+    # or the tracing extra missing, stops us with its own message.
+    from gateway._tracing import exporters_from_env
+
+    exporters_from_env(os.environ)
     # Open the store first: a store that is unreachable or on another schema
     # version stops us here with its own message, before anything listens.
     client = ctx.store_client("gateway serve")

@@ -17,6 +17,11 @@ class Recording:
     calls: list[tuple[list[tuple[bytes, bytes]], bytes]] = field(default_factory=list)
     behaviour: str = "ok"  # ok | error | slow
     answers_version: str | None = None  # what the identity document says (None: the real one)
+    # The capabilities the identity document advertises (None: it leaves the key out).
+    advertises: list[str] | None = field(default_factory=lambda: ["ticket.classify"])
+    # Versions the identity document cycles through, one per probe (None in it: the real
+    # one); when set, it overrides `answers_version`.
+    answers_cycle: list[str | None] | None = None
     probes: int = 0
 
 
@@ -33,9 +38,13 @@ def recording_agent(agent_id: str, version: str, recording: Recording) -> Starle
     async def identity(request: Request) -> Response:
         recording.probes += 1
         answer = recording.answers_version or version
-        return JSONResponse(
-            {"id": agent_id, "version": answer, "capabilities": ["ticket.classify"]}
-        )
+        if recording.answers_cycle:
+            cycle = recording.answers_cycle
+            answer = cycle[(recording.probes - 1) % len(cycle)] or version
+        document: dict[str, Any] = {"id": agent_id, "version": answer}
+        if recording.advertises is not None:
+            document["capabilities"] = recording.advertises
+        return JSONResponse(document)
 
     return Starlette(
         routes=[

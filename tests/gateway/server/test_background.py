@@ -63,4 +63,4 @@ def test_a_new_version_registered_over_the_api_is_evaluated(store: Store, tmp_pa
             assert second.status_code == 200, second.text
             body = second.json()
             assert body["queued_eval"] is None
-            assert body["queued_eval_error"]["code"] == "refused"
+            assert body["queued_eval_error"]["code"] == "identity_mismatch"

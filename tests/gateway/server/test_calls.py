@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
@@ -203,7 +204,11 @@ def test_private_addresses_are_refused_unless_allowed(store: Store, tmp_path: Pa
 
 
 def _without_request_id(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    return [(k, v) for k, v in headers if k.lower() != b"holon-request-id"]
+    # The request id and the trace context are each call's own.
+    return [(k, v) for k, v in headers if k.lower() not in (b"holon-request-id", b"traceparent")]
+
+
+TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-00")
 
 
 def test_the_agent_cannot_tell_an_eval_call_from_a_live_one(store: Store, tmp_path: Path) -> None:
@@ -222,18 +227,39 @@ def test_the_agent_cannot_tell_an_eval_call_from_a_live_one(store: Store, tmp_pa
         with running_gateway(store, tmp_path / "home") as gw:
             gw.evaluate("acme/recorder")
             eval_calls = list(recording.calls)
-            live = gw.call(
-                "POST",
-                "/v1/agents/acme/recorder/invoke",
-                "caller:finance-bot",
-                json={"capability": "ticket.classify", "input": the_case["input"]},
-            )
-            assert live.status_code == 200, live.text
+            caller_trace = "0af7651916cd43dd8448eb211c80319c"
+            for traceparent in (
+                None,  # no caller trace
+                f"00-{caller_trace}-b7ad6b7169203331-01",  # a caller's trace, continued
+                f"00-{caller_trace}-b7ad6b7169203331-01-more",  # malformed: ignored
+            ):
+                live = gw.call(
+                    "POST",
+                    "/v1/agents/acme/recorder/invoke",
+                    "caller:finance-bot",
+                    json={"capability": "ticket.classify", "input": the_case["input"]},
+                    headers={} if traceparent is None else {"traceparent": traceparent},
+                )
+                assert live.status_code == 200, live.text
     assert len(eval_calls) == 2  # the public case and its holdout twin
-    live_headers, live_body = recording.calls[-1]
+    live_calls = recording.calls[-3:]
+    live_headers, live_body = live_calls[0]
     eval_headers, eval_body = eval_calls[0]
     assert live_body == eval_body
     assert _without_request_id(live_headers) == _without_request_id(eval_headers)
+    # Tracing is off here: every call still carries one traceparent of one shape, in
+    # the same place among the same headers, live or eval, a caller's trace or not.
+    for headers, _ in (*live_calls, *eval_calls):
+        assert [k for k, _ in headers] == [k for k, _ in eval_headers]
+        (value,) = [v.decode() for k, v in headers if k == b"traceparent"]
+        assert TRACEPARENT.fullmatch(value), value
+    sent = [dict(headers)[b"traceparent"].decode() for headers, _ in (*live_calls, *eval_calls)]
+    assert len(set(sent)) == len(sent)
+    fresh, continued, ignored = (TRACEPARENT.fullmatch(v) for v in sent[:3])
+    assert continued is not None and continued[1] == caller_trace  # the caller's trace goes on
+    assert continued[2] != "b7ad6b7169203331"  # under a parent id of the gateway's own
+    assert fresh is not None and ignored is not None
+    assert caller_trace not in (fresh[1], ignored[1])  # the malformed one was not taken
     received = {k.decode(): v.decode() for k, v in live_headers}
     assert received["authorization"] == "Bearer s3cret-value"
     assert received["holon-max-cost-usd"] == "0.01"  # the agent's own limit, not a cap

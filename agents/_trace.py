@@ -1,0 +1,83 @@
+"""The W3C `traceparent` every call to an agent carries, live and eval alike.
+
+Every request to an agent (`holon-http`, `asgi`, `a2a`, a live call or an
+eval cell) has exactly one ``traceparent: 00-<trace id>-<parent id>-<flags>``
+header, so its presence and shape say nothing about what kind of call it is.
+Its value comes from the OpenTelemetry context current when the call starts
+(`current_traceparent`), which the caller of the executor sets (agents never
+import the gateway):
+
+- a recording span (tracing on: the gateway's `call` span, an eval's
+  `eval.cell` span): its trace id, its span id, its sampled flag;
+- a span that records nothing but names a valid trace (tracing off, the
+  caller sent a traceparent the gateway accepted): that trace id, a fresh
+  parent id, flags `00` (nothing is recorded, so nothing is sampled);
+- nothing: a fresh trace id and parent id, flags `00`.
+
+`tracestate` is never sent: the caller's vendor state is the caller's, and
+an eval has none to send, so sending it would tell the two apart.
+Identifiers come from the OS's random bytes (`RandomBlocks`: one system
+call per 256 ids), so an agent cannot predict the next fresh trace id and
+tell a gateway-made one from a caller's by its place in a sequence.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from opentelemetry import trace
+
+__all__ = ["TRACEPARENT", "RandomBlocks", "current_traceparent", "fresh_traceparent"]
+
+TRACEPARENT = "traceparent"
+
+
+class RandomBlocks:
+    """Blocks of `size` random bytes from a buffer of OS randomness, `batch` at a time.
+
+    Reading the OS's randomness per id is a system call that lets go of the
+    GIL, and on a busy gateway getting it back from the ledger or lookup
+    threads costs the event loop up to a switch interval (5 ms).
+    """
+
+    def __init__(self, size: int, batch: int = 256) -> None:
+        self._size = size
+        self._batch = batch
+        self._buffer = b""
+        self._offset = 0
+        self._lock = threading.Lock()  # several event loops may share a process (tests, CLI)
+
+    def __call__(self) -> bytes:
+        with self._lock:
+            if self._offset >= len(self._buffer):
+                self._buffer, self._offset = os.urandom(self._size * self._batch), 0
+            block = self._buffer[self._offset : self._offset + self._size]
+            self._offset += self._size
+        return block
+
+
+_random = RandomBlocks(24)  # a trace id (16 bytes) and a parent id (8)
+
+
+def _nonzero(value: bytes) -> bytes:
+    # All zeros is the invalid id of the spec (a chance of 2**-64 at worst).
+    return value if any(value) else b"\x00" * (len(value) - 1) + b"\x01"
+
+
+def fresh_traceparent() -> str:
+    """A new trace: fresh trace id and parent id, not sampled."""
+    block = _random()
+    return f"00-{_nonzero(block[:16]).hex()}-{_nonzero(block[16:]).hex()}-00"
+
+
+def current_traceparent() -> str:
+    """The traceparent of a call starting now, from the current OpenTelemetry context."""
+    span = trace.get_current_span()
+    context = span.get_span_context()
+    if not context.is_valid:
+        return fresh_traceparent()
+    if span.is_recording():
+        flags = int(context.trace_flags) & 0x01
+        return f"00-{context.trace_id:032x}-{context.span_id:016x}-{flags:02x}"
+    return f"00-{context.trace_id:032x}-{_nonzero(_random()[16:]).hex()}-00"
