@@ -68,8 +68,9 @@ from evals.suites import Contract
 from gateway._tracing import span
 from gateway.live._cache import CacheMiss, Lookups
 from gateway.live._contract import check_input, check_output, invalid_input, invalid_output
+from gateway.live._decision import check_mandate, denial_error
 from gateway.live._writes import LedgerWriter, charge_of, release_of
-from gateway.mandates import Mandate, Verdict, decide_all, decide_one
+from gateway.mandates import Mandate, Verdict, decide_all
 from records import (
     INVALID_INPUT,
     INVALID_OUTPUT,
@@ -82,18 +83,15 @@ from records import (
     Reserve,
     Settle,
     Store,
-    period_key,
     utcnow,
 )
 from schema.errors import (
     AgentCallFailed,
     AgentTimedOut,
-    BudgetExhausted,
     Denied,
     HolonError,
     InputError,
     NotFound,
-    RateLimited,
 )
 from schema.jsontext import JSONValue
 
@@ -101,7 +99,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-__all__ = ["ANSWER_ENVELOPE_BYTES", "Allowed", "LiveCalls", "check_mandate", "denial_error"]
+__all__ = ["ANSWER_ENVELOPE_BYTES", "Allowed", "LiveCalls"]
 
 DEFAULT_DEADLINE_S = Decimal(30)
 # A reservation outlives its call's deadline by this much before it counts as
@@ -136,30 +134,6 @@ class _Decided:
     now: datetime
     revisions: dict[str, int] = field(default_factory=dict)  # mandate id -> revision decided on
     record_eval_id: str | None = None  # the eval of the record decided on (None: none read)
-
-
-def denial_error(verdicts: list[Verdict], *, subject: str) -> Denied:
-    """The error of a denied call: the reason of the mandate that got furthest, and all of them."""
-    if not verdicts:
-        return Denied(
-            f"{subject}: the caller holds no mandate", code="no_mandate", details={"mandates": []}
-        )
-    # Of several mandates over their rate limits, the one whose next call is soonest.
-    best = max(verdicts, key=lambda v: (v.stage, -v.numbers.get("retry_after_s", 0)))
-    reason = best.reason or "denied"
-    details: dict[str, Any] = dict(best.numbers)
-    details["mandate"] = best.mandate
-    details["mandates"] = [v.to_json() for v in verdicts]
-    cls = {"budget_exhausted": BudgetExhausted, "rate_limited": RateLimited}.get(reason, Denied)
-    hint = None
-    if reason == "rate_limited":
-        hint = f"the next call may go in {details['retry_after_s']} s (at {details['retry_at']})"
-    return cls(
-        f"{subject}: denied ({reason}) by mandate {best.mandate}",
-        code=reason,
-        details=details,
-        hint=hint,
-    )
 
 
 class LiveCalls:
@@ -610,48 +584,3 @@ def _deadline(mandate: Mandate, manifest: Manifest) -> Decimal:
     if manifest.limits.timeout_s is not None:
         return manifest.limits.timeout_s
     return DEFAULT_DEADLINE_S
-
-
-def check_mandate(
-    lookups: Lookups, mandate_id: str, agent_id: str, capability: str, now: datetime
-) -> dict[str, Any]:
-    """One mandate's decision on a call, with its budget's standing: what `holon mandates
-    check` shows. Reads only; needs no executor."""
-    mandate = lookups.mandate(mandate_id)
-    agent = lookups.agent(agent_id)
-    record = lookups.record(agent.id, agent.version) if mandate.needs_record else None
-    live = lookups.live(agent.id, capability) if mandate.needs_live else None
-    verdict = decide_one(
-        mandate,
-        agent_id=agent.id,
-        agent_version=agent.version,
-        capability=capability,
-        record=record,
-        now=now,
-        live=live,
-        not_advertised=lookups.not_advertised(agent.id, agent.version),
-    )
-    out: dict[str, Any] = {
-        "agent": agent.id,
-        "agent_version": agent.version,
-        "capability": capability,
-        **verdict.to_json(),
-    }
-    if live is not None:
-        out["live"] = live.to_json()
-    if mandate.budget is not None:
-        period = period_key(mandate.budget.period, now)
-        spent, reserved = lookups.store.ledger.budget(mandate.id, period)
-        out["budget"] = BudgetState(
-            mandate.id,
-            period,
-            mandate.budget.amount_usd,
-            spent,
-            reserved,
-            mandate.max_cost_per_call_usd,
-            False,
-        ).to_json()
-    if mandate.rate_limit is not None:
-        available = lookups.store.ledger.rate_available(mandate.id, mandate.rate_limit, now=now)
-        out["rate_limit"] = {**mandate.rate_limit.to_json(), "available": available}
-    return out
