@@ -1,21 +1,26 @@
-"""What holding live calls to the contract costs: the same gateway, checked and unchecked calls
-interleaved in one run.
+"""What holding live calls to the contract, and a rate limit, cost: the same gateway, calls
+with both on, with the contract only and with neither, interleaved in one run.
 
 One agent (bench/executor/zero_agent.py) claims two capabilities:
 `ticket.classify`, certified by an installed suite whose input and output
 schemas the bench's input and the agent's answer satisfy (so every call is
 checked twice, input and output, and passes), and `ticket.unchecked`, which
-no suite certifies (no contract: nothing is checked). One gateway process
+no suite certifies (no contract: nothing is checked). Two callers: one
+whose mandate has no rate limit, one whose mandate has a rate limit too
+high ever to refuse (bench/gateway/run.py's RATE_LIMIT), so its calls pay
+the bucket's lock and write in the reservation transaction. The targets:
+`off` (unchecked capability, no limit), `contract` (checked, no limit) and
+`both` (checked, rate limited). One gateway process
 (bench/gateway/serve.py, lookups at their default 1 s TTL) over one store
 answers both; the load is paced (16 callers at `--rate`, default 200/s),
-rounds alternating between the two capabilities so the machine's noise
-falls on both. The difference of their latencies is what the contract
-adds. The gateway's CPU time per call is reported for each too.
+rounds alternating between the targets so the machine's noise falls on
+all. The differences of their latencies are what the contract, and the
+contract with a rate limit, add. The gateway's CPU time per call is reported for each too.
 
 In-process, the checks themselves are timed (the cached contract lookup,
 the input and the output check), the quick path and the full validator.
 
-Goal (reported, never asserted): <= 0.1 ms added at p50.
+Goal (reported, never asserted): <= 0.1 ms added at p50 with both on.
 
     .venv/bin/python bench/gateway/contract.py [--json] [--rate 200] [--seconds 4]
         [--rounds 3] [--postgres ADMIN_URL]
@@ -45,6 +50,7 @@ from bench.gateway.run import (  # noqa: E402
     AGENT,
     CALLER,
     INPUT,
+    LIMITED,
     agent_server,
     cpu_seconds,
     drive_paced,
@@ -100,41 +106,48 @@ def _suite(root: Path) -> Path:
     return directory
 
 
-def setup(url: str, key: str, home: Path, agent_url: str, root: Path) -> str:
-    """The bench's store (agent, mandate, token), then the second capability and the suite."""
-    token = prepare(url, key, home, agent_url)
+def setup(url: str, key: str, home: Path, agent_url: str, root: Path) -> dict[str, str]:
+    """The bench's store (agent, both mandates, tokens by caller), then the second capability
+    and the suite."""
+    tokens = prepare(url, key, home, agent_url, rate_limit=True)
     store = open_store(url, secret_key=key)
     try:
         manifest = dict(store.agents.get(AGENT).manifest)
         manifest["capabilities"] = [CHECKED, UNCHECKED]
         manifest["version"] = "1.0.1"
         store.agents.register(manifest)
-        mandate = dict(store.mandates.get("bench-live").document)
-        mandate["capabilities"] = [CHECKED, UNCHECKED]
-        store.mandates.grant(mandate)
+        for mandate_id in ("bench-live", "bench-limited"):
+            mandate = dict(store.mandates.get(mandate_id).document)
+            mandate["capabilities"] = [CHECKED, UNCHECKED]
+            store.mandates.grant(mandate)
         install_suite(store, _suite(root))
     finally:
         store.close()
-    return token
+    return tokens
 
 
 async def load(
-    gateway_url: str, pid: int, token: str, rate: float, seconds: float, rounds: int
+    gateway_url: str, pid: int, tokens: dict[str, str], rate: float, seconds: float, rounds: int
 ) -> dict[str, Any]:
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
     url = f"{gateway_url}/v1/agents/{AGENT}/invoke"
-    bodies = {
-        name: json.dumps({"capability": capability, "input": INPUT}).encode()
-        for name, capability in (("checked", CHECKED), ("unchecked", UNCHECKED))
+
+    def target(capability: str, caller: str) -> tuple[dict[str, str], bytes]:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {tokens[caller]}"}
+        return headers, json.dumps({"capability": capability, "input": INPUT}).encode()
+
+    targets = {
+        "off": target(UNCHECKED, CALLER),
+        "contract": target(CHECKED, CALLER),
+        "both": target(CHECKED, LIMITED),
     }
     calls = max(50, int(rate * seconds))
-    sent: dict[str, list[float]] = {name: [] for name in bodies}
-    cpu: dict[str, float] = dict.fromkeys(bodies, 0.0)
+    sent: dict[str, list[float]] = {name: [] for name in targets}
+    cpu: dict[str, float] = dict.fromkeys(targets, 0.0)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        for body in bodies.values():  # warm pools, caches, the compiled contract
+        for headers, body in targets.values():  # warm pools, caches, the compiled contract
             await drive_paced(session, url, headers, 400, 16, rate, body)
         for _ in range(rounds):
-            for name, body in bodies.items():
+            for name, (headers, body) in targets.items():
                 before = cpu_seconds(pid)
                 values, _ = await drive_paced(session, url, headers, calls, 16, rate, body)
                 cpu[name] += cpu_seconds(pid) - before
@@ -148,10 +161,11 @@ async def load(
         }
         for name, values in sent.items()
     }
-    out["added"] = {
-        key: round(out["checked"][key] - out["unchecked"][key], 3)
-        for key in ("p50_ms", "p95_ms", "gateway_cpu_ms_per_call")
-    }
+    for name in ("contract", "both"):
+        out[f"{name}_added"] = {
+            key: round(out[name][key] - out["off"][key], 3)
+            for key in ("p50_ms", "p95_ms", "gateway_cpu_ms_per_call")
+        }
     return out
 
 
@@ -202,21 +216,20 @@ def main() -> None:
         with agent_server() as agent_url, stores as url:
             key = Fernet.generate_key().decode()
             home = root / f"home-{secrets.token_hex(4)}"
-            token = setup(url, key, home, agent_url, root)
+            tokens = setup(url, key, home, agent_url, root)
             with gateway_server(url, key, home) as (gateway_url, pid):
                 results["paced"] = asyncio.run(
-                    load(gateway_url, pid, token, args.rate, args.seconds, args.rounds)
+                    load(gateway_url, pid, tokens, args.rate, args.seconds, args.rounds)
                 )
         results["backend"] = "postgresql" if args.postgres else "sqlite"
-        results["caller"] = CALLER
     if args.json:
         print(json.dumps(results, indent=2))
         return
     paced = results["paced"]
     print(f"micro (us per call): {results['micro']}")
     print(f"paced 16@{args.rate:g}/s on {results['backend']}:")
-    for name in ("unchecked", "checked", "added"):
-        print(f"  {name:9} {paced[name]}")
+    for name in ("off", "contract", "both", "contract_added", "both_added"):
+        print(f"  {name:14} {paced[name]}")
 
 
 if __name__ == "__main__":
