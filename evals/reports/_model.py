@@ -344,9 +344,12 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
     recorded = sum(1 for c in cells if c.done)
     withheld = None
     if not complete:
-        missing = sum(1 for c in data.cells if not c.done)
+        # Counted over the cells this audience sees: an author's count must not move with
+        # a holdout cell (docs/integrity.md; tests/integrity/test_spy.py).
+        missing = len(cells) - recorded
+        kind = "cells" if audience == "operator" else "public cells"
         withheld = (
-            f"the eval is {info.status} with {missing} of {len(data.cells)} cells not recorded: "
+            f"the eval is {info.status} with {missing} of {len(cells)} {kind} not recorded: "
             "no verdict, and no record" + (" (the plan was full)" if info.full_plan else "")
         )
     return {
