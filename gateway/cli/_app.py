@@ -161,7 +161,9 @@ def run(
     try:
         settings = Settings.from_env(environ)
         _configure_logging("DEBUG" if debug else settings.log_level, stderr)
-        context = Context(settings, args, output, stdin if stdin is not None else sys.stdin)
+        context = Context(
+            settings, args, output, stdin if stdin is not None else sys.stdin, argv=argv
+        )
         return handler(context) or 0
     except HolonError as exc:
         if debug:

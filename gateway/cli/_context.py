@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import shlex
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from gateway.cli._output import Output
@@ -28,13 +30,37 @@ MAX_TOKEN_FILE_BYTES = 64 * 1024  # a token is ~50 characters; a bound for /dev/
 
 class Context:
     def __init__(
-        self, settings: Settings, args: argparse.Namespace, output: Output, stdin: TextIO
+        self,
+        settings: Settings,
+        args: argparse.Namespace,
+        output: Output,
+        stdin: TextIO,
+        argv: Sequence[str] = (),
     ) -> None:
         self.settings = settings
         self.args = args
         self.out = output
         self.stdin = stdin
+        self.argv = tuple(argv)
         self._client: Client | None = None
+
+    def more(self, cursor: str) -> None:
+        """The hint for the next page: this very command line (its filters kept), with the
+        new cursor; a --token given on it is left out, so the hint never shows it."""
+        kept: list[str] = []
+        skip = False
+        for arg in self.argv:
+            if skip:
+                skip = False
+                continue
+            if arg in ("--cursor", "--token"):
+                skip = True
+                continue
+            if arg.startswith(("--cursor=", "--token=")):
+                continue
+            kept.append(arg)
+        line = " ".join(shlex.quote(a) for a in ("holon", *kept, "--cursor", cursor))
+        self.out.note(f"more: {line}")
 
     @property
     def gateway_url(self) -> str | None:

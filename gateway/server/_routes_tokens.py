@@ -90,7 +90,10 @@ async def create_token(request: Request, who: Principal, svc: Service) -> Respon
             role, note=note, expires_in=expires_in, where="$.expires_in"
         )
     )
-    return json_response(view, 201)
+    response = json_response(view, 201)
+    # The one response that holds a token: no cache or proxy along the way may keep it.
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 async def list_tokens(request: Request, who: Principal, svc: Service) -> Response:

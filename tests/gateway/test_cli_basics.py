@@ -134,3 +134,22 @@ def test_an_unreachable_store_exits_3(tmp_path: Path) -> None:
     cli = CLI(tmp_path, HOLON_DATABASE_URL="postgresql+psycopg://x@127.0.0.1:1/none")
     res = cli("agents", "list")
     assert res.code == 3 and "cannot reach the store" in res.stderr
+
+
+def test_the_next_page_hint_never_shows_a_token() -> None:
+    import io
+
+    from gateway.cli._context import Context
+    from gateway.cli._output import Output
+
+    err = io.StringIO()
+    argv = ["agents", "list", "--token", "hol_secret1", "--org", "acme corp", "--token=hol_x"]
+    ctx = Context(
+        Settings.from_env({}),
+        argparse.Namespace(),
+        Output(stdout=io.StringIO(), stderr=err),
+        io.StringIO(),
+        argv=argv,
+    )
+    ctx.more("c2")
+    assert err.getvalue().strip() == "more: holon agents list --org 'acme corp' --cursor c2"

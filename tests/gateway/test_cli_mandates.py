@@ -326,3 +326,27 @@ def test_a_rate_limited_call_says_when_to_come_back(world: CLI, tmp_path: Path) 
     assert error["code"] == "rate_limited" and 3000 <= error["details"]["retry_after_s"] <= 3600
     after = cli("mandates", "check", "finance-tickets", *args, "--json").json()
     assert after["rate_limit"]["available"] == 0
+
+
+def test_the_next_page_hint_keeps_the_flags_used(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
+    call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
+    for _ in range(3):
+        assert cli(*call, "--as", "finance-bot").code == 0
+    first = cli("ledger", "--caller", "finance-bot", "--decision", "allow", "--limit", "2")
+    (hint,) = [line for line in first.stderr.splitlines() if line.startswith("more: ")]
+    cursor = hint.rsplit(" ", 1)[1]
+    assert hint == (
+        f"more: holon ledger --caller finance-bot --decision allow --limit 2 --cursor {cursor}"
+    )
+    # The hint runs as given and ends the listing; an old --cursor is replaced, not repeated.
+    argv = hint.removeprefix("more: holon ").split()
+    second = cli(*argv)
+    assert second.code == 0 and "more: " not in second.stderr
+    one = cli("ledger", "--limit", "1")
+    (hint,) = [line for line in one.stderr.splitlines() if line.startswith("more: ")]
+    cursor = hint.rsplit(" ", 1)[1]
+    again = cli("ledger", "--limit", "1", "--cursor", cursor)
+    (hint,) = [line for line in again.stderr.splitlines() if line.startswith("more: ")]
+    assert hint.count("--cursor") == 1 and cursor not in hint

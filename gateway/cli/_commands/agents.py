@@ -157,7 +157,7 @@ def do_list(ctx: Context) -> int:
         empty="no agents registered",
     )
     if page["next_cursor"]:
-        ctx.out.note(f"more: holon agents list --cursor {page['next_cursor']}")
+        ctx.more(page["next_cursor"])
     return 0
 
 

@@ -207,7 +207,7 @@ def do_list(ctx: Context) -> int:
         empty="no mandates (holon mandates grant FILE)",
     )
     if page["next_cursor"]:
-        ctx.out.note(f"more: holon mandates list --cursor {page['next_cursor']}")
+        ctx.more(page["next_cursor"])
     return 0
 
 
@@ -453,5 +453,5 @@ def do_ledger(ctx: Context) -> int:
         empty="no live calls yet",
     )
     if page["next_cursor"]:
-        ctx.out.note(f"more: holon ledger --cursor {page['next_cursor']}")
+        ctx.more(page["next_cursor"])
     return 0

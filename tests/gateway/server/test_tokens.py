@@ -162,6 +162,7 @@ def _create_list_revoke(gw: Gateway) -> None:
         json={"role": "caller:new-bot", "note": "the new bot", "expires_in": "12h"},
     )
     assert created.status_code == 201, created.text
+    assert created.headers["cache-control"] == "no-store"  # the one response with a token
     body = created.json()
     token = body.pop("token")
     gw.tokens["caller:new-bot"] = token
