@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -50,6 +51,7 @@ class CellResult:
     repetition: int
     outcome: Outcome
     grade: CaseGrade | None  # None unless the outcome was ok
+    grade_ms: float | None = None  # how long grading took (None: nothing was graded)
 
     @property
     def passed(self) -> bool:
@@ -164,7 +166,9 @@ async def run_cell(
         request_id=request_id,
     )
     graded: CaseGrade | None = None
+    grade_ms: float | None = None
     if outcome.ok:
+        started = time.perf_counter()
         document = grading_document(prepared, outcome)
         if any(check.uses_pdf for check in prepared.case.checks):
             # Reading a PDF waits on the reader pool: off the event loop, so
@@ -174,4 +178,5 @@ async def run_cell(
             # Plain grading takes a fraction of a millisecond: a thread hop
             # would cost more than it saves.
             graded = grade(prepared.case.checks, document, pdf=pdf)
-    return CellResult(prepared.case, repetition, outcome, graded)
+        grade_ms = (time.perf_counter() - started) * 1000
+    return CellResult(prepared.case, repetition, outcome, graded, grade_ms)

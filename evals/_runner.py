@@ -441,6 +441,8 @@ class Runner:
 def _row(cell: ClaimedCell, result: CellResult) -> CellResultRow:
     outcome = result.outcome.to_json()
     outcome.pop("output", None)
+    if result.grade_ms is not None:  # kept beside the agent's latency (reports show both)
+        outcome["grade_ms"] = round(result.grade_ms, 3)
     output = stored_output(result.outcome)  # bounded; grading had the whole output
     return CellResultRow(
         idx=cell.idx,

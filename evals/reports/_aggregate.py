@@ -28,12 +28,14 @@ __all__ = [
     "CaseTally",
     "check_rows",
     "cost_block",
+    "grading_block",
     "latency_block",
     "outcome_block",
     "rate",
     "rate_block",
     "tag_rows",
     "tally_cases",
+    "usage_block",
 ]
 
 # Every outcome code, in the order reports list them (zeros included).
@@ -228,6 +230,33 @@ def latency_block(cells: Sequence[CellData]) -> dict[str, Any]:
         "p50": nearest_rank(values, 50),
         "p95": nearest_rank(values, 95),
         "max": max(values) if values else None,
+    }
+
+
+def grading_block(cells: Sequence[CellData]) -> dict[str, Any]:
+    """How long grading took, beside the agent's latency: over graded, recorded cells."""
+    graded = [c for c in cells if c.done and c.outcome_code == "ok"]
+    values = [milliseconds(c.grade_ms) for c in graded if c.grade_ms is not None]
+    return {
+        "n": len(values),
+        "missing": len(graded) - len(values),
+        "p50": nearest_rank(values, 50),
+        "p95": nearest_rank(values, 95),
+        "max": max(values) if values else None,
+    }
+
+
+def usage_block(cells: Sequence[CellData]) -> dict[str, Any]:
+    """The tokens agents reported (usage), and over how many recorded cells they did: a
+    total over half the cells is not the eval's consumption."""
+    recorded = [c for c in cells if c.done]
+    reported = [c for c in recorded if c.input_tokens is not None or c.output_tokens is not None]
+    return {
+        "n": len(recorded),
+        "reported": len(reported),
+        "coverage": rate(Fraction(len(reported), len(recorded))) if recorded else None,
+        "input_tokens": sum(c.input_tokens or 0 for c in reported),
+        "output_tokens": sum(c.output_tokens or 0 for c in reported),
     }
 
 

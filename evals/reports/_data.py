@@ -100,6 +100,9 @@ class CellData:
     error: str | None
     output: Any
     checks: tuple[dict[str, Any], ...] | None  # None unless the outcome was ok
+    grade_ms: float | None = None  # grading's time, when graded and recorded
+    input_tokens: int | None = None  # as the agent reported them (usage), if it did
+    output_tokens: int | None = None
 
     @property
     def done(self) -> bool:
@@ -230,7 +233,10 @@ def _tags(value: Any) -> tuple[str, ...]:
 
 
 def _latency(value: Any) -> float | None:
-    if not isinstance(value, float | int) or isinstance(value, bool):
+    # A column holds a float; a stored JSON document an exact Decimal.
+    if not isinstance(value, float | int | Decimal) or isinstance(value, bool):
+        return None
+    if isinstance(value, Decimal) and not value.is_finite():
         return None
     number = float(value)
     return number if math.isfinite(number) and 0 <= number < LATENCY_LIMIT_MS else None
@@ -242,11 +248,19 @@ def _http_status(value: Any) -> int | None:
     return value if is_code else None
 
 
+def _tokens(value: Any) -> int | None:
+    # A count the executor validated when it stored it; a store may hold anything.
+    is_count = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15
+    return value if is_count else None
+
+
 def _cell(row: EvalCell) -> CellData:
     outcome = row.outcome if isinstance(row.outcome, dict) else {}
     checks = row.checks
     source = outcome.get("cost_source")
     error = outcome.get("error")
+    stored_usage = outcome.get("usage")
+    usage: dict[str, Any] = stored_usage if isinstance(stored_usage, dict) else {}
     return CellData(
         idx=row.idx,
         suite_id=row.suite_id,
@@ -269,6 +283,9 @@ def _cell(row: EvalCell) -> CellData:
         checks=None
         if not isinstance(checks, list)
         else tuple(c for c in checks if isinstance(c, dict)),
+        grade_ms=_latency(outcome.get("grade_ms")),
+        input_tokens=_tokens(usage.get("input_tokens")),
+        output_tokens=_tokens(usage.get("output_tokens")),
     )
 
 

@@ -89,6 +89,15 @@ def latency_text(block: dict[str, Any]) -> str:
     )
 
 
+def usage_text(block: dict[str, Any]) -> str:
+    if block["reported"] == 0:
+        return f"none reported ({block['n']} cells recorded)"
+    return (
+        f"{block['input_tokens']} input and {block['output_tokens']} output tokens, reported "
+        f"by {block['reported']} of {block['n']} recorded cells"
+    )
+
+
 def cost_text(block: dict[str, Any]) -> str:
     sources = block["sources"]
     by = ", ".join(f"{name} {sources[name]}" for name in ("priced", "reported", "none"))
@@ -144,6 +153,8 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         ),
         ("outcomes", outcomes_text(summary["outcomes"])),
         ("latency", latency_text(summary["latency_ms"])),
+        ("grading", latency_text(summary["grading_ms"])),
+        ("usage", usage_text(summary["usage"])),
         ("cost", cost_text(summary["cost"])),
         (
             "settings",

@@ -30,6 +30,7 @@ from evals.reports._format import (
     percent,
     split_text,
     threshold_text,
+    usage_text,
     yes_no,
 )
 from evals.reports._visible import visible, visible_runs
@@ -213,6 +214,8 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
             f"{number(suite['score'])}: " + threshold_text(suite["meets_threshold"]),
         ),
         ("latency", latency_text(suite["latency_ms"])),
+        ("grading", latency_text(suite["grading_ms"])),
+        ("usage", usage_text(suite["usage"])),
         ("cost", cost_text(suite["cost"])),
     ]
     splits = suite["splits"]

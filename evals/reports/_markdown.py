@@ -26,6 +26,7 @@ from evals.reports._format import (
     overview_pairs,
     split_text,
     threshold_text,
+    usage_text,
     yes_no,
 )
 from evals.reports._visible import visible, visible_runs
@@ -256,6 +257,8 @@ def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
         *_outcome_rows(suite),
         "",
         f"- latency: {md(latency_text(suite['latency_ms']))}",
+        f"- grading: {md(latency_text(suite['grading_ms']))}",
+        f"- usage: {md(usage_text(suite['usage']))}",
         f"- cost: {md(cost_text(suite['cost']))}",
         "",
         "### Overfit",

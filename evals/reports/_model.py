@@ -32,6 +32,7 @@ from evals.reports._aggregate import (
     CaseTally,
     check_rows,
     cost_block,
+    grading_block,
     latency_block,
     milliseconds,
     outcome_block,
@@ -39,6 +40,7 @@ from evals.reports._aggregate import (
     rate_block,
     tag_rows,
     tally_cases,
+    usage_block,
 )
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._values import bounded, text_of, timestamp
@@ -155,6 +157,7 @@ def _cell(cell: CellData) -> dict[str, Any]:
         "outcome": cell.outcome_code,
         "passed": cell.passed if cell.done else None,
         "latency_ms": None if cell.latency_ms is None else milliseconds(cell.latency_ms),
+        "grade_ms": None if cell.grade_ms is None else milliseconds(cell.grade_ms),
         "cost_usd": None if cell.cost_usd is None else str(cell.cost_usd),
         "cost_source": cell.cost_source,
         "attempts": cell.attempts,
@@ -260,6 +263,8 @@ def _suite(
                 },
             },
             "latency_ms": latency_block(cells),
+            "grading_ms": grading_block(cells),
+            "usage": usage_block(cells),
             "cost": cost_block(cells),
             "overfit": {
                 **overfit.to_json(),
@@ -382,6 +387,8 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
             "passed_cells": sum(1 for c in cells if c.done and c.passed),
             "outcomes": outcome_block(cells),
             "latency_ms": latency_block(cells),
+            "grading_ms": grading_block(cells),
+            "usage": usage_block(cells),
             "cost": cost_block(cells),
         },
         "warnings": eval_json["warnings"],

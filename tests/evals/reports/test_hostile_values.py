@@ -312,6 +312,9 @@ def _tiny_report_with(value: str) -> dict[str, Any]:
             "passed_cells": 0,
             "outcomes": outcomes,
             "latency_ms": empty,
+            "grading_ms": empty,
+            "usage": {"n": 0, "reported": 0, "coverage": None}
+            | {"input_tokens": 0, "output_tokens": 0},
             "cost": cost,
         },
         "warnings": [],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import socket
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -252,6 +253,8 @@ VOLATILE = {
     "eval_started_at",
     "request_id",
     "latency_ms",
+    "grade_ms",
+    "grading_ms",
     "plan_digest",
 }
 
@@ -380,3 +383,29 @@ def test_a_suite_without_a_licence_says_so(store: Store, tmp_path: Path) -> None
     report = build_report(store, run_eval(store, tmp_path / "home"))
     assert report["suites"][0]["license"] is None
     assert "data licence: not stated by the suite" in render_markdown(report)
+
+
+def test_usage_and_grading_time_beside_latency(store: Store, tmp_path: Path) -> None:
+    setup(store, tmp_path)
+    eval_id = run_eval(store, tmp_path / "home")
+    for audience in ("author", "operator"):
+        report = _valid(build_report(store, eval_id, audience=audience))
+        (suite,) = report["suites"]
+        cells = [cell for case in suite["cases"] for cell in case["cells"]]
+        answered = [c for c in cells if c["outcome"] == "ok"]
+        # The echo agent reports 10 input and 5 output tokens on every answer it gives.
+        assert suite["usage"] == {
+            "n": len(cells),
+            "reported": len(answered),
+            "coverage": round(Decimal(len(answered)) / len(cells), 4),
+            "input_tokens": 10 * len(answered),
+            "output_tokens": 5 * len(answered),
+        }
+        assert 0 < len(answered) < len(cells)  # some calls failed: coverage below 1
+        # Every graded cell has its grading time; a cell never graded has none.
+        assert all(c["grade_ms"] is not None for c in answered)
+        assert all(c["grade_ms"] is None for c in cells if c["outcome"] != "ok")
+        assert suite["grading_ms"]["n"] == len(answered) and suite["grading_ms"]["missing"] == 0
+        text = render_markdown(report)
+        assert f"reported by {len(answered)} of {len(cells)} recorded cells" in text
+        assert "- grading: p50 " in text
