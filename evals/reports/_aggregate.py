@@ -222,28 +222,25 @@ def milliseconds(value: float) -> Decimal:
     return Decimal(repr(value)).quantize(Decimal("0.1"))
 
 
-def latency_block(cells: Sequence[CellData]) -> dict[str, Any]:
-    values = [milliseconds(c.latency_ms) for c in cells if c.done and c.latency_ms is not None]
+def _spread(times: Sequence[float | None]) -> dict[str, Any]:
+    """Nearest-rank p50 and p95 and the max of times in ms (None: one that was not kept)."""
+    values = [milliseconds(t) for t in times if t is not None]
     return {
         "n": len(values),
-        "missing": len(cells) - len(values),
+        "missing": len(times) - len(values),
         "p50": nearest_rank(values, 50),
         "p95": nearest_rank(values, 95),
         "max": max(values) if values else None,
     }
+
+
+def latency_block(cells: Sequence[CellData]) -> dict[str, Any]:
+    return _spread([c.latency_ms if c.done else None for c in cells])
 
 
 def grading_block(cells: Sequence[CellData]) -> dict[str, Any]:
     """How long grading took, beside the agent's latency: over graded, recorded cells."""
-    graded = [c for c in cells if c.done and c.outcome_code == "ok"]
-    values = [milliseconds(c.grade_ms) for c in graded if c.grade_ms is not None]
-    return {
-        "n": len(values),
-        "missing": len(graded) - len(values),
-        "p50": nearest_rank(values, 50),
-        "p95": nearest_rank(values, 95),
-        "max": max(values) if values else None,
-    }
+    return _spread([c.grade_ms for c in cells if c.done and c.outcome_code == "ok"])
 
 
 def usage_block(cells: Sequence[CellData]) -> dict[str, Any]:
