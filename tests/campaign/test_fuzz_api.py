@@ -39,11 +39,17 @@ from records import new_key, open_store
 from schema import jsontext
 from tests.campaign._mutate import fuzz_settings
 from tests.campaign._tally import record
-from tests.gateway.server._gateway import TRIAGE, install_tiny, mandate, register_triage
+from tests.gateway.server._gateway import (
+    PATH_VALUES,
+    TRIAGE,
+    install_tiny,
+    mandate,
+    register_triage,
+)
 
 CAMPAIGN = "gateway API"
 ROLES = ("operator", "org:acme", "caller:finance-bot")
-QUICK = 16  # draws per route in the quick pass (31 routes: about 500 requests)
+QUICK = 16  # draws per route in the quick pass (34 routes: about 550 requests)
 LONG = 120  # draws per route in the long pass
 ON_POSTGRES = 20  # draws per route on PostgreSQL (NUL in text, 32-bit integers)
 AGENT_OUTCOMES = {
@@ -135,16 +141,7 @@ ODD_VALUES: list[Any] = [
     {"": None},
     [[[[[[[[[[1]]]]]]]]]],
 ]
-VALID = {
-    "org": "acme",
-    "name": "ticket-triage",
-    "suite": "tiny",
-    "eval": "ev_01NOTANEVAL0000000000000000",
-    "base": "ev_01NOTANEVAL0000000000000000",
-    "candidate": "ev_01NOTANEVAL0000000000000001",
-    "mandate": "finance-tickets",
-    "capability": "ticket.classify",
-}
+VALID = {**PATH_VALUES, "mandate": "finance-tickets"}  # a mandate the store holds
 VALID_QUERY = {
     "limit": "10",
     "version": "1",
@@ -272,7 +269,7 @@ def body(draw: st.DrawFn, valid: Any) -> tuple[str, bytes | None]:
 @st.composite
 def request(draw: st.DrawFn, endpoint: Endpoint, valid_body: Any) -> dict[str, Any]:
     path = endpoint.path
-    for name in ("org", "name", "suite", "eval", "base", "candidate", "mandate", "capability"):
+    for name in VALID:  # every path parameter of the route table
         if "{" + name + "}" in path:
             value = draw(st.one_of(st.just(VALID[name]), st.sampled_from(HOSTILE_STRINGS)))
             text = str(value) or "x"  # an empty segment is another route

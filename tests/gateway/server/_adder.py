@@ -22,6 +22,7 @@ from starlette.routing import Route
 from evals.suites import install_suite
 from records import Store
 from tests._servers import serve
+from tests.gateway.server._agent import manifest
 
 CAPABILITY = "math.add"
 AGENT = "acme/adder"
@@ -111,18 +112,9 @@ def adder_app(adder: Adder, agent_id: str = AGENT) -> Starlette:
 
 
 def adder_manifest(agent_id: str, url: str, **changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "schema_version": 1,
-        "id": agent_id,
-        "version": "1.0.0",
-        "protocol": "holon-http",
-        "endpoint": url + "/agent",
-        "capabilities": [CAPABILITY],
-        "limits": {"max_cost_usd": "0.01", "timeout_s": 5},
-        "pricing": {"per_call_usd": "0.001"},
-    }
-    data.update(changes)
-    return data
+    """The test agent's manifest (tests/gateway/server/_agent.py), claiming the adder's
+    capability."""
+    return manifest(agent_id, url, **{"capabilities": [CAPABILITY], **changes})
 
 
 @contextmanager

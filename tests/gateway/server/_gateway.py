@@ -23,6 +23,26 @@ from tests.evals.suites._make import case, make_suite
 ROOT = Path(__file__).resolve().parents[3]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 ROLES = ("operator", "org:acme", "org:other", "caller:finance-bot")
+# A well-formed value for each path parameter of the route table (route tests fill
+# paths with these; the API fuzz campaign draws them beside hostile strings).
+PATH_VALUES = {
+    "org": "acme",
+    "name": "ticket-triage",
+    "suite": "tiny",
+    "eval": "ev_01NOTANEVAL0000000000000000",
+    "base": "ev_01NOTANEVAL0000000000000000",
+    "candidate": "ev_01NOTANEVAL0000000000000001",
+    "mandate": "no-such-mandate",
+    "capability": "ticket.classify",
+    "token": "tok_01NOTATOKEN00000000000000",
+}
+
+
+def fill_path(template: str) -> str:
+    """`template` (a route's path, `{name}` parameters) with PATH_VALUES."""
+    for key, value in PATH_VALUES.items():
+        template = template.replace("{" + key + "}", value)
+    return template
 
 
 @dataclass

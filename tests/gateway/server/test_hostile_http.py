@@ -23,23 +23,19 @@ from gateway.server import ENDPOINTS
 from records import new_key, open_store
 from schema import jsontext
 from tests.campaign._tally import record
-from tests.gateway.server._gateway import Gateway, install_tiny, register_triage, running_gateway
+from tests.gateway.server._gateway import (
+    Gateway,
+    fill_path,
+    install_tiny,
+    register_triage,
+    running_gateway,
+)
 
 pytestmark = pytest.mark.slow
 
 DEADLINE_S = 1.0
 MARGIN_S = 4.0  # a loaded CI machine; the old behaviour held connections 30-70 s
 SLOW = 40  # connections per slow-body trial
-SAMPLE = {
-    "org": "acme",
-    "name": "ticket-triage",
-    "suite": "tiny",
-    "eval": "ev_01NOTANEVAL0000000000000000",
-    "base": "ev_01NOTANEVAL0000000000000000",
-    "candidate": "ev_01NOTANEVAL0000000000000001",
-    "mandate": "no-such-mandate",
-    "capability": "ticket.classify",
-}
 
 
 @pytest.fixture(scope="module")
@@ -103,12 +99,6 @@ def _request(method: str, path: str, headers: dict[str, str], body: bytes = b"")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
-def _path(template: str) -> str:
-    for key, value in SAMPLE.items():
-        template = template.replace("{" + key + "}", value)
-    return template
-
-
 @pytest.mark.parametrize("role", [None, "operator"])
 def test_a_trailing_slash_is_a_404_never_a_redirect_from_the_host_header(
     gateway: Gateway, role: str | None
@@ -118,7 +108,7 @@ def test_a_trailing_slash_is_a_404_never_a_redirect_from_the_host_header(
         if role is not None:
             headers["Authorization"] = f"Bearer {gateway.tokens[role]}"
         with _connect(gateway) as sock:
-            sock.sendall(_request(endpoint.method, _path(endpoint.path) + "/", headers))
+            sock.sendall(_request(endpoint.method, fill_path(endpoint.path) + "/", headers))
             status, answer, body = _parse(_read_all(sock))
         where = f"{endpoint.method} {endpoint.path}/ as {role}"
         assert not 300 <= status < 400 and "location" not in answer, (where, status, answer)

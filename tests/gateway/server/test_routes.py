@@ -12,30 +12,13 @@ from gateway.server._openapi import openapi
 from tests.gateway.server._gateway import (
     ROLES,
     Gateway,
+    fill_path,
     install_tiny,
     register_triage,
     running_gateway,
 )
 
 pytestmark = pytest.mark.slow
-
-SAMPLE = {
-    "org": "acme",
-    "name": "ticket-triage",
-    "suite": "tiny",
-    "eval": "ev_01NOTANEVAL0000000000000000",
-    "base": "ev_01NOTANEVAL0000000000000000",
-    "candidate": "ev_01NOTANEVAL0000000000000001",
-    "mandate": "no-such-mandate",
-    "capability": "ticket.classify",
-}
-
-
-def _path(template: str) -> str:
-    path = template
-    for key, value in SAMPLE.items():
-        path = path.replace("{" + key + "}", value)
-    return path
 
 
 def _kind(role: str | None) -> str | None:
@@ -59,7 +42,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_every_route_with_every_role(gateway: Gateway, endpoint: Any) -> None:
     body: dict[str, Any] | None = {} if endpoint.method in ("POST", "PUT") else None
     for role in (None, *ROLES):
-        response = gateway.call(endpoint.method, _path(endpoint.path), role, json=body)
+        response = gateway.call(endpoint.method, fill_path(endpoint.path), role, json=body)
         where = f"{endpoint.method} {endpoint.path} as {role or 'no token'}"
         assert response.status_code < 500 or endpoint.path == "/healthz", where
         error = response.json().get("error") if "json" in response.headers["content-type"] else None
