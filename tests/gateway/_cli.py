@@ -30,3 +30,14 @@ class CLI:
         out, err = io.StringIO(), io.StringIO()
         code = run(list(argv), environ=self.env, stdin=io.StringIO(stdin), stdout=out, stderr=err)
         return Result(code, out.getvalue(), err.getvalue())
+
+
+# An agent nobody answers for: a call to it (live, an eval's probe) is `unreachable` (exit 3).
+DOWN = """\
+schema_version: 1
+id: acme/down
+version: 1.0.0
+protocol: holon-http
+endpoint: http://127.0.0.1:1/agent
+capabilities: [ticket.classify]
+"""

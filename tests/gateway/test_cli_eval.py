@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.evals.suites._make import case, make_suite
-from tests.gateway._cli import CLI
+from tests.gateway._cli import CLI, DOWN
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
@@ -135,20 +135,10 @@ def test_sigkill_and_resume_give_the_same_record(tmp_path: Path) -> None:
             assert resumed["record"][key] == reference["record"][key]
 
 
-REMOTE_DOWN = """\
-schema_version: 1
-id: acme/down
-version: 1.0.0
-protocol: holon-http
-endpoint: http://127.0.0.1:1/agent
-capabilities: [ticket.classify]
-"""
-
-
 def test_eval_all_prints_one_json_document(cli: CLI, tmp_path: Path) -> None:
     _setup(cli, tmp_path)
     down = tmp_path / "down.yaml"
-    down.write_text(REMOTE_DOWN)
+    down.write_text(DOWN)
     assert cli("agents", "register", str(down)).code == 0
     res = cli("eval", "--all", "--capability", "ticket.classify", "--yes", "--json")
     body = res.json()  # one document, whatever each agent's eval did

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.evals.suites._make import case, make_suite
-from tests.gateway._cli import CLI
+from tests.gateway._cli import CLI, DOWN
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
@@ -27,16 +27,6 @@ id: {id}
 holder: finance-bot
 capabilities: [ticket.classify]
 max_cost_per_call_usd: "0.01"
-"""
-
-# An agent nobody answers for: a live call to it fails as `unreachable` (exit 3).
-DOWN = """\
-schema_version: 1
-id: acme/down
-version: 1.0.0
-protocol: holon-http
-endpoint: http://127.0.0.1:1/agent
-capabilities: [ticket.classify]
 """
 
 
