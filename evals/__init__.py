@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from evals._evidence import admits_lower, eval_score_lower
     from evals._finish import finish, summarise
     from evals._integrity import author_digests, author_record, keyed_digest
+    from evals._last_run import LastRuns
     from evals._plan import Plan, PlannedSuite, make_plan, rebuild
     from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
+    from evals._responses import ResponseCache
     from evals._worker import WorkerStats, run_worker
     from evals.fixtures import FixtureCache
     from evals.suites import Suite, load_suite
@@ -27,10 +29,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CellResult",
     "FixtureCache",
+    "LastRuns",
     "Plan",
     "PlannedSuite",
     "PracticeReport",
     "PreparedCase",
+    "ResponseCache",
     "Suite",
     "WorkerStats",
     "admits_lower",
@@ -75,6 +79,8 @@ _HOMES: dict[str, str] = {
     "author_record": "evals._integrity",
     "eval_score_lower": "evals._evidence",
     "keyed_digest": "evals._integrity",
+    "LastRuns": "evals._last_run",
+    "ResponseCache": "evals._responses",
     "summarise": "evals._finish",
     "Plan": "evals._plan",
     "PlannedSuite": "evals._plan",

@@ -52,6 +52,7 @@ class CellResult:
     outcome: Outcome
     grade: CaseGrade | None  # None unless the outcome was ok
     grade_ms: float | None = None  # how long grading took (None: nothing was graded)
+    cached: bool = False  # `holon test --cache`: the outcome was kept, the agent not called
 
     @property
     def passed(self) -> bool:
@@ -165,6 +166,18 @@ async def run_cell(
         secret=secret,
         request_id=request_id,
     )
+    return await grade_cell(prepared, outcome, repetition=repetition, pdf=pdf)
+
+
+async def grade_cell(
+    prepared: PreparedCase,
+    outcome: Outcome,
+    *,
+    repetition: int = 0,
+    pdf: PdfPool | None = None,
+    cached: bool = False,
+) -> CellResult:
+    """Grade an outcome however it was had: from the agent, or (`holon test --cache`) kept."""
     graded: CaseGrade | None = None
     grade_ms: float | None = None
     if outcome.ok:
@@ -179,4 +192,4 @@ async def run_cell(
             # would cost more than it saves.
             graded = grade(prepared.case.checks, document, pdf=pdf)
         grade_ms = (time.perf_counter() - started) * 1000
-    return CellResult(prepared.case, repetition, outcome, graded, grade_ms)
+    return CellResult(prepared.case, repetition, outcome, graded, grade_ms, cached)

@@ -18,9 +18,17 @@ from fractions import Fraction
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from agents import Executor, Manifest, manifest_from_dict
+from agents import Executor, Manifest, Outcome, manifest_from_dict
 from agents._outcome import printable
-from evals._cell import CellResult, PreparedCase, prepare, run_cell
+from evals._cell import (
+    CellResult,
+    PreparedCase,
+    call_limits,
+    grade_cell,
+    prepare,
+    stored_output,
+)
+from evals._responses import ResponseCache
 from evals._stats import nearest_rank, rounded, rounded_ms, wilson
 from evals.checks import PdfPool, open_pdf_pool, render_result
 from evals.fixtures import FixtureCache
@@ -133,7 +141,10 @@ class PracticeReport:
             "meets_threshold": self.passed,
             "cells": len(cells),
             "outcomes": dict(sorted(outcomes.items())),
-            "cost_usd": sum((c.outcome.cost_usd for c in cells), Decimal(0)),
+            # Cells graded on a kept answer (`--cache`): the agent was not called for them.
+            "cached": sum(1 for c in cells if c.cached),
+            # What this run's calls cost: a kept answer was paid for when it was given.
+            "cost_usd": str(sum((c.outcome.cost_usd for c in cells if not c.cached), Decimal(0))),
             "latency_ms": {
                 "p50": rounded_ms(nearest_rank(latencies, 50)),
                 "p95": rounded_ms(nearest_rank(latencies, 95)),
@@ -156,6 +167,8 @@ class PracticeReport:
                 {
                     "id": score.case.id,
                     "tags": list(score.case.tags),
+                    # As the suite's case file holds it (fixture references unexpanded).
+                    "input": score.case.input,
                     "passed": score.passes == len(score.cells),
                     "score": rounded(score.score),
                     "cells": [_cell_json(cell) for cell in score.cells],
@@ -182,11 +195,21 @@ class PracticeReport:
             f"threshold {_pct(self.suite.threshold)}: {verdict}"
         )
         counts = ", ".join(f"{k} {v}" for k, v in s["outcomes"].items())
+        cached = f" ({s['cached']} from the cache)" if s["cached"] else ""
         out.append(
-            f"outcomes: {counts}; cost ${s['cost_usd']}; latency p50 {s['latency_ms']['p50']} ms, "
+            f"outcomes: {counts}{cached}; cost ${s['cost_usd']}; "
+            f"latency p50 {s['latency_ms']['p50']} ms, "
             f"p95 {s['latency_ms']['p95']} ms; {s['seconds']} s"
         )
         return out
+
+    def html(self) -> str:
+        """The run as one self-contained HTML page (`--html FILE`)."""
+        # Imported here: the reports package loads `records` (SQLAlchemy), which
+        # a practice run on a suite directory otherwise never needs.
+        from evals.reports._practice_html import render_practice_html
+
+        return render_practice_html(self.to_json())
 
     def junit(self) -> str:
         """JUnit XML for CI systems: one testcase per cell, failures with their detail."""
@@ -237,9 +260,13 @@ def _cell_json(cell: CellResult) -> dict[str, Any]:
         "passed": cell.passed,
         "outcome": cell.outcome.code,
         "latency_ms": round(cell.outcome.latency_ms, 1),
-        "cost_usd": cell.outcome.cost_usd,
+        "cost_usd": str(cell.outcome.cost_usd),  # money is decimal text in every JSON
         "cost_source": cell.outcome.cost_source,
+        "cached": cell.cached,
     }
+    if cell.outcome.ok:
+        # Bounded as an eval cell stores it: a placeholder past 256 KiB.
+        out["output"] = stored_output(cell.outcome)
     if cell.outcome.error:
         out["error"] = cell.outcome.error
     if cell.grade is not None:
@@ -253,6 +280,8 @@ def _failure_lines(cell: CellResult) -> list[str]:
     where = (
         f" ({case.source.file.rsplit('/', 1)[-1]}:{case.source.line})" if case.source.file else ""
     )
+    if cell.cached:
+        where += " [cached answer]"
     if cell.grade is None:
         detail = printable(cell.outcome.error or "", 200)
         status = f" (HTTP {cell.outcome.http_status})" if cell.outcome.http_status else ""
@@ -285,17 +314,35 @@ async def _run(
     concurrency: int,
     pdf: PdfPool | None,
     progress: Progress | None,
+    responses: ResponseCache | None,
 ) -> list[CellResult]:
     total = len(prepared) * suite.repetitions
     done = passed = 0
     gate = asyncio.Semaphore(concurrency)
     results: list[CellResult] = []
+    limits = call_limits(suite)
     async with Executor() as executor:
+
+        async def answer(item: PreparedCase, repetition: int) -> tuple[Outcome, bool]:
+            if responses is None:
+                return await executor.execute(agent, suite.capability, item.input, limits), False
+            key = responses.key(agent, suite.capability, item.input, repetition)
+            # The cache's files are small but a disk may be slow: off the loop,
+            # so the cells in flight keep their deadlines.
+            kept = await asyncio.to_thread(responses.get, key)
+            if kept is not None:
+                return kept, True
+            outcome = await executor.execute(agent, suite.capability, item.input, limits)
+            await asyncio.to_thread(responses.put, key, outcome)
+            return outcome, False
 
         async def one(item: PreparedCase, repetition: int) -> None:
             nonlocal done, passed
             async with gate:
-                cell = await run_cell(executor, agent, suite, item, repetition=repetition, pdf=pdf)
+                outcome, cached = await answer(item, repetition)
+                cell = await grade_cell(
+                    item, outcome, repetition=repetition, pdf=pdf, cached=cached
+                )
             results.append(cell)
             done += 1
             passed += cell.passed
@@ -314,6 +361,7 @@ def practice(
     concurrency: int = 8,
     cache: FixtureCache | None = None,
     progress: Progress | None = None,
+    responses: ResponseCache | None = None,
 ) -> PracticeReport:
     """Run the public split (or the named cases) against `agent`, grade, and summarise."""
     if concurrency < 1:
@@ -324,7 +372,15 @@ def practice(
     uses_pdf = any(check.uses_pdf for case in cases for check in case.checks)
     with open_pdf_pool() if uses_pdf else contextlib.nullcontext() as pdf:
         cells = asyncio.run(
-            _run(suite, agent, prepared, concurrency=concurrency, pdf=pdf, progress=progress)
+            _run(
+                suite,
+                agent,
+                prepared,
+                concurrency=concurrency,
+                pdf=pdf,
+                progress=progress,
+                responses=responses,
+            )
         )
     by_case: dict[str, list[CellResult]] = {}
     for cell in cells:

@@ -35,7 +35,7 @@ from evals.reports._format import (
 )
 from evals.reports._visible import visible, visible_runs
 
-__all__ = ["attr", "esc", "render_html"]
+__all__ = ["attr", "checks_table", "esc", "fields_table", "page", "render_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 
@@ -95,7 +95,7 @@ def _table(
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _fields(pairs: Sequence[tuple[str, Any]]) -> str:
+def fields_table(pairs: Sequence[tuple[str, Any]]) -> str:
     rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pairs)
     return f"<table><tbody>{rows}</tbody></table>"
 
@@ -116,10 +116,10 @@ def _bar(suite_id: str, split: str, block: dict[str, Any]) -> str:
 
 
 def _summary(report: dict[str, Any]) -> str:
-    return _fields(overview_pairs(report))
+    return fields_table(overview_pairs(report))
 
 
-def _checks_table(checks: Sequence[dict[str, Any]]) -> str:
+def checks_table(checks: Sequence[dict[str, Any]]) -> str:
     rows = "".join(
         f'<tr><td class="{"pass" if c["passed"] else "fail"}">{esc(c["status"])}</td>'
         f"<td>{esc(c['name'])}</td><td>{esc(c['predicate'])}</td><td><code>{esc(c['path'])}"
@@ -141,7 +141,7 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
         f'<span class="{"pass" if cell["passed"] else "fail"}">{esc(verdict)}</span>, outcome '
         f"{esc(cell['outcome'])}, {esc(cell['latency_ms'])} ms, ${esc(cell['cost_usd'])} "
         f"({esc(cell['cost_source'])}), {esc(cell['attempts'])} attempt(s)</summary>",
-        _fields(
+        fields_table(
             [
                 ("case digest", case["case_digest"]),
                 ("request id", cell["request_id"]),
@@ -155,7 +155,7 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
     if cell["outcome"] == "ok":
         parts.append(f"<p>output</p><pre>{esc(json_text(cell['output']))}</pre>")
     if cell["checks"]:
-        parts.append(_checks_table(cell["checks"]))
+        parts.append(checks_table(cell["checks"]))
     parts.append("</details>")
     return "".join(parts)
 
@@ -257,7 +257,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         f'<section class="suite" id="suite-{attr(sid)}">',
         f"<h2>Suite {esc(sid)} v{esc(suite['version'])}: {esc(suite['title'])}</h2>",
         f'<table class="bars"><tbody>{bars}</tbody></table>',
-        _fields(pairs),
+        fields_table(pairs),
         "<h3>Splits</h3>",
         _table(
             [
@@ -328,11 +328,6 @@ def render_html(report: dict[str, Any]) -> str:
         else "author: public cases in full; the holdout as aggregates only"
     )
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{attr(CSP)}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{attr(title)}</title><style>{STYLE}</style></head><body>",
         f"<header><h1>Eval report: {esc(agent['id'])} {esc(agent['version'])}</h1>",
         f'<p class="muted">Audience: {esc(audience)}.</p></header>',
         '<section id="summary"><h2>Summary</h2>',
@@ -358,5 +353,17 @@ def render_html(report: dict[str, Any]) -> str:
             else "<p>Computed, not written (a narrowed eval writes no record).</p>"
         )
         parts.append(f"<pre>{esc(json_text(record['value']))}</pre>")
-    parts.append("</section></body></html>")
-    return "\n".join(parts) + "\n"
+    parts.append("</section>")
+    return page(title, parts)
+
+
+def page(title: str, body: Sequence[str]) -> str:
+    """One self-contained HTML document (ends with a newline): the style sheet, the CSP, `body`."""
+    head = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{attr(CSP)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{attr(title)}</title><style>{STYLE}</style></head><body>",
+    ]
+    return "\n".join([*head, *body, "</body></html>"]) + "\n"
