@@ -85,6 +85,7 @@ def read_cases(
     base_dir: Path,
     check_reference: ReferenceCheck,
     input_validator: Any | None,
+    expected_validator: Any | None = None,
     extensions: Any = None,
 ) -> tuple[Case, ...]:
     """Every case of one file, or a SuiteError naming file and line."""
@@ -154,6 +155,15 @@ def read_cases(
                     f"input does not match the suite's input schema: {message}",
                     location=Location(shown, number, path=_fmt(("input", *at))),
                 )
+        if expected_validator is not None and not _has_fixture(raw["expected"]):
+            for error in expected_validator.iter_errors(raw["expected"]):
+                message, at = explain(error)
+                raise SuiteError(
+                    f"expected does not match the suite's output schema: {message}",
+                    location=Location(shown, number, path=_fmt(("expected", *at))),
+                    hint="an expected answer must be one the output schema accepts; if it "
+                    "holds facts for the checks instead, set `expected_kind: facts` in suite.yaml",
+                )
         own: list[CompiledCheck] = []
         if "checks" in raw:
             own = compile_checks(
@@ -185,6 +195,9 @@ def read_cases(
     return tuple(cases)
 
 
+_REFERENCES = frozenset({"$fixture", "$truth"})
+
+
 def _refuse_clashes(
     defaults: tuple[CompiledCheck, ...], own: list[CompiledCheck], where: Location
 ) -> None:
@@ -199,8 +212,9 @@ def _refuse_clashes(
 
 
 def _has_fixture(value: Any) -> bool:
+    """Whether a value holds a `$fixture` or `$truth` reference (known only once expanded)."""
     if isinstance(value, dict):
-        return "$fixture" in value or any(_has_fixture(v) for v in value.values())
+        return bool(_REFERENCES & value.keys()) or any(_has_fixture(v) for v in value.values())
     if isinstance(value, list):
         return any(_has_fixture(v) for v in value)
     return False

@@ -14,7 +14,7 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
-from evals.checks import CompiledCheck, compile_checks
+from evals.checks import CompiledCheck, check_validator_class, compile_checks
 from evals.fixtures import find_references, fixture_specs
 from evals.suites._cases import read_cases
 from evals.suites._extensions import Trusted, digests, load_extensions
@@ -181,6 +181,13 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
         ),
     )
     input_validator = make_validator(input_schema)
+    # An expected answer the output schema refuses is a case no agent could pass
+    # honestly: refused at load, located, unless the suite says `expected` is facts.
+    expected_validator = (
+        check_validator_class(output_schema)(output_schema)
+        if data.get("expected_kind", "output") == "output"
+        else None
+    )
 
     def cases(split: str, relative: str, at: PathKey) -> tuple[Case, ...]:
         return read_cases(
@@ -191,6 +198,7 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
             base_dir=directory,
             check_reference=check_reference,
             input_validator=input_validator,
+            expected_validator=expected_validator,
             extensions=graders,
         )
 

@@ -157,3 +157,49 @@ def test_the_shipped_suites_load(name: str) -> None:
     suite = load_suite(ROOT / "examples" / "suites" / name)
     assert len(suite.public) >= 30
     assert suite.holdout_count >= 40
+
+
+@pytest.mark.parametrize(
+    ("expected", "where", "what"),
+    [
+        ({"label": 7}, ":1: $.expected.label", "expected a string, got 7"),
+        ({}, ":1: $.expected", "missing required key 'label'"),
+        ("other", ":1: $.expected", "expected an object"),
+    ],
+)
+def test_an_expected_answer_the_output_schema_refuses_is_refused(
+    tmp_path: Path, expected: object, where: str, what: str
+) -> None:
+    bad = {**case("p1"), "expected": expected}
+    with pytest.raises(SuiteError) as caught:
+        load_suite(make_suite(tmp_path, public=[bad, case("p2")]))
+    message = str(caught.value)
+    assert f"public.jsonl{where}: expected does not match the suite's output schema" in message
+    assert what in message
+    assert "expected_kind: facts" in (caught.value.hint or "")
+    # The holdout's expectations are held to it too.
+    with pytest.raises(SuiteError) as held:
+        load_suite(make_suite(tmp_path / "h", holdout=[case("h1"), bad]))
+    assert f"holdout.jsonl:2{where[2:]}" in str(held.value)
+
+
+def test_expected_facts_are_not_held_to_the_output_schema(tmp_path: Path) -> None:
+    facts = {**case("p1"), "expected": {"pages": {"min": 1}}}
+    text = SUITE_YAML.replace("threshold: 0.8\n", "threshold: 0.8\nexpected_kind: facts\n")
+    text = text.replace("equals: {path: $.expected.label}", "exists: true")
+    suite = load_suite(make_suite(tmp_path, suite_yaml=text, public=[facts, case("p2")]))
+    assert suite.public[0].expected == {"pages": {"min": 1}}
+    wrong = SUITE_YAML.replace("threshold: 0.8\n", "threshold: 0.8\nexpected_kind: answer\n")
+    with pytest.raises(SuiteError) as caught:
+        load_suite(make_suite(tmp_path / "w", suite_yaml=wrong))
+    assert "$.expected_kind" in str(caught.value) and "'output', 'facts'" in str(caught.value)
+
+
+def test_a_fixture_truth_is_checked_once_expanded_not_at_load(tmp_path: Path) -> None:
+    """A `$truth` reference is not an answer yet: the loader cannot refuse it."""
+    referenced = {**case("p1"), "expected": {"label": {"$truth": "ticket", "seed": 3}}}
+    text = SUITE_YAML.replace(
+        "checks:\n", "fixtures:\n  ticket: {generator: ticket}\nchecks:\n"
+    )
+    suite = load_suite(make_suite(tmp_path, suite_yaml=text, public=[referenced, case("p2")]))
+    assert suite.public[0].expected == {"label": {"$truth": "ticket", "seed": 3}}
