@@ -174,6 +174,45 @@ def stability(cases: Sequence[tuple[int, int]]) -> Decimal | None:
         return total / len(repeated)
 
 
+# Student's t for a two-sided 95% interval, by degrees of freedom (the standard
+# table's values to three places). Between rows the next smaller df is used, a
+# slightly larger t: the interval errs wide, never narrow.
+_T95 = (
+    (1, "12.706"), (2, "4.303"), (3, "3.182"), (4, "2.776"), (5, "2.571"), (6, "2.447"),
+    (7, "2.365"), (8, "2.306"), (9, "2.262"), (10, "2.228"), (11, "2.201"), (12, "2.179"),
+    (13, "2.160"), (14, "2.145"), (15, "2.131"), (16, "2.120"), (17, "2.110"), (18, "2.101"),
+    (19, "2.093"), (20, "2.086"), (21, "2.080"), (22, "2.074"), (23, "2.069"), (24, "2.064"),
+    (25, "2.060"), (26, "2.056"), (27, "2.052"), (28, "2.048"), (29, "2.045"), (30, "2.042"),
+    (40, "2.021"), (60, "2.000"), (120, "1.980"), (1000, "1.962"),
+)  # fmt: skip
+
+
+def t95(df: int) -> Decimal:
+    """Student's t quantile for a two-sided 95% interval with `df` degrees of freedom."""
+    if df < 1:
+        raise ValueError("t needs at least one degree of freedom")
+    return next(Decimal(text) for row_df, text in reversed(_T95) if df >= row_df)
+
+
+def mean_interval(values: Sequence[Decimal]) -> tuple[Decimal, Decimal | None, Decimal | None]:
+    """The mean of `values` and its 95% Student-t interval (None, None for fewer than two).
+
+    For per-check metrics (F1, similarity …) of a report: the values are per
+    case, so the case is the unit, as for rates.
+    """
+    if not values:
+        raise ValueError("no values")
+    with localcontext() as ctx:
+        ctx.prec = PRECISION
+        n = len(values)
+        mean = sum(values, Decimal(0)) / n
+        if n < 2:
+            return mean, None, None
+        variance = sum(((v - mean) ** 2 for v in values), Decimal(0)) / (n - 1)
+        half = t95(n - 1) * variance.sqrt() / Decimal(n).sqrt()
+        return mean, mean - half, mean + half
+
+
 def rounded(value: Decimal | Fraction, places: int = 4) -> Decimal:
     """For display and JSON: half-even rounding to `places` decimals."""
     with localcontext() as ctx:

@@ -18,7 +18,7 @@ from typing import Any
 
 from agents import OutcomeCode
 from evals._scores import split_score
-from evals._stats import nearest_rank, rounded
+from evals._stats import mean_interval, nearest_rank, rounded
 from evals.reports._data import CellData, SuiteData
 from evals.reports._values import text_of
 
@@ -49,6 +49,10 @@ OUTCOME_CODES: tuple[OutcomeCode, ...] = (
 )
 COST_SOURCES = ("priced", "reported", "none")
 CASE_SPECIFIC = "case-specific checks"
+# Metrics that are shares (0..1): their interval is clipped to that range.
+SHARE_METRICS = frozenset({"f1", "precision", "recall", "similarity", "pass_rate"})
+METRICS_PER_CHECK = 20  # a check reports a handful; a stored result may hold anything
+METRIC_DIGITS = 15  # a metric of 10**15 or more is not one
 
 
 def rate(value: Fraction | None) -> Decimal | None:
@@ -143,6 +147,47 @@ class _CheckTally:
     critical: bool = False
     graded: int = 0
     passed: int = 0
+    # metric name -> case id -> the metric's values over that case's graded cells
+    metrics: dict[str, dict[str, list[Decimal]]] = field(default_factory=dict)
+
+    def add_metrics(self, case_id: str, values: Any) -> None:
+        if not isinstance(values, dict):
+            return
+        for name, value in values.items():
+            number = _metric_value(value)
+            if number is None or not isinstance(name, str):
+                continue
+            if name not in self.metrics and len(self.metrics) >= METRICS_PER_CHECK:
+                continue
+            self.metrics.setdefault(name, {}).setdefault(case_id, []).append(number)
+
+
+def _metric_value(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        return None
+    number = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
+    # A metric is a share or a count; anything past this is not one (a stored
+    # result may hold anything), and must not make the report's arithmetic overflow.
+    # (`adjusted` reads the exponent: no arithmetic on a number that may overflow.)
+    if not number.is_finite() or number.adjusted() >= METRIC_DIGITS:
+        return None
+    return number
+
+
+def metric_block(by_case: dict[str, list[Decimal]], name: str) -> dict[str, Any]:
+    """A metric over a check's graded cells: the case is the unit (its cells' mean), as for
+    rates; the mean over cases with its 95% Student-t interval, and the extremes."""
+    per_case = [sum(v, Decimal(0)) / len(v) for _, v in sorted(by_case.items())]
+    mean, low, high = mean_interval(per_case)
+    if low is not None and high is not None and name in SHARE_METRICS:
+        low, high = max(low, Decimal(0)), min(high, Decimal(1))
+    return {
+        "n": len(per_case),
+        "mean": rounded(mean),
+        "ci95": None if low is None or high is None else [rounded(low), rounded(high)],
+        "min": rounded(min(per_case)),
+        "max": rounded(max(per_case)),
+    }
 
 
 def check_rows(
@@ -163,6 +208,13 @@ def check_rows(
     leading = suite.suite_checks or 0
     tallies: dict[tuple[str, str], _CheckTally] = {}
     seen_in_case: dict[tuple[str, str], set[str]] = {}
+
+    def tally_of(key: tuple[str, str]) -> _CheckTally:
+        tally = tallies.get(key)
+        if tally is None:
+            tally = tallies[key] = _CheckTally(key[1], key[0])
+        return tally
+
     for cell in cells:
         if not cell.graded or cell.checks is None:
             continue
@@ -172,16 +224,17 @@ def check_rows(
         for position, result in enumerate(cell.checks):
             scope = "suite" if position < leading else "case"
             name = text_of(result.get("name", ""))
-            if scope == "case" and lump_case_checks:
+            lumped = scope == "case" and lump_case_checks
+            if lumped:
                 name = CASE_SPECIFIC
             key = (scope, name)
             verdict = entries.setdefault(key, [True, False])
             verdict[0] = verdict[0] and result.get("passed") is True
             verdict[1] = verdict[1] or result.get("critical") is True
+            if not lumped:  # a folded row's checks measure different things
+                tally_of(key).add_metrics(cell.case_id, result.get("metrics"))
         for key, (passed, critical) in entries.items():
-            tally = tallies.get(key)
-            if tally is None:
-                tally = tallies[key] = _CheckTally(key[1], key[0])
+            tally = tally_of(key)
             tally.graded += 1
             tally.passed += 1 if passed else 0
             tally.critical = tally.critical or critical
@@ -202,6 +255,9 @@ def check_rows(
                 "missing": belongs - tally.graded,
                 "passed": tally.passed,
                 "rate": rate(Fraction(tally.passed, tally.graded)) if tally.graded else None,
+                "metrics": {
+                    name: metric_block(tally.metrics[name], name) for name in sorted(tally.metrics)
+                },
             }
         )
     return rows

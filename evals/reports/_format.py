@@ -21,6 +21,8 @@ __all__ = [
     "interval",
     "json_text",
     "latency_text",
+    "metric_header",
+    "metric_rows",
     "number",
     "outcomes_text",
     "percent",
@@ -164,3 +166,17 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         ),
     ]
     return pairs
+
+
+# The per-check metrics table (F1, similarity …), shared by Markdown and HTML.
+metric_header = ("split", "check", "metric", "cases", "mean", "95% CI", "min", "max")
+
+
+def metric_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """One row per (split, check, metric), in the report's order; empty when no check has one."""
+    return [
+        (split, row["name"], name, m["n"], m["mean"], interval(m["ci95"]), m["min"], m["max"])
+        for split in ("public", "holdout")
+        for row in suite["checks"].get(split, ())
+        for name, m in row.get("metrics", {}).items()
+    ]

@@ -25,6 +25,8 @@ from evals.reports._format import (
     interval,
     json_text,
     latency_text,
+    metric_header,
+    metric_rows,
     number,
     overview_pairs,
     percent,
@@ -283,6 +285,13 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
             numeric=(4, 6),
         ),
     ]
+    metrics = metric_rows(suite)
+    if metrics:
+        parts += [
+            "<h4>Check metrics</h4>",
+            '<p class="muted">The case is the unit (its graded cells\' mean).</p>',
+            _table(metric_header, metrics, numeric=(3, 4, 6, 7)),
+        ]
     for split in ("public", "holdout"):
         if split in suite["tags"]:
             parts += [

@@ -22,6 +22,8 @@ from evals.reports._format import (
     interval,
     json_text,
     latency_text,
+    metric_header,
+    metric_rows,
     number,
     overview_pairs,
     split_text,
@@ -104,6 +106,14 @@ def _split_rows(suite: dict[str, Any]) -> list[str]:
     header = ["split", "cases", "scored (n)", "missing", "passed (x)", "rate", "95% CI"]
     header += ["stability", "cells recorded", "cells missing"]
     return table(header, rows)
+
+
+def _metric_rows(suite: dict[str, Any]) -> list[str]:
+    rows = metric_rows(suite)
+    if not rows:
+        return []
+    intro = "Metrics per check: the case is the unit (its graded cells' mean)."
+    return ["", "#### Check metrics", "", intro, "", *table(list(metric_header), rows)]
 
 
 def _check_rows(suite: dict[str, Any]) -> list[str]:
@@ -243,6 +253,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
         "Only graded cells (outcome ok) count: graded n of N.",
         "",
         *_check_rows(suite),
+        *_metric_rows(suite),
         "",
         "### Tags (public)",
         "",

@@ -409,3 +409,62 @@ def test_usage_and_grading_time_beside_latency(store: Store, tmp_path: Path) -> 
         text = render_markdown(report)
         assert f"reported by {len(answered)} of {len(cells)} recorded cells" in text
         assert "- grading: p50 " in text
+
+
+def test_check_metrics_are_aggregated_per_case_with_an_interval(
+    store: Store, tmp_path: Path
+) -> None:
+    from evals._stats import mean_interval, rounded
+
+    similar = SUITE_YAML.replace(
+        "checks:\n",
+        "checks:\n  - {name: near label, path: $.output.label, "
+        "similar: {to: {path: $.expected.label}, min: 0.5}}\n",
+    )
+    setup(store, tmp_path, suite_yaml=similar)
+    eval_id = run_eval(store, tmp_path / "home")
+    for audience in ("author", "operator"):
+        report = _valid(build_report(store, eval_id, audience=audience))
+        (suite,) = report["suites"]
+        splits = ("public", "holdout") if audience == "operator" else ("public",)
+        assert set(suite["checks"]) == set(splits)  # an author's holdout has no check rows
+        for split in splits:
+            row = next(r for r in suite["checks"][split] if r["name"] == "near label")
+            block = row["metrics"]["similarity"]
+            # Recomputed from the report's own cells: a case's value is its cells' mean.
+            values = [
+                Decimal(str(check["metrics"]["similarity"]))
+                for case in suite["cases"]
+                if case["split"] == split
+                for cell in case["cells"]
+                for check in cell["checks"] or []
+                if check["name"] == "near label"
+            ]
+            assert block["n"] == len(values) == row["n"]  # one repetition: a cell a case
+            mean, low, high = mean_interval(values)
+            assert block["mean"] == rounded(mean)
+            assert low is not None and high is not None
+            assert block["ci95"] == [rounded(max(low, Decimal(0))), rounded(min(high, Decimal(1)))]
+            assert 0 <= block["ci95"][0] <= block["mean"] <= block["ci95"][1] <= 1
+            assert (block["min"], block["max"]) == (rounded(min(values)), rounded(max(values)))
+        # A check with no metric has none.
+        label = next(r for r in suite["checks"]["public"] if r["name"] == "label")
+        assert label["metrics"] == {}
+        assert "Check metrics" in render_markdown(report)
+        assert "Check metrics" in render_html(report)
+
+
+def test_the_t_interval_matches_the_textbook() -> None:
+    from evals._stats import mean_interval, t95
+
+    # n = 5: t(0.975, 4) = 2.776; mean 3, sd sqrt(2.5).
+    mean, low, high = mean_interval([Decimal(v) for v in (1, 2, 3, 4, 5)])
+    half = Decimal("2.776") * Decimal("2.5").sqrt() / Decimal(5).sqrt()
+    assert mean == 3 and low is not None and high is not None
+    assert abs(low - (3 - half)) < Decimal("1e-20") and abs(high - (3 + half)) < Decimal("1e-20")
+    assert mean_interval([Decimal(7)]) == (7, None, None)
+    assert (t95(1), t95(30), t95(35), t95(10**6)) == tuple(
+        Decimal(t) for t in ("12.706", "2.042", "2.042", "1.962")
+    )
+    with pytest.raises(ValueError):
+        t95(0)
