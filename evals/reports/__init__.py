@@ -4,12 +4,15 @@
 one eval for an audience; `render_markdown`, `render_html` and
 `render_junit` render that JSON and nothing else; `render_json` writes it (or a comparison) as JSON
 text. `compare_evals` pairs the cells of two evals and gates on critical
-cases; `render_compare_markdown` renders it. Whatever a store holds, every
+cases; `render_compare_markdown` and `render_compare_html` render it
+(`render_comparison` by format). Whatever a store holds, every
 renderer finishes, bounded, with unsafe characters shown as escapes
 (`_values`, `_visible`).
 """
 
 from evals.reports._compare import COMPARE_VERSION, compare_evals
+from evals.reports._compare_formats import COMPARE_FORMATS, render_comparison
+from evals.reports._compare_html import render_compare_html
 from evals.reports._compare_markdown import render_compare_markdown
 from evals.reports._html import render_html
 from evals.reports._junit import render_junit
@@ -26,12 +29,15 @@ from evals.reports._values import render_json
 __all__ = [
     "AUDIENCES",
     "Audience",
+    "COMPARE_FORMATS",
     "COMPARE_VERSION",
     "REPORT_FORMATS",
     "REPORT_VERSION",
     "build_report",
     "compare_evals",
+    "render_compare_html",
     "render_compare_markdown",
+    "render_comparison",
     "render_html",
     "render_json",
     "render_junit",

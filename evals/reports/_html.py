@@ -37,7 +37,7 @@ from evals.reports._format import (
 )
 from evals.reports._visible import visible, visible_runs
 
-__all__ = ["attr", "checks_table", "esc", "fields_table", "page", "render_html"]
+__all__ = ["attr", "checks_table", "esc", "fields_table", "page", "render_html", "table_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 
@@ -83,7 +83,7 @@ def attr(value: Any) -> str:
     return html.escape(visible(text), quote=True)
 
 
-def _table(
+def table_html(
     header: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence[int] = ()
 ) -> str:
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
@@ -261,7 +261,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         f'<table class="bars"><tbody>{bars}</tbody></table>',
         fields_table(pairs),
         "<h3>Splits</h3>",
-        _table(
+        table_html(
             [
                 "split",
                 "cases",
@@ -279,7 +279,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         ),
         "<h3>Checks</h3>",
         '<p class="muted">Only graded cells (outcome ok) count: graded n of N.</p>',
-        _table(
+        table_html(
             ["split", "check", "scope", "critical", "passed", "graded", "rate"],
             check_rows,
             numeric=(4, 6),
@@ -290,13 +290,13 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         parts += [
             "<h4>Check metrics</h4>",
             '<p class="muted">The case is the unit (its graded cells\' mean).</p>',
-            _table(metric_header, metrics, numeric=(3, 4, 6, 7)),
+            table_html(metric_header, metrics, numeric=(3, 4, 6, 7)),
         ]
     for split in ("public", "holdout"):
         if split in suite["tags"]:
             parts += [
                 f"<h3>Tags ({esc(split)})</h3>",
-                _table(
+                table_html(
                     ["tag", "cases", "passed", "rate", "95% CI", "missing"],
                     [
                         (r["tag"], r["cases"], r["passed"], r["rate"], interval(r["ci95"]))
@@ -308,7 +308,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
             ]
     parts += [
         "<h3>Outcomes</h3>",
-        _table(["cells", "n", "missing", *OUTCOME_ORDER], outcome_rows, numeric=range(1, 9)),
+        table_html(["cells", "n", "missing", *OUTCOME_ORDER], outcome_rows, numeric=range(1, 9)),
         "<h3>Overfit</h3>",
         f'<p>verdict: <span class="verdict-{attr(o["verdict"])}">{esc(o["verdict"])}</span> '
         f"(delta {esc(o['delta'])}, gap {esc(o['gap'])}, Fisher p {esc(o['p_value'])}, "

@@ -277,13 +277,12 @@ class StoreEvals(EvalOps):
     def compare(
         self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
     ) -> tuple[JSONObject, str]:
-        from evals.reports import compare_evals, render_compare_markdown, render_json
+        from evals.reports import compare_evals, render_comparison
 
         comparison = compare_evals(
             self.store, base, candidate, audience=audience, allow_mismatch=allow_mismatch
         )
-        text = render_json(comparison) if form == "json" else render_compare_markdown(comparison)
-        return comparison, text
+        return comparison, render_comparison(comparison, form)
 
 
 class StoreCalls(CallOps):

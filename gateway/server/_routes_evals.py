@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from evals import resumable
-from evals.reports import AUDIENCES, REPORT_FORMATS
+from evals.reports import AUDIENCES, COMPARE_FORMATS, REPORT_FORMATS
 from gateway.client._evals import eval_view, plan_view
 from gateway.server._auth import Principal
 from gateway.server._http import body_object, id_text, json_response, query_int, read_json
@@ -226,7 +226,7 @@ async def eval_report(request: Request, who: Principal, svc: Service) -> Respons
 async def eval_compare(request: Request, who: Principal, svc: Service) -> Response:
     base, candidate = request.path_params["base"], request.path_params["candidate"]
     audience = _audience(request, who)
-    form = _format(request, ("json", "md"))
+    form = _format(request, tuple(COMPARE_FORMATS))
     allow = request.query_params.get("allow_mismatch", "false").lower() in ("1", "true", "yes")
 
     def render() -> str:
@@ -238,8 +238,7 @@ async def eval_compare(request: Request, who: Principal, svc: Service) -> Respon
         return text
 
     text = await svc.run(render)
-    media = "application/json" if form == "json" else "text/markdown"
-    return Response(text, media_type=f"{media}; charset=utf-8")
+    return Response(text, media_type=f"{COMPARE_FORMATS[form]}; charset=utf-8")
 
 
 _REPORT_QUERY = (
@@ -309,7 +308,11 @@ ENDPOINTS = [
         ORG,
         eval_compare,
         "compare two evals case by case",
-        query=(*_REPORT_QUERY, ("allow_mismatch", "true: compare unmatched evals anyway")),
+        query=(
+            ("format", "json (default), md or html"),
+            _REPORT_QUERY[1],
+            ("allow_mismatch", "true: compare unmatched evals anyway"),
+        ),
         statuses=(404, 409),
         media="application/json",
     ),

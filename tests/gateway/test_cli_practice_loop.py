@@ -118,9 +118,10 @@ def test_a_corrupt_or_forged_cache_entry_is_a_miss(
     cli("test", str(TICKETS), "--endpoint", url, "--cache", *one)
     assert app.calls == 3
     # Each miss rewrote the entry: the next run is served from it.
-    assert cli("test", str(TICKETS), "--endpoint", url, "--cache", *one).json()["summary"][
-        "cached"
-    ] == 1
+    assert (
+        cli("test", str(TICKETS), "--endpoint", url, "--cache", *one).json()["summary"]["cached"]
+        == 1
+    )
     assert app.calls == 3
 
 
@@ -206,14 +207,17 @@ def test_watch_runs_again_on_every_change(tmp_path: Path) -> None:
     env = {**os.environ, "HOLON_HOME": str(tmp_path / "home"), "HOLON_EXAMPLES": "off"}
     argv = [sys.executable, "-m", "gateway.cli", "test", str(suite), "--endpoint", TRIAGE]
     errors = (tmp_path / "stderr.txt").open("w")
-    with errors, subprocess.Popen(
-        [*argv, "--watch", "--watch-interval", "0.1", "--json"],
-        stdout=subprocess.PIPE,
-        stderr=errors,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    ) as proc:
+    with (
+        errors,
+        subprocess.Popen(
+            [*argv, "--watch", "--watch-interval", "0.1", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        ) as proc,
+    ):
         try:
             assert proc.stdout is not None
             docs = _lines(proc.stdout, time.monotonic() + 60)

@@ -123,3 +123,10 @@ def test_cli_report_formats_match_the_reports() -> None:
     from gateway.cli._commands.reports import REPORT_FORMATS as CLI_FORMATS
 
     assert CLI_FORMATS == tuple(REPORT_FORMATS)
+
+
+def test_cli_compare_formats_match_the_reports() -> None:
+    from evals.reports import COMPARE_FORMATS
+    from gateway.cli._commands.reports import COMPARE_FORMATS as CLI_FORMATS
+
+    assert CLI_FORMATS == tuple(COMPARE_FORMATS)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # tests/gateway/test_cli_startup.py checks the two stay equal.
 AUDIENCES: tuple[Audience, ...] = ("author", "operator")
 REPORT_FORMATS = ("json", "md", "html", "junit")  # evals.reports.REPORT_FORMATS, the same way
-COMPARE_FORMATS = ("json", "md")
+COMPARE_FORMATS = ("json", "md", "html")  # evals.reports.COMPARE_FORMATS, the same way
 
 
 def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,7 +71,9 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     compare.add_argument("base", metavar="BASE", help="the eval to compare against")
     compare.add_argument("candidate", metavar="CANDIDATE", help="the eval being judged")
     compare.add_argument(
-        "--format", choices=COMPARE_FORMATS, help="md or json (default: md; json with --json)"
+        "--format",
+        choices=COMPARE_FORMATS,
+        help="md, html (one self-contained page) or json (default: md; json with --json)",
     )
     _audience(compare)
     compare.add_argument(

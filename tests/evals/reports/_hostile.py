@@ -6,7 +6,7 @@ then writes each cell's JSON columns as text, the way an older holon (or a
 hand) left them: numbers in any form JSON allows (10^1000000 as a million
 digits or as `1E+1000000`), lone surrogates as `\\ud800` escapes, nesting as
 deep as a value has. `rendered` renders every report format in every
-audience and both compare formats, and `check_rendered` is the standard
+audience and every compare format, and `check_rendered` is the standard
 each must meet (see its docstring).
 """
 
@@ -28,6 +28,7 @@ from evals import make_plan, start
 from evals.reports import (
     build_report,
     compare_evals,
+    render_compare_html,
     render_compare_markdown,
     render_html,
     render_json,
@@ -240,6 +241,7 @@ def rendered(store: Store, eval_id: str, reference: str | None) -> Iterator[tupl
         comparison = compare_evals(store, base, candidate, audience=audience)
         yield f"compare json {audience}", comparison, render_json(comparison)
         yield f"compare md {audience}", comparison, render_compare_markdown(comparison)
+        yield f"compare html {audience}", comparison, render_compare_html(comparison)
 
 
 def _strings_bounded(value: Any, where: str) -> None:
@@ -352,7 +354,7 @@ def check_rendered(name: str, document: Any, output: str) -> dict[str, Any]:
         assert UNSAFE.search(everything) is None, name
         seen.update(text=everything)
         assert len(output) <= JUNIT_FACTOR * canonical + SLACK, (name, len(output), canonical)
-    elif name.startswith("html"):
+    elif name.startswith(("html", "compare html")):
         page = _Page()
         page.feed(output)
         page.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evals.reports import compare_evals, render_compare_markdown
+from evals.reports import compare_evals, render_compare_html, render_compare_markdown
 from evals.reports._data import load_eval
 from evals.suites import install_suite
 from records import Store
@@ -92,6 +92,13 @@ def test_a_critical_regression_fails_the_gate(store: Store, tmp_path: Path) -> N
                 assert case_["case_digest"] not in text
     markdown = render_compare_markdown(operator)
     assert "## Gate: **FAILED**" in markdown and SECRET_IDS[2] in markdown
+    page = render_compare_html(operator)
+    assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
+    assert '<h2>Gate: <strong class="fail">FAILED</strong></h2>' in page
+    assert SECRET_IDS[2] in page and "pub-critical" in page
+    # An author's page holds no more of the holdout than the author's JSON.
+    for secret in SECRET_IDS:
+        assert not any(form in render_compare_html(author) for form in escaped_forms(secret))
 
 
 def test_the_same_agent_twice_passes_the_gate(store: Store, tmp_path: Path) -> None:

@@ -115,7 +115,7 @@ def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
                 res = cli("evals", "report", base, "--format", form, "--audience", audience)
                 assert res.code == 0, (form, audience, res.stderr)
                 assert "1E+1000000" in res.stdout and "Traceback" not in res.stderr
-        for form in ("json", "md"):
+        for form in ("json", "md", "html"):
             res = cli("evals", "compare", base, other, "--format", form, "--audience", "operator")
             assert res.code == 0, (form, res.stderr)
         with running_gateway(store, home, eval_workers=0) as gw:
@@ -125,7 +125,7 @@ def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
                     got = gw.call("GET", f"/v1/evals/{base}/report", "operator", params=params)
                     assert got.status_code == 200, (form, audience, got.text[:300])
                     assert "1E+1000000" in got.text
-            for form in ("json", "md"):
+            for form in ("json", "md", "html"):
                 path = f"/v1/evals/{base}/compare/{other}"
                 got = gw.call("GET", path, "operator", params={"format": form})
                 assert got.status_code == 200, (form, got.text[:300])
@@ -237,7 +237,7 @@ def test_an_agents_bidi_and_script_output_over_http_is_escaped_everywhere(tmp_pa
                 check_rendered(f"{form} {audience}", document, res.stdout)
                 shown[f"{form} {audience}"] = res.stdout
         _assert_escaped(shown)
-        for form in ("json", "md"):
+        for form in ("json", "md", "html"):
             res = cli("evals", "compare", first, evals[1], "--format", form)
             assert res.code == 0, (form, res.stderr)
             assert "\u202e" not in res.stdout

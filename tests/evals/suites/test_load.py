@@ -198,8 +198,6 @@ def test_expected_facts_are_not_held_to_the_output_schema(tmp_path: Path) -> Non
 def test_a_fixture_truth_is_checked_once_expanded_not_at_load(tmp_path: Path) -> None:
     """A `$truth` reference is not an answer yet: the loader cannot refuse it."""
     referenced = {**case("p1"), "expected": {"label": {"$truth": "ticket", "seed": 3}}}
-    text = SUITE_YAML.replace(
-        "checks:\n", "fixtures:\n  ticket: {generator: ticket}\nchecks:\n"
-    )
+    text = SUITE_YAML.replace("checks:\n", "fixtures:\n  ticket: {generator: ticket}\nchecks:\n")
     suite = load_suite(make_suite(tmp_path, suite_yaml=text, public=[referenced, case("p2")]))
     assert suite.public[0].expected == {"label": {"$truth": "ticket", "seed": 3}}
