@@ -101,5 +101,5 @@ def test_compare_refuses_evals_that_measure_different_things(cli: CLI, tmp_path:
     assert allowed.code == 0 and "**Unmatched**" in allowed.stdout
     unknown = cli("evals", "compare", base, "ev_01M8KYX2399MFPEAV9ECCJWA17")
     assert unknown.code == 2 and "no eval" in unknown.stderr
-    bad_format = cli("evals", "compare", base, candidate, "--format", "html")
-    assert bad_format.code == 2 and "invalid choice: 'html'" in bad_format.stderr
+    bad_format = cli("evals", "compare", base, candidate, "--format", "junit")
+    assert bad_format.code == 2 and "invalid choice: 'junit'" in bad_format.stderr
