@@ -33,7 +33,7 @@ from evals._stats import nearest_rank, rounded, rounded_ms, wilson
 from evals.checks import PdfPool, open_pdf_pool, render_result
 from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
-from schema.errors import UsageError
+from schema.errors import UsageError, checked
 
 Progress = Callable[[int, int, int], None]  # (cells done, cells total, cells passed)
 
@@ -112,7 +112,7 @@ class PracticeReport:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.passed else 1
+        return checked(self.passed)
 
     @property
     def unreachable(self) -> str | None:

@@ -5,8 +5,11 @@ error body ``{"error": {"code", "message", "details"}}`` is part of the wire
 contract, like the JSON Schemas beside this module::
 
     HolonError                  exit 1  HTTP 500  internal
+    ├── GeneratorBug                              internal: a fixture generator's own bug
     ├── UsageError              exit 2  HTTP 400  usage: bad command-line or request use
-    │   └── PayloadTooLarge             413       payload_too_large: a body over its cap
+    │   ├── InvalidInput                          invalid_input: a live input breaks its schema
+    │   ├── PayloadTooLarge             413       payload_too_large: a body over its cap
+    │   └── BodyTimeout                 408       request_timeout: a body too slow to arrive
     ├── InputError              exit 2  HTTP 422  invalid_input: names file:line:col and path
     │   ├── ManifestError                         invalid_manifest
     │   ├── SuiteError                            invalid_suite
@@ -21,14 +24,24 @@ contract, like the JSON Schemas beside this module::
     ├── Denied                  exit 1  HTTP 403  <deny reason>: a mandate said no
     │   ├── BudgetExhausted     exit 1  HTTP 402  budget_exhausted
     │   └── RateLimited         exit 1  HTTP 429  rate_limited: Retry-After from retry_after_s
-    ├── CheckFailed             exit 1  HTTP 200  check_failed: e.g. eval below threshold
+    ├── CheckFailed             exit 1  HTTP 200  check_failed: the thing checked failed
     └── EnvironmentFault        exit 3  HTTP 503  environment: something around us is broken
         ├── StoreError                            store_error
         │   ├── StoreUnavailable                  store_unavailable
         │   └── SchemaMismatch                    schema_mismatch: "run holon db upgrade"
+        ├── GatewayUnreachable                    gateway_unreachable: --gateway did not answer
+        ├── GradingTimeout                        grading_timeout: the grader's clock guard
         ├── AgentUnreachable    exit 3  HTTP 502  agent_unreachable
+        ├── AgentCallFailed     exit 3  HTTP 502  <outcome code>: a live call not ok
+        │   ├── InvalidOutput                     invalid_output: breaks the output schema
+        │   └── AgentTimedOut           504       timeout
         └── AgentProtocolError  exit 3  HTTP 502  agent_protocol: answered outside the protocol
 
+Every holon error class is here, and only here (tests/test_errors_tree.py):
+the API rebuilds an error from its body by code, so a class defined in a
+module that was not imported could not be rebuilt.
+`CheckFailed.exit_code` is the one declaration of exit 1 for a failed check:
+commands that print their result and then exit 1 return it.
 Exit codes follow GATEWAY.md: 0 ok; 1 the thing checked failed; 2 usage or
 input error, or a refusal; 3 environment error.
 """
@@ -44,6 +57,7 @@ __all__ = [
     "AgentProtocolError",
     "AgentTimedOut",
     "AgentUnreachable",
+    "BodyTimeout",
     "BudgetExhausted",
     "CheckError",
     "CheckFailed",
@@ -51,6 +65,9 @@ __all__ = [
     "Denied",
     "EnvironmentFault",
     "Forbidden",
+    "GatewayUnreachable",
+    "GeneratorBug",
+    "GradingTimeout",
     "HolonError",
     "IdentityMismatch",
     "InputError",
@@ -69,6 +86,7 @@ __all__ = [
     "SuiteError",
     "Unauthorized",
     "UsageError",
+    "checked",
     "error_from_body",
 ]
 
@@ -143,6 +161,13 @@ class PayloadTooLarge(UsageError):
 
     code = "payload_too_large"
     http_status = 413
+
+
+class BodyTimeout(UsageError):
+    """A request body that did not arrive in time (slow bytes): the client's fault."""
+
+    code = "request_timeout"
+    http_status = 408
 
 
 class InputError(HolonError):
@@ -245,10 +270,23 @@ class RateLimited(Denied):
     http_status = 429
 
 
+class GeneratorBug(HolonError):
+    """A generator produced an instance it cannot vouch for (e.g. a truth value
+    that cannot be read back from its own PDF). Always a bug in the generator,
+    never the suite's or the agent's fault."""
+
+    code = "internal"
+
+
 class CheckFailed(HolonError):
     code = "check_failed"
     exit_code = 1
     http_status = 200
+
+
+def checked(passed: bool) -> int:
+    """The exit code of a command that printed what it checked: 0, or CheckFailed's."""
+    return 0 if passed else CheckFailed.exit_code
 
 
 class EnvironmentFault(HolonError):
@@ -267,6 +305,18 @@ class StoreUnavailable(StoreError):
 
 class SchemaMismatch(StoreError):
     code = "schema_mismatch"
+
+
+class GatewayUnreachable(EnvironmentFault):
+    """The gateway could not be reached or did not answer as a holon gateway."""
+
+    code = "gateway_unreachable"
+
+
+class GradingTimeout(EnvironmentFault):
+    """Grading one case outlasted the wall-clock guard: our bug, never the agent's grade."""
+
+    code = "grading_timeout"
 
 
 class AgentUnreachable(EnvironmentFault):

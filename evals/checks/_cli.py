@@ -20,7 +20,7 @@ from evals.checks._results import CaseGrade
 from evals.checks._structure import CompiledCheck
 from schema import jsontext
 from schema.documents import load_document, read_text
-from schema.errors import CheckError, InputError, Location
+from schema.errors import CheckError, InputError, Location, checked
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 DOCUMENT_KEYS = ("case", "expected", "input", "output", "usage")
@@ -108,7 +108,7 @@ class GradeReport:
     @property
     def exit_code(self) -> int:
         """0 when every check passes, 1 when some fail (invalid checks raised CheckError: 2)."""
-        return 0 if self.grade.passed else 1
+        return checked(self.grade.passed)
 
     def lines(self) -> list[str]:
         out: list[str] = []

@@ -16,7 +16,6 @@ from evals.checks._compile import compile_path
 from evals.checks._limits import (
     CURRENT_METER,
     DEFAULT_TIMEOUT_S,
-    GradingTimeout,
     LimitExceeded,
     Meter,
 )
@@ -25,6 +24,7 @@ from evals.checks._pdfview import PdfPool, PdfViews
 from evals.checks._results import CaseGrade, CheckResult
 from evals.checks._structure import CompiledCheck
 from evals.checks._subject import Context
+from schema.errors import GradingTimeout
 
 logger = logging.getLogger(__name__)
 

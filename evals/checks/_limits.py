@@ -14,7 +14,7 @@ import time
 from contextvars import ContextVar
 from typing import Any, Final
 
-from schema.errors import EnvironmentFault
+from schema.errors import GradingTimeout
 
 MAX_NODES: Final = 100_000
 """Nodes one path may match."""
@@ -39,12 +39,6 @@ DEFAULT_TIMEOUT_S: Final = 2.0
 """Wall-clock guard per graded case."""
 
 _CHECK_EVERY: Final = 1024  # filter steps between two looks at the clock
-
-
-class GradingTimeout(EnvironmentFault):
-    """Grading one case outlasted the wall-clock guard: our bug, never the agent's grade."""
-
-    code = "grading_timeout"
 
 
 class LimitExceeded(Exception):

@@ -38,7 +38,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from schema import validator
-from schema.errors import HolonError, UsageError
+from schema.errors import HolonError, PayloadTooLarge, UsageError
 from schema.jsontext import dumps, loads, max_depth
 
 __all__ = [
@@ -56,13 +56,6 @@ logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 16 * 1024 * 1024  # a 10 MiB PDF as base64 plus the envelope
 MAX_DEPTH = 32
 IDENTITY_PATH = "/.well-known/holon-agent"
-
-
-class PayloadTooLarge(UsageError):
-    """The request (or a document inside it) is larger than the agent accepts."""
-
-    code = "payload_too_large"
-    http_status = 413
 
 
 class DeadlineExceeded(HolonError):

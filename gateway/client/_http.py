@@ -26,6 +26,7 @@ from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.mandates import load_mandate
 from schema.errors import (
     EnvironmentFault,
+    GatewayUnreachable,
     HolonError,
     InputError,
     Refused,
@@ -45,12 +46,6 @@ DEFAULT_TIMEOUT_S = 60.0
 # twice a second, which costs the gateway one indexed read each time.
 POLL_FIRST_S = 0.05
 POLL_MAX_S = 0.5
-
-
-class GatewayUnreachable(EnvironmentFault):
-    """The gateway could not be reached or did not answer as a holon gateway."""
-
-    code = "gateway_unreachable"
 
 
 def _segment(text: str) -> str:

@@ -22,18 +22,13 @@ import anyio
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from schema.errors import UsageError
+from schema.errors import BodyTimeout
 
 log = logging.getLogger(__name__)
 
 __all__ = ["BodyTimeout", "RequestGuard", "log_disconnect"]
 
 _CLOSE = (b"connection", b"close")
-
-
-class BodyTimeout(UsageError):
-    code = "request_timeout"
-    http_status = 408
 
 
 def log_disconnect(method: str, path: str) -> None:

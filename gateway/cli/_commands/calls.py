@@ -17,7 +17,7 @@ from typing import Any
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
-from schema.errors import Denied, InputError, Location, UsageError
+from schema.errors import Denied, InputError, Location, UsageError, checked
 from schema.jsontext import JSONValue, NumberError, dumps, format_path, loads
 
 MAX_INPUT_BYTES = 8 * 1024 * 1024
@@ -296,7 +296,7 @@ def do_check(ctx: Context) -> int:
     allowed = verdict["decision"] == "allow"
     if ctx.out.json_mode:
         ctx.out.json(verdict)
-        return 0 if allowed else 1
+        return checked(allowed)
     subject = f"{verdict['agent']} {verdict['agent_version']} for {verdict['capability']}"
     if allowed:
         ctx.out.line(f"allow: mandate {verdict['mandate']} allows {subject}")
@@ -311,7 +311,7 @@ def do_check(ctx: Context) -> int:
     rate = verdict.get("rate_limit")
     if rate is not None:
         ctx.out.line(f"  rate limit: {_numbers(rate, set())}")
-    return 0 if allowed else 1
+    return checked(allowed)
 
 
 def do_revoke(ctx: Context) -> int:

@@ -13,7 +13,7 @@ from gateway.cli._commands import reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
 from schema.documents import write_file
-from schema.errors import HolonError, Refused, UsageError
+from schema.errors import HolonError, Refused, UsageError, checked
 
 if TYPE_CHECKING:
     from gateway.client import EvalsAPI
@@ -326,7 +326,7 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
             ctx.out.json(done)
     else:
         _print_result(ctx, result)
-    return (0 if result.get("meets_thresholds") else 1), done
+    return checked(bool(result.get("meets_thresholds"))), done
 
 
 def do_resume(ctx: Context) -> int:
@@ -337,7 +337,7 @@ def do_resume(ctx: Context) -> int:
         ctx.out.json(result)
     else:
         _print_result(ctx, result)
-    return 0 if result.get("meets_thresholds") else 1
+    return checked(bool(result.get("meets_thresholds")))
 
 
 def do_status(ctx: Context) -> int:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
 from schema.documents import write_file
+from schema.errors import checked
 
 if TYPE_CHECKING:
     from evals.reports import Audience
@@ -136,10 +137,10 @@ def do_compare(ctx: Context) -> int:
     _emit(ctx, text, ctx.args.output)
     gate = comparison["gate"]
     if gate["passed"]:
-        return 0
+        return checked(True)
     regressed = gate["critical_regressions"]
     holdout = "not shown" if regressed["holdout"] is None else regressed["holdout"]
     ctx.out.note(
         f"gate failed: critical cases regressed (public {regressed['public']}, holdout {holdout})"
     )
-    return 1
+    return checked(False)
