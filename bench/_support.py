@@ -89,9 +89,10 @@ def sqlite_url(root: Path) -> Iterator[str]:
 
 
 @contextmanager
-def postgres_url(admin_url: str) -> Iterator[str]:
-    """A throwaway PostgreSQL database (created, then dropped); its URL."""
-    name = f"holon_bench_{secrets.token_hex(6)}"
+def postgres_url(admin_url: str, prefix: str = "holon_bench_") -> Iterator[str]:
+    """A throwaway PostgreSQL database (created, then dropped); its URL. The tests'
+    `postgres_url` fixture is this too (tests/conftest.py)."""
+    name = f"{prefix}{secrets.token_hex(6)}"
     admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
+from bench._support import postgres_url as throwaway_postgres
 from records import Store, new_key, open_store
 
 # The campaigns' totals, printed at the end of a run (also under pytest-xdist).
@@ -46,16 +45,8 @@ def postgres_admin_url() -> str:
 @pytest.fixture
 def postgres_url(postgres_admin_url: str) -> Iterator[str]:
     """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
-    name = f"holon_test_{secrets.token_hex(6)}"
-    admin = create_engine(postgres_admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(postgres_admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with throwaway_postgres(postgres_admin_url, prefix="holon_test_") as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
