@@ -44,29 +44,21 @@ def suite_counts(plan: Plan, cells: list[EvalCell]) -> list[SuiteCounts]:
         tally = per_case[(cell.suite_id, cell.split, cell.case_id)]
         tally[0] += 1 if cell.passed else 0
         tally[1] += 1
-    counts = []
-    for planned in plan.suites:
-        suite = planned.suite
-
-        def split(name: str, suite_id: str = suite.id) -> list[tuple[int, int]]:
-            return [
-                (passes, runs)
-                for (sid, sp, _), (passes, runs) in sorted(per_case.items())
-                if sid == suite_id and sp == name
-            ]
-
-        counts.append(
-            SuiteCounts(
-                suite_id=suite.id,
-                version=suite.version,
-                capability=suite.capability,
-                threshold=suite.threshold,
-                public=split("public"),
-                holdout=split("holdout"),
-                overfit_delta=suite.overfit_delta,
-            )
+    return [
+        SuiteCounts.of(
+            suite_id=suite.id,
+            version=suite.version,
+            capability=suite.capability,
+            threshold=suite.threshold,
+            overfit_delta=suite.overfit_delta,
+            cases=[
+                (split, passes, runs)
+                for (sid, split, _), (passes, runs) in sorted(per_case.items())
+                if sid == suite.id
+            ],
         )
-    return counts
+        for suite in (planned.suite for planned in plan.suites)
+    ]
 
 
 def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:

@@ -22,7 +22,7 @@ before public (the split the author never saw), then suite id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -104,6 +104,33 @@ class SuiteCounts:
     public: Sequence[CaseCounts]
     holdout: Sequence[CaseCounts]
     overfit_delta: Decimal = DEFAULT_OVERFIT_DELTA
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        suite_id: str,
+        version: int,
+        capability: str,
+        threshold: Decimal,
+        overfit_delta: Decimal,
+        cases: Iterable[tuple[str, int, int]],
+    ) -> SuiteCounts:
+        """The counts from each case's (split, passes, runs), as the record and every report
+        take them: a case with no recorded run is missing from the sample, not a failure."""
+        by_split: dict[str, list[CaseCounts]] = {"public": [], "holdout": []}
+        for split, passes, runs in cases:
+            if runs:
+                by_split[split].append((passes, runs))
+        return cls(
+            suite_id,
+            version,
+            capability,
+            threshold,
+            by_split["public"],
+            by_split["holdout"],
+            overfit_delta,
+        )
 
 
 @dataclass(frozen=True)

@@ -103,27 +103,17 @@ def build_report(store: Store, eval_id: str, *, audience: str = "author") -> dic
 
 
 def _score(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
-    counts = []
-    for suite in data.suites:
-
-        def scored(split: str, suite_id: str = suite.id) -> list[tuple[int, int]]:
-            return [
-                (c.passes, c.runs)
-                for c in cases
-                if c.suite_id == suite_id and c.split == split and c.runs
-            ]
-
-        counts.append(
-            SuiteCounts(
-                suite_id=suite.id,
-                version=suite.version,
-                capability=suite.capability,
-                threshold=suite.threshold,
-                public=scored("public"),
-                holdout=scored("holdout"),
-                overfit_delta=suite.overfit_delta,
-            )
+    counts = [
+        SuiteCounts.of(
+            suite_id=suite.id,
+            version=suite.version,
+            capability=suite.capability,
+            threshold=suite.threshold,
+            overfit_delta=suite.overfit_delta,
+            cases=[(c.split, c.passes, c.runs) for c in cases if c.suite_id == suite.id],
         )
+        for suite in data.suites
+    ]
     claimed = list(data.info.plan.get("claimed_capabilities", []))
     claimed += [s.capability for s in data.suites if s.capability not in claimed]
     return score_eval(claimed, counts)
