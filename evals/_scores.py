@@ -26,15 +26,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 from evals._overfit import OverfitVerdict, SuiteSplits, overfit_verdicts
 from evals._stats import rounded, stability, wilson
-from evals.suites._model import DEFAULT_OVERFIT_DELTA
+from evals.suites._model import DEFAULT_OVERFIT_DELTA, Split
 
 __all__ = [
     "EvalScore",
-    "SplitName",
     "SplitScore",
     "SuiteCounts",
     "SuiteScore",
@@ -43,7 +42,6 @@ __all__ = [
     "split_score",
 ]
 
-SplitName = Literal["public", "holdout"]
 CaseCounts = tuple[int, int]  # (passes, runs) of one case
 
 
@@ -145,9 +143,9 @@ class SuiteScore:
     meets_threshold: bool  # score >= threshold, exactly; False without a score
     overfit: OverfitVerdict
 
-    def splits(self) -> list[tuple[SplitName, SplitScore]]:
+    def splits(self) -> list[tuple[Split, SplitScore]]:
         """The non-empty splits, holdout first."""
-        named: list[tuple[SplitName, SplitScore | None]] = [
+        named: list[tuple[Split, SplitScore | None]] = [
             ("holdout", self.holdout),
             ("public", self.public),
         ]
@@ -171,7 +169,7 @@ class EvalScore:
     eval_score: Fraction | None
     eval_score_ci95: tuple[Decimal, Decimal] | None
     weakest_suite: str | None
-    weakest_split: SplitName | None  # the split whose rate is eval_score
+    weakest_split: Split | None  # the split whose rate is eval_score
     unverified_capabilities: tuple[str, ...]  # sorted
     suites: Mapping[str, SuiteScore] = field(repr=False)  # by suite id
 
