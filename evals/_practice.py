@@ -30,6 +30,7 @@ from evals._cell import (
 )
 from evals._responses import ResponseCache
 from evals._stats import nearest_rank, rounded, rounded_ms, wilson
+from evals._visible import xml_text
 from evals.checks import PdfPool, open_pdf_pool, render_result
 from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
@@ -231,22 +232,17 @@ class PracticeReport:
                 suite,
                 "testcase",
                 classname=f"{self.suite.id}.public",
-                name=_xml_safe(name),
+                name=xml_text(name),
                 time=f"{cell.outcome.latency_ms / 1000:.3f}",
             )
             if not cell.passed:
                 lines = _failure_lines(cell)
-                failure = ET.SubElement(case, "failure", message=_xml_safe(lines[0]))
-                failure.text = _xml_safe("\n".join(lines[1:]))
+                failure = ET.SubElement(case, "failure", message=xml_text(lines[0]))
+                failure.text = xml_text("\n".join(lines[1:]))
         root = ET.Element("testsuites")
         root.append(suite)
         ET.indent(root)
         return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def _xml_safe(text: str) -> str:
-    # XML 1.0 cannot hold most control characters at all, escaped or not.
-    return "".join(ch if ch in "\t\n\r" or ord(ch) >= 0x20 else f"\\x{ord(ch):02x}" for ch in text)
 
 
 def _pct(value: Decimal | Fraction) -> str:

@@ -19,6 +19,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from evals._visible import visible, visible_runs
 from evals.reports._format import (
     OUTCOME_ORDER,
     cost_text,
@@ -35,7 +36,6 @@ from evals.reports._format import (
     usage_text,
     yes_no,
 )
-from evals.reports._visible import visible, visible_runs
 
 __all__ = ["attr", "checks_table", "esc", "fields_table", "page", "render_html", "table_html"]
 

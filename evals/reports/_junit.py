@@ -20,7 +20,7 @@ import math
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from evals.reports._visible import visible
+from evals._visible import xml_text
 
 __all__ = ["render_junit"]
 
@@ -30,7 +30,7 @@ MAX_LISTED_CHECKS = 20
 
 
 def _text(value: Any) -> str:
-    return visible(str(value)).replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
+    return xml_text(str(value))
 
 
 def render_junit(report: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ from datetime import datetime
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, Inexact
 from typing import Any
 
-from evals.reports._visible import UNSAFE
+from evals._visible import UNSAFE
 from records import utc_text
 from schema.jsontext import decimal_text, dumps
 

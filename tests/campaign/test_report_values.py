@@ -29,9 +29,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from evals._visible import UNSAFE, escape_char, visible
 from evals.reports import build_report, render_markdown
 from evals.reports._markdown import md
-from evals.reports._visible import UNSAFE, escape_char, visible
 from records import Store, new_key, open_store
 from schema.jsontext import dumps, loads
 from tests.campaign._mutate import fuzz_settings

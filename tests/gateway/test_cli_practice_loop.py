@@ -244,3 +244,27 @@ def test_watch_needs_a_directory(cli: CLI) -> None:
     assert res.code == 2 and "--watch needs a suite directory" in res.stderr
     res = cli("test", str(TICKETS), "--endpoint", TRIAGE, "--watch", "--watch-interval", "0")
     assert res.code == 2 and "--watch-interval" in res.stderr
+
+
+def test_junit_shows_what_hides_or_reorders_text(cli: CLI, tmp_path: Path) -> None:
+    """The echo agent answers a bidi override and a NUL back: JUnit shows them as escapes."""
+    from xml.etree import ElementTree as ET
+
+    from tests.evals.suites._make import case, make_suite
+
+    hostile = "\u202eexe.txt\x00"
+    suite = make_suite(tmp_path, public=[case("p1", hostile, "other"), case("p2")])
+    junit = tmp_path / "r.xml"
+    res = cli(
+        "test",
+        str(suite),
+        "--endpoint",
+        "asgi:tests.evals.reports._agent:v1",
+        "--junit",
+        str(junit),
+    )
+    assert res.code == 1, res.stderr
+    text = junit.read_text(encoding="utf-8")
+    assert "\u202e" not in text and "\\u202eexe.txt\\u0000" in text  # JSON-quoted actual
+    failure = ET.fromstring(text).find("testsuite/testcase/failure")
+    assert failure is not None and "\\u202e" in (failure.text or "")

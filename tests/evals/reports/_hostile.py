@@ -25,6 +25,7 @@ from xml.etree import ElementTree
 from sqlalchemy import text
 
 from evals import make_plan, start
+from evals._visible import UNSAFE
 from evals.reports import (
     build_report,
     compare_evals,
@@ -36,7 +37,6 @@ from evals.reports import (
     render_markdown,
 )
 from evals.reports._values import NUMBER_CHARS, OUTPUT_LIMIT, STRING_LIMIT
-from evals.reports._visible import UNSAFE
 from records import CellResultRow, Store
 from schema import validator
 from schema.jsontext import dumps, loads

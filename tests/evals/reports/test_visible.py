@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from evals._visible import UNSAFE, escape_char, visible, visible_runs
 from evals.reports._html import attr, esc
 from evals.reports._markdown import md, table
 from evals.reports._values import (
@@ -19,7 +20,6 @@ from evals.reports._values import (
     render_json,
     text_of,
 )
-from evals.reports._visible import UNSAFE, escape_char, visible, visible_runs
 from schema.jsontext import loads
 
 UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Zl", "Zp"}

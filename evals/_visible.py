@@ -27,7 +27,7 @@ from __future__ import annotations
 import re  # noqa: TID251
 from collections.abc import Iterator
 
-__all__ = ["UNSAFE", "escape_char", "visible", "visible_runs"]
+__all__ = ["UNSAFE", "escape_char", "visible", "visible_runs", "xml_text"]
 
 # Cc minus \t \n; the Cf list of Unicode 14 (Python 3.11's unicodedata); Cs; Zl; Zp.
 _CLASS = (
@@ -70,3 +70,9 @@ def visible(text: str) -> str:
     if UNSAFE.search(text) is None:
         return text
     return "".join(piece for piece, _ in visible_runs(text))
+
+
+def xml_text(text: str) -> str:
+    """Text for an XML 1.0 document (JUnit): visible, and without the two non-characters
+    XML cannot hold at all (U+FFFE, U+FFFF), which `visible` leaves as they are."""
+    return visible(text).replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
