@@ -22,6 +22,7 @@ contract, like the JSON Schemas beside this module::
     │   ├── BudgetExhausted     exit 1  HTTP 402  budget_exhausted
     │   └── RateLimited         exit 1  HTTP 429  rate_limited: Retry-After from retry_after_s
     ├── CheckFailed             exit 1  HTTP 200  check_failed: e.g. eval below threshold
+    ├── CertificateRejected     exit 1  HTTP 422  certificate_rejected: details.reason says why
     └── EnvironmentFault        exit 3  HTTP 503  environment: something around us is broken
         ├── StoreError                            store_error
         │   ├── StoreUnavailable                  store_unavailable
@@ -46,6 +47,7 @@ __all__ = [
     "AgentUnreachable",
     "BudgetExhausted",
     "CheckError",
+    "CertificateRejected",
     "CheckFailed",
     "Conflict",
     "Denied",
@@ -249,6 +251,18 @@ class CheckFailed(HolonError):
     code = "check_failed"
     exit_code = 1
     http_status = 200
+
+
+class CertificateRejected(HolonError):
+    """A certificate (or a revocation list) did not verify: the thing checked failed.
+
+    `details.reason` is one of the reasons of `records.REJECT_REASONS`
+    (docs/certificates.md), so a script tells tampering from expiry.
+    """
+
+    code = "certificate_rejected"
+    exit_code = 1
+    http_status = 422
 
 
 class EnvironmentFault(HolonError):
