@@ -44,7 +44,10 @@ IMPORT_SCHEMA: dict[str, Any] = {
     "required": ["certificate", "jwks"],
     "additionalProperties": False,
     "properties": {
-        "certificate": ENVELOPE,
+        "certificate": {
+            "type": "object",
+            "description": "the certificate: a DSSE envelope (certificate.schema.json)",
+        },
         "jwks": JWKS,
         "revocations": {"type": "object", "description": "the issuer's signed revocation list"},
     },
