@@ -9,8 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
+from records import Certify, Store, utcnow
 from schema import validator
+from schema.canonical import canonical_digest
+from tests._servers import serve
 from tests.evals.suites._make import case, make_suite
 from tests.gateway._cli import CLI
 
@@ -169,3 +175,36 @@ def test_the_ledger_names_the_certificate_relied_on(world: CLI, tmp_path: Path) 
     (row,) = world("ledger", "--json").json()["items"]
     assert row["decision"] == "allow"
     assert row["certificate_id"] == record["certificate_id"] is not None
+
+
+def test_an_a2a_agents_card_is_checked_by_url(sqlite_store: Store, tmp_path: Path) -> None:
+    cards = {"served": {"name": "Triage", "version": "1.0.0", "skills": [{"id": "echo"}]}}
+    app = Starlette(routes=[Route("/card", lambda _: JSONResponse(cards["served"]))])
+    manifest = {
+        "schema_version": 1,
+        "id": "acme/a2a",
+        "version": "1.0.0",
+        "protocol": "a2a",
+        "endpoint": "https://agents.example/a2a",
+        "capabilities": ["echo"],
+    }
+    sqlite_store.agents.register(manifest)
+    with sqlite_store.write() as session:
+        sqlite_store.certificates.issue_in(
+            session,
+            Certify(manifest, canonical_digest(cards["served"]), {"eval_id": "ev_a2a"}),
+            now=utcnow(),
+        )
+    cert, jwks = tmp_path / "cert.json", tmp_path / "jwks.json"
+    issued = sqlite_store.certificates.of_eval("ev_a2a")
+    assert issued is not None
+    cert.write_text(json.dumps(issued.envelope))
+    jwks.write_text(json.dumps(sqlite_store.keys.jwks()))
+    offline = CLI(tmp_path / "elsewhere")
+    with serve(app) as url:
+        code, verdict = _verify(offline, cert, "--jwks", str(jwks), "--agent-card", url + "/card")
+        assert code == 0 and verdict["checked"]["subject"] is True
+        cards["served"] = {**cards["served"], "url": "https://evil.example/rpc"}
+        code, body = _verify(offline, cert, "--jwks", str(jwks), "--agent-card", url + "/card")
+    assert code == 1
+    assert body["error"]["details"] == {"reason": "subject_mismatch", "field": "agent_card_sha256"}
