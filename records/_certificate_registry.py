@@ -31,7 +31,7 @@ from records._certificates import (
 from records._ids import ulid
 from records._models import CertificateRow
 from records._types import utc_text, utcnow
-from schema.errors import NotFound, Refused
+from schema.errors import CertificateRejected, NotFound, Refused
 from schema.jsontext import dumps
 
 if TYPE_CHECKING:
@@ -253,6 +253,7 @@ class CertificateRegistry:
                 details={"certificate": verified.certificate_id},
             )
         predicate = verified.predicate
+        _check_predicate(verified)
         record = imported_record(verified)
         with self._store.write() as session:
             existing = session.get(CertificateRow, verified.certificate_id)
@@ -350,6 +351,28 @@ def imported_record(verified: Verified) -> dict[str, Any]:
         "expires_at": predicate["expires_at"],
         "identity": identity,
     }
+
+
+def _check_predicate(verified: Verified) -> None:
+    """An imported certificate becomes a record that mandates read: its statement must be
+    of the schema's shape (numbers where scores are, a date-time where times are), or a
+    decision would read another issuer's strings as scores."""
+    from schema import validator
+
+    error = next(iter(validator("certificate-statement").iter_errors(verified.statement)), None)
+    if error is not None:
+        path = "$" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.path)
+        raise CertificateRejected(
+            f"the certificate's statement at {path[:200]}: {error.message[:200]}",
+            details={"reason": "malformed", "path": path[:200]},
+        )
+    try:
+        _parse(str(verified.predicate["evaluated_at"]))
+    except ValueError:
+        raise CertificateRejected(
+            "the certificate's evaluated_at is not a date-time",
+            details={"reason": "malformed", "path": "$.predicate.evaluated_at"},
+        ) from None
 
 
 def _parse(text: str) -> datetime:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import re2
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from joserfc.errors import JoseError
@@ -67,6 +68,8 @@ CERTIFICATE_MAX_BYTES = 1024 * 1024
 JWKS_MAX_BYTES = 256 * 1024
 REVOCATIONS_MAX_BYTES = 8 * 1024 * 1024
 _MAX_SIGNATURES = 16
+MAX_ISSUER_CHARS = 200
+_CERTIFICATE_ID = re2.compile("crt_[0-9A-Z]{26}")
 # A certificate issued this far in the future of the verifier's clock is refused:
 # clocks differ by seconds, not minutes.
 CLOCK_SKEW = timedelta(minutes=5)
@@ -394,6 +397,10 @@ def _check_statement(value: dict[str, Any]) -> dict[str, Any]:
     for name in ("certificate_id", "issuer", "issued_at", "expires_at"):
         if not isinstance(predicate.get(name), str):
             raise _reject("malformed", f"the predicate lacks a string {name!r}")
+    if not _CERTIFICATE_ID.fullmatch(predicate["certificate_id"]):
+        raise _reject("malformed", "the predicate's certificate_id is not crt_ and a ULID")
+    if not 0 < len(predicate["issuer"]) <= MAX_ISSUER_CHARS:
+        raise _reject("malformed", f"the issuer's name is not 1 to {MAX_ISSUER_CHARS} characters")
     identity = predicate.get("identity")
     if not isinstance(identity, dict):
         raise _reject("malformed", "the predicate has no identity object")

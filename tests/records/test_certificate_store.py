@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -172,3 +173,77 @@ def test_an_agent_without_a_record_has_no_certificate(store: Store) -> None:
     store.agents.register(MANIFEST)
     with pytest.raises(NotFound, match="no certificate"):
         store.certificates.current("acme/triage", "1.0.0")
+
+
+def _foreign(predicate: dict[str, Any], manifest: dict[str, Any] = MANIFEST) -> tuple[Any, Any]:
+    """A certificate of another issuer (its own key), with its key set."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from records import PAYLOAD_TYPE, agent_identity, jwk_of, sign_envelope
+    from records._certificates import key_id, statement
+    from schema.jsontext import dumps
+
+    key = Ed25519PrivateKey.generate()
+    now = utcnow()
+    body = {
+        "certificate_id": "crt_01M8S16TF620DHWN2EDYBJWQDT",
+        "issuer": "urn:holon:issuer:other",
+        "issued_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "expires_at": (now + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "eval_id": "ev_other",
+        "evaluated_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "capabilities": ["ticket.classify"],
+        "eval_score": 0.9,
+        "overfit": "ok",
+        "suites": {},
+        **predicate,
+    }
+    signed = statement(
+        subject_name="acme/triage@1.0.0", identity=agent_identity(manifest), predicate=body
+    )
+    envelope = sign_envelope(dumps(signed).encode(), PAYLOAD_TYPE, key, key_id(key.public_key()))
+    return envelope, {"issuer": "urn:holon:issuer:other", "keys": [jwk_of(key.public_key())]}
+
+
+def _import(store: Store, envelope: Any, jwks: Any) -> dict[str, Any]:
+    return store.certificates.import_verified(
+        verify_certificate(envelope, jwks, now=utcnow()), envelope
+    )
+
+
+def test_an_imported_certificate_is_a_record_of_its_issuer(store: Store) -> None:
+    manifest = {**MANIFEST, "protocol": "holon-http"}
+    store.agents.register(manifest)
+    envelope, jwks = _foreign({}, manifest)
+    view = _import(store, envelope, jwks)
+    assert view["imported"] is True and view["issuer"] == "urn:holon:issuer:other"
+    assert _import(store, envelope, jwks) == view  # the same certificate is kept once
+    (record,) = store.certificates.imported_records("acme/triage", "1.0.0", manifest, now=utcnow())
+    assert record["issuer"] == "urn:holon:issuer:other" and record["eval_score"] == Decimal("0.9")
+    assert record["certificate_id"] == view["certificate_id"]
+    # A manifest changed here is another agent: the record no longer applies to it.
+    changed = {**manifest, "endpoint": "https://elsewhere.example/triage"}
+    assert store.certificates.imported_records("acme/triage", "1.0.0", changed, now=utcnow()) == []
+    # Expired, it applies no more either.
+    later = utcnow() + timedelta(days=2)
+    assert store.certificates.imported_records("acme/triage", "1.0.0", manifest, now=later) == []
+
+
+def test_an_import_must_certify_the_agent_registered_here(store: Store) -> None:
+    store.agents.register({**MANIFEST, "protocol": "holon-http"})
+    envelope, jwks = _foreign({})  # certifies the a2a manifest: another agent
+    with pytest.raises(CertificateRejected) as caught:
+        _import(store, envelope, jwks)
+    assert caught.value.details == {"reason": "subject_mismatch", "field": "protocol"}
+    # An agent this store never registered: nothing to attach the record to.
+    envelope, jwks = _foreign({}, {**MANIFEST, "id": "acme/unknown"})
+    with pytest.raises(NotFound, match="not registered"):
+        _import(store, envelope, jwks)
+
+
+def test_an_import_whose_numbers_are_not_scores_is_refused(store: Store) -> None:
+    store.agents.register(MANIFEST)
+    envelope, jwks = _foreign({"eval_score": "high"})
+    with pytest.raises(CertificateRejected) as caught:
+        _import(store, envelope, jwks)
+    assert caught.value.details == {"reason": "malformed", "path": "$.predicate.eval_score"}
