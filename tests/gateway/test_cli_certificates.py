@@ -76,7 +76,9 @@ def test_the_certificate_follows_its_schemas_and_tells_authors_nothing_more(
     cert, _, revs = _files(world, tmp_path)
     envelope = json.loads(cert.read_text())
     validator("certificate").validate(envelope)
-    validator("certificate").validate(json.loads(revs.read_text()))
+    listed = json.loads(revs.read_text())
+    validator("certificate").validate(listed)
+    validator("revocations").validate(json.loads(base64.b64decode(listed["payload"])))
     payload = base64.b64decode(envelope["payload"])
     statement = json.loads(payload)
     validator("certificate-statement").validate(statement)
@@ -151,6 +153,8 @@ def test_rotation_and_a_new_registration(world: CLI, tmp_path: Path) -> None:
     assert "registered version 1.2.0" in body["error"]["details"]["revoked_reason"]
     res = world("records", "certificate", AGENT, "--json")
     assert res.code == 2 and res.json()["error"]["code"] == "not_found"
+    listed = json.loads(world("certificates", "revocations").stdout)
+    validator("revocations").validate(json.loads(base64.b64decode(listed["payload"])))
 
 
 MANDATE = """\
