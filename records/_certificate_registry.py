@@ -29,6 +29,7 @@ from records._certificates import (
     statement,
 )
 from records._ids import ulid
+from records._keys import Signer
 from records._models import CertificateRow
 from records._types import utc_text, utcnow
 from schema.errors import CertificateRejected, NotFound, Refused
@@ -165,8 +166,8 @@ class CertificateRegistry:
 
     def revocations(self) -> dict[str, Any]:
         """The signed revocation list of this store: every certificate it revoked."""
-        with self._store.write() as session:  # the first key may be made here
-            signer = self._store.keys.signer_in(session)
+
+        def work(session: Session, signer: Signer) -> dict[str, Any]:
             rows = session.scalars(
                 select(CertificateRow)
                 .where(CertificateRow.imported.is_(False), CertificateRow.revoked_at.is_not(None))
@@ -183,6 +184,8 @@ class CertificateRegistry:
             return signed_revocations(
                 signer.issuer, utc_text(utcnow()), revoked, signer.key, signer.kid
             )
+
+        return self._store.keys.with_signer(work)
 
     # -- reading ------------------------------------------------------------------------
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import builtins
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["KeyRegistry", "Signer"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Signer:
@@ -68,17 +71,35 @@ class KeyRegistry:
             session.flush()
         return row.issuer
 
-    def signer_in(self, session: Session) -> Signer:
-        """The signing key, made on first use. The issuer row's lock serialises two first
-        uses on PostgreSQL (SQLite's writers are serialised already)."""
-        issuer = self.issuer_in(session)
-        row = session.scalars(
+    @staticmethod
+    def _active(session: Session) -> SigningKeyRow | None:
+        return session.scalars(
             select(SigningKeyRow).where(SigningKeyRow.retired_at.is_(None)).limit(1)
         ).first()
-        if row is None:
-            row = self._new_key(session)
+
+    def signer_in(self, session: Session) -> Signer:
+        """The signing key, made on first use (`session` must then be a write). Only a
+        first use takes the issuer row's lock, which serialises two of them on PostgreSQL
+        (SQLite's writers are serialised already); issuing after that locks nothing."""
+        row = self._active(session)
+        issuer = session.get(IssuerRow, 1)
+        if row is None or issuer is None:
+            self.issuer_in(session)
+            row = self._active(session) or self._new_key(session)
+            issuer = session.get(IssuerRow, 1)
+        assert issuer is not None
         raw = base64.b64decode(self._store.secret_box.decrypt(row.private_key))
-        return Signer(issuer, row.kid, Ed25519PrivateKey.from_private_bytes(raw))
+        return Signer(issuer.issuer, row.kid, Ed25519PrivateKey.from_private_bytes(raw))
+
+    def with_signer(self, work: Callable[[Session, Signer], T]) -> T:
+        """`work` with the signing key, in a read transaction once the key exists: what
+        anyone may fetch without a token (the key set, the revocation list) takes no
+        write lock. The first use makes the key in a write transaction instead."""
+        with self._store.read() as session:
+            if self._active(session) is not None and session.get(IssuerRow, 1) is not None:
+                return work(session, self.signer_in(session))
+        result: T = self._write(lambda session: work(session, self.signer_in(session)))
+        return result
 
     def _new_key(self, session: Session) -> SigningKeyRow:
         key = Ed25519PrivateKey.generate()
@@ -114,19 +135,16 @@ class KeyRegistry:
         raise AssertionError("unreachable")
 
     def issuer(self) -> str:
-        issuer: str = self._write(self.issuer_in)
-        return issuer
+        return self.with_signer(lambda _, signer: signer.issuer)
 
     def list(self) -> builtins.list[dict[str, Any]]:
         """Every key, the signing one first (made now if there is none)."""
 
-        def work(session: Session) -> builtins.list[dict[str, Any]]:
-            self.signer_in(session)
+        def work(session: Session, _: Signer) -> builtins.list[dict[str, Any]]:
             rows = session.scalars(select(SigningKeyRow))
             return [_key_view(r) for r in sorted(rows, key=_order)]
 
-        result: builtins.list[dict[str, Any]] = self._write(work)
-        return result
+        return self.with_signer(work)
 
     def rotate(self) -> dict[str, Any]:
         """Retire the signing key and make a new one; the old one keeps verifying."""
@@ -151,13 +169,11 @@ class KeyRegistry:
     def jwks(self) -> dict[str, Any]:
         """The public key set (RFC 7517), with the issuer it belongs to (holon's member)."""
 
-        def work(session: Session) -> dict[str, Any]:
-            issuer = self.signer_in(session).issuer
+        def work(session: Session, signer: Signer) -> dict[str, Any]:
             rows = sorted(session.scalars(select(SigningKeyRow)), key=_order)
-            return {"issuer": issuer, "keys": [dict(r.public_jwk) for r in rows]}
+            return {"issuer": signer.issuer, "keys": [dict(r.public_jwk) for r in rows]}
 
-        result: dict[str, Any] = self._write(work)
-        return result
+        return self.with_signer(work)
 
 
 def _order(row: SigningKeyRow) -> tuple[bool, float]:
