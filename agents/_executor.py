@@ -71,6 +71,7 @@ from agents._wire import (
     probe_headers,
     read_answer,
 )
+from schema.canonical import canonical_digest
 from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
 from schema.jsontext import LARGE_NODES, JSONValue, count_nodes, dumps
 from schema.numbers import MAX_NUMBER_GROWTH
@@ -544,7 +545,11 @@ class Executor:
             self._cards[agent.endpoint] = (time.monotonic() + CARD_TTL_S, target)
         except CardError:
             self._cards.pop(agent.endpoint, None)
-        return Identity(id=name, version=version, capabilities=skills)
+        try:
+            card_digest: str | None = canonical_digest(card)
+        except ValueError:  # a number beyond a double: the card cannot be certified
+            card_digest = None
+        return Identity(id=name, version=version, capabilities=skills, card_digest=card_digest)
 
     # -- policy and logging ---------------------------------------------------------------
 

@@ -52,6 +52,7 @@ class IdentityCheck:
     not_advertised: tuple[str, ...]  # claimed capabilities the answer does not list
     answered_id: str  # as answered, cut to a bounded length
     answered_version: str
+    card_digest: str | None = None  # the served A2A card's RFC 8785 sha256
 
     def observation(self) -> dict[str, Any]:
         """The keyword arguments of `records.IdentityRegistry.observe` for this check."""
@@ -60,6 +61,7 @@ class IdentityCheck:
             "answered_version": self.answered_version,
             "not_advertised": self.not_advertised,
             "mismatch": self.mismatch,
+            "card_digest": self.card_digest,
         }
 
 
@@ -70,6 +72,9 @@ class Identity:
     id: str
     version: str
     capabilities: tuple[str, ...] | None
+    # An A2A agent's card, as its RFC 8785 sha256: what a certificate binds (None: not
+    # an A2A agent, or a card with no canonical form).
+    card_digest: str | None = None
 
     def matches(self, agent: Manifest) -> bool:
         """True when the answering version is the registered one."""
@@ -93,7 +98,7 @@ class Identity:
             if advertised is None
             else tuple(c for c in agent.capabilities if c not in set(advertised))
         )
-        return IdentityCheck(mismatch, not_advertised, shown_id, shown_version)
+        return IdentityCheck(mismatch, not_advertised, shown_id, shown_version, self.card_digest)
 
 
 def parse_identity(document: JSONValue) -> Identity:

@@ -12,10 +12,11 @@ from collections import Counter, defaultdict
 from decimal import Decimal
 from typing import Any
 
+from evals._integrity import author_record, keyed_digest
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
 from evals._stats import nearest_rank, rounded_ms
-from records import EvalCell, EvalInfo, Store, utc_text, utcnow
+from records import Certify, EvalCell, EvalInfo, Store, utc_text, utcnow
 from schema.errors import Refused
 
 
@@ -87,5 +88,53 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     }
     rotate = [(p.suite.id, p.suite.version, p.rotate_after_evals) for p in plan.suites if p.holdout]
     return store.evals.finish(
-        info.id, result=result, record=record if plan.full else None, rotate=rotate
+        info.id,
+        result=result,
+        record=record if plan.full else None,
+        rotate=rotate,
+        certify=certify(store, plan, record) if plan.full else None,
+    )
+
+
+def certify(store: Store, plan: Plan, record: dict[str, Any]) -> Certify:
+    """What the record's certificate says (docs/certificates.md): the record as an author
+    may read it (no holdout epochs, each holdout split its counts, rate and interval),
+    with each suite's keyed digest and repetitions. A certificate travels to anyone, so it
+    carries nothing an author may not see (docs/integrity.md)."""
+    agent = plan.agent
+    visible = author_record(record)
+    secret = store.suites.holdout_secret()
+    planned = {p.suite.id: p for p in plan.suites}
+    suites = {
+        suite_id: {
+            **graded,
+            "suite_digest": keyed_digest(secret, planned[suite_id].suite_digest),
+            "repetitions": planned[suite_id].repetitions,
+        }
+        for suite_id, graded in visible["suites"].items()
+    }
+    verdicts = [s["overfit"].get("verdict") for s in suites.values()]
+    card = None
+    if agent.protocol == "a2a":
+        identity = store.identities.get(agent.id, agent.version)
+        card = None if identity is None else identity.card_digest
+    return Certify(
+        manifest=agent.to_json(),
+        card_digest=card,
+        predicate={
+            "eval_id": record["eval_id"],
+            "evaluated_at": record["evaluated_at"],
+            "capabilities": sorted(
+                s["capability"] for s in suites.values() if s.get("score") is not None
+            ),
+            "unverified_capabilities": visible["unverified_capabilities"],
+            "eval_score": visible["eval_score"],
+            "eval_score_ci95": visible["eval_score_ci95"],
+            "weakest_suite": visible["weakest_suite"],
+            "overfit": "warn" if "warn" in verdicts else "ok",
+            "warnings": visible["warnings"],
+            "suites": suites,
+            # The lower-bound gate's k at issue (docs/integrity.md shows it to authors).
+            "holdout_evals": store.exposure.revealed(agent.org, suites),
+        },
     )

@@ -4,6 +4,30 @@ Imports only `schema`: never `evals` or `gateway`.
 """
 
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
+from records._certificate_registry import (
+    CERTIFICATE_LIFETIME,
+    CertificateRegistry,
+    Certify,
+    imported_record,
+)
+from records._certificates import (
+    CARD_DIGEST_FIELD,
+    CERTIFICATE_MAX_BYTES,
+    JWKS_MAX_BYTES,
+    PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    REJECT_REASONS,
+    REVOCATIONS_MAX_BYTES,
+    REVOCATIONS_PAYLOAD_TYPE,
+    STATEMENT_TYPE,
+    Verified,
+    agent_identity,
+    jwk_of,
+    pae,
+    sign_envelope,
+    verify_certificate,
+    verify_revocations,
+)
 from records._conformance import (
     INVALID_INPUT,
     INVALID_OUTPUT,
@@ -16,6 +40,7 @@ from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalR
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
+from records._keys import KeyRegistry
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
     EXPIRED_COST_SOURCE,
@@ -51,6 +76,27 @@ from records._tokens import (
 from records._types import utc_text, utcnow
 
 __all__ = [
+    "CARD_DIGEST_FIELD",
+    "CERTIFICATE_LIFETIME",
+    "CERTIFICATE_MAX_BYTES",
+    "JWKS_MAX_BYTES",
+    "PAYLOAD_TYPE",
+    "PREDICATE_TYPE",
+    "REJECT_REASONS",
+    "REVOCATIONS_MAX_BYTES",
+    "REVOCATIONS_PAYLOAD_TYPE",
+    "STATEMENT_TYPE",
+    "CertificateRegistry",
+    "Certify",
+    "KeyRegistry",
+    "Verified",
+    "agent_identity",
+    "imported_record",
+    "jwk_of",
+    "pae",
+    "sign_envelope",
+    "verify_certificate",
+    "verify_revocations",
     "EXPIRED_COST_SOURCE",
     "EXPIRED_REASON",
     "INVALID_INPUT",

@@ -129,6 +129,7 @@ class AgentRegistry:
                 agent.current_version = version
                 agent.updated_at = now
                 agent.current_since = now
+                self._revoke_certificates(session, agent_id, previous, version)
                 return Registration("reactivated", self._info(session, agent), previous)
             seq = (
                 session.scalar(
@@ -141,7 +142,20 @@ class AgentRegistry:
             agent.updated_at = now
             agent.current_since = now
             session.flush()
+            self._revoke_certificates(session, agent_id, previous, version)
             return Registration("updated", self._info(session, agent), previous)
+
+    def _revoke_certificates(
+        self, session: Session, agent_id: str, previous: str, version: str
+    ) -> None:
+        # A certificate certifies the manifest that was current: another one registered
+        # means it describes an agent that was replaced (docs/certificates.md).
+        self._store.certificates.revoke_in(
+            session,
+            agent_id,
+            f"{agent_id} registered version {version} in place of {previous}: "
+            "the certified manifest is no longer the agent's",
+        )
 
     @staticmethod
     def _version_row(
@@ -194,6 +208,19 @@ class AgentRegistry:
             row = session.get(AgentSecret, agent_id)
             ciphertext = None if row is None else row.ciphertext
         return None if ciphertext is None else self._store.secret_box.decrypt(ciphertext)
+
+    def version_in(self, session: Session, agent_id: str, version: str) -> VersionInfo:
+        """A registered version of the agent, read in `session`; NotFound otherwise."""
+        row = session.get(AgentVersion, (agent_id, version))
+        if row is None:
+            raise NotFound(
+                f"{agent_id} version {version} is not registered on this store",
+                details={"agent": agent_id, "agent_version": version},
+                hint="register the agent's manifest first (holon agents register FILE)",
+            )
+        return VersionInfo(
+            row.version, row.seq, row.manifest, row.manifest_digest, row.registered_at
+        )
 
     def get(self, agent_id: str) -> AgentInfo:
         with self._store.read() as session:

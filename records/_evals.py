@@ -35,6 +35,7 @@ from records._cell_sql import (
     STATUS,
     record_sqlite,
 )
+from records._certificate_registry import Certify
 from records._exposure import ExposureSpend, spend_all
 from records._models import Agent, AgentRecord, AgentVersion, EvalCell, EvalRun, SuiteVersionRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
@@ -501,9 +502,10 @@ class EvalRegistry:
         result: dict[str, Any],
         record: dict[str, Any] | None,
         rotate: Sequence[tuple[str, int, int | None]] = (),
+        certify: Certify | None = None,
     ) -> EvalInfo:
-        """Mark done, store the result and (a full plan) the record, count the eval
-        against each suite's holdout epoch: all in one transaction."""
+        """Mark done, store the result and (a full plan) the record and its certificate,
+        count the eval against each suite's holdout epoch: all in one transaction."""
         now = utcnow()
         with self._store.write() as session:
             run = session.get(EvalRun, eval_id, with_for_update=True)
@@ -515,6 +517,15 @@ class EvalRegistry:
             run.finished_at = now
             run.result = result
             if record is not None:
+                if certify is not None:
+                    # Signed in the record's transaction: a record never lacks its certificate.
+                    record = {
+                        **record,
+                        "certificate_id": self._store.certificates.issue_in(
+                            session, certify, now=now
+                        ),
+                    }
+                    run.result = {**result, "record": record}
                 session.add(
                     AgentRecord(
                         eval_id=eval_id,

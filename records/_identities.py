@@ -47,6 +47,7 @@ class IdentityInfo:
     not_advertised: tuple[str, ...]
     mismatch_at: datetime | None
     mismatch_reason: str | None
+    card_digest: str | None = None
 
     def stale_reason(self, eval_created_at: datetime) -> str | None:
         """Why a record of an eval started at `eval_created_at` no longer applies, or None."""
@@ -81,9 +82,14 @@ class IdentityRegistry:
         answered_version: str,
         not_advertised: Sequence[str],
         mismatch: str | None,
+        card_digest: str | None = None,
         now: datetime | None = None,
     ) -> IdentityInfo:
-        """Keep what one probe of (agent, registered version) found."""
+        """Keep what one probe of (agent, registered version) found.
+
+        A mismatch, or an A2A card other than the one a certificate of this version
+        certified, revokes the version's certificates (docs/certificates.md) in the
+        same transaction, and stales its record."""
         now = now or utcnow()
         for attempt in range(2):
             try:
@@ -94,6 +100,7 @@ class IdentityRegistry:
                     answered_version[:_MAX_TEXT],
                     sorted(set(not_advertised)),
                     None if mismatch is None else mismatch[:_MAX_REASON],
+                    card_digest,
                     now,
                 )
             except IntegrityError:
@@ -111,9 +118,19 @@ class IdentityRegistry:
         answered_version: str,
         not_advertised: list[str],
         mismatch: str | None,
+        card_digest: str | None,
         now: datetime,
     ) -> IdentityInfo:
         with self._store.write() as session:
+            if mismatch is None and card_digest is not None:
+                certified = self._store.certificates.certified_card_in(
+                    session, agent_id, agent_version
+                )
+                if certified is not None and certified != card_digest:
+                    mismatch = (
+                        f"served another agent card (sha256 {card_digest[:16]}…) than the one "
+                        f"certified (sha256 {certified[:16]}…)"
+                    )
             row = session.get(AgentIdentityRow, (agent_id, agent_version), with_for_update=True)
             if row is None:
                 row = AgentIdentityRow(agent_id=agent_id, agent_version=agent_version)
@@ -122,9 +139,18 @@ class IdentityRegistry:
             row.answered_id = answered_id
             row.answered_version = answered_version
             row.not_advertised = not_advertised
+            if card_digest is not None:
+                row.card_digest = card_digest
             if mismatch is not None:
                 row.mismatch_at = now
                 row.mismatch_reason = mismatch
+                self._store.certificates.revoke_in(
+                    session,
+                    agent_id,
+                    f"identity probe at {utc_text(now)}: {mismatch}",
+                    version=agent_version,
+                    now=now,
+                )
             session.flush()
             return _info(row)
 
@@ -145,4 +171,5 @@ def _info(row: AgentIdentityRow) -> IdentityInfo:
         not_advertised=tuple(str(c) for c in row.not_advertised),
         mismatch_at=row.mismatch_at,
         mismatch_reason=row.mismatch_reason,
+        card_digest=row.card_digest,
     )

@@ -100,6 +100,7 @@ class Reserve:
     _: KW_ONLY
     mandate_revision: int | None = None  # the revision of the mandate that allowed it
     record_eval_id: str | None = None  # the eval whose record it decided on, if it read one
+    certificate_id: str | None = None  # that record's certificate (its own or imported)
     rate_limit: RateLimit | None = None  # the mandate's; its bucket gives a token or refuses
 
 
@@ -508,6 +509,7 @@ class LedgerRegistry:
                 expires_at=write.expires_at,
                 mandate_revision=write.mandate_revision,
                 record_eval_id=write.record_eval_id,
+                certificate_id=write.certificate_id,
             )
             rows.append(row)
             results[index] = entry_from_row(row)
@@ -595,4 +597,5 @@ def _new_row(
         "settled_at": None,
         "mandate_revision": None,
         "record_eval_id": None,
+        "certificate_id": None,
     }

@@ -99,6 +99,7 @@ class LedgerEntry:
     settled_at: datetime | None
     mandate_revision: int | None = None  # the mandate's revision that allowed or denied it
     record_eval_id: str | None = None  # the eval whose record the decision read
+    certificate_id: str | None = None  # the certificate of that record (an allowed call)
 
 
 def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:
@@ -125,4 +126,5 @@ def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:
         settled_at=row["settled_at"],
         mandate_revision=row["mandate_revision"],
         record_eval_id=row["record_eval_id"],
+        certificate_id=row.get("certificate_id"),
     )

@@ -255,6 +255,9 @@ class AgentIdentityRow(Base):
     not_advertised: Mapped[list[Any]] = mapped_column(JSON)
     mismatch_at: Mapped[datetime | None] = mapped_column(nullable=True)
     mismatch_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    # The RFC 8785 digest of the agent card an A2A agent served at its last probe
+    # (None: not an A2A agent, or never probed since certificates came).
+    card_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class TokenRow(Base):
@@ -385,6 +388,8 @@ class LedgerRow(Base):
     # it) and the eval whose record it read (None when it read none).
     mandate_revision: Mapped[int | None] = mapped_column(Integer, nullable=True)
     record_eval_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # The certificate of that record (its own or an imported one; None: none read).
+    certificate_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class LiveConformanceRow(Base):
@@ -405,3 +410,56 @@ class LiveConformanceRow(Base):
     calls: Mapped[int] = mapped_column(Integer)
     violations: Mapped[int] = mapped_column(Integer)
     input_violations: Mapped[int] = mapped_column(Integer)
+
+
+class IssuerRow(Base):
+    """This store as an issuer of certificates: one row, made with the first key."""
+
+    __tablename__ = "certificate_issuer"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)  # always 1
+    issuer: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+
+
+class SigningKeyRow(Base):
+    """An Ed25519 signing key: its public JWK, and the private key encrypted (Fernet).
+
+    `retired_at` None: the key that signs. A retired key signs nothing more and
+    stays in the key set, so what it signed still verifies.
+    """
+
+    __tablename__ = "signing_keys"
+
+    kid: Mapped[str] = mapped_column(String(64), primary_key=True)  # RFC 7638 thumbprint
+    public_jwk: Mapped[dict[str, Any]]
+    private_key: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime]
+    retired_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class CertificateRow(Base):
+    """A certificate: one this store issued for a record, or one imported from an issuer.
+
+    An imported certificate is the record it carries (`record`), labelled with
+    its issuer; a local one points at its eval's record.
+    """
+
+    __tablename__ = "certificates"
+    __table_args__ = (Index("ix_certificates_agent", "agent_id", "agent_version", "issued_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # crt_ + ULID
+    agent_id: Mapped[str] = mapped_column(String(79))
+    agent_version: Mapped[str] = mapped_column(String(64))
+    issuer: Mapped[str] = mapped_column(String(200))
+    imported: Mapped[bool] = mapped_column(Boolean)
+    eval_id: Mapped[str] = mapped_column(String(32))  # the issuer's eval
+    subject_digest: Mapped[str] = mapped_column(String(64))
+    card_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    envelope: Mapped[dict[str, Any]]
+    record: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # imported only
+    issued_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    created_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    revoked_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0010"
+SCHEMA_REVISION = "0011"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -187,10 +187,12 @@ class Store:
         self._writer = engine.execution_options(holon_write=True)
         self._secret_box = secret_box
         from records._agents import AgentRegistry
+        from records._certificate_registry import CertificateRegistry
         from records._conformance import ConformanceRegistry
         from records._evals import EvalRegistry
         from records._exposure import ExposureRegistry
         from records._identities import IdentityRegistry
+        from records._keys import KeyRegistry
         from records._ledger import LedgerRegistry
         from records._mandates import MandateRegistry
         from records._suites import SuiteRegistry
@@ -205,6 +207,8 @@ class Store:
         self.mandates = MandateRegistry(self)
         self.ledger = LedgerRegistry(self)
         self.conformance = ConformanceRegistry(self)
+        self.keys = KeyRegistry(self)
+        self.certificates = CertificateRegistry(self)
         self.created = False  # set by open_store when it made the schema from nothing
 
     @property

@@ -16,7 +16,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["canonical_json", "digest", "number_text"]
+__all__ = ["canonical_digest", "canonical_json", "digest", "jcs_value", "number_text"]
 
 # The C encoder of the json module escapes exactly as RFC 8785 asks: `"` and
 # `\\`, the short forms \b \f \n \r \t, other controls as lowercase \u00xx,
@@ -105,3 +105,46 @@ def canonical_json(value: Any) -> str:
 def digest(value: Any) -> str:
     """sha256, hex, of the RFC 8785 canonical JSON of `value`."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+# -- certificates' digests: through the rfc8785 library --------------------------------------
+#
+# A certificate's subject is checked by third parties with their own RFC 8785
+# implementation, so it is computed with a maintained one (rfc8785) rather
+# than the writer above; tests/records/test_certificates.py holds the two equal
+# on identities and cards.
+
+
+def jcs_value(value: Any) -> Any:
+    """`value` with every number as RFC 8785 sees it: an IEEE 754 double (an int when
+    whole and exact), since holon reads JSON numbers as Decimals. ValueError for a number
+    beyond a double or a value that is not JSON."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | Decimal | float):
+        number = value if isinstance(value, Decimal) else Decimal(value)
+        if not number.is_finite():
+            raise ValueError(f"{value} is not a finite JSON number")
+        if number == number.to_integral_value() and abs(number) <= 2**53:
+            return int(number)
+        as_float = float(number)
+        if not math.isfinite(as_float):
+            raise ValueError(f"{value} is beyond a double and has no RFC 8785 form")
+        return as_float
+    if isinstance(value, dict):
+        return {str(k): jcs_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jcs_value(v) for v in value]
+    raise ValueError(f"{type(value).__name__} is not JSON")
+
+
+def canonical_digest(value: Any) -> str:
+    """sha256 (hex) of the RFC 8785 text of a JSON value, written by rfc8785. ValueError
+    when it has none (a number beyond a double, a lone surrogate)."""
+    import rfc8785
+
+    try:
+        text = rfc8785.dumps(jcs_value(value))
+    except (rfc8785.CanonicalizationError, UnicodeError) as exc:
+        raise ValueError(str(exc)) from None
+    return hashlib.sha256(text).hexdigest()

@@ -25,6 +25,7 @@ contract, like the JSON Schemas beside this module::
     │   ├── BudgetExhausted     exit 1  HTTP 402  budget_exhausted
     │   └── RateLimited         exit 1  HTTP 429  rate_limited: Retry-After from retry_after_s
     ├── CheckFailed             exit 1  HTTP 200  check_failed: the thing checked failed
+    │   └── CertificateRejected         422       certificate_rejected: details.reason says why
     └── EnvironmentFault        exit 3  HTTP 503  environment: something around us is broken
         ├── StoreError                            store_error
         │   ├── StoreUnavailable                  store_unavailable
@@ -59,6 +60,7 @@ __all__ = [
     "AgentUnreachable",
     "BodyTimeout",
     "BudgetExhausted",
+    "CertificateRejected",
     "CheckError",
     "CheckFailed",
     "Conflict",
@@ -282,6 +284,17 @@ class CheckFailed(HolonError):
     code = "check_failed"
     exit_code = 1
     http_status = 200
+
+
+class CertificateRejected(CheckFailed):
+    """A certificate (or a revocation list) did not verify: the thing checked failed.
+
+    `details.reason` is one of the reasons of `records.REJECT_REASONS`
+    (docs/certificates.md), so a script tells tampering from expiry.
+    """
+
+    code = "certificate_rejected"
+    http_status = 422
 
 
 def checked(passed: bool) -> int:

@@ -3,6 +3,7 @@
 from gateway.client._http import GatewayUnreachable, HttpClient
 from gateway.client._interface import (
     CallsAPI,
+    CertificatesAPI,
     Client,
     EvalOptions,
     EvalsAPI,
@@ -15,6 +16,7 @@ from gateway.client._views import agent_view, timestamp
 
 __all__ = [
     "CallsAPI",
+    "CertificatesAPI",
     "Client",
     "EvalOptions",
     "EvalsAPI",

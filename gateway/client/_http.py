@@ -85,6 +85,7 @@ class HttpClient:
         self._evals = HttpEvals(self)
         self._calls = HttpCalls(self)
         self._tokens = HttpTokens(self)
+        self._certificates = HttpCertificates(self)
 
     @property
     def evals(self) -> HttpEvals:
@@ -97,6 +98,10 @@ class HttpClient:
     @property
     def tokens(self) -> HttpTokens:
         return self._tokens
+
+    @property
+    def certificates(self) -> HttpCertificates:
+        return self._certificates
 
     def close(self) -> None:
         self._http.close()
@@ -481,4 +486,40 @@ class HttpTokens:
 
     def revoke(self, token_id: str) -> JSONObject:
         view: JSONObject = self.client.json("POST", f"/v1/tokens/{_segment(token_id)}/revoke")
+        return view
+
+
+class HttpCertificates:
+    """Certificates and keys over the API."""
+
+    def __init__(self, client: HttpClient) -> None:
+        self.client = client
+
+    def _get(self, path: str) -> JSONObject:
+        view: JSONObject = self.client.json("GET", path)
+        return view
+
+    def certificate(self, agent_id: str) -> JSONObject:
+        return self._get(f"/v1/records/{_agent_path(agent_id)}/certificate")
+
+    def keys(self) -> JSONObject:
+        return self._get("/v1/keys")
+
+    def rotate_key(self) -> JSONObject:
+        view: JSONObject = self.client.json("POST", "/v1/keys/rotate")
+        return view
+
+    def jwks(self) -> JSONObject:
+        return self._get("/.well-known/jwks.json")
+
+    def revocations(self) -> JSONObject:
+        return self._get("/.well-known/holon/revocations.json")
+
+    def import_certificate(
+        self, certificate: Any, jwks: Any, revocations: Any = None
+    ) -> JSONObject:
+        body = {"certificate": certificate, "jwks": jwks}
+        if revocations is not None:
+            body["revocations"] = revocations
+        view: JSONObject = self.client.json("POST", "/v1/certificates/import", body=body)
         return view

@@ -161,6 +161,36 @@ class TokensAPI(Protocol):
     def revoke(self, token_id: str) -> JSONObject: ...
 
 
+class CertificatesAPI(Protocol):
+    """Certificates and this store's signing keys (`client.certificates`)."""
+
+    def certificate(self, agent_id: str) -> JSONObject:
+        """The signed certificate (a DSSE envelope) of the agent's current record."""
+        ...
+
+    def keys(self) -> JSONObject:
+        """`{"issuer", "items": [key view]}`: the signing key first (operator only)."""
+        ...
+
+    def rotate_key(self) -> JSONObject:
+        """A new signing key; the old ones stay in the key set (operator only)."""
+        ...
+
+    def jwks(self) -> JSONObject:
+        """The public key set (`/.well-known/jwks.json`)."""
+        ...
+
+    def revocations(self) -> JSONObject:
+        """The signed revocation list (`/.well-known/holon/revocations.json`)."""
+        ...
+
+    def import_certificate(
+        self, certificate: Any, jwks: Any, revocations: Any = None
+    ) -> JSONObject:
+        """Verify another issuer's certificate, keep it as an imported record (operator)."""
+        ...
+
+
 class Client(Protocol):
     """What the CLI may ask of holon. Every method raises `schema.errors.HolonError`s."""
 
@@ -174,6 +204,9 @@ class Client(Protocol):
 
     @property
     def tokens(self) -> TokensAPI: ...
+
+    @property
+    def certificates(self) -> CertificatesAPI: ...
 
     # -- agents -------------------------------------------------------------
     def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:

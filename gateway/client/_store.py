@@ -16,6 +16,7 @@ from evals.suites import (
     suite_digests,
 )
 from gateway.client._calls import CallOps
+from gateway.client._certificates import CertificateOps
 from gateway.client._evals import EvalOps, plan_view
 from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.client._tokens import TokenOps
@@ -48,6 +49,7 @@ class StoreClient:
         self.evals = StoreEvals(store, home, retention_days, address_guard)
         self.calls = StoreCalls(store)
         self.tokens = TokenOps(store)
+        self.certificates = CertificateOps(store)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StoreClient:

@@ -158,6 +158,7 @@ def ledger_view(entry: LedgerEntry) -> dict[str, Any]:
         "mandate": entry.mandate_id,
         "mandate_revision": entry.mandate_revision,
         "record_eval_id": entry.record_eval_id,
+        "certificate_id": entry.certificate_id,
         "agent": entry.agent_id,
         "agent_version": entry.agent_version,
         "capability": entry.capability,

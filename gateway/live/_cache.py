@@ -32,7 +32,7 @@ from agents import Manifest, manifest_from_dict
 from evals.suites import Contract, contract_from_files
 from gateway._ttl import MISS, TtlCache
 from gateway.mandates import Mandate, mandate_from_dict
-from records import AgentInfo, LiveConformance, Store
+from records import AgentInfo, LiveConformance, Store, utcnow
 
 __all__ = ["CacheMiss", "HeldMandates", "Lookups"]
 
@@ -127,6 +127,25 @@ class Lookups:
             ("record", agent_id, version),
             lambda: self.store.evals.current_record_with_staleness(agent_id, version),
         )
+
+    def imported(
+        self, agent_id: str, version: str, manifest: dict[str, Any], mandates: list[Mandate]
+    ) -> list[dict[str, Any]]:
+        """The records other issuers' certificates carry for the version, when a mandate
+        may read one (it accepts another issuer) or must say why it does not (no record of
+        this store's): none is read otherwise, so the common call costs nothing more."""
+        reading = [m for m in mandates if m.needs_record]
+        if not reading:
+            return []
+        if not any(m.accepts_imported for m in reading) and self.record(agent_id, version):
+            return []
+
+        def load() -> list[dict[str, Any]]:
+            return self.store.certificates.imported_records(
+                agent_id, version, manifest, now=utcnow()
+            )
+
+        return self._get(("imported", agent_id, version), load)
 
     def not_advertised(self, agent_id: str, version: str) -> tuple[str, ...]:
         """The claimed capabilities the version's last identity probe did not advertise."""

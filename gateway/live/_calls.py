@@ -339,6 +339,7 @@ class LiveCalls:
                     details={"decision": verdict.to_json()},
                     mandate_revision=decided.revisions.get(mandate.id),
                     record_eval_id=decided.record_eval_id,
+                    certificate_id=verdict.certificate_id,
                     rate_limit=mandate.rate_limit,
                 )
             )
@@ -386,6 +387,7 @@ class LiveCalls:
             now=now,
             live=live,
             not_advertised=lookups.not_advertised(agent.id, agent.version),
+            imported=lookups.imported(agent.id, agent.version, agent.manifest, mandates),
         )
         call = CallEntry("", caller, capability, agent.id, agent.version)
         return _Decided(
@@ -513,6 +515,7 @@ class LiveCalls:
                 now=now,
                 live=self.lookups.live(agent.id, capability) if live_needed else None,
                 not_advertised=self.lookups.not_advertised(agent.id, agent.version),
+                imported=self.lookups.imported(agent.id, agent.version, agent.manifest, mandates),
             )
             if any(v.allow for v in mine):
                 score = Decimal(str((record or {}).get("eval_score") or 0))

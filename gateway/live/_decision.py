@@ -56,6 +56,7 @@ def check_mandate(
         now=now,
         live=live,
         not_advertised=lookups.not_advertised(agent.id, agent.version),
+        imported=lookups.imported(agent.id, agent.version, agent.manifest, [mandate]),
     )
     out: dict[str, Any] = {
         "agent": agent.id,

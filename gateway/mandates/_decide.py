@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from evals import admits_lower, eval_score_lower
-from gateway.mandates._document import Mandate
+from gateway.mandates._document import SELF_ISSUER, Mandate
 from records import LiveConformance, utc_text
 
 __all__ = ["DENY_REASONS", "Verdict", "decide_all", "decide_one"]
@@ -39,6 +39,7 @@ DENY_REASONS = (
     "agent_not_allowed",
     "capability_not_advertised",
     "not_evaluated",
+    "issuer_not_accepted",
     "unverified_capability",
     "eval_stale",
     "eval_score_below_minimum",
@@ -59,6 +60,8 @@ class Verdict:
     allow: bool
     reason: str | None = None
     numbers: dict[str, Any] = field(default_factory=dict)
+    # The certificate of the record an allowing mandate relied on (the ledger names it).
+    certificate_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -93,11 +96,15 @@ def decide_one(
     now: datetime,
     live: LiveConformance | None = None,
     not_advertised: Collection[str] = (),
+    imported: Sequence[dict[str, Any]] = (),
 ) -> Verdict:
     """Whether `mandate` lets its holder call `agent_id` for `capability` now.
 
     `not_advertised`: the claimed capabilities the agent's last identity probe
     did not advertise; the agent denies them, so no mandate allows them.
+    `record` is this store's record; `imported` the records other issuers'
+    certificates carry (each with its `issuer`): the mandate reads the first
+    whose issuer it accepts (`accept_issuers`), its own store's first.
     """
     if mandate.expires_at is not None and now >= mandate.expires_at:
         return _deny(mandate, "mandate_expired", expires_at=utc_text(mandate.expires_at))
@@ -120,15 +127,46 @@ def decide_one(
             agent_version=agent_version,
             capability=capability,
         )
+    certificate_id = None
     if mandate.needs_record:
-        if record is None:
-            return _deny(mandate, "not_evaluated", agent=agent_id, agent_version=agent_version)
-        verdict = _against_record(mandate, capability, record, now)
+        chosen = _accepted_record(mandate, record, imported)
+        if chosen is None:
+            if record is None and not imported:
+                return _deny(mandate, "not_evaluated", agent=agent_id, agent_version=agent_version)
+            # Records exist, but only from issuers this mandate does not take evidence from.
+            return _deny(
+                mandate,
+                "issuer_not_accepted",
+                agent=agent_id,
+                agent_version=agent_version,
+                issuers=sorted(
+                    {str(r.get("issuer")) for r in imported}
+                    | ({SELF_ISSUER} if record is not None else set())
+                ),
+                accept_issuers=list(mandate.accept_issuers),
+            )
+        verdict = _against_record(mandate, capability, chosen, now)
         if not verdict.allow:
             return verdict
+        certificate_id = chosen.get("certificate_id")
     if mandate.max_live_violation_rate is not None:
-        return _against_live(mandate, live)
-    return Verdict(mandate.id, True)
+        verdict = _against_live(mandate, live)
+        if not verdict.allow:
+            return verdict
+    return Verdict(mandate.id, True, certificate_id=certificate_id)
+
+
+def _accepted_record(
+    mandate: Mandate, record: dict[str, Any] | None, imported: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The record the mandate reads: this store's if it accepts it, else the first imported
+    one of an issuer it accepts."""
+    if record is not None and mandate.accepts(SELF_ISSUER):
+        return record
+    for candidate in imported:
+        if mandate.accepts(str(candidate.get("issuer"))):
+            return candidate
+    return None
 
 
 def _against_live(mandate: Mandate, live: LiveConformance | None) -> Verdict:
@@ -162,6 +200,7 @@ def decide_all(
     now: datetime,
     live: LiveConformance | None = None,
     not_advertised: Collection[str] = (),
+    imported: Sequence[dict[str, Any]] = (),
 ) -> list[Verdict]:
     """Each mandate's verdict on one call, in the mandates' order."""
     return [
@@ -174,6 +213,7 @@ def decide_all(
             now=now,
             live=live,
             not_advertised=not_advertised,
+            imported=imported,
         )
         for m in mandates
     ]

@@ -20,6 +20,7 @@ from schema.jsontext import dumps
 
 __all__ = [
     "DEFAULT_MIN_LIVE_CALLS",
+    "SELF_ISSUER",
     "Budget",
     "Mandate",
     "load_mandate",
@@ -31,6 +32,8 @@ __all__ = [
 # rate says little (one bad answer in ten is 10%), and each answer is still
 # held to the contract on its own (a violation is a 502 settled at zero).
 DEFAULT_MIN_LIVE_CALLS = 100
+# How a mandate names this store's own records in `accept_issuers` (the default).
+SELF_ISSUER = "self"
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class Mandate:
     budget: Budget | None = None
     expires_at: datetime | None = None
     rate_limit: RateLimit | None = None
+    # Whose records the requirements read: "self" (this store's) and imported issuers.
+    accept_issuers: tuple[str, ...] = (SELF_ISSUER,)
     document: dict[str, Any] | None = None  # as granted, for storage and display
 
     @property
@@ -70,6 +75,14 @@ class Mandate:
             or self.max_eval_age_days is not None
             or self.deny_on_overfit
         )
+
+    @property
+    def accepts_imported(self) -> bool:
+        """Whether a record imported from another issuer may vouch for an agent."""
+        return any(i != SELF_ISSUER for i in self.accept_issuers)
+
+    def accepts(self, issuer: str) -> bool:
+        return issuer in self.accept_issuers
 
     @property
     def needs_live(self) -> bool:
@@ -128,6 +141,7 @@ def parse_mandate(document: Document) -> Mandate:
         budget=None if budget is None else Budget(Decimal(budget["amount_usd"]), budget["period"]),
         expires_at=None if expires is None else _timestamp(document, expires),
         rate_limit=_rate_limit(data.get("rate_limit")),
+        accept_issuers=tuple(data.get("accept_issuers", (SELF_ISSUER,))),
         document=data,
     )
 

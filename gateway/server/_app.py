@@ -36,7 +36,13 @@ from gateway._network import NetworkPolicy
 from gateway._tracing import tracing_from_env, tracing_with
 from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
-from gateway.server import _routes_agents, _routes_calls, _routes_evals, _routes_tokens
+from gateway.server import (
+    _routes_agents,
+    _routes_calls,
+    _routes_certificates,
+    _routes_evals,
+    _routes_tokens,
+)
 from gateway.server._auth import TokenCache, admit
 from gateway.server._guard import RequestGuard, log_disconnect
 from gateway.server._http import check_params, error_response, json_response
@@ -100,6 +106,7 @@ ENDPOINTS: list[Endpoint] = [
     *_routes_calls.ENDPOINTS,
     *_routes_evals.ENDPOINTS,
     *_routes_tokens.ENDPOINTS,
+    *_routes_certificates.ENDPOINTS,
 ]
 
 

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
+import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -16,6 +17,8 @@ from starlette.routing import Route
 
 from agents import CallLimits, Executor, Identity
 from agents._a2a import A2ATarget, CardError, interpret_reply, target_from_card
+from schema.canonical import canonical_digest
+from schema.jsontext import loads
 from tests._servers import serve
 from tests.agents.a2a_agents import CARD_VERSION, Tap, point_card_at, sdk_agent
 from tests.agents.conftest import closed_port, make_agent
@@ -133,8 +136,14 @@ async def test_a2a_identity_comes_from_the_card(executor: Executor) -> None:
     with a2a_server("message") as (url, _):
         agent = a2a_agent(url)
         identity = await executor.identify(agent)
-    assert identity == Identity(id="acme-a2a-echo", version=CARD_VERSION, capabilities=("echo",))
+        served = httpx.get(url + "/.well-known/agent-card.json").content
+    # The card as served, by its RFC 8785 digest: what a certificate binds.
+    card_digest = canonical_digest(loads(served))
+    assert identity == Identity(
+        id="acme-a2a-echo", version=CARD_VERSION, capabilities=("echo",), card_digest=card_digest
+    )
     assert not identity.matches(agent)  # registered as 1.0.0, the card says 2.1.0
+    assert identity.compare(agent).observation()["card_digest"] == card_digest
 
 
 async def test_live_and_eval_a2a_calls_differ_only_by_their_ids(executor: Executor) -> None:

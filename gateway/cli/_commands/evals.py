@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway.cli._app import common_options, gateway_options
-from gateway.cli._commands import reports
+from gateway.cli._commands import certificates, reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
 from schema.documents import write_file
@@ -146,6 +146,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show = rgroup.add_parser("show", parents=both, help="the agent's current record")
     show.add_argument("agent", type=agent_id, metavar="ORG/AGENT", help="the agent's id")
     show.set_defaults(handler=do_record)
+    certificates.register_record_certificate(rgroup)
 
 
 def _ops(ctx: Context) -> EvalsAPI:

@@ -247,6 +247,7 @@ def test_rendering_twice_gives_the_same_bytes(sqlite: Store, tmp_path: Path) -> 
 VOLATILE = {
     "id",
     "eval_id",
+    "certificate_id",
     "created_at",
     "finished_at",
     "evaluated_at",

@@ -1,0 +1,264 @@
+"""`holon certificates verify|import|revocations` and `holon records certificate`
+(docs/certificates.md).
+
+`verify` needs no store when it is given the issuer's key set (`--jwks FILE|URL`):
+a third party checks a certificate offline with the files alone. Key sets,
+revocation lists and cards named by URL are fetched with a bounded size and
+time, without redirects.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from gateway.cli._app import common_options, gateway_options
+from gateway.cli._commands.agents import agent_id
+from gateway.cli._context import Context
+from schema.errors import EnvironmentFault, InputError, Location, UsageError
+
+REVOCATIONS_PATH = "/.well-known/holon/revocations.json"
+FETCH_TIMEOUT_S = 10.0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    both = [common_options(), gateway_options()]
+    parser = sub.add_parser("certificates", help="verify and import signed agent certificates")
+    group = parser.add_subparsers(dest="certificates_command", metavar="ACTION", required=True)
+    verify = group.add_parser(
+        "verify",
+        parents=both,
+        help="verify a certificate: signature, key, expiry, revocation, subject",
+        description="Verify a certificate file. With --jwks it needs no store and no "
+        "gateway: signature (Ed25519 over DSSE's PAE), key (the kid is in the key set, "
+        "an Ed25519 key whose thumbprint is the kid), expiry, revocation (the issuer's "
+        "signed list) and, given --manifest or --agent-card, that the subject is the "
+        "agent presented. Without --jwks the key set and revocation list are this "
+        "store's (or --gateway's). Exit 1 when it does not verify, with the reason.",
+    )
+    verify.add_argument("certificate", metavar="CERT", help="the certificate file (JSON)")
+    verify.add_argument("--jwks", metavar="FILE|URL", help="the issuer's key set")
+    verify.add_argument(
+        "--revocations",
+        metavar="FILE|URL",
+        help="the issuer's signed revocation list (default: beside a --jwks URL, or "
+        "this store's without --jwks)",
+    )
+    verify.add_argument("--manifest", metavar="FILE", help="the agent's manifest presented")
+    verify.add_argument(
+        "--agent-card", metavar="URL|FILE", help="the agent card an A2A agent serves"
+    )
+    verify.set_defaults(handler=do_verify)
+    imp = group.add_parser(
+        "import",
+        parents=both,
+        help="verify another gateway's certificate and keep it as an imported record",
+        description="Verify CERT against its issuer's key set, then keep it on this store "
+        "as an imported record of its agent (which must be registered here with the "
+        "manifest certified), labelled with its issuer. Mandates use it only when their "
+        "accept_issuers names that issuer.",
+    )
+    imp.add_argument("certificate", metavar="CERT", help="the certificate file (JSON)")
+    imp.add_argument(
+        "--issuer-jwks", required=True, metavar="FILE|URL", help="the issuer's key set"
+    )
+    imp.add_argument(
+        "--revocations",
+        metavar="FILE|URL",
+        help="the issuer's signed revocation list (default: beside an --issuer-jwks URL)",
+    )
+    imp.set_defaults(handler=do_import)
+    revs = group.add_parser("revocations", parents=both, help="this store's signed revocation list")
+    revs.set_defaults(handler=do_revocations)
+
+
+def register_record_certificate(rgroup: argparse._SubParsersAction[Any]) -> None:
+    """`holon records certificate ORG/AGENT -o FILE` (on the records group)."""
+    cert = rgroup.add_parser(
+        "certificate",
+        parents=[common_options(), gateway_options()],
+        help="the signed certificate of the agent's current record",
+    )
+    cert.add_argument("agent", type=agent_id, metavar="ORG/AGENT", help="the agent's id")
+    cert.add_argument("-o", "--output", metavar="FILE", help="write it here (default: stdout)")
+    cert.set_defaults(handler=do_record_certificate)
+
+
+# -- reading files and URLs ---------------------------------------------------------------
+
+
+def _is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def _fetch(url: str, max_bytes: int) -> bytes:
+    import httpx
+
+    try:
+        with (
+            httpx.Client(timeout=FETCH_TIMEOUT_S, follow_redirects=False) as http,
+            http.stream("GET", url, headers={"Accept": "application/json"}) as response,
+        ):
+            if response.status_code != 200:
+                raise EnvironmentFault(
+                    f"{url} answered {response.status_code}", details={"url": url}
+                )
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise InputError(
+                        f"{url} is over {max_bytes} bytes", location=Location(file=url)
+                    )
+            return bytes(body)
+    except httpx.HTTPError as exc:
+        raise EnvironmentFault(
+            f"cannot fetch {url}: {exc or type(exc).__name__}", details={"url": url}
+        ) from None
+
+
+def read_json_source(source: str, max_bytes: int) -> Any:
+    """A JSON document from a file or an http(s) URL, bounded; InputError naming it."""
+    from schema.jsontext import NumberError, loads
+
+    if _is_url(source):
+        data = _fetch(source, max_bytes)
+    else:
+        path = Path(source)
+        try:
+            size = path.stat().st_size
+            if size > max_bytes:
+                raise InputError(
+                    f"{source} is {size} bytes, over {max_bytes}", location=Location(file=source)
+                )
+            data = path.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {source}: {exc.strerror}") from None
+    try:
+        return loads(data)
+    except (ValueError, NumberError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"{source} is not JSON: {str(exc)[:200]}", location=Location(file=source)
+        ) from None
+
+
+def _beside(url: str, path: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _revocations(ctx: Context, jwks_source: str | None, given: str | None) -> Any:
+    from records import REVOCATIONS_MAX_BYTES
+
+    if given is not None:
+        return read_json_source(given, REVOCATIONS_MAX_BYTES)
+    if jwks_source is None:
+        return ctx.client().certificates.revocations()
+    if _is_url(jwks_source):
+        return read_json_source(_beside(jwks_source, REVOCATIONS_PATH), REVOCATIONS_MAX_BYTES)
+    return None
+
+
+# -- commands -----------------------------------------------------------------------------
+
+
+def _presented(args: argparse.Namespace) -> dict[str, Any] | None:
+    from agents import load_manifest
+    from records import CARD_DIGEST_FIELD, JWKS_MAX_BYTES, agent_identity
+    from schema.canonical import canonical_digest
+
+    presented: dict[str, Any] = {}
+    if args.manifest is not None:
+        presented.update(agent_identity(load_manifest(args.manifest).to_json()))
+    if args.agent_card is not None:
+        card = read_json_source(args.agent_card, JWKS_MAX_BYTES)
+        try:
+            presented[CARD_DIGEST_FIELD] = canonical_digest(card)
+        except ValueError as exc:
+            raise InputError(
+                f"the agent card has no canonical form: {exc}",
+                location=Location(file=args.agent_card),
+            ) from None
+    return presented or None
+
+
+def do_verify(ctx: Context) -> int:
+    from records import CERTIFICATE_MAX_BYTES, JWKS_MAX_BYTES, utcnow, verify_certificate
+
+    args = ctx.args
+    envelope = read_json_source(args.certificate, CERTIFICATE_MAX_BYTES)
+    presented = _presented(args)
+    jwks = (
+        ctx.client().certificates.jwks()
+        if args.jwks is None
+        else read_json_source(args.jwks, JWKS_MAX_BYTES)
+    )
+    revocations = _revocations(ctx, args.jwks, args.revocations)
+    verified = verify_certificate(
+        envelope, jwks, now=utcnow(), revocations=revocations, presented=presented
+    )
+    verdict = {
+        **verified.to_json(),
+        "checked": {
+            "signature": True,
+            "expiry": True,
+            "revocation": revocations is not None,
+            "subject": presented is not None,
+        },
+    }
+    if ctx.out.json_mode:
+        ctx.out.json(verdict)
+        return 0
+    ctx.out.line(
+        f"certificate {verified.certificate_id} verifies: {verdict['agent']} "
+        f"{verdict['agent_version']}, eval_score {verdict['eval_score']}, issued by "
+        f"{verified.issuer} (key {verified.kid}), expires {verdict['expires_at']}"
+    )
+    if revocations is None:
+        ctx.out.warn("revocation not checked: give --revocations FILE|URL")
+    if presented is None:
+        ctx.out.warn("subject not checked: give --manifest FILE or --agent-card URL")
+    return 0
+
+
+def do_import(ctx: Context) -> int:
+    from records import CERTIFICATE_MAX_BYTES, JWKS_MAX_BYTES
+
+    args = ctx.args
+    envelope = read_json_source(args.certificate, CERTIFICATE_MAX_BYTES)
+    jwks = read_json_source(args.issuer_jwks, JWKS_MAX_BYTES)
+    revocations = _revocations(ctx, args.issuer_jwks, args.revocations)
+    view = ctx.client().certificates.import_certificate(envelope, jwks, revocations)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+    else:
+        cert = view["certificate"]
+        ctx.out.line(
+            f"imported certificate {cert['certificate_id']} of {cert['agent']} "
+            f"{cert['agent_version']} from issuer {cert['issuer']} "
+            f"(expires {cert['expires_at']})"
+        )
+    return 0
+
+
+def do_revocations(ctx: Context) -> int:
+    ctx.out.json(ctx.client().certificates.revocations())
+    return 0
+
+
+def do_record_certificate(ctx: Context) -> int:
+    from schema.documents import write_file
+    from schema.jsontext import dumps
+
+    envelope = ctx.client().certificates.certificate(ctx.args.agent)
+    if ctx.args.output is None:
+        ctx.out.json(envelope)
+        return 0
+    write_file(Path(ctx.args.output), (dumps(envelope) + "\n").encode("utf-8"))
+    if ctx.out.json_mode:
+        ctx.out.json({"written": ctx.args.output, "agent": ctx.args.agent})
+    else:
+        ctx.out.line(f"certificate of {ctx.args.agent} written to {ctx.args.output}")
+    return 0
