@@ -16,6 +16,7 @@ from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalR
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
+from records._imports import ImportRegistry, NewImport, imported_view
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
     EXPIRED_COST_SOURCE,
@@ -79,6 +80,7 @@ __all__ = [
     "GrantStatus",
     "IdentityInfo",
     "IdentityRegistry",
+    "ImportRegistry",
     "InstalledSuite",
     "LedgerEntry",
     "LedgerRegistry",
@@ -87,6 +89,7 @@ __all__ = [
     "MandateInfo",
     "MandateRegistry",
     "MandateRevision",
+    "NewImport",
     "Page",
     "RateLimit",
     "RatePer",
@@ -104,6 +107,7 @@ __all__ = [
     "VersionInfo",
     "check_role",
     "eval_id",
+    "imported_view",
     "live_window_start",
     "new_key",
     "open_engine",

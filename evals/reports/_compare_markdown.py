@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.reports._format import interval, number
+from evals.reports._format import imported_text, interval, number
 from evals.reports._markdown import md, table
 
 __all__ = ["render_compare_markdown"]
@@ -73,7 +73,9 @@ def render_compare_markdown(comparison: dict[str, Any]) -> str:
                     role,
                     e["id"],
                     f"{e['agent']} {e['agent_version']}",
-                    e["status"] + ("" if e["complete"] else " (incomplete)"),
+                    e["status"]
+                    + ("" if e["complete"] else " (incomplete)")
+                    + ("" if e.get("imported") is None else " (imported)"),
                     e["created_at"],
                     e["finished_at"],
                 )
@@ -81,6 +83,10 @@ def render_compare_markdown(comparison: dict[str, Any]) -> str:
             ],
         ),
     ]
+    for role, e in (("base", base), ("candidate", cand)):
+        imported = imported_text(e.get("imported"))
+        if imported is not None:
+            lines += ["", f"The {role}: {md(imported)}"]
     if comparison["mismatches"]:
         lines += ["", "## Mismatches", ""]
         lines += [f"- {md(m['message'])}" for m in comparison["mismatches"]]

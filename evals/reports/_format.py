@@ -18,6 +18,7 @@ from schema.jsontext import dumps
 __all__ = [
     "OUTCOME_ORDER",
     "cost_text",
+    "imported_text",
     "interval",
     "json_text",
     "latency_text",
@@ -164,3 +165,20 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         ),
     ]
     return pairs
+
+
+def imported_text(imported: dict[str, Any] | None) -> str | None:
+    """The label of an imported eval's report or comparison: where it ran, when it came
+    here, and what an import proves; None for an eval run on this store."""
+    if imported is None:
+        return None
+    origin = imported.get("origin") or {}
+    made = origin.get("generated_by") or {}
+    source = origin.get("source")
+    return (
+        f"Imported {imported.get('imported_at')}: eval {origin.get('eval_id')} run elsewhere, "
+        f"reported by holon {made.get('holon')}"
+        + (f", from {source}" if source else "")
+        + ". Its numbers were recomputed from its cells here; that proves the report "
+        "consistent, not that the agent was called. It wrote no record here."
+    )

@@ -9,9 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from agents import AddressGuard
-from evals import Plan, author_record, eval_score_lower, make_plan, probe, resume, start, work
+from evals import (
+    Plan,
+    author_record,
+    eval_score_lower,
+    imported_refusal,
+    make_plan,
+    probe,
+    resume,
+    start,
+    work,
+)
 from gateway.client._views import timestamp
-from records import EvalInfo, LiveConformance, Store, live_window_start, utcnow
+from records import EvalInfo, LiveConformance, Store, imported_view, live_window_start, utcnow
 from schema.errors import NotFound, Refused
 
 JSONObject = dict[str, Any]
@@ -61,6 +71,10 @@ def eval_view(
     }
     if operator:
         view["plan_digest"] = info.plan_digest
+    # Run elsewhere, checked here, no record written here (docs/evals.md, "Imported evals").
+    view["imported"] = (
+        None if info.origin is None else imported_view(info.origin, operator=operator)
+    )
     withheld = [
         {"suite": entry["id"], **entry["holdout_withheld"]}
         for entry in info.plan.get("suites", [])
@@ -202,6 +216,8 @@ class EvalOps:
 
     def cancel(self, eval_id: str) -> JSONObject:
         info = self.store.evals.get(eval_id)
+        if info.imported:
+            raise imported_refusal(info, "cancelled")
         if info.status != "running":
             raise Refused(f"eval {eval_id} is {info.status}, not running")
         return eval_view(self.store.evals.set_status(eval_id, "cancelled"))

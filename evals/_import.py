@@ -1,0 +1,435 @@
+"""Importing an eval's JSON report from another store (docs/evals.md, "Imported evals").
+
+`import_report` takes the text `holon evals report ID --format json
+--audience operator` wrote and, before it keeps anything:
+
+1. bounds it (`MAX_REPORT_BYTES`), reads it (exact numbers, bounded) and
+   checks it against `schema/report.schema.json`;
+2. checks that its counts add up: one cell per repetition of every case,
+   each recorded, as many cells as the report says, suites and cases named
+   once, a suite per claimed capability at most;
+3. recomputes every derived number by reading the report back as the eval
+   it describes (`evals.reports._imported`) and rendering it again with the
+   function that rendered it (`report_from_data`: rates, intervals,
+   stability, check and tag rates, outcome counts, latency, cost, usage,
+   overfit verdicts, suite scores, `eval_score`), and the scored part of the
+   record with `evals._scores`; the first difference refuses the report,
+   with its JSON path, the value the report holds and the recomputed one;
+4. checks its cases against this store's installed suites where it can: a
+   suite installed here with the same digest must have exactly the report's
+   public cases (ids, digests, inputs) and, when both stores key holdout
+   digests alike, its holdout cases; every cell graded `ok` whose output the
+   report carries whole is graded again with the installed suite's checks;
+5. keeps it as an imported eval (`records._imports`), labelled with its
+   origin and the time of import, writing no record.
+
+What this proves is that the report is internally consistent, and where the
+suite is installed here, that it speaks of this suite's cases and grades its
+outputs as this suite would. It cannot prove that an agent was ever called,
+or which one: that is what certificates are for.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from evals._finish import summarise
+from evals._scores import EvalScore
+from evals.reports._aggregate import tally_cases
+from evals.reports._imported import data_from_report, info_from_report
+from evals.reports._model import report_from_data, score_of
+from evals.reports._values import bounded
+from evals.suites import holdout_case_digest, load_installed, public_case_digest
+from evals.suites._identity import case_identity
+from records import EvalInfo, NewImport, Store, eval_id, utc_text, utcnow
+from schema import validator
+from schema.canonical import canonical_json
+from schema.documents import MAX_DEPTH, explain
+from schema.errors import InputError, Location, NotFound, PayloadTooLarge
+from schema.jsontext import NumberError, PathKey, dumps, format_path, loads, max_depth
+
+__all__ = ["MAX_REPORT_BYTES", "import_report"]
+
+MAX_REPORT_BYTES = 20 * 1024 * 1024
+# The longest agent id and version the store keeps (records._models).
+MAX_AGENT_ID = 79
+MAX_AGENT_VERSION = 64
+SHOWN_CHARS = 200  # of a value in an error message
+CUT_MARK = " characters in all, sha256 "  # a string `_values.bounded` cut
+OMITTED_MARK = " characters of JSON omitted, sha256 "
+# The report's fields that say what rendered it, not what was measured: a report
+# read back is rendered by this holon, on this host.
+NOT_DERIVED: frozenset[PathKey] = frozenset({("generated_by",)})
+
+
+def _refuse(message: str, path: PathKey, file: str | None, **details: Any) -> InputError:
+    return InputError(
+        message,
+        location=Location(file, path=format_path(path)),
+        details=details,
+        code="invalid_report",
+    )
+
+
+# -- 1. reading -----------------------------------------------------------------------
+
+
+def _read(raw: bytes, file: str | None) -> dict[str, Any]:
+    if len(raw) > MAX_REPORT_BYTES:
+        raise PayloadTooLarge(
+            f"the report is {len(raw)} bytes, more than the {MAX_REPORT_BYTES} an import reads",
+            details={"limit": MAX_REPORT_BYTES},
+        )
+    where = Location(file)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", location=where) from None
+    try:
+        value = loads(text)
+    except NumberError as exc:
+        raise _refuse(exc.problem, exc.path, file) from None
+    except RecursionError:
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", location=where) from None
+    except ValueError as exc:
+        line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+        message = getattr(exc, "msg", str(exc))
+        raise InputError(
+            f"not valid JSON: {message}", location=Location(file, line, column)
+        ) from None
+    if max_depth(value, MAX_DEPTH) > MAX_DEPTH:
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", location=where)
+    if not isinstance(value, dict):
+        raise _refuse("expected a report (a JSON object)", (), file)
+    problems = [explain(e) for e in itertools.islice(validator("report").iter_errors(value), 50)]
+    if problems:
+        # The first in document order that says most: the shallowest path.
+        message, path = min(problems, key=lambda p: (len(p[1]), format_path(p[1])))
+        raise _refuse(f"not a holon report: {message}", path, file)
+    return value
+
+
+# -- 2. counts ------------------------------------------------------------------------
+
+
+def _counts(report: dict[str, Any], file: str | None) -> None:
+    if report["audience"] != "operator":
+        raise _refuse(
+            "expected 'operator': an author's report has the holdout as one rate per suite, "
+            "not its cells, so its scores cannot be recomputed (export it with "
+            "--audience operator)",
+            ("audience",),
+            file,
+        )
+    view = report["eval"]
+    if view["status"] != "done" or not view["complete"]:
+        raise _refuse(
+            f"expected a complete eval, got one {view['status']} with cells missing: an "
+            "incomplete eval has no verdict to import",
+            ("eval", "complete"),
+            file,
+        )
+    agent = report["agent"]
+    for key, limit in (("id", MAX_AGENT_ID), ("version", MAX_AGENT_VERSION)):
+        if not 0 < len(agent[key]) <= limit:
+            raise _refuse(f"expected 1 to {limit} characters", ("agent", key), file)
+    claimed = agent["claimed_capabilities"]
+    seen_suites: set[str] = set()
+    seen_capabilities: set[str] = set()
+    total = 0
+    for i, suite in enumerate(report["suites"]):
+        at: PathKey = ("suites", i)
+        if suite["id"] in seen_suites:
+            raise _refuse(f"suite {suite['id']!r} is in the report twice", (*at, "id"), file)
+        if suite["capability"] not in claimed or suite["capability"] in seen_capabilities:
+            raise _refuse(
+                "expected a capability the agent claims, one suite each",
+                (*at, "capability"),
+                file,
+            )
+        seen_suites.add(suite["id"])
+        seen_capabilities.add(suite["capability"])
+        repetitions = suite["settings"]["repetitions"]
+        seen_cases: set[tuple[str, str]] = set()
+        for j, case in enumerate(suite["cases"]):
+            here: PathKey = (*at, "cases", j)
+            named = (case["split"], case["case_id"])
+            if named in seen_cases:
+                raise _refuse(
+                    f"{case['split']} case {case['case_id']!r} is in the suite twice",
+                    (*here, "case_id"),
+                    file,
+                )
+            seen_cases.add(named)
+            cells = case["cells"]
+            if len(cells) != repetitions:
+                raise _refuse(
+                    f"expected {repetitions} cells (one per repetition), got {len(cells)}",
+                    (*here, "cells"),
+                    file,
+                )
+            for k, cell in enumerate(cells):
+                if cell["repetition"] != k:
+                    raise _refuse(
+                        f"expected repetition {k}", (*here, "cells", k, "repetition"), file
+                    )
+                if cell["status"] != "done":
+                    raise _refuse(
+                        "expected 'done': a complete eval has every cell recorded",
+                        (*here, "cells", k, "status"),
+                        file,
+                    )
+            total += len(cells)
+    if total != report["settings"]["cells"]:
+        raise _refuse(
+            f"the report says {report['settings']['cells']} cells, its cases hold {total}",
+            ("settings", "cells"),
+            file,
+            stored=report["settings"]["cells"],
+            recomputed=total,
+        )
+
+
+# -- 3. recomputing ----------------------------------------------------------------------
+
+
+def _shown(value: Any) -> Any:
+    """A value as an error shows it: a scalar as it is (text cut), a container by size."""
+    if isinstance(value, dict):
+        return f"an object of {len(value)} keys"
+    if isinstance(value, list):
+        return f"an array of {len(value)} items"
+    if isinstance(value, str) and len(value) > SHOWN_CHARS:
+        return value[:SHOWN_CHARS] + "…"
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    numbers = (int, Decimal)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return Decimal(a) == Decimal(b)
+    return bool(type(a) is type(b) and a == b)
+
+
+_ABSENT = object()
+
+
+def differences(
+    stored: Any, recomputed: Any, path: PathKey = ()
+) -> Iterator[tuple[PathKey, Any, Any]]:
+    """Where two JSON values differ, in the stored value's order: (path, stored, recomputed),
+    `_ABSENT` for a key one side lacks."""
+    if path in NOT_DERIVED:
+        return
+    if isinstance(stored, dict) and isinstance(recomputed, dict):
+        for key, value in stored.items():
+            yield from differences(value, recomputed.get(key, _ABSENT), (*path, key))
+        for key, value in recomputed.items():
+            if key not in stored:
+                yield (*path, key), _ABSENT, value
+        return
+    if isinstance(stored, list) and isinstance(recomputed, list):
+        for index, (a, b) in enumerate(zip(stored, recomputed, strict=False)):
+            yield from differences(a, b, (*path, index))
+        if len(stored) != len(recomputed):
+            yield path, stored, recomputed
+        return
+    if not _same(stored, recomputed):
+        yield path, stored, recomputed
+
+
+def _first_difference(
+    stored: Any, recomputed: Any, file: str | None, what: str, at: PathKey = ()
+) -> None:
+    for path, a, b in differences(stored, recomputed, at):
+        shown_a = "nothing" if a is _ABSENT else _shown(a)
+        shown_b = "nothing" if b is _ABSENT else _shown(b)
+        raise _refuse(
+            f"{what} does not recompute: the report holds {dumps(shown_a)}, its cells give "
+            f"{dumps(shown_b)}",
+            path,
+            file,
+            stored=None if a is _ABSENT else _shown(a),
+            recomputed=None if b is _ABSENT else _shown(b),
+        )
+
+
+def _json(value: Any) -> Any:
+    # As the report's JSON reads: Decimals and ints, no Fractions or tuples.
+    return loads(dumps(value))
+
+
+def _record(report: dict[str, Any], score: EvalScore, file: str | None) -> None:
+    """The record the report says its eval produced: its scored part is the scores'."""
+    block = report["record"]
+    if block is None:
+        return
+    value = block["value"]
+    expected = {
+        "agent": report["agent"]["id"],
+        "agent_version": report["agent"]["version"],
+        "eval_id": report["eval"]["id"],
+        **_json(score.to_json()),
+        "holdout_epochs": {
+            s["id"]: s["holdout_epoch"]
+            for s in report["suites"]
+            if any(c["split"] == "holdout" for c in s["cases"])
+        },
+    }
+    stored = {key: value.get(key, _ABSENT) for key in expected}
+    _first_difference(stored, expected, file, "the record", ("record", "value"))
+
+
+def _recompute(report: dict[str, Any], secret: bytes, file: str | None) -> None:
+    info = info_from_report(report)
+    data = data_from_report(report, secret, info)
+    again = _json(report_from_data(data, "operator"))
+    _first_difference(report, again, file, "the report")
+    _record(report, score_of(data, tally_cases(data.cells)), file)
+
+
+# -- 4. against the installed suites --------------------------------------------------
+
+
+def _whole(value: Any) -> bool:
+    """Whether a report carries this output whole (no string cut, nothing omitted)."""
+    if isinstance(value, str):
+        # A cut string, an omitted output, a number too long to show: all notes of `bounded`.
+        return not (CUT_MARK in value or OMITTED_MARK in value or value.startswith("[number "))
+    if isinstance(value, dict):
+        return "$truncated" not in value and all(_whole(k) and _whole(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_whole(v) for v in value)
+    return True
+
+
+def _suite_check(
+    store: Store, home: Path, i: int, suite: dict[str, Any], secret: bytes, file: str | None
+) -> str:
+    """What could be checked of one suite against this store; refuses what is found false."""
+    try:
+        installed = store.suites.get(suite["id"], suite["version"])
+    except NotFound:
+        return "not installed here: its cases could not be checked"
+    if installed.digests.get("suite_digest") != suite["suite_digest"]:
+        return "installed here with another digest: its cases could not be checked"
+    local = load_installed(store, suite["id"], home, suite["version"])
+    public = {c.id: c for c in local.public}
+    at: PathKey = ("suites", i, "cases")
+    rows = suite["cases"]
+    for j, row in enumerate(rows):
+        if row["split"] != "public":
+            continue
+        case = public.get(row["case_id"])
+        if case is None:
+            raise _refuse(
+                f"no public case {row['case_id']!r} in {suite['id']} v{suite['version']} as "
+                "installed here (same suite digest)",
+                (*at, j, "case_id"),
+                file,
+            )
+        if public_case_digest(case, local) != row["case_digest"]:
+            raise _refuse("expected the installed case's digest", (*at, j, "case_digest"), file)
+        if row["input"] is not None and canonical_json(bounded(case.input)) != canonical_json(
+            row["input"]
+        ):
+            raise _refuse("expected the installed case's input", (*at, j, "input"), file)
+    shown = {r["case_id"] for r in rows if r["split"] == "public"}
+    missing = sorted(set(public) - shown)
+    if missing:
+        raise _refuse(
+            f"the installed suite has public cases the report lacks: {', '.join(missing[:5])}",
+            at,
+            file,
+        )
+    return "public cases match the installed suite; " + _holdout_check(
+        local, rows, secret, at, file
+    )
+
+
+def _holdout_check(
+    local: Any, rows: Sequence[dict[str, Any]], secret: bytes, at: PathKey, file: str | None
+) -> str:
+    held = [(j, r) for j, r in enumerate(rows) if r["split"] == "holdout"]
+    if local.holdout_file is None:
+        return "a generated holdout: its cases could not be checked"
+    ours = {holdout_case_digest(secret, case_identity(c, local)): c.id for c in local.holdout_file}
+    matching = [(j, r) for j, r in held if ours.get(r["case_digest"]) == r["case_id"]]
+    if not matching:
+        # Holdout digests are keyed under the store's secret: another store's differ.
+        return "holdout digests keyed under another store's secret: not checked"
+    if len(matching) != len(held) or len(held) != len(ours):
+        j, _ = next(((j, r) for j, r in held if (j, r) not in matching), (len(rows), None))
+        raise _refuse(
+            f"the holdout cases do not match the installed suite's {len(ours)}",
+            (*at, j),
+            file,
+        )
+    return "holdout cases match the installed suite"
+
+
+# -- 5. keeping ------------------------------------------------------------------------
+
+
+def import_report(
+    store: Store,
+    raw: bytes,
+    *,
+    home: Path,
+    source: str | None = None,
+    imported_by: str | None = None,
+    file: str | None = None,
+) -> EvalInfo:
+    """Check `raw` (a report's JSON text) and keep it as an imported eval; InputError with the
+    JSON path of the first thing that does not hold, PayloadTooLarge over MAX_REPORT_BYTES."""
+    report = _read(raw, file)
+    _counts(report, file)
+    secret = store.suites.holdout_secret()
+    _recompute(report, secret, file)
+    checked = [
+        {"suite": s["id"], "cases": _suite_check(store, home, i, s, secret, file)}
+        for i, s in enumerate(report["suites"])
+    ]
+    origin = {
+        "origin": {
+            "generated_by": report["generated_by"],
+            "eval_id": report["eval"]["id"],
+            "audience": report["audience"],
+            "source": source,
+        },
+        "imported_at": utc_text(utcnow()),
+        "imported_by": imported_by,
+        "checked": checked,
+    }
+    info = info_from_report(report, eval_id=eval_id(), origin=origin)
+    data = data_from_report(report, secret, info)
+    cells = list(data.cells)
+    record = report["record"]
+    result = {
+        "record": None if record is None else record["value"],
+        "summary": summarise(cells),
+        "public_summary": summarise([c for c in cells if c.split == "public"]),
+        "meets_thresholds": report["summary"]["meets_thresholds"],
+    }
+    return store.imports.create(
+        NewImport(
+            eval_id=info.id,
+            agent_id=info.agent_id,
+            agent_version=info.agent_version,
+            plan=info.plan,
+            plan_digest=info.plan_digest,
+            full_plan=info.full_plan,
+            cells_total=info.cells_total,
+            created_at=info.created_at,
+            finished_at=info.finished_at,
+            result=result,
+            origin=origin,
+            report=report,
+        )
+    )
