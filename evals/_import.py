@@ -37,13 +37,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from evals._cell import PreparedCase, graded_values, prepare
 from evals._finish import summarise
+from evals._runner import cache_for
 from evals._scores import EvalScore
+from evals.checks import grade
 from evals.reports._aggregate import tally_cases
 from evals.reports._imported import data_from_report, info_from_report
 from evals.reports._model import report_from_data, score_of
 from evals.reports._values import bounded
-from evals.suites import holdout_case_digest, load_installed, public_case_digest
+from evals.suites import Case, Suite, holdout_case_digest, load_installed, public_case_digest
 from evals.suites._identity import case_identity
 from records import EvalInfo, NewImport, Store, eval_id, utc_text, utcnow
 from schema import validator
@@ -61,6 +64,7 @@ MAX_AGENT_VERSION = 64
 SHOWN_CHARS = 200  # of a value in an error message
 CUT_MARK = " characters in all, sha256 "  # a string `_values.bounded` cut
 OMITTED_MARK = " characters of JSON omitted, sha256 "
+BOUNDED_NOTES = ("[number ", "[object nested deeper", "[array nested deeper", "[not JSON: ")
 # The report's fields that say what rendered it, not what was measured: a report
 # read back is rendered by this holon, on this host.
 NOT_DERIVED: frozenset[PathKey] = frozenset({("generated_by",)})
@@ -301,7 +305,7 @@ def _whole(value: Any) -> bool:
     """Whether a report carries this output whole (no string cut, nothing omitted)."""
     if isinstance(value, str):
         # A cut string, an omitted output, a number too long to show: all notes of `bounded`.
-        return not (CUT_MARK in value or OMITTED_MARK in value or value.startswith("[number "))
+        return not (CUT_MARK in value or OMITTED_MARK in value or value.startswith(BOUNDED_NOTES))
     if isinstance(value, dict):
         return "$truncated" not in value and all(_whole(k) and _whole(v) for k, v in value.items())
     if isinstance(value, list):
@@ -340,6 +344,7 @@ def _suite_check(
             row["input"]
         ):
             raise _refuse("expected the installed case's input", (*at, j, "input"), file)
+    _grade_again(local, public, rows, "public", home, at, file)
     shown = {r["case_id"] for r in rows if r["split"] == "public"}
     missing = sorted(set(public) - shown)
     if missing:
@@ -349,12 +354,17 @@ def _suite_check(
             file,
         )
     return "public cases match the installed suite; " + _holdout_check(
-        local, rows, secret, at, file
+        local, rows, secret, home, at, file
     )
 
 
 def _holdout_check(
-    local: Any, rows: Sequence[dict[str, Any]], secret: bytes, at: PathKey, file: str | None
+    local: Suite,
+    rows: Sequence[dict[str, Any]],
+    secret: bytes,
+    home: Path,
+    at: PathKey,
+    file: str | None,
 ) -> str:
     held = [(j, r) for j, r in enumerate(rows) if r["split"] == "holdout"]
     if local.holdout_file is None:
@@ -371,7 +381,50 @@ def _holdout_check(
             (*at, j),
             file,
         )
+    _grade_again(local, {c.id: c for c in local.holdout_file}, rows, "holdout", home, at, file)
     return "holdout cases match the installed suite"
+
+
+def _grade_again(
+    local: Suite,
+    cases: dict[str, Case],
+    rows: Sequence[dict[str, Any]],
+    split: str,
+    home: Path,
+    at: PathKey,
+    file: str | None,
+) -> None:
+    """Grade every cell of `split` that was graded (`ok`) and whose output the report carries
+    whole, with the installed suite's checks: its verdict must be the report's."""
+    cache = cache_for(home)
+    for j, row in enumerate(rows):
+        case = cases.get(row["case_id"]) if row["split"] == split else None
+        if case is None or any(check.uses_pdf for check in case.checks):
+            continue  # a PDF check reads a file the report does not carry
+        prepared: PreparedCase | None = None
+        for k, cell in enumerate(row["cells"]):
+            if cell["outcome"] != "ok" or cell["checks"] is None or not _whole(cell["output"]):
+                continue
+            prepared = prepared or prepare(local, case, cache)
+            usage = cell["usage"] or {}
+            document = graded_values(
+                prepared,
+                cell["output"],
+                input_tokens=usage.get("input_tokens"),
+                output_tokens=usage.get("output_tokens"),
+                cost_usd=None if cell["cost_usd"] is None else Decimal(cell["cost_usd"]),
+            )
+            passed = grade(case.checks, document).passed
+            if passed != cell["passed"]:
+                raise _refuse(
+                    f"graded again with the installed suite's checks, the output "
+                    f"{'passes' if passed else 'fails'}, where the report says it "
+                    f"{'passed' if cell['passed'] else 'failed'}",
+                    (*at, j, "cells", k, "passed"),
+                    file,
+                    stored=cell["passed"],
+                    recomputed=passed,
+                )
 
 
 # -- 5. keeping ------------------------------------------------------------------------

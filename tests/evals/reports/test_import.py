@@ -12,10 +12,11 @@ import pytest
 
 from evals import MAX_REPORT_BYTES, import_report, resumable
 from evals.reports import build_report, compare_evals, render_html, render_json, render_markdown
+from evals.reports._aggregate import tally_cases
 from evals.reports._compare_markdown import render_compare_markdown
 from evals.reports._data import load_eval
 from evals.reports._imported import data_from_report, info_from_report
-from evals.reports._model import report_from_data
+from evals.reports._model import report_from_data, score_of
 from gateway.client import StoreClient
 from records import Store
 from schema import validator
@@ -60,6 +61,9 @@ def _consistent(store: Store, report: Report) -> Report:
     data = data_from_report(report, store.suites.holdout_secret(), info_from_report(report))
     again = loads(render_json(report_from_data(data, "operator")))
     assert isinstance(again, dict)
+    scores = loads(dumps(score_of(data, tally_cases(data.cells)).to_json()))
+    assert isinstance(scores, dict)
+    again["record"]["value"].update(scores)
     return {**again, "generated_by": report["generated_by"]}
 
 
@@ -201,7 +205,6 @@ def _set(path: tuple[Any, ...], value: Any) -> Tamper:
             "$.record.value.eval_score",
             "the record does not recompute",
         ),
-        (_set(("audience",), "author"), "$.audience", "author's report"),
         (_set(("eval", "status"), "cancelled"), "$.eval.complete", "complete eval"),
         (_set(("summary", "eval_score"), "high"), "$.summary.eval_score", "not a holon report"),
         (_set(("suites", 0, "nonsense"), 1), "$.suites[0].nonsense", "unknown key"),
@@ -259,6 +262,16 @@ def test_wrong_json_and_a_report_too_large_are_refused(
     assert "not UTF-8" in str(error)
     with pytest.raises(PayloadTooLarge):
         _import(store, tmp_path, b" " * (MAX_REPORT_BYTES + 1))
+
+
+def test_an_authors_report_is_refused_its_holdout_is_not_cells(
+    store: Store, tmp_path: Path, evaluated: tuple[str, Report]
+) -> None:
+    eval_id, _ = evaluated
+    author = build_report(store, eval_id)  # the default audience, safe to publish
+    error = _refused(store, tmp_path, dumps(author).encode())
+    assert error.details["path"] == "$.audience"
+    assert "--audience operator" in str(error)
 
 
 # -- an author's made-up report --------------------------------------------------------
