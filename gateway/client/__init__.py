@@ -11,7 +11,7 @@ from gateway.client._interface import (
     TokensAPI,
 )
 from gateway.client._store import StoreClient
-from gateway.client._views import agent_view, timestamp
+from gateway.client._views import agent_view, login_name, timestamp
 
 __all__ = [
     "CallsAPI",
@@ -25,5 +25,6 @@ __all__ = [
     "StoreClient",
     "TokensAPI",
     "agent_view",
+    "login_name",
     "timestamp",
 ]

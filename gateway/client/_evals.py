@@ -13,6 +13,7 @@ from evals import (
     Plan,
     author_record,
     eval_score_lower,
+    import_report,
     imported_refusal,
     make_plan,
     probe,
@@ -201,6 +202,13 @@ class EvalOps:
         in it moves with a holdout cell while the eval runs (docs/integrity.md)."""
         info = self.store.evals.get(eval_id)
         split = None if operator else "public"
+        if info.imported and info.result is not None:
+            # No cells here: its progress is the summary its report was checked against.
+            done = info.result["summary" if operator else "public_summary"]
+            counts = {"pending": 0, "running": 0, "done": done["done"]}
+            view = eval_view(info, counts, operator=operator)
+            view["spent"] = {k: done[k] for k in ("done", "passed", "cost_usd")}
+            return view
         view = eval_view(info, self.store.evals.counts(eval_id, split=split), operator=operator)
         view["spent"] = self.store.evals.progress(eval_id, split=split)
         return view
@@ -213,6 +221,15 @@ class EvalOps:
             "items": [eval_view(i, operator=operator) for i in page.items],
             "next_cursor": page.next_cursor,
         }
+
+    def import_checked(
+        self, raw: bytes, *, source: str | None, imported_by: str | None, file: str | None = None
+    ) -> JSONObject:
+        """Check a report's JSON text and keep it as an imported eval (evals._import)."""
+        info = import_report(
+            self.store, raw, home=self.home, source=source, imported_by=imported_by, file=file
+        )
+        return eval_view(info)
 
     def cancel(self, eval_id: str) -> JSONObject:
         info = self.store.evals.get(eval_id)
