@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from evals._runner import cache_for
 from evals._scores import EvalScore
 from evals.checks import grade
 from evals.reports._aggregate import tally_cases
-from evals.reports._imported import data_from_report, info_from_report
+from evals.reports._imported import data_from_report, info_from_report, parse_timestamp
 from evals.reports._model import report_from_data, score_of
 from evals.reports._values import bounded
 from evals.suites import Case, Suite, holdout_case_digest, load_installed, public_case_digest
@@ -68,6 +68,7 @@ BOUNDED_NOTES = ("[number ", "[object nested deeper", "[array nested deeper", "[
 # The report's fields that say what rendered it, not what was measured: a report
 # read back is rendered by this holon, on this host.
 NOT_DERIVED: frozenset[PathKey] = frozenset({("generated_by",)})
+LEAVES_FIRST = frozenset({"suites", "cases", "cells"})
 
 
 def _refuse(message: str, path: PathKey, file: str | None, **details: Any) -> InputError:
@@ -141,6 +142,8 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
     for key, limit in (("id", MAX_AGENT_ID), ("version", MAX_AGENT_VERSION)):
         if not 0 < len(agent[key]) <= limit:
             raise _refuse(f"expected 1 to {limit} characters", ("agent", key), file)
+    for key in ("created_at", "finished_at"):
+        _timestamp(view[key], ("eval", key), file)
     claimed = agent["claimed_capabilities"]
     seen_suites: set[str] = set()
     seen_capabilities: set[str] = set()
@@ -157,6 +160,8 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
             )
         seen_suites.add(suite["id"])
         seen_capabilities.add(suite["capability"])
+        _decimal(suite["settings"], "threshold", (*at, "settings"), Decimal(0), file)
+        _decimal(suite["settings"], "overfit_delta", (*at, "settings"), Decimal(0), file, True)
         repetitions = suite["settings"]["repetitions"]
         seen_cases: set[tuple[str, str]] = set()
         for j, case in enumerate(suite["cases"]):
@@ -198,6 +203,36 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
         )
 
 
+def _timestamp(text: str | None, path: PathKey, file: str | None) -> None:
+    try:
+        if text is not None:
+            parse_timestamp(text)
+    except ValueError:
+        raise _refuse("expected a UTC time (YYYY-MM-DDTHH:MM:SSZ)", path, file) from None
+
+
+def _decimal(
+    settings: dict[str, Any],
+    key: str,
+    at: PathKey,
+    low: Decimal,
+    file: str | None,
+    above: bool = False,
+) -> None:
+    """A suite setting written as decimal text: a number from `low` (exclusive when `above`)
+    to 1, as a suite's threshold and overfit delta are (evals.suites)."""
+    text = settings[key]
+    try:
+        value = Decimal(text) if len(text) <= 40 else None
+    except InvalidOperation:
+        value = None
+    if value is None or not value.is_finite() or not (low < value if above else low <= value):
+        value = None
+    if value is None or value > 1:
+        bound = "above" if above else "from"
+        raise _refuse(f"expected decimal text of a number {bound} {low} to 1", (*at, key), file)
+
+
 # -- 3. recomputing ----------------------------------------------------------------------
 
 
@@ -227,13 +262,15 @@ _ABSENT = object()
 def differences(
     stored: Any, recomputed: Any, path: PathKey = ()
 ) -> Iterator[tuple[PathKey, Any, Any]]:
-    """Where two JSON values differ, in the stored value's order: (path, stored, recomputed),
-    `_ABSENT` for a key one side lacks."""
+    """Where two JSON values differ, in the stored value's order but suites, cases and cells
+    first: (path, stored, recomputed), `_ABSENT` for a key one side lacks."""
     if path in NOT_DERIVED:
         return
     if isinstance(stored, dict) and isinstance(recomputed, dict):
-        for key, value in stored.items():
-            yield from differences(value, recomputed.get(key, _ABSENT), (*path, key))
+        # Cells before what is counted over them: a difference is found where it starts.
+        ordered = sorted(stored, key=lambda k: k not in LEAVES_FIRST)
+        for key in ordered:
+            yield from differences(stored[key], recomputed.get(key, _ABSENT), (*path, key))
         for key, value in recomputed.items():
             if key not in stored:
                 yield (*path, key), _ABSENT, value

@@ -238,6 +238,8 @@ def _latency(value: Any) -> float | None:
         return None
     if isinstance(value, Decimal) and not value.is_finite():
         return None
+    if not -LATENCY_LIMIT_MS < value < LATENCY_LIMIT_MS:  # float() of 10**400 overflows
+        return None
     number = float(value)
     return number if math.isfinite(number) and 0 <= number < LATENCY_LIMIT_MS else None
 

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from evals._integrity import author_digests, keyed_digest
-from evals.reports._data import CellData, EvalData, SuiteData
+from evals.reports._data import CellData, EvalData, SuiteData, _http_status, _latency, _tokens
 from records import EvalInfo
 
 __all__ = ["data_from_report", "info_from_report", "parse_timestamp"]
@@ -69,10 +69,6 @@ def _suite(suite: dict[str, Any], secret: bytes) -> SuiteData:
     )
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
 def _cell(idx: int, suite_id: str, case: dict[str, Any], cell: dict[str, Any]) -> CellData:
     usage = cell["usage"] or {}
     done = cell["status"] == "done"
@@ -90,15 +86,17 @@ def _cell(idx: int, suite_id: str, case: dict[str, Any], cell: dict[str, Any]) -
         passed=cell["passed"] is True,
         cost_usd=None if cell["cost_usd"] is None else Decimal(cell["cost_usd"]),
         cost_source=cell["cost_source"],
-        latency_ms=_number(cell["latency_ms"]),
+        # Read as a stored cell is: a time or a count out of range reads as none, so a
+        # report holding one does not recompute (`evals._import` says where).
+        latency_ms=_latency(cell["latency_ms"]),
         attempts=cell["attempts"],
-        http_status=cell["http_status"],
+        http_status=_http_status(cell["http_status"]),
         error=cell["error"],
         output=cell["output"],
         checks=None if cell["checks"] is None else tuple(cell["checks"]),
-        grade_ms=_number(cell["grade_ms"]),
-        input_tokens=usage.get("input_tokens"),
-        output_tokens=usage.get("output_tokens"),
+        grade_ms=_latency(cell["grade_ms"]),
+        input_tokens=_tokens(usage.get("input_tokens")),
+        output_tokens=_tokens(usage.get("output_tokens")),
     )
 
 

@@ -209,6 +209,31 @@ def _set(path: tuple[Any, ...], value: Any) -> Tamper:
         (_set(("summary", "eval_score"), "high"), "$.summary.eval_score", "not a holon report"),
         (_set(("suites", 0, "nonsense"), 1), "$.suites[0].nonsense", "unknown key"),
         (_set(("agent", "version"), "v" * 65), "$.agent.version", "1 to 64"),
+        (
+            _set(("suites", 0, "settings", "threshold"), "high"),
+            "$.suites[0].settings.threshold",
+            "expected decimal text",
+        ),
+        (
+            _set(("suites", 0, "settings", "overfit_delta"), "0"),
+            "$.suites[0].settings.overfit_delta",
+            "above 0 to 1",
+        ),
+        (
+            _set(("eval", "finished_at"), "2026-13-45T99:99:99Z"),
+            "$.eval.finished_at",
+            "expected a UTC time",
+        ),
+        (
+            _set(("suites", 0, "cases", 0, "cells", 0, "latency_ms"), 10**400),
+            "$.suites[0].cases[0].cells[0].latency_ms",
+            "does not recompute",
+        ),
+        (
+            _set(("suites", 0, "cases", 0, "cells", 0, "http_status"), 10**6),
+            "$.suites[0].cases[0].cells[0].http_status",
+            "does not recompute",
+        ),
     ],
 )
 def test_a_tampered_or_broken_report_is_refused_where_it_breaks(
