@@ -3,6 +3,7 @@ with its location (docs/evals.md, "Imported evals")."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from evals.reports._data import load_eval
 from evals.reports._imported import data_from_report, info_from_report
 from evals.reports._model import report_from_data, score_of
 from gateway.client import StoreClient
-from records import Store
+from records import Store, new_key, open_store
 from schema import validator
 from schema.errors import InputError, PayloadTooLarge, Refused
 from schema.jsontext import dumps, loads
@@ -344,3 +345,16 @@ def test_a_flipped_verdict_that_recomputes_is_caught_by_grading_again(
     error = _refused(store, tmp_path, bad)
     assert error.details["path"] == f"$.suites[0].cases[{index}].cells[0].passed"
     assert "graded again" in str(error)
+
+
+def test_an_import_is_kept_and_read_back_on_every_backend(store_url: str, tmp_path: Path) -> None:
+    with contextlib.closing(open_store(store_url, secret_key=new_key(), auto_upgrade=True)) as db:
+        setup(db, tmp_path)
+        original = run_eval(db, tmp_path / "home")
+        report = loads(render_json(build_report(db, original, audience="operator")))
+        assert isinstance(report, dict)
+        imported = _import(db, tmp_path, report)
+        again = build_report(db, imported, audience="operator")
+        assert loads(render_json(again))["suites"] == report["suites"]
+        assert compare_evals(db, original, imported, audience="operator")["matched"] is True
+        assert [r["eval_id"] for r in db.evals.record_history(AGENT_ID)] == [original]
