@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from schema.jsontext import dumps, loads
 from tests.evals.reports._setup import suite_dir, write_manifest
 from tests.gateway._cli import CLI
+from tests.gateway.test_cli_gateway import world
 
 
 def _exported(cli: CLI, tmp_path: Path) -> tuple[str, Path]:
@@ -68,3 +71,45 @@ def test_a_tampered_file_is_refused_with_its_path(cli: CLI, tmp_path: Path) -> N
     assert f"{bad}: $.suites[0].splits.holdout.rate: the report does not recompute" in text.stderr
     missing = cli("evals", "import", str(tmp_path / "nope.json"))
     assert missing.code == 2 and "no such file" in missing.stderr
+
+
+@pytest.mark.slow
+def test_import_through_the_gateway(tmp_path: Path) -> None:
+    """`--gateway`: the file is sent as it is, checked by the gateway, refused the same way."""
+    with world(tmp_path) as w:
+        ran = w.store("eval", "acme/ticket-triage", "--yes", "--json")
+        original = ran.json()["eval"]["id"]
+        path = tmp_path / "report.json"
+        exported = w.store(
+            "evals",
+            "report",
+            original,
+            "--format",
+            "json",
+            "--audience",
+            "operator",
+            "-o",
+            str(path),
+        )
+        assert exported.code == 0, exported.stderr
+        done = w.via("operator")("evals", "import", str(path), "--json")
+        assert done.code == 0, done.stderr
+        view = done.json()
+        assert view["imported"]["origin"] == {
+            **view["imported"]["origin"],
+            "eval_id": original,
+            "source": "report.json",
+        }
+        assert not view["imported"]["imported_by"].startswith("cli:")  # the token's id
+        compared = w.via("operator")("evals", "compare", original, view["id"], "--json")
+        assert compared.code == 0 and compared.json()["matched"] is True
+        assert w.via("org:acme")("evals", "import", str(path)).code == 2
+
+        report = loads(path.read_text())
+        assert isinstance(report, dict)
+        report["summary"]["eval_score"] = 1
+        bad = tmp_path / "bad.json"
+        bad.write_text(dumps(report))
+        refused = w.via("operator")("evals", "import", str(bad), "--json")
+        assert refused.code == 2
+        assert refused.json()["error"]["details"]["path"] == "$.summary.eval_score"
