@@ -80,8 +80,14 @@ class ImportRegistry:
 def imported_view(origin: dict[str, Any], *, operator: bool = True) -> dict[str, Any]:
     """An imported eval's label in every view: where its report came from, when it was
     imported and by whom (the operator's to know), and what could be checked of it here."""
+    source = dict(origin.get("origin") or {})
+    if not operator:
+        # The other host's Python and platform are its operator's to know, as in its report.
+        made = source.get("generated_by")
+        holon = made.get("holon") if isinstance(made, dict) else None
+        source["generated_by"] = {"holon": holon, "python": None, "platform": None}
     return {
-        "origin": origin.get("origin"),
+        "origin": source,
         "imported_at": origin.get("imported_at"),
         "imported_by": origin.get("imported_by") if operator else None,
         "checked": origin.get("checked"),

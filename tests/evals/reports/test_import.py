@@ -112,6 +112,7 @@ def test_a_real_eval_round_trips_and_is_labelled_imported(
     assert not list(validator("report").iter_errors(again))
     author = build_report(store, imported)
     assert author["imported"]["imported_by"] is None
+    assert author["imported"]["origin"]["generated_by"]["platform"] is None
     assert all(c["split"] == "public" for c in author["suites"][0]["cases"])
     assert "Imported" in render_markdown(author) and "Imported" in render_html(author)
 
@@ -358,3 +359,36 @@ def test_an_import_is_kept_and_read_back_on_every_backend(store_url: str, tmp_pa
         assert loads(render_json(again))["suites"] == report["suites"]
         assert compare_evals(db, original, imported, audience="operator")["matched"] is True
         assert [r["eval_id"] for r in db.evals.record_history(AGENT_ID)] == [original]
+
+
+def test_a_report_from_another_store_is_checked_as_far_as_it_can_be(
+    store: Store, tmp_path: Path, evaluated: tuple[str, Report]
+) -> None:
+    """Store B has the same suite (so the same digest) and the same agent, but another holdout
+    secret: the public cases and their grades are checked, the holdout's digests cannot be.
+    B's own eval compares matched with the import; B's agent still has only B's record."""
+    _, report = evaluated
+    with contextlib.closing(
+        open_store(f"sqlite:///{tmp_path / 'b.db'}", secret_key=new_key(), auto_upgrade=True)
+    ) as other:
+        setup(other, tmp_path / "b")
+        assert other.evals.current_record(AGENT_ID) is None
+        imported = _import(other, tmp_path / "b", report)
+        info = load_eval(other, imported).info
+        assert info.origin is not None
+        assert info.origin["checked"][0]["cases"] == (
+            "public cases match the installed suite; holdout digests keyed under another "
+            "store's secret: not checked"
+        )
+        # Importing wrote no record: a mandate on B finds none for the agent.
+        assert other.evals.current_record(AGENT_ID) is None
+        assert other.evals.record_history(AGENT_ID) == []
+        local = run_eval(other, tmp_path / "b" / "home")
+        comparison = compare_evals(other, local, imported, audience="operator")
+        assert comparison["matched"] is True
+        (suite,) = comparison["suites"]
+        # Holdout case digests are keyed per store: those cells cannot pair.
+        assert suite["splits"]["holdout"]["paired"]["cells"] == 0
+        assert suite["splits"]["public"]["paired"]["cases"] > 0
+        record = other.evals.current_record(AGENT_ID)
+        assert record is not None and record["eval_id"] == local
