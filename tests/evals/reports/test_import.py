@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from evals import MAX_REPORT_BYTES, import_report, resumable
-from evals.reports import build_report, compare_evals, render_html, render_json, render_markdown
+from evals.reports import (
+    build_report,
+    compare_evals,
+    render_html,
+    render_json,
+    render_junit,
+    render_markdown,
+)
 from evals.reports._aggregate import tally_cases
 from evals.reports._compare_markdown import render_compare_markdown
 from evals.reports._data import load_eval
@@ -115,6 +122,7 @@ def test_a_real_eval_round_trips_and_is_labelled_imported(
     assert author["imported"]["origin"]["generated_by"]["platform"] is None
     assert all(c["split"] == "public" for c in author["suites"][0]["cases"])
     assert "Imported" in render_markdown(author) and "Imported" in render_html(author)
+    assert 'name="imported" value="Imported ' in render_junit(author)
 
     # Listed and shown as imported; no record, so mandates never read it.
     client = StoreClient(store, tmp_path / "home")
