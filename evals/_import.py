@@ -32,27 +32,21 @@ or which one: that is what certificates are for.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from evals._cell import PreparedCase, graded_values, prepare
 from evals._finish import summarise
-from evals._runner import cache_for
+from evals._import_suites import check_suite, report_error
 from evals._scores import EvalScore
-from evals.checks import grade
 from evals.reports._aggregate import tally_cases
 from evals.reports._imported import data_from_report, info_from_report, parse_timestamp
 from evals.reports._model import report_from_data, score_of
-from evals.reports._values import bounded
-from evals.suites import Case, Suite, holdout_case_digest, load_installed, public_case_digest
-from evals.suites._identity import case_identity
 from records import EvalInfo, NewImport, Store, eval_id, utc_text, utcnow
 from schema import validator
-from schema.canonical import canonical_json
 from schema.documents import MAX_DEPTH, explain
-from schema.errors import InputError, Location, NotFound, PayloadTooLarge
+from schema.errors import InputError, Location, PayloadTooLarge
 from schema.jsontext import NumberError, PathKey, dumps, format_path, loads, max_depth
 
 __all__ = ["MAX_REPORT_BYTES", "import_report"]
@@ -62,22 +56,10 @@ MAX_REPORT_BYTES = 20 * 1024 * 1024
 MAX_AGENT_ID = 79
 MAX_AGENT_VERSION = 64
 SHOWN_CHARS = 200  # of a value in an error message
-CUT_MARK = " characters in all, sha256 "  # a string `_values.bounded` cut
-OMITTED_MARK = " characters of JSON omitted, sha256 "
-BOUNDED_NOTES = ("[number ", "[object nested deeper", "[array nested deeper", "[not JSON: ")
 # The report's fields that say what rendered it, not what was measured: a report
 # read back is rendered by this holon, on this host.
 NOT_DERIVED: frozenset[PathKey] = frozenset({("generated_by",)})
 LEAVES_FIRST = frozenset({"suites", "cases", "cells"})
-
-
-def _refuse(message: str, path: PathKey, file: str | None, **details: Any) -> InputError:
-    return InputError(
-        message,
-        location=Location(file, path=format_path(path)),
-        details=details,
-        code="invalid_report",
-    )
 
 
 # -- 1. reading -----------------------------------------------------------------------
@@ -97,7 +79,7 @@ def _read(raw: bytes, file: str | None) -> dict[str, Any]:
     try:
         value = loads(text)
     except NumberError as exc:
-        raise _refuse(exc.problem, exc.path, file) from None
+        raise report_error(exc.problem, exc.path, file) from None
     except RecursionError:
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", location=where) from None
     except ValueError as exc:
@@ -109,12 +91,12 @@ def _read(raw: bytes, file: str | None) -> dict[str, Any]:
     if max_depth(value, MAX_DEPTH) > MAX_DEPTH:
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", location=where)
     if not isinstance(value, dict):
-        raise _refuse("expected a report (a JSON object)", (), file)
+        raise report_error("expected a report (a JSON object)", (), file)
     problems = [explain(e) for e in itertools.islice(validator("report").iter_errors(value), 50)]
     if problems:
         # The first in document order that says most: the shallowest path.
         message, path = min(problems, key=lambda p: (len(p[1]), format_path(p[1])))
-        raise _refuse(f"not a holon report: {message}", path, file)
+        raise report_error(f"not a holon report: {message}", path, file)
     return value
 
 
@@ -123,7 +105,7 @@ def _read(raw: bytes, file: str | None) -> dict[str, Any]:
 
 def _counts(report: dict[str, Any], file: str | None) -> None:
     if report["audience"] != "operator":
-        raise _refuse(
+        raise report_error(
             "expected 'operator': an author's report has the holdout as one rate per suite, "
             "not its cells, so its scores cannot be recomputed (export it with "
             "--audience operator)",
@@ -132,7 +114,7 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
         )
     view = report["eval"]
     if view["status"] != "done" or not view["complete"]:
-        raise _refuse(
+        raise report_error(
             f"expected a complete eval, got one {view['status']} with cells missing: an "
             "incomplete eval has no verdict to import",
             ("eval", "complete"),
@@ -141,7 +123,7 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
     agent = report["agent"]
     for key, limit in (("id", MAX_AGENT_ID), ("version", MAX_AGENT_VERSION)):
         if not 0 < len(agent[key]) <= limit:
-            raise _refuse(f"expected 1 to {limit} characters", ("agent", key), file)
+            raise report_error(f"expected 1 to {limit} characters", ("agent", key), file)
     for key in ("created_at", "finished_at"):
         _timestamp(view[key], ("eval", key), file)
     claimed = agent["claimed_capabilities"]
@@ -151,9 +133,9 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
     for i, suite in enumerate(report["suites"]):
         at: PathKey = ("suites", i)
         if suite["id"] in seen_suites:
-            raise _refuse(f"suite {suite['id']!r} is in the report twice", (*at, "id"), file)
+            raise report_error(f"suite {suite['id']!r} is in the report twice", (*at, "id"), file)
         if suite["capability"] not in claimed or suite["capability"] in seen_capabilities:
-            raise _refuse(
+            raise report_error(
                 "expected a capability the agent claims, one suite each",
                 (*at, "capability"),
                 file,
@@ -168,7 +150,7 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
             here: PathKey = (*at, "cases", j)
             named = (case["split"], case["case_id"])
             if named in seen_cases:
-                raise _refuse(
+                raise report_error(
                     f"{case['split']} case {case['case_id']!r} is in the suite twice",
                     (*here, "case_id"),
                     file,
@@ -176,25 +158,25 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
             seen_cases.add(named)
             cells = case["cells"]
             if len(cells) != repetitions:
-                raise _refuse(
+                raise report_error(
                     f"expected {repetitions} cells (one per repetition), got {len(cells)}",
                     (*here, "cells"),
                     file,
                 )
             for k, cell in enumerate(cells):
                 if cell["repetition"] != k:
-                    raise _refuse(
+                    raise report_error(
                         f"expected repetition {k}", (*here, "cells", k, "repetition"), file
                     )
                 if cell["status"] != "done":
-                    raise _refuse(
+                    raise report_error(
                         "expected 'done': a complete eval has every cell recorded",
                         (*here, "cells", k, "status"),
                         file,
                     )
             total += len(cells)
     if total != report["settings"]["cells"]:
-        raise _refuse(
+        raise report_error(
             f"the report says {report['settings']['cells']} cells, its cases hold {total}",
             ("settings", "cells"),
             file,
@@ -208,7 +190,7 @@ def _timestamp(text: str | None, path: PathKey, file: str | None) -> None:
         if text is not None:
             parse_timestamp(text)
     except ValueError:
-        raise _refuse("expected a UTC time (YYYY-MM-DDTHH:MM:SSZ)", path, file) from None
+        raise report_error("expected a UTC time (YYYY-MM-DDTHH:MM:SSZ)", path, file) from None
 
 
 def _decimal(
@@ -230,7 +212,9 @@ def _decimal(
         value = None
     if value is None or value > 1:
         bound = "above" if above else "from"
-        raise _refuse(f"expected decimal text of a number {bound} {low} to 1", (*at, key), file)
+        raise report_error(
+            f"expected decimal text of a number {bound} {low} to 1", (*at, key), file
+        )
 
 
 # -- 3. recomputing ----------------------------------------------------------------------
@@ -291,7 +275,7 @@ def _first_difference(
     for path, a, b in differences(stored, recomputed, at):
         shown_a = "nothing" if a is _ABSENT else _shown(a)
         shown_b = "nothing" if b is _ABSENT else _shown(b)
-        raise _refuse(
+        raise report_error(
             f"{what} does not recompute: the report holds {dumps(shown_a)}, its cells give "
             f"{dumps(shown_b)}",
             path,
@@ -335,135 +319,6 @@ def _recompute(report: dict[str, Any], secret: bytes, file: str | None) -> None:
     _record(report, score_of(data, tally_cases(data.cells)), file)
 
 
-# -- 4. against the installed suites --------------------------------------------------
-
-
-def _whole(value: Any) -> bool:
-    """Whether a report carries this output whole (no string cut, nothing omitted)."""
-    if isinstance(value, str):
-        # A cut string, an omitted output, a number too long to show: all notes of `bounded`.
-        return not (CUT_MARK in value or OMITTED_MARK in value or value.startswith(BOUNDED_NOTES))
-    if isinstance(value, dict):
-        return "$truncated" not in value and all(_whole(k) and _whole(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_whole(v) for v in value)
-    return True
-
-
-def _suite_check(
-    store: Store, home: Path, i: int, suite: dict[str, Any], secret: bytes, file: str | None
-) -> str:
-    """What could be checked of one suite against this store; refuses what is found false."""
-    try:
-        installed = store.suites.get(suite["id"], suite["version"])
-    except NotFound:
-        return "not installed here: its cases could not be checked"
-    if installed.digests.get("suite_digest") != suite["suite_digest"]:
-        return "installed here with another digest: its cases could not be checked"
-    local = load_installed(store, suite["id"], home, suite["version"])
-    public = {c.id: c for c in local.public}
-    at: PathKey = ("suites", i, "cases")
-    rows = suite["cases"]
-    for j, row in enumerate(rows):
-        if row["split"] != "public":
-            continue
-        case = public.get(row["case_id"])
-        if case is None:
-            raise _refuse(
-                f"no public case {row['case_id']!r} in {suite['id']} v{suite['version']} as "
-                "installed here (same suite digest)",
-                (*at, j, "case_id"),
-                file,
-            )
-        if public_case_digest(case, local) != row["case_digest"]:
-            raise _refuse("expected the installed case's digest", (*at, j, "case_digest"), file)
-        if row["input"] is not None and canonical_json(bounded(case.input)) != canonical_json(
-            row["input"]
-        ):
-            raise _refuse("expected the installed case's input", (*at, j, "input"), file)
-    _grade_again(local, public, rows, "public", home, at, file)
-    shown = {r["case_id"] for r in rows if r["split"] == "public"}
-    missing = sorted(set(public) - shown)
-    if missing:
-        raise _refuse(
-            f"the installed suite has public cases the report lacks: {', '.join(missing[:5])}",
-            at,
-            file,
-        )
-    return "public cases match the installed suite; " + _holdout_check(
-        local, rows, secret, home, at, file
-    )
-
-
-def _holdout_check(
-    local: Suite,
-    rows: Sequence[dict[str, Any]],
-    secret: bytes,
-    home: Path,
-    at: PathKey,
-    file: str | None,
-) -> str:
-    held = [(j, r) for j, r in enumerate(rows) if r["split"] == "holdout"]
-    if local.holdout_file is None:
-        return "a generated holdout: its cases could not be checked"
-    ours = {holdout_case_digest(secret, case_identity(c, local)): c.id for c in local.holdout_file}
-    matching = [(j, r) for j, r in held if ours.get(r["case_digest"]) == r["case_id"]]
-    if not matching:
-        # Holdout digests are keyed under the store's secret: another store's differ.
-        return "holdout digests keyed under another store's secret: not checked"
-    if len(matching) != len(held) or len(held) != len(ours):
-        j, _ = next(((j, r) for j, r in held if (j, r) not in matching), (len(rows), None))
-        raise _refuse(
-            f"the holdout cases do not match the installed suite's {len(ours)}",
-            (*at, j),
-            file,
-        )
-    _grade_again(local, {c.id: c for c in local.holdout_file}, rows, "holdout", home, at, file)
-    return "holdout cases match the installed suite"
-
-
-def _grade_again(
-    local: Suite,
-    cases: dict[str, Case],
-    rows: Sequence[dict[str, Any]],
-    split: str,
-    home: Path,
-    at: PathKey,
-    file: str | None,
-) -> None:
-    """Grade every cell of `split` that was graded (`ok`) and whose output the report carries
-    whole, with the installed suite's checks: its verdict must be the report's."""
-    cache = cache_for(home)
-    for j, row in enumerate(rows):
-        case = cases.get(row["case_id"]) if row["split"] == split else None
-        if case is None or any(check.uses_pdf for check in case.checks):
-            continue  # a PDF check reads a file the report does not carry
-        prepared: PreparedCase | None = None
-        for k, cell in enumerate(row["cells"]):
-            if cell["outcome"] != "ok" or cell["checks"] is None or not _whole(cell["output"]):
-                continue
-            prepared = prepared or prepare(local, case, cache)
-            usage = cell["usage"] or {}
-            document = graded_values(
-                prepared,
-                cell["output"],
-                input_tokens=usage.get("input_tokens"),
-                output_tokens=usage.get("output_tokens"),
-                cost_usd=None if cell["cost_usd"] is None else Decimal(cell["cost_usd"]),
-            )
-            passed = grade(case.checks, document).passed
-            if passed != cell["passed"]:
-                raise _refuse(
-                    f"graded again with the installed suite's checks, the output "
-                    f"{'passes' if passed else 'fails'}, where the report says it "
-                    f"{'passed' if cell['passed'] else 'failed'}",
-                    (*at, j, "cells", k, "passed"),
-                    file,
-                    stored=cell["passed"],
-                    recomputed=passed,
-                )
-
-
 # -- 5. keeping ------------------------------------------------------------------------
 
 
@@ -483,7 +338,7 @@ def import_report(
     secret = store.suites.holdout_secret()
     _recompute(report, secret, file)
     checked = [
-        {"suite": s["id"], "cases": _suite_check(store, home, i, s, secret, file)}
+        {"suite": s["id"], "cases": check_suite(store, home, i, s, secret, file)}
         for i, s in enumerate(report["suites"])
     ]
     origin = {

@@ -30,7 +30,8 @@ import bench_agent  # noqa: E402
 import run  # noqa: E402
 
 from evals import import_report, make_plan, start, work  # noqa: E402
-from evals._import import _counts, _read, _recompute, _suite_check  # noqa: E402
+from evals._import import _counts, _read, _recompute  # noqa: E402
+from evals._import_suites import check_suite  # noqa: E402
 from evals.reports import build_report, render_json  # noqa: E402
 from evals.suites import install_suite  # noqa: E402
 from records import new_key, open_store  # noqa: E402
@@ -75,7 +76,7 @@ def measure(cases: int, repetitions: int, runs: int) -> dict[str, Any]:
             _recompute(report, secret, None)
             recomputed = time.perf_counter()
             for i, suite in enumerate(report["suites"]):
-                _suite_check(store, home, i, suite, secret, None)
+                check_suite(store, home, i, suite, secret, None)
             checked = time.perf_counter()
         finally:
             store.close()

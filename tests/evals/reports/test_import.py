@@ -400,3 +400,24 @@ def test_a_report_from_another_store_is_checked_as_far_as_it_can_be(
         assert suite["splits"]["public"]["paired"]["cases"] > 0
         record = other.evals.current_record(AGENT_ID)
         assert record is not None and record["eval_id"] == local
+
+
+def test_an_output_carried_cut_is_not_graded_again(
+    store: Store, tmp_path: Path, evaluated: tuple[str, Report]
+) -> None:
+    """The limit of grading again (docs/evals.md): a report shows a long string cut, so a cell
+    whose output carries a cut note is taken at the report's word."""
+    _, report = evaluated
+    bad = copy.deepcopy(report)
+    cases = bad["suites"][0]["cases"]
+    case = next(
+        c
+        for c in cases
+        if c["split"] == "public" and c["cells"][0]["outcome"] == "ok" and not c["passed"]
+    )
+    cell = case["cells"][0]
+    cell["output"] = {"label": "x… [900 characters in all, sha256 0123456789abcdef]"}
+    cell["passed"] = True
+    for check in cell["checks"]:
+        check["passed"] = True
+    assert _import(store, tmp_path, _consistent(store, bad))
