@@ -46,12 +46,13 @@ from evals.reports._model import report_from_data, score_of
 from records import EvalInfo, NewImport, Store, eval_id, utc_text, utcnow
 from schema import validator
 from schema.documents import MAX_DEPTH, explain
-from schema.errors import InputError, Location, PayloadTooLarge
+from schema.errors import InputError, Location, PayloadTooLarge, UsageError
 from schema.jsontext import NumberError, PathKey, dumps, format_path, loads, max_depth
 
 __all__ = ["MAX_REPORT_BYTES", "import_report"]
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
+MAX_SOURCE_CHARS = 500  # where a report came from: a file name, a URL
 # The longest agent id and version the store keeps (records._models).
 MAX_AGENT_ID = 79
 MAX_AGENT_VERSION = 64
@@ -333,6 +334,11 @@ def import_report(
 ) -> EvalInfo:
     """Check `raw` (a report's JSON text) and keep it as an imported eval; InputError with the
     JSON path of the first thing that does not hold, PayloadTooLarge over MAX_REPORT_BYTES."""
+    if source is not None and len(source) > MAX_SOURCE_CHARS:
+        raise UsageError(
+            f"the source must be at most {MAX_SOURCE_CHARS} characters",
+            details={"limit": MAX_SOURCE_CHARS},
+        )
     report = _read(raw, file)
     _counts(report, file)
     secret = store.suites.holdout_secret()

@@ -137,6 +137,7 @@ def test_a_tampered_report_is_refused_with_its_path(
         if where is not None:
             assert answer.json()["error"]["details"]["path"].startswith(where)
     assert _import(gateway, b"").status_code == 400
+    assert _import(gateway, body, source="x" * 501).status_code == 400
 
 
 def test_nothing_is_kept_of_a_refused_report(
