@@ -132,7 +132,7 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         ("status", f"{ev['status']} ({'complete' if ev['complete'] else 'incomplete'})"),
         ("started", ev["created_at"]),
         ("finished", ev["finished_at"]),
-        ("plan", "full: writes the agent record" if ev["full_plan"] else "narrowed: no record"),
+        ("plan", _plan_text(ev["full_plan"], report.get("imported") is not None)),
     ]
     if "plan_digest" in ev:
         pairs.append(("plan digest", ev["plan_digest"]))
@@ -182,3 +182,9 @@ def imported_text(imported: dict[str, Any] | None) -> str | None:
         + ". Its numbers were recomputed from its cells here; that proves the report "
         "consistent, not that the agent was called. It wrote no record here."
     )
+
+
+def _plan_text(full: bool, imported: bool) -> str:
+    if imported:  # it wrote a record where it ran, if anywhere; never here
+        return ("full" if full else "narrowed") + ": imported, no record here"
+    return "full: writes the agent record" if full else "narrowed: no record"

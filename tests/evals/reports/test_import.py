@@ -123,6 +123,7 @@ def test_a_real_eval_round_trips_and_is_labelled_imported(
     assert all(c["split"] == "public" for c in author["suites"][0]["cases"])
     assert "Imported" in render_markdown(author) and "Imported" in render_html(author)
     assert 'name="imported" value="Imported ' in render_junit(author)
+    assert "full: imported, no record here" in render_markdown(author)
 
     # Listed and shown as imported; no record, so mandates never read it.
     client = StoreClient(store, tmp_path / "home")
