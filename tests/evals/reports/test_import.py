@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import random
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from evals.reports._model import report_from_data, score_of
 from gateway.client import StoreClient
 from records import Store, new_key, open_store
 from schema import validator
-from schema.errors import InputError, PayloadTooLarge, Refused
+from schema.errors import InputError, PayloadTooLarge, Refused, UsageError
 from schema.jsontext import dumps, loads
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import run_eval, setup
@@ -422,3 +424,36 @@ def test_an_output_carried_cut_is_not_graded_again(
     for check in cell["checks"]:
         check["passed"] = True
     assert _import(store, tmp_path, _consistent(store, bad))
+
+
+HOSTILE = (None, -1, 10**400, Decimal("1E+4000"), "x" * 5000, "\u202e", [], {}, True, 0.5)
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _leaves(v, (*path, k))] + [path]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _leaves(v, (*path, i))] + [path]
+    return [path]
+
+
+@pytest.mark.slow
+def test_a_mutated_report_is_refused_or_imported_never_an_internal_error(
+    store: Store, tmp_path: Path, evaluated: tuple[str, Report]
+) -> None:
+    """The trust boundary: any value at any place of a report (a seeded sample) is refused
+    with a location, or is one the import accepts; no other exception, ever."""
+    _, report = evaluated
+    chooser = random.Random(15)
+    places = [p for p in _leaves(report) if p]
+    tried = refused = 0
+    for path in chooser.sample(places, min(250, len(places))):
+        bad = copy.deepcopy(report)
+        _set(path, chooser.choice(HOSTILE))(bad)
+        tried += 1
+        try:
+            _import(store, tmp_path, bad)
+        except (InputError, UsageError) as error:
+            refused += 1
+            assert error.exit_code == 2 and error.http_status in (400, 413, 422)
+    assert tried == 250 and refused >= 180, refused  # 225 when written
