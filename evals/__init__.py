@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
-    from evals._eval import probe, resumable, resume, start, work
+    from evals._eval import imported_refusal, probe, resumable, resume, start, work
     from evals._evidence import admits_lower, eval_score_lower
     from evals._finish import finish, summarise
+    from evals._import import MAX_REPORT_BYTES, import_report
     from evals._integrity import author_digests, author_record, keyed_digest
     from evals._last_run import LastRuns
     from evals._plan import Plan, PlannedSuite, make_plan, rebuild
@@ -30,6 +31,7 @@ __all__ = [
     "CellResult",
     "FixtureCache",
     "LastRuns",
+    "MAX_REPORT_BYTES",
     "Plan",
     "PlannedSuite",
     "PracticeReport",
@@ -43,6 +45,8 @@ __all__ = [
     "call_limits",
     "eval_score_lower",
     "finish",
+    "import_report",
+    "imported_refusal",
     "keyed_digest",
     "load_suite",
     "make_plan",
@@ -68,12 +72,15 @@ _HOMES: dict[str, str] = {
     "call_limits": "evals._cell",
     "prepare": "evals._cell",
     "run_cell": "evals._cell",
+    "imported_refusal": "evals._eval",
     "probe": "evals._eval",
     "resumable": "evals._eval",
     "resume": "evals._eval",
     "start": "evals._eval",
     "work": "evals._eval",
     "finish": "evals._finish",
+    "MAX_REPORT_BYTES": "evals._import",
+    "import_report": "evals._import",
     "admits_lower": "evals._evidence",
     "author_digests": "evals._integrity",
     "author_record": "evals._integrity",

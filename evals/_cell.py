@@ -129,14 +129,33 @@ def call_limits(suite: Suite, *, unreachable_retries: int = 0) -> CallLimits:
 
 def grading_document(prepared: PreparedCase, outcome: Outcome) -> dict[str, Any]:
     usage = outcome.usage
+    return graded_values(
+        prepared,
+        outcome.output,
+        input_tokens=usage.input_tokens if usage else None,
+        output_tokens=usage.output_tokens if usage else None,
+        cost_usd=outcome.cost_usd,
+    )
+
+
+def graded_values(
+    prepared: PreparedCase,
+    output: Any,
+    *,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    cost_usd: Any,
+) -> dict[str, Any]:
+    """What the checks of a cell read: of a call just made, or of a report's cell graded
+    again (evals._import)."""
     return {
         "input": prepared.input,
-        "output": outcome.output,
+        "output": output,
         "expected": prepared.expected,
         "usage": {
-            "input_tokens": usage.input_tokens if usage else None,
-            "output_tokens": usage.output_tokens if usage else None,
-            "cost_usd": outcome.cost_usd,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cost_usd": cost_usd,
         },
         "case": {
             "id": prepared.case.id,

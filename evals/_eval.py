@@ -114,6 +114,8 @@ def resumable(store: Store, eval_id_: str, *, home: Path) -> tuple[EvalInfo, Pla
     measurement.
     """
     info = store.evals.get(eval_id_)
+    if info.imported:
+        raise imported_refusal(info, "resumed")
     if info.status == "done":
         return info, None
     if info.status == "cancelled":
@@ -131,3 +133,12 @@ def resume(
     if plan is None:
         return info
     return work(store, plan, info, home=home, progress=progress)
+
+
+def imported_refusal(info: EvalInfo, action: str) -> Refused:
+    """An imported eval ran on another store: nothing of it runs, resumes or stops here."""
+    return Refused(
+        f"eval {info.id} is imported (a report of an eval run elsewhere): it cannot be {action}",
+        hint="start a new eval here: holon eval ORG/AGENT --yes",
+        details={"eval": info.id, "imported": True},
+    )

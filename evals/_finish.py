@@ -9,6 +9,7 @@ full-plan eval.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -20,8 +21,9 @@ from records import Certify, EvalCell, EvalInfo, Store, utc_text, utcnow
 from schema.errors import Refused
 
 
-def summarise(cells: list[EvalCell]) -> dict[str, Any]:
-    """Outcome counts, cost and latency over recorded cells."""
+def summarise(cells: Sequence[Any]) -> dict[str, Any]:
+    """Outcome counts, cost and latency over recorded cells (stored rows, or an imported
+    report's cells: anything with their status, outcome, passed, cost and latency)."""
     done = [c for c in cells if c.status == "done"]
     latencies = [c.latency_ms for c in done if c.latency_ms is not None]
     return {

@@ -40,6 +40,7 @@ from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalR
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
+from records._imports import ImportRegistry, NewImport, imported_view
 from records._keys import KeyRegistry
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
@@ -125,6 +126,7 @@ __all__ = [
     "GrantStatus",
     "IdentityInfo",
     "IdentityRegistry",
+    "ImportRegistry",
     "InstalledSuite",
     "LedgerEntry",
     "LedgerRegistry",
@@ -133,6 +135,7 @@ __all__ = [
     "MandateInfo",
     "MandateRegistry",
     "MandateRevision",
+    "NewImport",
     "Page",
     "RateLimit",
     "RatePer",
@@ -150,6 +153,7 @@ __all__ = [
     "VersionInfo",
     "check_role",
     "eval_id",
+    "imported_view",
     "live_window_start",
     "new_key",
     "open_engine",

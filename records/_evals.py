@@ -102,6 +102,12 @@ class EvalInfo:
     created_at: datetime
     finished_at: datetime | None
     result: dict[str, Any] | None
+    # Where an imported eval came from (records._imports); None for one run here.
+    origin: dict[str, Any] | None = None
+
+    @property
+    def imported(self) -> bool:
+        return self.origin is not None
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,7 @@ def _info(row: EvalRun) -> EvalInfo:
         row.created_at,
         row.finished_at,
         row.result,
+        row.origin,
     )
 
 

@@ -176,6 +176,17 @@ class EvalRun(Base):
     created_at: Mapped[datetime]
     finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
     result: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    # An imported eval's origin (records._imports); None for an eval run on this store.
+    origin: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+
+
+class ImportedReport(Base):
+    """The report an imported eval was checked from, kept whole: its views render it."""
+
+    __tablename__ = "imported_reports"
+
+    eval_id: Mapped[str] = mapped_column(ForeignKey("evals.id"), primary_key=True)
+    report: Mapped[dict[str, Any]]
 
 
 class EvalCell(Base):

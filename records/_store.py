@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0011"
+SCHEMA_REVISION = "0012"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -192,6 +192,7 @@ class Store:
         from records._evals import EvalRegistry
         from records._exposure import ExposureRegistry
         from records._identities import IdentityRegistry
+        from records._imports import ImportRegistry
         from records._keys import KeyRegistry
         from records._ledger import LedgerRegistry
         from records._mandates import MandateRegistry
@@ -203,6 +204,7 @@ class Store:
         self.evals = EvalRegistry(self)
         self.exposure = ExposureRegistry(self)
         self.identities = IdentityRegistry(self)
+        self.imports = ImportRegistry(self)
         self.tokens = TokenRegistry(self)
         self.mandates = MandateRegistry(self)
         self.ledger = LedgerRegistry(self)

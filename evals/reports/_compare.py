@@ -39,7 +39,7 @@ from evals.reports._aggregate import (
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._model import Audience, author_holdout, check_audience
 from evals.reports._values import timestamp
-from records import Store
+from records import Store, imported_view
 from schema.errors import Refused
 
 __all__ = ["COMPARE_VERSION", "GATE_DROP", "compare_evals"]
@@ -429,7 +429,7 @@ def _known(cost: dict[str, Any]) -> list[str]:
     return [source for source in ("priced", "reported") if cost["sources"][source]]
 
 
-def _eval_view(data: EvalData) -> dict[str, Any]:
+def _eval_view(data: EvalData, operator: bool) -> dict[str, Any]:
     info = data.info
     return {
         "id": info.id,
@@ -439,6 +439,8 @@ def _eval_view(data: EvalData) -> dict[str, Any]:
         "complete": info.status == "done" and all(c.done for c in data.cells),
         "created_at": timestamp(info.created_at),
         "finished_at": timestamp(info.finished_at),
+        # Run elsewhere and imported (evals._import), or None for an eval run here.
+        "imported": None if info.origin is None else imported_view(info.origin, operator=operator),
     }
 
 
@@ -529,8 +531,8 @@ def compare_evals(
         "audience": chosen,
         "matched": not mismatches,
         "mismatches": mismatches,
-        "base": _eval_view(base),
-        "candidate": _eval_view(candidate),
+        "base": _eval_view(base, operator),
+        "candidate": _eval_view(candidate, operator),
         "suites": suites,
         "gate": {
             "passed": not critical,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.reports._format import interval, number
+from evals.reports._format import imported_text, interval, number
 
 __all__ = ["Block", "Heading", "Item", "Items", "Para", "Span", "Table", "compare_blocks"]
 
@@ -131,7 +131,9 @@ def _head(comparison: dict[str, Any]) -> list[Block]:
                     role,
                     e["id"],
                     f"{e['agent']} {e['agent_version']}",
-                    e["status"] + ("" if e["complete"] else " (incomplete)"),
+                    e["status"]
+                    + ("" if e["complete"] else " (incomplete)")
+                    + ("" if e.get("imported") is None else " (imported)"),
                     e["created_at"],
                     e["finished_at"],
                 )
@@ -139,6 +141,10 @@ def _head(comparison: dict[str, Any]) -> list[Block]:
             ),
         ),
     ]
+    for role, e in (("base", base), ("candidate", cand)):
+        imported = imported_text(e.get("imported"))
+        if imported is not None:
+            blocks.append(Para(_plain(f"The {role}: {imported}")))
     if comparison["mismatches"]:
         blocks += [
             Heading(2, _plain("Mismatches")),

@@ -238,6 +238,8 @@ def _latency(value: Any) -> float | None:
         return None
     if isinstance(value, Decimal) and not value.is_finite():
         return None
+    if not -LATENCY_LIMIT_MS < value < LATENCY_LIMIT_MS:  # float() of 10**400 overflows
+        return None
     number = float(value)
     return number if math.isfinite(number) and 0 <= number < LATENCY_LIMIT_MS else None
 
@@ -292,6 +294,11 @@ def _cell(row: EvalCell) -> CellData:
 def load_eval(store: Store, eval_id: str) -> EvalData:
     """The eval, its planned suites and its cells in order; NotFound for an unknown id."""
     info = store.evals.get(eval_id)
+    if info.imported:
+        # Run elsewhere: its cells are the report it was imported from (evals._import).
+        from evals.reports._imported import data_from_report
+
+        return data_from_report(store.imports.report(eval_id), store.suites.holdout_secret(), info)
     plan_suites: Sequence[dict[str, Any]] = info.plan.get("suites", [])
     secret = store.suites.holdout_secret()
     suites = tuple(_suite(store, entry, secret) for entry in plan_suites)

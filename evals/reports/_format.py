@@ -18,6 +18,7 @@ from schema.jsontext import dumps
 __all__ = [
     "OUTCOME_ORDER",
     "cost_text",
+    "imported_text",
     "interval",
     "json_text",
     "latency_text",
@@ -133,7 +134,7 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         ("status", f"{ev['status']} ({'complete' if ev['complete'] else 'incomplete'})"),
         ("started", ev["created_at"]),
         ("finished", ev["finished_at"]),
-        ("plan", "full: writes the agent record" if ev["full_plan"] else "narrowed: no record"),
+        ("plan", _plan_text(ev["full_plan"], report.get("imported") is not None)),
     ]
     if "plan_digest" in ev:
         pairs.append(("plan digest", ev["plan_digest"]))
@@ -180,3 +181,26 @@ def metric_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
         for row in suite["checks"].get(split, ())
         for name, m in row.get("metrics", {}).items()
     ]
+
+
+def imported_text(imported: dict[str, Any] | None) -> str | None:
+    """The label of an imported eval's report or comparison: where it ran, when it came
+    here, and what an import proves; None for an eval run on this store."""
+    if imported is None:
+        return None
+    origin = imported.get("origin") or {}
+    made = origin.get("generated_by") or {}
+    source = origin.get("source")
+    return (
+        f"Imported {imported.get('imported_at')}: eval {origin.get('eval_id')} run elsewhere, "
+        f"reported by holon {made.get('holon')}"
+        + (f", from {source}" if source else "")
+        + ". Its numbers were recomputed from its cells here; that proves the report "
+        "consistent, not that the agent was called. It wrote no record here."
+    )
+
+
+def _plan_text(full: bool, imported: bool) -> str:
+    if imported:  # it wrote a record where it ran, if anywhere; never here
+        return ("full" if full else "narrowed") + ": imported, no record here"
+    return "full: writes the agent record" if full else "narrowed: no record"

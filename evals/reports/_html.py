@@ -23,6 +23,7 @@ from evals._visible import visible, visible_runs
 from evals.reports._format import (
     OUTCOME_ORDER,
     cost_text,
+    imported_text,
     interval,
     json_text,
     latency_text,
@@ -331,6 +332,9 @@ def render_html(report: dict[str, Any]) -> str:
     agent = report["agent"]
     operator = report["audience"] == "operator"
     title = f"Eval report: {agent['id']} {agent['version']} ({report['eval']['id']})"
+    imported = imported_text(report.get("imported"))
+    if imported is not None:
+        title += " (imported)"
     audience = (
         "operator: everything, the holdout's cases included"
         if operator
@@ -338,7 +342,9 @@ def render_html(report: dict[str, Any]) -> str:
     )
     parts = [
         f"<header><h1>Eval report: {esc(agent['id'])} {esc(agent['version'])}</h1>",
-        f'<p class="muted">Audience: {esc(audience)}.</p></header>',
+        f'<p class="muted">Audience: {esc(audience)}.</p>',
+        "" if imported is None else f'<p class="imported"><strong>{esc(imported)}</strong></p>',
+        "</header>",
         '<section id="summary"><h2>Summary</h2>',
         _summary(report),
     ]
@@ -359,6 +365,8 @@ def render_html(report: dict[str, Any]) -> str:
         parts.append(
             "<p>Written as the agent's record.</p>"
             if record["written"]
+            else "<p>Computed where the eval ran, not written here (an imported eval).</p>"
+            if imported is not None
             else "<p>Computed, not written (a narrowed eval writes no record).</p>"
         )
         parts.append(f"<pre>{esc(json_text(record['value']))}</pre>")

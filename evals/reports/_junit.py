@@ -21,6 +21,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from evals._visible import xml_text
+from evals.reports._format import imported_text
 
 __all__ = ["render_junit"]
 
@@ -34,9 +35,16 @@ def _text(value: Any) -> str:
 
 
 def render_junit(report: dict[str, Any]) -> str:
-    root = ET.Element("testsuites", name=_text(f"holon eval {report['eval']['id']}"))
+    imported = imported_text(report.get("imported"))
+    name = f"holon eval {report['eval']['id']}" + ("" if imported is None else " (imported)")
+    root = ET.Element("testsuites", name=_text(name))
     for suite in report["suites"]:
-        root.append(_suite(suite, repeated=suite["settings"]["repetitions"] > 1))
+        element = _suite(suite, repeated=suite["settings"]["repetitions"] > 1)
+        if imported is not None:
+            properties = element.find("properties")
+            assert properties is not None  # _suite writes it first
+            ET.SubElement(properties, "property", name="imported", value=_text(imported))
+        root.append(element)
     tests = failures = errors = skipped = 0
     for element in root:
         tests += int(element.get("tests", "0"))

@@ -20,6 +20,7 @@ from evals._visible import visible, visible_runs
 from evals.reports._format import (
     OUTCOME_ORDER,
     cost_text,
+    imported_text,
     interval,
     json_text,
     latency_text,
@@ -295,6 +296,11 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         f"Audience: {md(_AUDIENCE[report['audience']])}.",
         "",
+    ]
+    imported = imported_text(report.get("imported"))
+    if imported is not None:
+        lines += [f"**{md(imported)}**", ""]
+    lines += [
         *_summary(report),
     ]
     if report["warnings"]:
@@ -312,6 +318,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append(
             "Written as the agent's record."
             if record["written"]
+            else "Computed where the eval ran, not written here (an imported eval)."
+            if imported is not None
             else "Computed, not written (a narrowed eval writes no record)."
         )
         lines += ["", *fence(visible(json_text(record["value"])), "json")]

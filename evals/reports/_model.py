@@ -44,11 +44,18 @@ from evals.reports._aggregate import (
 )
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._values import bounded, text_of, timestamp
-from records import Store
+from records import Store, imported_view
 from schema import __version__
 from schema.errors import UsageError
 
-__all__ = ["AUDIENCES", "REPORT_VERSION", "Audience", "build_report", "report_from_data"]
+__all__ = [
+    "AUDIENCES",
+    "REPORT_VERSION",
+    "Audience",
+    "build_report",
+    "report_from_data",
+    "score_of",
+]
 
 Audience = Literal["author", "operator"]
 AUDIENCES: tuple[Audience, ...] = get_args(Audience)
@@ -102,7 +109,8 @@ def build_report(store: Store, eval_id: str, *, audience: str = "author") -> dic
     return report_from_data(load_eval(store, eval_id), chosen)
 
 
-def _score(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
+def score_of(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
+    """The eval's scores from its cases, as the record was scored (evals._scores)."""
     counts = [
         SuiteCounts.of(
             suite_id=suite.id,
@@ -155,6 +163,10 @@ def _cell(cell: CellData) -> dict[str, Any]:
         "error": cell.error,
         "output": bounded(cell.output) if cell.done else None,
         "checks": None if cell.checks is None else [_check(r) for r in cell.checks],
+        # The tokens the agent reported, so `usage` recomputes from the cells (evals._import).
+        "usage": None
+        if cell.input_tokens is None and cell.output_tokens is None
+        else {"input_tokens": cell.input_tokens, "output_tokens": cell.output_tokens},
     }
 
 
@@ -285,7 +297,9 @@ def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
     value = bounded(result["record"], limit=None)  # holon's own, but a store holds what it holds
     if audience != "operator":
         value = author_record(value)
-    return {"written": data.info.full_plan and data.info.status == "done", "value": value}
+    # An imported eval wrote no record here, whatever it wrote where it ran.
+    written = data.info.full_plan and data.info.status == "done" and not data.info.imported
+    return {"written": written, "value": value}
 
 
 def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
@@ -298,7 +312,7 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
     holdouts: dict[str, dict[str, Any]] = {}
     if audience == "operator":
         shown, cases = data, everything
-        score = _score(data, cases)
+        score = score_of(data, cases)
     else:
         holdouts = {
             suite.id: author_holdout(
@@ -312,7 +326,7 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
         shown = data.public_only()
         cases = tally_cases(shown.cells)
         # Complete: the scores the record holds. Running: the public cells' only.
-        score = _score(data, everything) if complete else _score(shown, cases)
+        score = score_of(data, everything) if complete else score_of(shown, cases)
     eval_json = score.to_json()
     cells = list(shown.cells)
     eval_view: dict[str, Any] = {
@@ -384,4 +398,9 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
         "warnings": eval_json["warnings"],
         "suites": suites,
         "record": _record(data, audience),
+        **(
+            {}
+            if info.origin is None
+            else {"imported": imported_view(info.origin, operator=audience == "operator")}
+        ),
     }

@@ -40,6 +40,7 @@ __all__ = [
     "bounded_text",
     "display_number",
     "render_json",
+    "shows_a_cut",
     "text_of",
     "timestamp",
 ]
@@ -69,6 +70,24 @@ def _rounding(digits: int = SIGNIFICANT) -> Context:
     return Context(prec=digits, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])
 
 
+# The notes `bounded` writes in place of what it cuts (`shows_a_cut` finds them).
+CUT_NOTE = " characters in all, sha256 "
+OMITTED_NOTE = " characters of JSON omitted, sha256 "
+_NOTE_HEADS = ("[number ", "[object nested deeper", "[array nested deeper", "[not JSON: ")
+
+
+def shows_a_cut(value: Any) -> bool:
+    """Whether a value, as a report carries it, holds a note of `bounded` in place of
+    something it cut: then it is not the value that was graded (evals._import)."""
+    if isinstance(value, str):
+        return CUT_NOTE in value or OMITTED_NOTE in value or value.startswith(_NOTE_HEADS)
+    if isinstance(value, dict):
+        return any(shows_a_cut(k) or shows_a_cut(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(shows_a_cut(v) for v in value)
+    return False
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -76,7 +95,7 @@ def _sha(text: str) -> str:
 def bounded_text(text: str, limit: int = STRING_LIMIT) -> str:
     if len(text) <= limit:
         return text
-    return f"{text[:STRING_HEAD]}… [{len(text)} characters in all, sha256 {_sha(text)[:16]}]"
+    return f"{text[:STRING_HEAD]}… [{len(text)}{CUT_NOTE}{_sha(text)[:16]}]"
 
 
 # -- numbers ------------------------------------------------------------------------------
@@ -192,7 +211,7 @@ def bounded(value: Any, limit: int | None = OUTPUT_LIMIT) -> Any:
         return out
     text = dumps(out)
     if len(text) > limit:
-        return f"[output of {len(text)} characters of JSON omitted, sha256 {_sha(text)[:16]}]"
+        return f"[output of {len(text)}{OMITTED_NOTE}{_sha(text)[:16]}]"
     return out
 
 

@@ -12,7 +12,7 @@ from gateway.client._interface import (
     TokensAPI,
 )
 from gateway.client._store import StoreClient
-from gateway.client._views import agent_view, timestamp
+from gateway.client._views import agent_view, login_name, timestamp
 
 __all__ = [
     "CallsAPI",
@@ -27,5 +27,6 @@ __all__ = [
     "StoreClient",
     "TokensAPI",
     "agent_view",
+    "login_name",
     "timestamp",
 ]

@@ -9,9 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from agents import AddressGuard
-from evals import Plan, author_record, eval_score_lower, make_plan, probe, resume, start, work
+from evals import (
+    Plan,
+    author_record,
+    eval_score_lower,
+    import_report,
+    imported_refusal,
+    make_plan,
+    probe,
+    resume,
+    start,
+    work,
+)
 from gateway.client._views import timestamp
-from records import EvalInfo, LiveConformance, Store, live_window_start, utcnow
+from records import EvalInfo, LiveConformance, Store, imported_view, live_window_start, utcnow
 from schema.errors import NotFound, Refused
 
 JSONObject = dict[str, Any]
@@ -61,6 +72,10 @@ def eval_view(
     }
     if operator:
         view["plan_digest"] = info.plan_digest
+    # Run elsewhere, checked here, no record written here (docs/evals.md, "Imported evals").
+    view["imported"] = (
+        None if info.origin is None else imported_view(info.origin, operator=operator)
+    )
     withheld = [
         {"suite": entry["id"], **entry["holdout_withheld"]}
         for entry in info.plan.get("suites", [])
@@ -187,6 +202,13 @@ class EvalOps:
         in it moves with a holdout cell while the eval runs (docs/integrity.md)."""
         info = self.store.evals.get(eval_id)
         split = None if operator else "public"
+        if info.imported and info.result is not None:
+            # No cells here: its progress is the summary its report was checked against.
+            done = info.result["summary" if operator else "public_summary"]
+            counts = {"pending": 0, "running": 0, "done": done["done"]}
+            view = eval_view(info, counts, operator=operator)
+            view["spent"] = {k: done[k] for k in ("done", "passed", "cost_usd")}
+            return view
         view = eval_view(info, self.store.evals.counts(eval_id, split=split), operator=operator)
         view["spent"] = self.store.evals.progress(eval_id, split=split)
         return view
@@ -200,8 +222,19 @@ class EvalOps:
             "next_cursor": page.next_cursor,
         }
 
+    def import_checked(
+        self, raw: bytes, *, source: str | None, imported_by: str | None, file: str | None = None
+    ) -> JSONObject:
+        """Check a report's JSON text and keep it as an imported eval (evals._import)."""
+        info = import_report(
+            self.store, raw, home=self.home, source=source, imported_by=imported_by, file=file
+        )
+        return eval_view(info)
+
     def cancel(self, eval_id: str) -> JSONObject:
         info = self.store.evals.get(eval_id)
+        if info.imported:
+            raise imported_refusal(info, "cancelled")
         if info.status != "running":
             raise Refused(f"eval {eval_id} is {info.status}, not running")
         return eval_view(self.store.evals.set_status(eval_id, "cancelled"))

@@ -20,7 +20,7 @@ from gateway.client._certificates import CertificateOps
 from gateway.client._evals import EvalOps, plan_view
 from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.client._tokens import TokenOps
-from gateway.client._views import agent_view, reset_view, suite_view, timestamp
+from gateway.client._views import agent_view, login_name, reset_view, suite_view, timestamp
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
 from schema.errors import UsageError
@@ -257,6 +257,9 @@ class StoreEvals(EvalOps):
 
     def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
         return self.run(proposal.plan, progress)
+
+    def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
+        return self.import_checked(raw, source=source, imported_by=f"cli:{login_name()}", file=file)
 
     def report(self, eval_id: str, *, audience: str, form: str) -> str:
         from evals.reports import (

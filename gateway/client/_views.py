@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from datetime import datetime
 from typing import Any
 
@@ -173,3 +174,11 @@ def ledger_view(entry: LedgerEntry) -> dict[str, Any]:
         "period": entry.period,
         "details": entry.details,
     }
+
+
+def login_name() -> str:
+    """Who runs this CLI on the store, for what it records as done by them."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container with no passwd entry)
+        return "unknown"

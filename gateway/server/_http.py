@@ -83,6 +83,16 @@ def error_response(error: HolonError) -> Response:
 
 async def read_json(request: Request, limit: int) -> Any:
     """The request's JSON body, at most `limit` bytes and MAX_DEPTH deep."""
+    raw = await read_body(request, limit)
+    if not raw:
+        raise UsageError("the request needs a JSON body")
+    if len(raw) > INLINE_PARSE_BYTES:
+        return await to_thread.run_sync(parse_body, raw)
+    return parse_body(raw)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body as bytes, at most `limit` of them (413 past it, read or declared)."""
     declared = request.headers.get("content-length")
     if (
         declared is not None
@@ -100,12 +110,7 @@ async def read_json(request: Request, limit: int) -> Any:
                 f"the request body is over {limit} bytes", details={"limit": limit}
             )
         chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw:
-        raise UsageError("the request needs a JSON body")
-    if len(raw) > INLINE_PARSE_BYTES:
-        return await to_thread.run_sync(parse_body, raw)
-    return parse_body(raw)
+    return b"".join(chunks)
 
 
 def parse_body(raw: bytes) -> Any:

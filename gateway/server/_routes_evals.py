@@ -8,11 +8,18 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from evals import resumable
+from evals import MAX_REPORT_BYTES, resumable
 from evals.reports import AUDIENCES, COMPARE_FORMATS, REPORT_FORMATS
 from gateway.client._evals import eval_view, plan_view
 from gateway.server._auth import Principal
-from gateway.server._http import body_object, id_text, json_response, query_int, read_json
+from gateway.server._http import (
+    body_object,
+    id_text,
+    json_response,
+    query_int,
+    read_body,
+    read_json,
+)
 from gateway.server._service import Endpoint, Service
 from schema.errors import Forbidden, UsageError
 
@@ -24,6 +31,13 @@ MAX_PACE_S = 3600  # an hour between cells is already a crawl
 MAX_COST_USD = Decimal(10**9)
 MAX_COST_PLACES = 12  # decimal places of a dollar amount
 
+
+IMPORT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "an operator's JSON report of one eval (schema/report.schema.json, "
+    "https://holon.dev/schema/report.schema.json), as GET /v1/evals/{eval}/report"
+    "?audience=operator gives it; at most 20 MiB",
+}
 
 _START_KEYS = {
     "agent",
@@ -145,6 +159,21 @@ async def start_eval(request: Request, who: Principal, svc: Service) -> Response
     return json_response({"plan": plan_view(plan), "eval": view}, 201)
 
 
+async def import_eval(request: Request, who: Principal, svc: Service) -> Response:
+    """Check a report (as `GET /v1/evals/{eval}/report?audience=operator` gives it) and keep
+    it as an imported eval; its own body limit, `MAX_REPORT_BYTES`, for this route only."""
+    raw = await read_body(request, MAX_REPORT_BYTES)
+    if not raw:
+        raise UsageError("the request needs a JSON body: the report")
+    source = request.query_params.get("source")
+    imported_by = who.token_id
+
+    def keep() -> dict[str, Any]:
+        return svc.client.evals.import_checked(raw, source=source, imported_by=imported_by)
+
+    return json_response(await svc.run(keep), 201)
+
+
 async def list_evals(request: Request, who: Principal, svc: Service) -> Response:
     agent = request.query_params.get("agent")
     if who.kind == "org":
@@ -255,6 +284,19 @@ ENDPOINTS = [
         "plan and start an eval (worked by the gateway's workers); dry_run: plan only",
         request=START_SCHEMA,
         statuses=(404, 409, 413, 502),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/evals/import",
+        OPERATOR,
+        import_eval,
+        "import an operator's JSON report of an eval run elsewhere (at most 20 MiB): checked "
+        "by recomputing every derived number, kept as an imported eval, no record written",
+        # Described, not referenced: the report schema is what the import checks the body
+        # against, and a generator drawing whole reports from it (the API fuzz) never ends.
+        request=IMPORT_SCHEMA,
+        query=(("source", "where the report came from (a file name, a gateway URL), kept"),),
+        statuses=(413, 422),
     ),
     Endpoint(
         "GET",

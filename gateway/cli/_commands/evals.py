@@ -12,7 +12,7 @@ from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands import certificates, reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
-from schema.documents import write_file
+from schema.documents import read_text, write_file
 from schema.errors import HolonError, Refused, UsageError, checked
 
 if TYPE_CHECKING:
@@ -117,6 +117,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
         p.set_defaults(handler=handler)
     reports.add_to(group)
+    imported = group.add_parser(
+        "import",
+        parents=both,
+        help="import an operator's JSON report of an eval run elsewhere, checked",
+        description="Check a report that `holon evals report ID --format json --audience "
+        "operator` wrote on another store (at most 20 MiB): its schema and counts, every "
+        "derived number recomputed from its cells (rates, intervals, stability, overfit "
+        "verdicts, scores, eval_score), and, where its suite is installed here with the same "
+        "digest, its cases and their grades. The first thing that does not hold refuses it, "
+        "with its JSON path, the value the report holds and the recomputed one (exit 2). "
+        "Kept as an imported eval: labelled imported in every view, comparable with local "
+        "evals, never resumed or cancelled, and never an agent's record. It proves the report "
+        "consistent, not that the agent was called (docs/evals.md, Imported evals).",
+    )
+    imported.add_argument("report", metavar="REPORT", type=Path, help="the report's JSON file")
+    imported.add_argument(
+        "--source",
+        metavar="TEXT",
+        help="where the report came from, kept with it (default: the file's name)",
+    )
+    imported.set_defaults(handler=do_import)
 
     worker = sub.add_parser(
         "worker",
@@ -357,9 +378,26 @@ def do_status(ctx: Context) -> int:
             ("spent", f"${view['spent']['cost_usd']}"),
             ("started", view["created_at"]),
             ("finished", view["finished_at"]),
+            *_imported_fields(view.get("imported")),
         ]
     )
     return 0
+
+
+def _imported_fields(label: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """An imported eval's label in `evals status`: run where, imported when, checked how."""
+    if label is None:
+        return []
+    origin = label["origin"]
+    made = origin["generated_by"]
+    return [
+        (
+            "imported",
+            f"{label['imported_at']} from {origin['source'] or 'a report'}: eval "
+            f"{origin['eval_id']} reported by holon {made.get('holon')}; no record written here",
+        ),
+        *((f"checked {c['suite']}", c["cases"]) for c in label["checked"]),
+    ]
 
 
 def do_list(ctx: Context) -> int:
@@ -370,11 +408,39 @@ def do_list(ctx: Context) -> int:
     ctx.out.table(
         ["eval", "agent", "version", "status", "cells", "started"],
         [
-            (e["id"], e["agent"], e["agent_version"], e["status"], e["cells"], e["created_at"])
+            (
+                e["id"],
+                e["agent"],
+                e["agent_version"],
+                e["status"] + ("" if e.get("imported") is None else " (imported)"),
+                e["cells"],
+                e["created_at"],
+            )
             for e in page["items"]
         ],
         empty="no evals yet",
     )
+    return 0
+
+
+def do_import(ctx: Context) -> int:
+    from evals import MAX_REPORT_BYTES
+
+    path: Path = ctx.args.report
+    text = read_text(path, max_bytes=MAX_REPORT_BYTES, expected="a JSON report")
+    view = _ops(ctx).import_report(
+        text.encode("utf-8"), source=ctx.args.source or path.name, file=str(path)
+    )
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+        return 0
+    label = view["imported"]
+    ctx.out.line(
+        f"imported {label['origin']['eval_id']} as {view['id']} ({view['agent']} "
+        f"{view['agent_version']}): its numbers recompute; no record was written"
+    )
+    for suite in label["checked"]:
+        ctx.out.line(f"  {suite['suite']}: {suite['cases']}")
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import os
 import shutil
 import tempfile
@@ -305,17 +304,12 @@ def do_exposure(ctx: Context) -> int:
     return 0
 
 
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no login name (a container with no passwd entry)
-        return "unknown"
-
-
 def do_exposure_reset(ctx: Context) -> int:
+    from gateway.client import login_name
+
     client = ctx.store_client("suites exposure-reset")
     result = client.reset_exposure(
-        ctx.args.suite, ctx.args.org, reason=ctx.args.reason, by=f"cli:{_user()}"
+        ctx.args.suite, ctx.args.org, reason=ctx.args.reason, by=f"cli:{login_name()}"
     )
     if ctx.out.json_mode:
         ctx.out.json(result)
