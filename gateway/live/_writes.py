@@ -52,6 +52,8 @@ __all__ = ["INLINE_LOCK_WAIT_S", "LedgerWriter", "charge_of", "release_of"]
 # The longest the event loop stands still waiting for another process's
 # SQLite writer before the batch goes to the group-commit thread.
 INLINE_LOCK_WAIT_S = 0.002
+# Writes per PostgreSQL group: bounds one statement's length (and its locks' time).
+MAX_GROUP = 256
 
 
 def release_of(entry: LedgerEntry) -> Settle:
@@ -79,10 +81,17 @@ class LedgerWriter:
         self._store = store
         self._observe = observe
         self._inline = store.dialect == "sqlite" if inline is None else inline
+        # PostgreSQL, unless told otherwise: one statement a group, on this loop.
+        self._async = (
+            store.ledger.async_ledger() if inline is None and store.dialect != "sqlite" else None
+        )
         self._pending: list[tuple[LedgerWrite, asyncio.Future[Any]]] = []
         self._scheduled = False
         self._unfinished: set[asyncio.Future[Any]] = set()
         self._in_thread: set[asyncio.Future[None]] = set()
+        # PostgreSQL: the writes that wait for the group in flight (one at a time).
+        self._queued: list[tuple[LedgerWrite, asyncio.Future[Any]]] = []
+        self._committing: asyncio.Task[None] | None = None
 
     def write(self, write: LedgerWrite) -> asyncio.Future[Any]:
         """Queue `write` for this loop turn's commit."""
@@ -125,11 +134,24 @@ class LedgerWriter:
 
     # -- committing -----------------------------------------------------------
 
+    def close(self) -> None:
+        """Close the PostgreSQL connection (after `drain`; the store closes it too)."""
+        if self._async is not None:
+            self._async.close()
+
     def _flush(self) -> None:
         self._scheduled = False
         batch = [(w, f) for w, f in self._pending if not f.cancelled()]
         self._pending = []
         if not batch:
+            return
+        if self._async is not None:
+            self._queued += batch
+            if self._committing is None:
+                task = asyncio.get_running_loop().create_task(self._commit_queued())
+                self._committing = task
+                self._unfinished.add(task)  # `drain` waits for it (and its releases)
+                task.add_done_callback(self._unfinished.discard)
             return
         results = None
         # While writes wait in the thread (the lock is taken: a checkpoint, another
@@ -160,6 +182,46 @@ class LedgerWriter:
         for (_, future), result in zip(batch, results, strict=True):
             self._seen(result)
             _resolve(future, result)
+
+    async def _commit_queued(self) -> None:
+        """PostgreSQL: commit what has queued, one group at a time, until nothing is left.
+
+        A group is what queued while the last one was in flight (at least one loop
+        turn's writes): at one statement a group, the commits keep up with any rate
+        the loop can make writes at. A group that fails as a whole is applied again
+        one write at a time, so one bad write (a duplicate request id) fails alone.
+        """
+        assert self._async is not None
+        try:
+            while self._queued:
+                group, self._queued = self._queued[:MAX_GROUP], self._queued[MAX_GROUP:]
+                # A waiter that left before its group started: never applied.
+                group = [(w, f) for w, f in group if not f.cancelled()]
+                if not group:
+                    continue
+                writes = [w for w, _ in group]
+                try:
+                    results = await self._async.apply(writes)
+                except Exception as exc:
+                    if len(group) == 1:
+                        results = [exc]
+                    else:
+                        log.warning("a ledger group of %d failed (%s); one by one", len(group), exc)
+                        results = []
+                        for write in writes:
+                            try:
+                                results += await self._async.apply([write])
+                            except Exception as alone:
+                                results.append(alone)
+                for (write, future), result in zip(group, results, strict=True):
+                    self._seen(result)
+                    if future.cancelled():  # its waiter left while it was in flight
+                        if isinstance(write, Reserve) and isinstance(result, LedgerEntry):
+                            self.later(release_of(result))
+                    else:
+                        _resolve(future, result)
+        finally:
+            self._committing = None
 
     def _seen(self, result: Any) -> None:
         if self._observe is not None and isinstance(result, LedgerEntry):
