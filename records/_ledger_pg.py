@@ -77,29 +77,40 @@ def _json_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 class AsyncLedger:
-    """The ledger's group commit on one asyncio connection (PostgreSQL), used from one
-    event loop; one group in flight at a time (the caller queues the next)."""
+    """The ledger's group commit on asyncio connections (PostgreSQL), used from one event
+    loop: each group in flight has a connection of its own (the caller bounds how many),
+    kept open for the next."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
         url = store.engine.url.set(drivername="postgresql")
         self._conninfo = url.render_as_string(hide_password=False)
-        self._connection: psycopg.AsyncConnection[Any] | None = None
+        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._open: set[psycopg.AsyncConnection[Any]] = set()
 
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
-        if self._connection is None or self._connection.closed:
-            # Autocommit: the function's statement is its own transaction, committed
-            # (and its locks let go) when it returns. UTC: times in its JSON.
-            self._connection = await psycopg.AsyncConnection.connect(
-                self._conninfo, autocommit=True, options="-c TimeZone=UTC"
-            )
-        return self._connection
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.closed:
+                return connection
+        # Autocommit: the function's statement is its own transaction, committed (and
+        # its locks let go) when it returns. UTC: the times in its JSON.
+        connection = await psycopg.AsyncConnection.connect(
+            self._conninfo, autocommit=True, options="-c TimeZone=UTC"
+        )
+        self._open.add(connection)
+        return connection
+
+    def _discard(self, connection: psycopg.AsyncConnection[Any]) -> None:
+        self._open.discard(connection)
+        if not connection.closed:
+            connection.pgconn.finish()
 
     def close(self) -> None:
-        """Close the connection (synchronously: from any thread, with or without a loop)."""
-        connection, self._connection = self._connection, None
-        if connection is not None and not connection.closed:
-            connection.pgconn.finish()
+        """Close the connections (synchronously: from any thread, with or without a loop)."""
+        self._idle = []
+        for connection in list(self._open):
+            self._discard(connection)
 
     def __del__(self) -> None:  # a writer dropped without `close` (its loop gone, say)
         self.close()
@@ -155,20 +166,27 @@ class AsyncLedger:
             dumps(reserve_args),
             dumps(deny_rows),
         )
-        connection = await self._connect()
+        try:
+            connection = await self._connect()
+        except psycopg.Error as exc:
+            wrapped = DBAPIError.instance(STATEMENT, params, exc, psycopg.Error)
+            raise _unavailable(self._store.engine, wrapped) from None
         try:
             cursor = await connection.execute(STATEMENT, params)
             found = await cursor.fetchone()
         except psycopg.Error as exc:
             if connection.broken or isinstance(exc, psycopg.OperationalError):
-                self.close()
+                self._discard(connection)
+            else:
+                self._idle.append(connection)
             wrapped = DBAPIError.instance(STATEMENT, params, exc, psycopg.Error)
             if isinstance(exc, psycopg.OperationalError):
                 raise _unavailable(self._store.engine, wrapped) from None
             raise wrapped from exc
         except BaseException:  # cancelled mid-statement: the connection's state is unknown
-            self.close()
+            self._discard(connection)
             raise
+        self._idle.append(connection)
         assert found is not None
         out = read_stored_json(found[0])
         for (index, write), value in zip(settles, out["settles"], strict=True):

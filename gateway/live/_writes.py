@@ -54,6 +54,9 @@ __all__ = ["INLINE_LOCK_WAIT_S", "LedgerWriter", "charge_of", "release_of"]
 INLINE_LOCK_WAIT_S = 0.002
 # Writes per PostgreSQL group: bounds one statement's length (and its locks' time).
 MAX_GROUP = 256
+# PostgreSQL groups in flight at once (a connection each): a reservation need not wait
+# for the settlement of the call before it, whose commit waits for the server's flush.
+IN_FLIGHT = 3
 
 
 def release_of(entry: LedgerEntry) -> Settle:
@@ -89,9 +92,9 @@ class LedgerWriter:
         self._scheduled = False
         self._unfinished: set[asyncio.Future[Any]] = set()
         self._in_thread: set[asyncio.Future[None]] = set()
-        # PostgreSQL: the writes that wait for the group in flight (one at a time).
+        # PostgreSQL: the writes that wait for a connection, and the groups in flight.
         self._queued: list[tuple[LedgerWrite, asyncio.Future[Any]]] = []
-        self._committing: asyncio.Task[None] | None = None
+        self._committing: set[asyncio.Task[None]] = set()
 
     def write(self, write: LedgerWrite) -> asyncio.Future[Any]:
         """Queue `write` for this loop turn's commit."""
@@ -147,11 +150,12 @@ class LedgerWriter:
             return
         if self._async is not None:
             self._queued += batch
-            if self._committing is None:
+            if len(self._committing) < IN_FLIGHT:
                 task = asyncio.get_running_loop().create_task(self._commit_queued())
-                self._committing = task
+                self._committing.add(task)
                 self._unfinished.add(task)  # `drain` waits for it (and its releases)
                 task.add_done_callback(self._unfinished.discard)
+                task.add_done_callback(self._committing.discard)
             return
         results = None
         # While writes wait in the thread (the lock is taken: a checkpoint, another
@@ -184,44 +188,41 @@ class LedgerWriter:
             _resolve(future, result)
 
     async def _commit_queued(self) -> None:
-        """PostgreSQL: commit what has queued, one group at a time, until nothing is left.
+        """PostgreSQL: commit what has queued, a group at a time, until nothing is left.
 
-        A group is what queued while the last one was in flight (at least one loop
+        A group is what queued while every connection was busy (at least one loop
         turn's writes): at one statement a group, the commits keep up with any rate
-        the loop can make writes at. A group that fails as a whole is applied again
+        the loop makes writes at. A group that fails as a whole is applied again
         one write at a time, so one bad write (a duplicate request id) fails alone.
         """
         assert self._async is not None
-        try:
-            while self._queued:
-                group, self._queued = self._queued[:MAX_GROUP], self._queued[MAX_GROUP:]
-                # A waiter that left before its group started: never applied.
-                group = [(w, f) for w, f in group if not f.cancelled()]
-                if not group:
-                    continue
-                writes = [w for w, _ in group]
-                try:
-                    results = await self._async.apply(writes)
-                except Exception as exc:
-                    if len(group) == 1:
-                        results = [exc]
-                    else:
-                        log.warning("a ledger group of %d failed (%s); one by one", len(group), exc)
-                        results = []
-                        for write in writes:
-                            try:
-                                results += await self._async.apply([write])
-                            except Exception as alone:
-                                results.append(alone)
-                for (write, future), result in zip(group, results, strict=True):
-                    self._seen(result)
-                    if future.cancelled():  # its waiter left while it was in flight
-                        if isinstance(write, Reserve) and isinstance(result, LedgerEntry):
-                            self.later(release_of(result))
-                    else:
-                        _resolve(future, result)
-        finally:
-            self._committing = None
+        while self._queued:
+            group, self._queued = self._queued[:MAX_GROUP], self._queued[MAX_GROUP:]
+            # A waiter that left before its group started: never applied.
+            group = [(w, f) for w, f in group if not f.cancelled()]
+            if not group:
+                continue
+            writes = [w for w, _ in group]
+            try:
+                results = await self._async.apply(writes)
+            except Exception as exc:
+                if len(group) == 1:
+                    results = [exc]
+                else:
+                    log.warning("a ledger group of %d failed (%s); one by one", len(group), exc)
+                    results = []
+                    for write in writes:
+                        try:
+                            results += await self._async.apply([write])
+                        except Exception as alone:
+                            results.append(alone)
+            for (write, future), result in zip(group, results, strict=True):
+                self._seen(result)
+                if future.cancelled():  # its waiter left while it was in flight
+                    if isinstance(write, Reserve) and isinstance(result, LedgerEntry):
+                        self.later(release_of(result))
+                else:
+                    _resolve(future, result)
 
     def _seen(self, result: Any) -> None:
         if self._observe is not None and isinstance(result, LedgerEntry):

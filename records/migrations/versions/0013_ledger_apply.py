@@ -49,19 +49,45 @@ DECLARE
     s_out json[] := '{}';
     r_out json[] := '{}';
 BEGIN
-    -- Settlements first (they free budget): their rows in id order, then the budgets
-    -- of those still held, in key order.
+    -- Locks, each kind in key order: the rows to settle (by id); every budget of the
+    -- group once (those of the rows still held, and the reservations', created where
+    -- missing), so two groups never wait on each other in a cycle; the reservations'
+    -- rate buckets (by mandate, created empty at the epoch).
+    PERFORM 1 FROM ledger
+        WHERE id IN (SELECT x->>'id' FROM json_array_elements(p_settles) x)
+        ORDER BY id FOR UPDATE;
+    FOR k IN
+        SELECT m, p, bool_or(make) AS make FROM (
+            SELECT g.mandate_id AS m, g.period AS p, false AS make FROM ledger g
+            WHERE g.id IN (SELECT x->>'id' FROM json_array_elements(p_settles) x)
+              AND g.status IN ('reserved', 'expired')
+              AND g.mandate_id IS NOT NULL AND g.period IS NOT NULL
+            UNION ALL
+            SELECT x->'row'->>'mandate_id', x->'row'->>'period', true
+            FROM json_array_elements(p_reserves) x WHERE x->'row'->>'period' IS NOT NULL
+        ) t GROUP BY m, p ORDER BY m, p
+    LOOP
+        PERFORM 1 FROM budgets WHERE mandate_id = k.m AND period = k.p FOR UPDATE;
+        IF NOT FOUND AND k.make THEN
+            INSERT INTO budgets (mandate_id, period, spent_usd, reserved_usd, updated_at)
+                VALUES (k.m, k.p, '0', '0', p_now) ON CONFLICT DO NOTHING;
+            PERFORM 1 FROM budgets WHERE mandate_id = k.m AND period = k.p FOR UPDATE;
+        END IF;
+    END LOOP;
+    FOR k IN
+        SELECT DISTINCT x->'row'->>'mandate_id' AS m FROM json_array_elements(p_reserves) x
+        WHERE x->>'units' IS NOT NULL ORDER BY 1
+    LOOP
+        PERFORM 1 FROM rate_buckets WHERE mandate_id = k.m FOR UPDATE;
+        IF NOT FOUND THEN
+            INSERT INTO rate_buckets (mandate_id, level, updated_at)
+                VALUES (k.m, 0, '1970-01-01T00:00:00+00:00') ON CONFLICT DO NOTHING;
+            PERFORM 1 FROM rate_buckets WHERE mandate_id = k.m FOR UPDATE;
+        END IF;
+    END LOOP;
+
+    -- Settlements first (they free budget), then reservations in arrival order.
     IF json_array_length(p_settles) > 0 THEN
-        PERFORM 1 FROM ledger
-            WHERE id IN (SELECT x->>'id' FROM json_array_elements(p_settles) x)
-            ORDER BY id FOR UPDATE;
-        PERFORM 1 FROM budgets b
-            WHERE (b.mandate_id, b.period) IN (
-                SELECT g.mandate_id, g.period FROM ledger g
-                WHERE g.id IN (SELECT x->>'id' FROM json_array_elements(p_settles) x)
-                  AND g.status IN ('reserved', 'expired')
-                  AND g.mandate_id IS NOT NULL AND g.period IS NOT NULL)
-            ORDER BY b.mandate_id, b.period FOR UPDATE;
         FOR s IN SELECT x FROM json_array_elements(p_settles) x LOOP
             SELECT * INTO l FROM ledger WHERE id = s->>'id';
             IF NOT FOUND THEN
@@ -99,33 +125,7 @@ BEGIN
         END LOOP;
     END IF;
 
-    -- Reservations: their budgets in key order (created where missing), then their
-    -- mandates' rate buckets in id order (created empty at the epoch), then each one
-    -- in arrival order.
     IF json_array_length(p_reserves) > 0 THEN
-        FOR k IN
-            SELECT DISTINCT x->'row'->>'mandate_id' AS m, x->'row'->>'period' AS p
-            FROM json_array_elements(p_reserves) x
-            WHERE x->'row'->>'period' IS NOT NULL ORDER BY 1, 2
-        LOOP
-            PERFORM 1 FROM budgets WHERE mandate_id = k.m AND period = k.p FOR UPDATE;
-            IF NOT FOUND THEN
-                INSERT INTO budgets (mandate_id, period, spent_usd, reserved_usd, updated_at)
-                    VALUES (k.m, k.p, '0', '0', p_now) ON CONFLICT DO NOTHING;
-                PERFORM 1 FROM budgets WHERE mandate_id = k.m AND period = k.p FOR UPDATE;
-            END IF;
-        END LOOP;
-        FOR k IN
-            SELECT DISTINCT x->'row'->>'mandate_id' AS m FROM json_array_elements(p_reserves) x
-            WHERE x->>'units' IS NOT NULL ORDER BY 1
-        LOOP
-            PERFORM 1 FROM rate_buckets WHERE mandate_id = k.m FOR UPDATE;
-            IF NOT FOUND THEN
-                INSERT INTO rate_buckets (mandate_id, level, updated_at)
-                    VALUES (k.m, 0, '1970-01-01T00:00:00+00:00') ON CONFLICT DO NOTHING;
-                PERFORM 1 FROM rate_buckets WHERE mandate_id = k.m FOR UPDATE;
-            END IF;
-        END LOOP;
         FOR r IN SELECT x FROM json_array_elements(p_reserves) x LOOP
             IF r->'row'->>'period' IS NOT NULL THEN
                 SELECT spent_usd::numeric, reserved_usd::numeric INTO spent, held FROM budgets
