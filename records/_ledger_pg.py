@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 __all__ = ["AsyncLedger"]
 
 LEDGER = cast(Table, LedgerRow.__table__)
-STATEMENT = "SELECT holon_ledger_apply(%s, %s, %s::json, %s::json, %s::json)::text"
+STATEMENT = "SELECT holon_ledger_apply(%s, %s, %s::jsonb, %s::jsonb, %s::json, %s::json)::text"
 
 
 def _reader(column: Any) -> Any:
@@ -126,6 +126,7 @@ class AsyncLedger:
         reserves: list[tuple[int, Reserve, str | None]] = []
         settle_args: list[dict[str, Any]] = []
         reserve_args: list[dict[str, Any]] = []
+        reserve_rows: list[dict[str, Any]] = []
         deny_rows: list[dict[str, Any]] = []
         for index, write in enumerate(writes):
             if isinstance(write, Settle):
@@ -145,15 +146,13 @@ class AsyncLedger:
                 results[index] = entry_from_row(row)
                 reserves.append((index, write, period))
                 limit = write.rate_limit
-                reserve_args.append(
-                    {
-                        "row": _json_row(row),
-                        "cap": str(write.cap),
-                        "amount": None if write.budget is None else str(write.budget[1]),
-                        "units": None if limit is None else limit.units_per_us,
-                        "capacity": None if limit is None else limit.capacity,
-                    }
-                )
+                reserve_rows.append(_json_row(row))
+                control: dict[str, Any] = {"m": write.mandate_id, "cap": str(write.cap)}
+                if write.budget is not None:
+                    control.update(p=period, amount=str(write.budget[1]))
+                if limit is not None:  # its keys only with a limit (the function asks `?`)
+                    control.update(units=limit.units_per_us, capacity=limit.capacity)
+                reserve_args.append(control)
             else:
                 assert isinstance(write, Deny)
                 row = deny_row(write, now)
@@ -164,6 +163,7 @@ class AsyncLedger:
             now.date().isoformat(),  # the conformance day (records._conformance)
             dumps(settle_args),
             dumps(reserve_args),
+            dumps(reserve_rows),
             dumps(deny_rows),
         )
         try:
