@@ -28,7 +28,9 @@ per (mandate, period): the gateway batches the writes of one event-loop turn
 and applies them right there on SQLite (`wait_s` bounds the wait for another
 process's writer). `submit` queues one write for the *group commit* thread
 (records._group), which takes every write queued since its last commit: the
-path for PostgreSQL, and for SQLite when the lock is busy. At hundreds of
+path for SQLite when the lock is busy. On PostgreSQL the gateway's groups
+are one statement each, awaited on its loop (`async_ledger`,
+records._ledger_pg), where the same logic runs in the database. At hundreds of
 calls a second either replaces hundreds of small transactions (and, on
 SQLite, writers sleeping in the busy handler) by a few dozen. The direct
 methods (`reserve`, `settle`, `deny`) apply one write in its own transaction,

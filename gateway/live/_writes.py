@@ -1,4 +1,4 @@
-"""Ledger writes from the event loop: batched per loop turn, committed on the loop (SQLite).
+"""Ledger writes from the event loop: batched per loop turn, committed on the loop.
 
 A live call waits for its reservation to be committed before the agent is
 called. Handing that write to a thread costs more than the write: the
@@ -10,9 +10,16 @@ another process's writer bounded by `INLINE_LOCK_WAIT_S`; if the lock
 stays taken, or the transaction fails as a whole, the batch goes to the
 ledger's group-commit thread instead, which waits as long as it must and
 retries a failed group one write at a time, and later batches follow it
-there until it has caught up. On PostgreSQL every write goes
-to that thread (its statements are network round trips, never done on the
-loop).
+there until it has caught up.
+
+On PostgreSQL a group is one statement (records._ledger_pg: the
+`holon_ledger_apply` function, in autocommit), awaited on the loop through
+psycopg's asyncio connection: no thread, no GIL hand-off, one round trip.
+Up to `IN_FLIGHT` groups are in flight at once, each on its own
+connection, so a reservation does not wait behind the settlement of the
+call before it; the writes that queue while they are all busy are the next
+group (at most `MAX_GROUP`). A group that fails as a whole is applied
+again one write at a time.
 
 A reservation whose waiter left (a cancelled request) is released as soon
 as it is known to exist, whichever path committed it.
