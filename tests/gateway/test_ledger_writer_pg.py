@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -45,7 +46,8 @@ from decimal import Decimal
 from gateway.live._writes import LedgerWriter
 from records import BudgetState, CallEntry, LedgerEntry, Reserve, open_store, utcnow
 
-url, calls, budget, hold, expires_s = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
+url, calls, budget, hold, expires_s = sys.argv[1:6]
+calls, expires_s = int(calls), float(expires_s)
 
 def reserve():
     return Reserve(
@@ -110,10 +112,12 @@ def _answer(proc: subprocess.Popen[str]) -> tuple[int, int]:
 
 
 @pytest.fixture
-def pg_store(postgres_url: str) -> Store:
+def pg_store(postgres_url: str) -> Iterator[Store]:
     store = open_store(postgres_url, secret_key=new_key(), auto_upgrade=True)
-    yield store  # type: ignore[misc]
-    store.close()
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 @pytest.mark.slow
