@@ -49,6 +49,7 @@ from bench.gateway.run import (  # noqa: E402
     ADMIN_URL,
     AGENT,
     CALLER,
+    KEEPALIVE_S,
     agent_server,
     check_ledger,
     cpu_seconds,
@@ -104,7 +105,8 @@ async def load(
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
     cpu: dict[str, float] = dict.fromkeys(kinds, 0.0)
     made: dict[str, int] = dict.fromkeys([CALLER, *OWN], 0)
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+    connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_S)
+    async with aiohttp.ClientSession(connector=connector) as session:
 
         async def both(callers: list[str], n: int) -> float:
             started = time.perf_counter()

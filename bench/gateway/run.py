@@ -99,6 +99,7 @@ INPUT = {"ticket": "My invoice INV-7 was charged twice", "lang": "en"}
 BODY = json.dumps({"capability": CAPABILITY, "input": INPUT}).encode()
 LIMITED_TARGET = "limited"  # its name in the results
 CAP = Decimal("0.01")
+KEEPALIVE_S = 2.0  # the load client's, under the gateway's timeout_keep_alive
 SWITCH_INTERVAL = os.environ.get("BENCH_SWITCH_INTERVAL", "")
 HTTP_PARSER = os.environ.get("BENCH_HTTP", "")  # h11 or httptools; default: SERVER_OPTIONS'
 
@@ -301,7 +302,9 @@ async def load(
     paced = {f"p16@{rate:g}": (16, rate, max(50, int(rate * 4 * scale))) for rate in rates}
     out: dict[str, Any] = {}
     made = dict.fromkeys(targets, 0)
-    connector = aiohttp.TCPConnector(limit=0)
+    # Idle connections go before the server's keep-alive timeout (5 s) can close them
+    # under a request: a target waits out the others' rounds between its own.
+    connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_S)
     async with aiohttp.ClientSession(connector=connector) as session:
         for name, (url, headers, _) in targets.items():  # warm pools, caches, the JIT-less paths
             _, _ = await drive(session, url, headers, 500, 16)
