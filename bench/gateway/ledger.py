@@ -2,13 +2,17 @@
 
 What a live call waits for between its decision and its agent call is
 `LedgerWriter.reserve` (gateway/live/_writes.py). This times exactly that,
-in one process and one event loop, for three paths, round by round:
+in one process and one event loop, for these paths, round by round:
 
 - `sqlite`: a SQLite file, committed on the loop (the embedded path);
 - `pg-thread`: PostgreSQL through the ledger's group-commit thread, four
   statements and a commit (the path before issue 20; `LedgerWriter(inline=False)`);
 - `pg-statement`: PostgreSQL as one statement on the loop's asyncio
-  connection (`holon_ledger_apply`, the gateway's path now).
+  connection (`holon_ledger_apply`, the gateway's path now);
+- `pg-no-flush`: the same on a second database set to
+  `synchronous_commit = off`. Not how holon runs (a reservation must be
+  durable before its agent is called): it shows how much of the wait is the
+  server's WAL flush, which on a shared disk varies most.
 
 Each call reserves, then queues its settlement without waiting (as the
 gateway answers before its settlement commits), so a reservation may meet
@@ -39,6 +43,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import create_engine, text  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
 
 from bench._support import postgres_url, sqlite_url  # noqa: E402
 from gateway.live._writes import LedgerWriter  # noqa: E402
@@ -108,6 +115,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="holon-bench-ledger-") as tmp, ExitStack() as stack:
         lite = open_store(stack.enter_context(sqlite_url(Path(tmp))), auto_upgrade=True)
         pg = open_store(stack.enter_context(postgres_url(args.postgres)), auto_upgrade=True)
+        unflushed = stack.enter_context(postgres_url(args.postgres))
+        engine = create_engine(args.postgres, isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            name = make_url(unflushed).database
+            conn.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
+        engine.dispose()
+        pg_off = open_store(unflushed, auto_upgrade=True)
         try:
 
             async def main_async() -> dict[str, Any]:
@@ -115,6 +129,7 @@ def main() -> None:
                     "sqlite": LedgerWriter(lite),
                     "pg-thread": LedgerWriter(pg, inline=False),
                     "pg-statement": LedgerWriter(pg),
+                    "pg-no-flush": LedgerWriter(pg_off),
                 }
                 return await run(writers, args.rounds, args.calls)
 
@@ -122,6 +137,7 @@ def main() -> None:
         finally:
             lite.close()
             pg.close()
+            pg_off.close()
     if args.json:
         print(json.dumps(out, indent=2))
         return
