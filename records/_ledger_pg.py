@@ -109,7 +109,7 @@ class AsyncLedger:
     def close(self) -> None:
         """Close the connections (synchronously: from any thread, with or without a loop)."""
         self._idle = []
-        for connection in list(self._open):
+        for connection in list(getattr(self, "_open", ())):  # set unless __init__ failed
             self._discard(connection)
 
     def __del__(self) -> None:  # a writer dropped without `close` (its loop gone, say)
