@@ -28,7 +28,9 @@ per (mandate, period): the gateway batches the writes of one event-loop turn
 and applies them right there on SQLite (`wait_s` bounds the wait for another
 process's writer). `submit` queues one write for the *group commit* thread
 (records._group), which takes every write queued since its last commit: the
-path for PostgreSQL, and for SQLite when the lock is busy. At hundreds of
+path for SQLite when the lock is busy. On PostgreSQL the gateway's groups
+are one statement each, awaited on its loop (`async_ledger`,
+records._ledger_pg), where the same logic runs in the database. At hundreds of
 calls a second either replaces hundreds of small transactions (and, on
 SQLite, writers sleeping in the busy handler) by a few dozen. The direct
 methods (`reserve`, `settle`, `deny`) apply one write in its own transaction,
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import weakref
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -72,6 +75,7 @@ from records._types import utcnow
 from schema.errors import NotFound
 
 if TYPE_CHECKING:
+    from records._ledger_pg import AsyncLedger
     from records._store import Store
 
 log = logging.getLogger(__name__)
@@ -144,6 +148,7 @@ class LedgerRegistry:
         self._store = store
         self._sql = LedgerSql(store.engine)
         self._group: GroupCommit[LedgerWrite] = GroupCommit(self._apply_group)
+        self._async: weakref.WeakSet[AsyncLedger] = weakref.WeakSet()
 
     # -- the life of one call ----------------------------------------------
 
@@ -222,6 +227,22 @@ class LedgerRegistry:
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every write submitted so far is committed; False on timeout."""
         return self._group.drain(timeout)
+
+    def async_ledger(self) -> AsyncLedger:
+        """The group commit of one event loop on PostgreSQL (records._ledger_pg): one
+        statement a group, awaited on the loop. Its connection closes with the store."""
+        from records._ledger_pg import AsyncLedger
+
+        if not self._sql.postgres:
+            raise ValueError("the asyncio ledger is PostgreSQL's")
+        ledger = AsyncLedger(self._store)
+        self._async.add(ledger)
+        return ledger
+
+    def close(self) -> None:
+        """Close the asyncio ledgers' connections (the store is closing)."""
+        for ledger in list(self._async):
+            ledger.close()
 
     def expire(self, *, now: datetime | None = None) -> int:
         """Charge every reservation past its deadline (a crashed call) in full; how many."""
@@ -363,15 +384,7 @@ class LedgerRegistry:
         rows: builtins.list[dict[str, Any]] = []
         if denials:
             for index, write in denials:
-                row = _new_row(write.call, write.mandate_id, None, write.details, now)
-                row.update(
-                    decision="deny",
-                    reason=write.reason,
-                    status="denied",
-                    mandate_revision=write.mandate_revision,
-                    record_eval_id=write.record_eval_id,
-                )
-                row["settled_at"] = now
+                row = deny_row(write, now)
                 rows.append(row)
                 results[index] = entry_from_row(row)
             self._sql.insert(cursor, rows)
@@ -501,16 +514,7 @@ class LedgerRegistry:
             if held is not None:
                 held.reserved += write.cap
                 held.changed = True
-            row = _new_row(write.call, write.mandate_id, period, write.details, now)
-            row.update(
-                decision="allow",
-                status="reserved",
-                reserved_usd=str(write.cap),
-                expires_at=write.expires_at,
-                mandate_revision=write.mandate_revision,
-                record_eval_id=write.record_eval_id,
-                certificate_id=write.certificate_id,
-            )
+            row = reserve_row(write, period, now)
             rows.append(row)
             results[index] = entry_from_row(row)
         if rows:
@@ -565,6 +569,40 @@ class LedgerRegistry:
         ]
         if changed:
             self._sql.update_budgets(cursor, changed)
+
+
+# -- the rows a write inserts: the one place that maps a write's fields to ledger columns
+# (both paths insert every column: records._ledger_sql by the table's column list, the
+# PostgreSQL function by name), so a new column is a line here and one in its write.
+
+
+def reserve_row(write: Reserve, period: str | None, now: datetime) -> dict[str, Any]:
+    """The ledger row of an allowed reservation (`period`: its budget's, if it has one)."""
+    row = _new_row(write.call, write.mandate_id, period, write.details, now)
+    row.update(
+        decision="allow",
+        status="reserved",
+        reserved_usd=str(write.cap),
+        expires_at=write.expires_at,
+        mandate_revision=write.mandate_revision,
+        record_eval_id=write.record_eval_id,
+        certificate_id=write.certificate_id,
+    )
+    return row
+
+
+def deny_row(write: Deny, now: datetime) -> dict[str, Any]:
+    """The ledger row of a denied call (settled at once, nothing reserved)."""
+    row = _new_row(write.call, write.mandate_id, None, write.details, now)
+    row.update(
+        decision="deny",
+        reason=write.reason,
+        status="denied",
+        mandate_revision=write.mandate_revision,
+        record_eval_id=write.record_eval_id,
+        settled_at=now,
+    )
+    return row
 
 
 def _new_row(

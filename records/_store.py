@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0012"
+SCHEMA_REVISION = "0013"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -279,6 +279,7 @@ class Store:
         # Ledger writes still queued (a settlement after its answer) land first.
         if not self.ledger.drain(timeout=30):
             log.error("ledger writes were still queued after 30 s; closing the store anyway")
+        self.ledger.close()
         self.engine.dispose()
 
 

@@ -6,15 +6,22 @@ Three processes on 127.0.0.1, so that no two share a GIL:
   uvicorn, registered as a `holon-http` agent;
 - the gateway: bench/gateway/serve.py (the app of `holon gateway serve`,
   uvicorn, one worker, token cache and lookups at their default 1 s TTL,
-  HOLON_AGENT_NETWORKS=any so a loopback agent is allowed) over a store:
-  a SQLite file, then a throwaway PostgreSQL database (created, dropped);
+  HOLON_AGENT_NETWORKS=any so a loopback agent is allowed), one over a
+  SQLite file and one over a throwaway PostgreSQL database (created,
+  dropped), both up at once;
 - the load client: this process, aiohttp, keep-alive connections.
+
+Every round goes to each target in turn (direct, the SQLite gateway, the
+PostgreSQL gateway), so the two backends are measured interleaved, under
+the same noise, and compared in the summary (issue 20: PostgreSQL's added
+p50 at concurrency 1 at most 1.25 times SQLite's, and a p99 of at most
+5 ms added for 16 callers at 50/s: `--rates 50,200`).
 
 A caller token and a mandate with a budget (so every call reserves its cap
 in the ledger, then settles) are set up before the gateway starts. The
 baseline is the same aiohttp client POSTing the same body straight to the
 agent, interleaved with the gateway runs (three rounds each) so the
-machine's noise falls on both. Closed loop: `concurrency` workers each send
+machine's noise falls on all. Closed loop: `concurrency` workers each send
 their next call when the last one answers, so at concurrency 16 a call's
 latency includes queueing behind the others (p50 ≈ 16 / calls per second).
 Paced ("16@R/s" in the table): 16 callers share a steady schedule of R
@@ -65,7 +72,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -92,6 +99,7 @@ INPUT = {"ticket": "My invoice INV-7 was charged twice", "lang": "en"}
 BODY = json.dumps({"capability": CAPABILITY, "input": INPUT}).encode()
 LIMITED_TARGET = "limited"  # its name in the results
 CAP = Decimal("0.01")
+KEEPALIVE_S = 2.0  # the load client's, under the gateway's timeout_keep_alive
 SWITCH_INTERVAL = os.environ.get("BENCH_SWITCH_INTERVAL", "")
 HTTP_PARSER = os.environ.get("BENCH_HTTP", "")  # h11 or httptools; default: SERVER_OPTIONS'
 
@@ -270,99 +278,101 @@ def percentile(values: list[float], q: float) -> float:
 
 async def load(
     agent_url: str,
-    gateway_url: str,
-    gateway_pid: int,
-    tokens: dict[str, str],
+    gateways: dict[str, tuple[str, int, dict[str, str]]],
     scale: float,
     rates: list[float],
-) -> dict[str, Any]:
-    """Direct vs gateway (and the rate-limited caller's gateway calls, given its token),
-    interleaved: latency at c1 and c16 (closed loop, and paced at each of `rates` with 16
-    callers), calls/s at c16 and c64."""
-    invoke = f"{gateway_url}/v1/agents/{AGENT}/invoke"
-    targets = {
-        "direct": (agent_url, {"Content-Type": "application/json"}),
-        "gateway": (
-            invoke,
-            {"Content-Type": "application/json", "Authorization": f"Bearer {tokens[CALLER]}"},
-        ),
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """Direct vs each gateway (by backend: its URL, pid and tokens; and, given the
+    rate-limited caller's token, its calls as `BACKEND-limited`), interleaved round by
+    round: latency at c1 and c16 (closed loop, and paced at each of `rates` with 16
+    callers), calls/s at c16 and c64. The points by load and target, and the calls each
+    target made."""
+    targets: dict[str, tuple[str, dict[str, str], int | None]] = {
+        "direct": (agent_url, {"Content-Type": "application/json"}, None)
     }
-    if LIMITED in tokens:
-        bearer = f"Bearer {tokens[LIMITED]}"
-        targets[LIMITED_TARGET] = (
-            invoke,
-            {"Content-Type": "application/json", "Authorization": bearer},
-        )
+    for backend, (gateway_url, pid, tokens) in gateways.items():
+        invoke = f"{gateway_url}/v1/agents/{AGENT}/invoke"
+        for caller, name in ((CALLER, backend), (LIMITED, f"{backend}-{LIMITED_TARGET}")):
+            if caller in tokens:
+                bearer = f"Bearer {tokens[caller]}"
+                headers = {"Content-Type": "application/json", "Authorization": bearer}
+                targets[name] = (invoke, headers, pid)
     plan = {1: int(400 * scale), 16: int(2000 * scale), 64: int(3000 * scale)}
     # About 4 s a round at scale 1.
     paced = {f"p16@{rate:g}": (16, rate, max(50, int(rate * 4 * scale))) for rate in rates}
     out: dict[str, Any] = {}
-    gateway_calls = 0
-    limited_calls = 0
-    connector = aiohttp.TCPConnector(limit=0)
+    made = dict.fromkeys(targets, 0)
+    # Idle connections go before the server's keep-alive timeout (5 s) can close them
+    # under a request: a target waits out the others' rounds between its own.
+    connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_S)
     async with aiohttp.ClientSession(connector=connector) as session:
-        for name, (url, headers) in targets.items():  # warm pools, caches, the JIT-less paths
+        for name, (url, headers, _) in targets.items():  # warm pools, caches, the JIT-less paths
             _, _ = await drive(session, url, headers, 500, 16)
-            gateway_calls += 500 if name == "gateway" else 0
-            limited_calls += 500 if name == LIMITED_TARGET else 0
+            made[name] += 500
         for concurrency, calls in plan.items():
             latencies: dict[str, list[float]] = {name: [] for name in targets}
             throughput: dict[str, list[float]] = {name: [] for name in targets}
-            gateway_cpu = {name: 0.0 for name in targets if name != "direct"}
+            cpu_s = {name: 0.0 for name, (_, _, pid) in targets.items() if pid is not None}
             for _ in range(3):
-                for name, (url, headers) in targets.items():
-                    cpu = cpu_seconds(gateway_pid)
+                for name, (url, headers, pid) in targets.items():
+                    cpu = 0.0 if pid is None else cpu_seconds(pid)
                     values, wall = await drive(session, url, headers, calls, concurrency)
                     latencies[name] += values
                     throughput[name].append(calls / wall)
-                    limited_calls += calls if name == LIMITED_TARGET else 0
-                    gateway_calls += calls if name == "gateway" else 0
-                    if name in gateway_cpu:
-                        gateway_cpu[name] += cpu_seconds(gateway_pid) - cpu
+                    made[name] += calls
+                    if pid is not None:
+                        cpu_s[name] += cpu_seconds(pid) - cpu
             out[f"c{concurrency}"] = {
                 name: {
                     "p50_ms": round(percentile(latencies[name], 0.50), 3),
                     "p95_ms": round(percentile(latencies[name], 0.95), 3),
+                    "p99_ms": round(percentile(latencies[name], 0.99), 3),
                     "calls_per_s": round(statistics.median(throughput[name]), 1),
                 }
                 for name in targets
             }
-            for name, seconds in gateway_cpu.items():
+            for name, seconds in cpu_s.items():
                 out[f"c{concurrency}"][name]["gateway_cpu_ms_per_call"] = round(
                     seconds * 1000 / (3 * calls), 3
                 )
         for key, (concurrency, rate, calls) in paced.items():
             latencies = {name: [] for name in targets}
             from_due: dict[str, list[float]] = {name: [] for name in targets}
-            gateway_cpu = {name: 0.0 for name in targets if name != "direct"}
+            cpu_s = {name: 0.0 for name, (_, _, pid) in targets.items() if pid is not None}
             for _ in range(3):
-                for name, (url, headers) in targets.items():
-                    cpu = cpu_seconds(gateway_pid)
+                for name, (url, headers, pid) in targets.items():
+                    cpu = 0.0 if pid is None else cpu_seconds(pid)
                     sent_ms, due_ms = await drive_paced(
                         session, url, headers, calls, concurrency, rate
                     )
                     latencies[name] += sent_ms
                     from_due[name] += due_ms
-                    limited_calls += calls if name == LIMITED_TARGET else 0
-                    gateway_calls += calls if name == "gateway" else 0
-                    if name in gateway_cpu:
-                        gateway_cpu[name] += cpu_seconds(gateway_pid) - cpu
+                    made[name] += calls
+                    if pid is not None:
+                        cpu_s[name] += cpu_seconds(pid) - cpu
             out[key] = {
                 name: {
                     "p50_ms": round(percentile(latencies[name], 0.50), 3),
                     "p95_ms": round(percentile(latencies[name], 0.95), 3),
+                    "p99_ms": round(percentile(latencies[name], 0.99), 3),
                     "p50_ms_from_due": round(percentile(from_due[name], 0.50), 3),
                     "p95_ms_from_due": round(percentile(from_due[name], 0.95), 3),
                     "calls_per_s": rate,
                 }
                 for name in targets
             }
-            for name, seconds in gateway_cpu.items():
+            for name, seconds in cpu_s.items():
                 out[key][name]["gateway_cpu_ms_per_call"] = round(seconds * 1000 / (3 * calls), 3)
-    out["gateway_calls"] = gateway_calls
-    if LIMITED in tokens:
-        out["limited_calls"] = limited_calls
-    return out
+    return out, made
+
+
+def by_backend(out: dict[str, Any], backend: str) -> dict[str, Any]:
+    """One backend's points as `direct`, `gateway` (and `limited`), from an interleaved run."""
+    names = {"direct": "direct", "gateway": backend, LIMITED_TARGET: f"{backend}-{LIMITED_TARGET}"}
+    return {
+        key: {mine: point[theirs] for mine, theirs in names.items() if theirs in point}
+        for key, point in out.items()
+    }
 
 
 # -- one backend ----------------------------------------------------------------
@@ -394,25 +404,35 @@ def gateway_server(
         yield f"http://127.0.0.1:{port}", pid
 
 
-def run_backend(
-    url: str,
+def run_backends(
+    urls: dict[str, str],
     root: Path,
     agent_url: str,
     scale: float,
     rates: list[float],
     rate_limit: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, dict[str, Any]]:
+    """A gateway over each store (by backend), all up at once, the load interleaved
+    between them and the direct baseline; then each ledger checked."""
     key = Fernet.generate_key().decode()
-    home = root / f"home-{secrets.token_hex(4)}"
-    tokens = prepare(url, key, home, agent_url, rate_limit)
-    with gateway_server(url, key, home) as (gateway_url, pid):
-        numbers = asyncio.run(load(agent_url, gateway_url, pid, tokens, scale, rates))
-    numbers["ledger"] = check_ledger(url, key, numbers.pop("gateway_calls"))
-    if rate_limit:
-        numbers["ledger_limited"] = check_ledger(
-            url, key, numbers.pop("limited_calls"), LIMITED, "bench-limited"
-        )
-    return numbers
+    with ExitStack() as stack:
+        gateways = {}
+        for backend, url in urls.items():
+            home = root / f"home-{secrets.token_hex(4)}"
+            tokens = prepare(url, key, home, agent_url, rate_limit)
+            gateway_url, pid = stack.enter_context(gateway_server(url, key, home))
+            gateways[backend] = (gateway_url, pid, tokens)
+        out, made = asyncio.run(load(agent_url, gateways, scale, rates))
+    results = {}
+    for backend, url in urls.items():
+        numbers = by_backend(out, backend)
+        numbers["ledger"] = check_ledger(url, key, made[backend])
+        if rate_limit:
+            numbers["ledger_limited"] = check_ledger(
+                url, key, made[f"{backend}-{LIMITED_TARGET}"], LIMITED, "bench-limited"
+            )
+        results[backend] = numbers
+    return results
 
 
 def profile_backend(
@@ -461,6 +481,7 @@ def summarise(results: dict[str, dict[str, Any]], goal_rate: float) -> dict[str,
             key.split("@")[1]: {
                 "added_p50_ms": _added(point, "p50_ms"),
                 "added_p95_ms": _added(point, "p95_ms"),
+                "added_p99_ms": _added(point, "p99_ms"),
                 "added_p50_ms_from_due": _added(point, "p50_ms_from_due"),
                 "added_p95_ms_from_due": _added(point, "p95_ms_from_due"),
                 "gateway_cpu_ms_per_call": point["gateway"]["gateway_cpu_ms_per_call"],
@@ -507,12 +528,24 @@ def summarise(results: dict[str, dict[str, Any]], goal_rate: float) -> dict[str,
             f"added_p95_paced16@{goal_rate:g}_le_6ms": at is not None and at["added_p95_ms"] <= 6,
             "sqlite_calls_per_s_ge_800": max(s["calls_per_s_c16"], s["calls_per_s_c64"]) >= 800,
         }
+    if "sqlite" in summary and "postgresql" in summary:
+        # Issue 20: PostgreSQL as fast as the embedded store, measured in the same run.
+        pg, lite = summary["postgresql"], summary["sqlite"]
+        ratio = round(pg["added_p50_ms_c1"] / max(lite["added_p50_ms_c1"], 1e-9), 3)
+        at50 = pg["paced16"].get("50")
+        summary["goals_postgresql"] = {
+            "added_p50_c1_ratio_to_sqlite": ratio,
+            "added_p50_c1_le_1.25x_sqlite": ratio <= 1.25,
+            "added_p99_paced16@50_ms": None if at50 is None else at50["added_p99_ms"],
+            "added_p99_paced16@50_le_5ms": at50 is not None and at50["added_p99_ms"] <= 5,
+        }
     return summary
 
 
 def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
     lines = [
-        f"{'backend':<11} {'load':>8} {'target':<8} {'p50 ms':>8} {'p95 ms':>8} {'calls/s':>9}",
+        f"{'backend':<11} {'load':>8} {'target':<8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}"
+        f" {'calls/s':>9}",
     ]
     for backend, numbers in results.items():
         for key, point in numbers.items():
@@ -523,21 +556,21 @@ def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
                 n = point[name]
                 lines.append(
                     f"{backend:<11} {label:>8} {name:<8} {n['p50_ms']:>8.2f} "
-                    f"{n['p95_ms']:>8.2f} {n['calls_per_s']:>9.0f}"
+                    f"{n['p95_ms']:>8.2f} {n['p99_ms']:>8.2f} {n['calls_per_s']:>9.0f}"
                 )
     lines.append("")
     for backend in results:
         s = summary[backend]
         ledger = results[backend]["ledger"]
         paced = ", ".join(
-            f"{rate}/s {p['added_p50_ms']:.2f}/{p['added_p95_ms']:.2f} "
+            f"{rate}/s {p['added_p50_ms']:.2f}/{p['added_p95_ms']:.2f}/{p['added_p99_ms']:.2f} "
             f"(from due {p['added_p50_ms_from_due']:.2f}/{p['added_p95_ms_from_due']:.2f})"
             for rate, p in s["paced16"].items()
         )
         lines.append(
             f"{backend}: added p50/p95 ms at c1 "
             f"{s['added_p50_ms_c1']:.2f}/{s['added_p95_ms_c1']:.2f}; "
-            f"16 callers paced at {paced} (goal <= 2/6); "
+            f"16 callers paced at {paced} (p50/p95/p99; goal <= 2/6 at 200/s); "
             f"c16 closed loop {s['added_p50_ms_c16']:.2f}/{s['added_p95_ms_c16']:.2f}"
         )
         lines.append(
@@ -565,6 +598,8 @@ def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
             )
     if "goals" in summary:
         lines.append(f"goals (SQLite): {summary['goals']}")
+    if "goals_postgresql" in summary:
+        lines.append(f"goals (PostgreSQL against SQLite): {summary['goals_postgresql']}")
     return "\n".join(lines)
 
 
@@ -610,12 +645,11 @@ def main() -> None:
                 with backends[args.profile](root) as url:
                     print(profile_backend(url, root, agent_url, args.profile_calls, args.sample))
                 return
-            results: dict[str, dict[str, Any]] = {}
-            for backend, make_url_for in backends.items():
-                with make_url_for(root) as url:
-                    results[backend] = run_backend(
-                        url, root, agent_url, args.scale, args.rates, args.rate_limit
-                    )
+            with ExitStack() as stores:
+                urls = {b: stores.enter_context(make(root)) for b, make in backends.items()}
+                results = run_backends(
+                    urls, root, agent_url, args.scale, args.rates, args.rate_limit
+                )
     summary = summarise(results, args.goal_rate)
     if args.json:
         print(json.dumps({"results": results, "summary": summary}, indent=2))

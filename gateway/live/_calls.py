@@ -12,8 +12,8 @@ The store is synchronous (SQLAlchemy). The decision needs the agent, the
 holder's mandates and maybe the record: when they are all in the lookup
 cache (the common case) it is made on the loop, else in a worker thread.
 Ledger writes (reserve, settle, deny) go through a `LedgerWriter`, which
-commits the writes of one loop turn together (on the loop for SQLite, in
-the ledger's group-commit thread for PostgreSQL). A reservation and a
+commits the writes of one loop turn together, on the loop (SQLite: in
+the process; PostgreSQL: one statement over an asyncio connection). A reservation and a
 denial are committed before the call goes on. The settlement is committed
 before the answer by default; the gateway (`settle_before_answer=False`)
 answers first and lets it commit in the same loop turn: the answer's

@@ -1,4 +1,4 @@
-"""Ledger writes from the event loop: batched per loop turn, committed on the loop (SQLite).
+"""Ledger writes from the event loop: batched per loop turn, committed on the loop.
 
 A live call waits for its reservation to be committed before the agent is
 called. Handing that write to a thread costs more than the write: the
@@ -10,9 +10,16 @@ another process's writer bounded by `INLINE_LOCK_WAIT_S`; if the lock
 stays taken, or the transaction fails as a whole, the batch goes to the
 ledger's group-commit thread instead, which waits as long as it must and
 retries a failed group one write at a time, and later batches follow it
-there until it has caught up. On PostgreSQL every write goes
-to that thread (its statements are network round trips, never done on the
-loop).
+there until it has caught up.
+
+On PostgreSQL a group is one statement (records._ledger_pg: the
+`holon_ledger_apply` function, in autocommit), awaited on the loop through
+psycopg's asyncio connection: no thread, no GIL hand-off, one round trip.
+Up to `IN_FLIGHT` groups are in flight at once, each on its own
+connection, so a reservation does not wait behind the settlement of the
+call before it; the writes that queue while they are all busy are the next
+group (at most `MAX_GROUP`). A group that fails as a whole is applied
+again one write at a time.
 
 A reservation whose waiter left (a cancelled request) is released as soon
 as it is known to exist, whichever path committed it.
@@ -52,6 +59,11 @@ __all__ = ["INLINE_LOCK_WAIT_S", "LedgerWriter", "charge_of", "release_of"]
 # The longest the event loop stands still waiting for another process's
 # SQLite writer before the batch goes to the group-commit thread.
 INLINE_LOCK_WAIT_S = 0.002
+# Writes per PostgreSQL group: bounds one statement's length (and its locks' time).
+MAX_GROUP = 256
+# PostgreSQL groups in flight at once (a connection each): a reservation need not wait
+# for the settlement of the call before it, whose commit waits for the server's flush.
+IN_FLIGHT = 3
 
 
 def release_of(entry: LedgerEntry) -> Settle:
@@ -79,10 +91,17 @@ class LedgerWriter:
         self._store = store
         self._observe = observe
         self._inline = store.dialect == "sqlite" if inline is None else inline
+        # PostgreSQL, unless told otherwise: one statement a group, on this loop.
+        self._async = (
+            store.ledger.async_ledger() if inline is None and store.dialect != "sqlite" else None
+        )
         self._pending: list[tuple[LedgerWrite, asyncio.Future[Any]]] = []
         self._scheduled = False
         self._unfinished: set[asyncio.Future[Any]] = set()
         self._in_thread: set[asyncio.Future[None]] = set()
+        # PostgreSQL: the writes that wait for a connection, and the groups in flight.
+        self._queued: list[tuple[LedgerWrite, asyncio.Future[Any]]] = []
+        self._committing: set[asyncio.Task[None]] = set()
 
     def write(self, write: LedgerWrite) -> asyncio.Future[Any]:
         """Queue `write` for this loop turn's commit."""
@@ -125,11 +144,25 @@ class LedgerWriter:
 
     # -- committing -----------------------------------------------------------
 
+    def close(self) -> None:
+        """Close the PostgreSQL connection (after `drain`; the store closes it too)."""
+        if self._async is not None:
+            self._async.close()
+
     def _flush(self) -> None:
         self._scheduled = False
         batch = [(w, f) for w, f in self._pending if not f.cancelled()]
         self._pending = []
         if not batch:
+            return
+        if self._async is not None:
+            self._queued += batch
+            if len(self._committing) < IN_FLIGHT:
+                task = asyncio.get_running_loop().create_task(self._commit_queued())
+                self._committing.add(task)
+                self._unfinished.add(task)  # `drain` waits for it (and its releases)
+                task.add_done_callback(self._unfinished.discard)
+                task.add_done_callback(self._committing.discard)
             return
         results = None
         # While writes wait in the thread (the lock is taken: a checkpoint, another
@@ -160,6 +193,43 @@ class LedgerWriter:
         for (_, future), result in zip(batch, results, strict=True):
             self._seen(result)
             _resolve(future, result)
+
+    async def _commit_queued(self) -> None:
+        """PostgreSQL: commit what has queued, a group at a time, until nothing is left.
+
+        A group is what queued while every connection was busy (at least one loop
+        turn's writes): at one statement a group, the commits keep up with any rate
+        the loop makes writes at. A group that fails as a whole is applied again
+        one write at a time, so one bad write (a duplicate request id) fails alone.
+        """
+        assert self._async is not None
+        while self._queued:
+            group, self._queued = self._queued[:MAX_GROUP], self._queued[MAX_GROUP:]
+            # A waiter that left before its group started: never applied.
+            group = [(w, f) for w, f in group if not f.cancelled()]
+            if not group:
+                continue
+            writes = [w for w, _ in group]
+            try:
+                results = await self._async.apply(writes)
+            except Exception as exc:
+                if len(group) == 1:
+                    results = [exc]
+                else:
+                    log.warning("a ledger group of %d failed (%s); one by one", len(group), exc)
+                    results = []
+                    for write in writes:
+                        try:
+                            results += await self._async.apply([write])
+                        except Exception as alone:
+                            results.append(alone)
+            for (write, future), result in zip(group, results, strict=True):
+                self._seen(result)
+                if future.cancelled():  # its waiter left while it was in flight
+                    if isinstance(write, Reserve) and isinstance(result, LedgerEntry):
+                        self.later(release_of(result))
+                else:
+                    _resolve(future, result)
 
     def _seen(self, result: Any) -> None:
         if self._observe is not None and isinstance(result, LedgerEntry):

@@ -1,7 +1,8 @@
 """A rate limit holds exactly across gateway processes sharing one store (GATEWAY.md, "Rate
 limits"): real `holon gateway serve` processes, 200 concurrent calls, a burst of 10 and a
 refill too slow to matter -> exactly 10 answered, 190 `429` with Retry-After, 200 ledger
-rows; on one SQLite file and on PostgreSQL, and under `--workers 2`."""
+rows; on one SQLite file and on PostgreSQL, and under `--workers 2`. A budget holds as
+exactly under `--workers 2` on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from decimal import Decimal
 from pathlib import Path
 from typing import cast
 
@@ -237,5 +239,58 @@ def test_serve_with_two_workers_holds_the_limit_exactly(postgres_url: str, tmp_p
             )
             assert len(_workers(pid)) == 2
             _exactly_the_burst(store, [url], token, recording)
+    finally:
+        store.close()
+
+
+@pytest.mark.postgres
+def test_serve_with_two_workers_holds_a_budget_exactly(postgres_url: str, tmp_path: Path) -> None:
+    """The budget's row is the lock (one statement on PostgreSQL): two worker processes,
+    200 concurrent calls, a budget of ten calls at the cap -> exactly ten answered."""
+    store, env = _shared_store(postgres_url, tmp_path / "home")
+    recording = Recording()
+    try:
+        with ExitStack() as stack:
+            agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
+            # Priced at the cap: each answered call spends what it reserved.
+            store.agents.register(manifest(AGENT, agent_url, pricing={"per_call_usd": "0.01"}))
+            store.mandates.grant(
+                {
+                    "schema_version": 1,
+                    "id": "budgeted",
+                    "holder": "bot",
+                    "capabilities": ["ticket.classify"],
+                    "max_cost_per_call_usd": "0.01",
+                    "budget": {"amount_usd": "0.10", "period": "month"},
+                }
+            )
+            token = store.tokens.create("caller:bot")[1]
+            url, pid = stack.enter_context(
+                _gateway(env, tmp_path / "gateway.log", "--workers", "2", started=2)
+            )
+            assert len(_workers(pid)) == 2
+            _warm(store, [url])
+            warm_calls = len(recording.calls)
+            responses = asyncio.run(_fire([url], token))
+            statuses = Counter(r.status_code for r in responses)
+            assert statuses == {200: 10, 402: CALLS - 10}, statuses
+            assert {r.json()["error"]["code"] for r in responses if r.status_code == 402} == {
+                "budget_exhausted"
+            }
+            assert len(recording.calls) - warm_calls == 10
+            deadline = time.monotonic() + 30
+            while True:  # settlements commit after their answers
+                rows = store.ledger.list(mandate_id="budgeted", limit=1000).items
+                if all(r.status != "reserved" for r in rows) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            assert Counter((r.decision, r.status) for r in rows) == {
+                ("allow", "settled"): 10,
+                ("deny", "denied"): CALLS - 10,
+            }
+            (period,) = {r.period for r in rows if r.decision == "allow"}
+            spent = sum((r.cost_usd for r in rows), Decimal(0))
+            assert spent == Decimal("0.10")
+            assert store.ledger.budget("budgeted", period or "") == (spent, Decimal(0))
     finally:
         store.close()

@@ -1,0 +1,220 @@
+"""The ledger's writes on PostgreSQL from an event loop: one statement a group, no thread.
+
+A group of writes (`Reserve`, `Settle`, `Deny`: what one event-loop turn
+queued, or what queued while the previous group was in flight) is one call
+of `holon_ledger_apply` (migration 0013) on an asyncio psycopg connection in
+autocommit: one round trip, one transaction. The function does what
+`LedgerRegistry._apply_in` does in Python (settlements, then the budgets and
+rate buckets locked in key order, the reservations in arrival order,
+denials, the live-conformance counts), so the budget and bucket rows are
+locked for that one statement, not for several round trips and a commit,
+and another gateway process waits for them at most that long.
+
+The rows are built here as in Python (`reserve_row`, `deny_row`: ids,
+times and details), so a reservation's entry is known without reading it
+back; a settlement's comes back from the function as the row's JSON.
+Each write's result is what `LedgerRegistry.apply` gives for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, cast
+
+import psycopg
+from sqlalchemy import Float, Integer, Table
+from sqlalchemy.exc import DBAPIError
+
+from records._ledger_values import BudgetState, entry_from_row, period_key
+from records._models import LedgerRow
+from records._rate import RateState, retry_after
+from records._store import _unavailable
+from records._stored_json import read_stored_json
+from records._types import UTCDateTime, utcnow
+from schema.errors import NotFound
+from schema.jsontext import dumps
+
+if TYPE_CHECKING:
+    from records._ledger import LedgerWrite
+    from records._store import Store
+
+log = logging.getLogger(__name__)
+
+__all__ = ["AsyncLedger"]
+
+LEDGER = cast(Table, LedgerRow.__table__)
+STATEMENT = "SELECT holon_ledger_apply(%s, %s, %s::jsonb, %s::jsonb, %s::json, %s::json)::text"
+
+
+def _reader(column: Any) -> Any:
+    """How a ledger column's value reads back from the row's JSON (None: as it is)."""
+    if isinstance(column.type, UTCDateTime):
+        return lambda v: datetime.fromisoformat(v).astimezone(UTC)
+    if isinstance(column.type, Float):
+        return float
+    if isinstance(column.type, Integer):
+        return int
+    return None
+
+
+_READERS = {c.name: reader for c in LEDGER.c if (reader := _reader(c)) is not None}
+
+
+def _row_from_json(values: dict[str, Any]) -> dict[str, Any]:
+    for name, read in _READERS.items():
+        value = values.get(name)
+        if value is not None:
+            values[name] = read(value)
+    return values
+
+
+def _json_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as the function reads it: times as ISO 8601 with their zone."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+
+
+class AsyncLedger:
+    """The ledger's group commit on asyncio connections (PostgreSQL), used from one event
+    loop: each group in flight has a connection of its own (the caller bounds how many),
+    kept open for the next."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        url = store.engine.url.set(drivername="postgresql")
+        self._conninfo = url.render_as_string(hide_password=False)
+        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._open: set[psycopg.AsyncConnection[Any]] = set()
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.closed:
+                return connection
+        # Autocommit: the function's statement is its own transaction, committed (and
+        # its locks let go) when it returns. UTC: the times in its JSON.
+        connection = await psycopg.AsyncConnection.connect(
+            self._conninfo, autocommit=True, options="-c TimeZone=UTC"
+        )
+        self._open.add(connection)
+        return connection
+
+    def _discard(self, connection: psycopg.AsyncConnection[Any]) -> None:
+        self._open.discard(connection)
+        if not connection.closed:
+            connection.pgconn.finish()
+
+    def close(self) -> None:
+        """Close the connections (synchronously: from any thread, with or without a loop)."""
+        self._idle = []
+        for connection in list(getattr(self, "_open", ())):  # set unless __init__ failed
+            self._discard(connection)
+
+    def __del__(self) -> None:  # a writer dropped without `close` (its loop gone, say)
+        self.close()
+
+    async def apply(self, writes: Sequence[LedgerWrite]) -> list[Any]:
+        """Apply `writes` in one transaction; each one's result or HolonError, in order (as
+        `LedgerRegistry.apply`). An exception: the whole group failed, nothing was written."""
+        from records._ledger import Deny, Reserve, Settle, deny_row, reserve_row
+
+        now = utcnow()
+        results: list[Any] = [None] * len(writes)
+        settles: list[tuple[int, Settle]] = []
+        reserves: list[tuple[int, Reserve, str | None]] = []
+        settle_args: list[dict[str, Any]] = []
+        reserve_args: list[dict[str, Any]] = []
+        reserve_rows: list[dict[str, Any]] = []
+        deny_rows: list[dict[str, Any]] = []
+        for index, write in enumerate(writes):
+            if isinstance(write, Settle):
+                settles.append((index, write))
+                settle_args.append(
+                    {
+                        "id": write.ledger_id,
+                        "cost": str(write.cost),
+                        "cost_source": write.cost_source,
+                        "outcome_code": write.outcome_code,
+                        "latency_ms": write.latency_ms,
+                    }
+                )
+            elif isinstance(write, Reserve):
+                period = None if write.budget is None else period_key(write.budget[0], now)
+                row = reserve_row(write, period, now)
+                results[index] = entry_from_row(row)
+                reserves.append((index, write, period))
+                limit = write.rate_limit
+                reserve_rows.append(_json_row(row))
+                control: dict[str, Any] = {"m": write.mandate_id, "cap": str(write.cap)}
+                if write.budget is not None:
+                    control.update(p=period, amount=str(write.budget[1]))
+                if limit is not None:  # its keys only with a limit (the function asks `?`)
+                    control.update(units=limit.units_per_us, capacity=limit.capacity)
+                reserve_args.append(control)
+            else:
+                assert isinstance(write, Deny)
+                row = deny_row(write, now)
+                results[index] = entry_from_row(row)
+                deny_rows.append(_json_row(row))
+        params = (
+            now,
+            now.date().isoformat(),  # the conformance day (records._conformance)
+            dumps(settle_args),
+            dumps(reserve_args),
+            dumps(reserve_rows),
+            dumps(deny_rows),
+        )
+        try:
+            connection = await self._connect()
+        except psycopg.Error as exc:
+            wrapped = DBAPIError.instance(STATEMENT, params, exc, psycopg.Error)
+            raise _unavailable(self._store.engine, wrapped) from None
+        try:
+            cursor = await connection.execute(STATEMENT, params)
+            found = await cursor.fetchone()
+        except psycopg.Error as exc:
+            if connection.broken or isinstance(exc, psycopg.OperationalError):
+                self._discard(connection)
+            else:
+                self._idle.append(connection)
+            wrapped = DBAPIError.instance(STATEMENT, params, exc, psycopg.Error)
+            if isinstance(exc, psycopg.OperationalError):
+                raise _unavailable(self._store.engine, wrapped) from None
+            raise wrapped from exc
+        except BaseException:  # cancelled mid-statement: the connection's state is unknown
+            self._discard(connection)
+            raise
+        self._idle.append(connection)
+        assert found is not None
+        out = read_stored_json(found[0])
+        for (index, write), value in zip(settles, out["settles"], strict=True):
+            results[index] = (
+                NotFound(f"no ledger row {write.ledger_id!r}")
+                if value is None
+                else entry_from_row(_row_from_json(value))
+            )
+        for (index, write, period), value in zip(reserves, out["reserves"], strict=True):
+            if value is True:
+                continue
+            if "budget" in value:
+                spent, held = value["budget"]
+                assert write.budget is not None and period is not None
+                results[index] = BudgetState(
+                    write.mandate_id,
+                    period,
+                    write.budget[1],
+                    Decimal(spent),
+                    Decimal(held),
+                    write.cap,
+                    True,
+                )
+            else:
+                level, at = value["rate"]
+                assert write.rate_limit is not None
+                retry_at, seconds = retry_after(
+                    write.rate_limit, int(level), datetime.fromisoformat(at).astimezone(UTC)
+                )
+                results[index] = RateState(write.mandate_id, write.rate_limit, retry_at, seconds)
+        return results

@@ -1,0 +1,176 @@
+"""PostgreSQL's one-statement group commit (records._ledger_pg, `holon_ledger_apply`) does
+what the Python path (`LedgerRegistry.apply`) does: the same writes give the same results,
+rows, budgets, buckets and live-conformance counts; and it is one statement."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import asdict
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from records import (
+    BudgetState,
+    CallEntry,
+    Deny,
+    LedgerEntry,
+    LedgerWrite,
+    RateState,
+    Reserve,
+    Settle,
+    Store,
+    new_key,
+    open_store,
+    period_key,
+    utcnow,
+)
+from records._rate import RateLimit
+from schema.errors import NotFound
+from schema.jsontext import dumps
+
+pytestmark = [pytest.mark.postgres, pytest.mark.anyio]
+
+Apply = Callable[[Sequence[LedgerWrite]], Awaitable[list[Any]]]
+LIMIT = RateLimit(calls=1, per="hour", burst=2)
+# Exact numbers in a row's details are stored as written (text, scale, exponent, key order).
+DETAILS = {"decision": {"z": Decimal("0.10"), "a": Decimal("1E+5"), "n": [1, "x", None]}}
+
+
+@pytest.fixture
+def pg_store(postgres_url: str) -> Iterator[Store]:
+    store = open_store(postgres_url, secret_key=new_key(), auto_upgrade=True)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _reserve(side: str, cap: str, *, expires_in_s: float = 60, budget: bool = True) -> Reserve:
+    return Reserve(
+        CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{side}", "1.0.0"),
+        mandate_id=f"m-{side}" if budget else f"rate-{side}",
+        cap=Decimal(cap),
+        expires_at=utcnow() + timedelta(seconds=expires_in_s),
+        budget=("month", Decimal("0.05")) if budget else None,
+        details=DETAILS,
+        mandate_revision=3,
+        rate_limit=None if budget else LIMIT,
+    )
+
+
+def _deny(side: str, reason: str) -> Deny:
+    call = CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{side}", "1.0.0")
+    return Deny(call, f"m-{side}", reason, DETAILS, mandate_revision=2)
+
+
+def _shape(result: Any) -> Any:
+    """A result without what differs between the sides by construction (ids, times, names)."""
+    if isinstance(result, LedgerEntry):
+        values = asdict(result)
+        for name in ("id", "request_id", "created_at", "expires_at", "settled_at"):
+            values.pop(name)
+        for name in ("mandate_id", "agent_id"):
+            if values[name] is not None:
+                values[name] = values[name].split("-")[0].split("/")[0]
+        return values
+    if isinstance(result, BudgetState):
+        return ("budget", result.spent, result.reserved, result.cap, result.exhausted)
+    if isinstance(result, RateState):
+        return ("rate", result.retry_after_s)
+    if isinstance(result, NotFound):
+        return ("not found",)
+    raise AssertionError(result)
+
+
+async def _scenario(store: Store, side: str, apply: Apply) -> list[Any]:
+    """Three groups: reservations past the budget and the burst with denials; settlements
+    (capped, idempotent, unknown, in one group with a reservation they make room for);
+    after an expiry sweep, the settlement of an expired reservation."""
+    first = [_reserve(side, "0.01") for _ in range(6)]
+    first[2] = _reserve(side, "0.01", expires_in_s=-1)  # left behind by a "crash"
+    limited = [_reserve(side, "0.01", budget=False) for _ in range(3)]
+    group1: list[LedgerWrite] = [
+        *first,
+        *limited,
+        _deny(side, "invalid_input"),
+        _deny(side, "budget_exhausted"),
+    ]
+    out1 = await apply(group1)
+    r1, r2, r3 = out1[0], out1[1], out1[2]
+    lim1 = out1[6]
+    group2: list[LedgerWrite] = [
+        Settle(r1.id, "ok", Decimal("0.004"), "priced", 1.5),
+        Settle(r2.id, "invalid_output", Decimal("0.5"), "reported", 2.25),
+        Settle(r1.id, "ok", Decimal("0.001"), "priced", 9.0),  # settled already
+        Settle("led_missing", "ok", Decimal(0), "none", 0.0),
+        Settle(lim1.id, "ok", Decimal("0.002"), "priced", 0.1),
+        _reserve(side, "0.005"),  # fits in what the settlements gave back
+        _reserve(side, "0.01"),  # does not
+    ]
+    out2 = await apply(group2)
+    return [*out1, *out2, r3]
+
+
+async def test_the_function_does_what_the_python_path_does(pg_store: Store) -> None:
+    async def python(writes: Sequence[LedgerWrite]) -> list[Any]:
+        results = pg_store.ledger.apply(writes)
+        assert results is not None
+        return results
+
+    function = pg_store.ledger.async_ledger().apply
+    sides = {"py": python, "fn": function}
+    outs = {side: await _scenario(pg_store, side, apply) for side, apply in sides.items()}
+    # The expiry sweep charges both sides' left-behind reservation, then each side
+    # settles it (an expired row's charge corrected to its outcome).
+    assert pg_store.ledger.expire() == 2
+    for side, apply in sides.items():
+        (corrected,) = await apply([Settle(outs[side][-1].id, "ok", Decimal("0.003"), "p", 1.0)])
+        outs[side][-1] = corrected
+    shaped = {side: [_shape(r) for r in out] for side, out in outs.items()}
+    assert shaped["fn"] == shaped["py"]
+    assert [type(r).__name__ for r in outs["fn"]].count("BudgetState") == 2
+    assert [type(r).__name__ for r in outs["fn"]].count("RateState") == 1
+
+    period = period_key("month", utcnow())
+    assert pg_store.ledger.budget("m-fn", period) == pg_store.ledger.budget("m-py", period)
+    assert pg_store.ledger.budget("m-fn", period) == (Decimal("0.017"), Decimal("0.025"))
+    assert pg_store.ledger.rate_available("rate-fn", LIMIT) == 0
+    rows = {
+        side: sorted(
+            (_shape(r) for r in pg_store.ledger.list(agent_id=f"acme/{side}").items),
+            key=dumps,
+        )
+        for side in sides
+    }
+    assert rows["fn"] == rows["py"] and len(rows["fn"]) == 10
+    for side in sides:  # the details as stored, to the character
+        for row in pg_store.ledger.list(agent_id=f"acme/{side}").items:
+            assert dumps(row.details) == dumps(DETAILS)
+    counts = {
+        side: pg_store.conformance.of(f"acme/{side}", "ticket.classify").to_json() for side in sides
+    }
+    assert counts["fn"] == counts["py"]
+    assert (counts["fn"]["calls"], counts["fn"]["violations"]) == (4, 1)
+    assert counts["fn"]["input_violations"] == 1
+
+
+async def test_a_group_is_one_statement_and_a_duplicate_fails_it_whole(pg_store: Store) -> None:
+    ledger = pg_store.ledger.async_ledger()
+    first = _reserve("fn", "0.01")
+    (entry,) = await ledger.apply([first])
+    assert isinstance(entry, LedgerEntry)
+    # The same request id again, in a group with a good write: nothing of it is written.
+    good = _reserve("fn", "0.01")
+    with pytest.raises(Exception, match="(?i)unique|duplicate"):
+        await ledger.apply([good, first])
+    assert [r.request_id for r in pg_store.ledger.list().items] == [first.call.request_id]
+    period = period_key("month", utcnow())
+    assert pg_store.ledger.budget("m-fn", period) == (Decimal(0), Decimal("0.01"))
+    # The connection survives a failed statement.
+    (again,) = await ledger.apply([good])
+    assert isinstance(again, LedgerEntry)
+    ledger.close()
