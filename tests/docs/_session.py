@@ -34,11 +34,16 @@ STOP_TIMEOUT_S = 20.0
 # What may differ between the page's output and a run's, and nothing else: table cells are
 # padded with trailing spaces, and the session's temporary directory has a new name each run.
 _TRAILING_SPACES = re.compile(r"[ \t]+$", re.MULTILINE)
+_ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=")
 
 
-def normalise(text: str, tmp: Path | None = None) -> str:
+def normalise(text: str, tmp: Path | None = None, varies: tuple[tuple[str, str], ...] = ()) -> str:
+    """`varies`: a step's own (regex, replacement) pairs, for what its output must vary in
+    (an id, a time), applied to the page's output and the run's alike."""
     if tmp is not None:
         text = text.replace(str(tmp), "TMP")
+    for pattern, replacement in varies:
+        text = re.sub(pattern, replacement, text)
     return _TRAILING_SPACES.sub("", text).strip("\n")
 
 
@@ -73,10 +78,19 @@ class Session:
 
     def argv(self, text: str) -> list[str]:
         """The arguments after `holon` / `bin/holon` of a shown command."""
+        _, argv = self.command(text)
+        return argv
+
+    def command(self, text: str) -> tuple[dict[str, str], list[str]]:
+        """A shown command's leading `VAR=value` assignments and its arguments after `holon`."""
         words = shell_words(self.substitute(text))
+        env: dict[str, str] = {}
+        while words and _ASSIGNMENT.match(words[0]):
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
         if not words or words[0] not in HOLON_WORDS:
             raise ValueError(f"not a holon command: {text}")
-        return words[1:]
+        return env, words[1:]
 
     # -- running --------------------------------------------------------------------------
 
@@ -125,6 +139,30 @@ class Session:
         opened = open_store(settings.database_url, secret_key=settings.resolve_secret_key())
         self.stack.callback(opened.close)
         return opened
+
+    def postgres(self) -> str:
+        """A throwaway PostgreSQL database (tests/conftest.py's server), dropped at the end."""
+        import secrets
+
+        from sqlalchemy import create_engine, text
+        from sqlalchemy.engine import make_url
+
+        from tests.conftest import DEFAULT_ADMIN_URL
+
+        admin_url = os.environ.get("HOLON_TEST_POSTGRES_URL", DEFAULT_ADMIN_URL)
+        name = f"holon_doc_{secrets.token_hex(6)}"
+        admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+
+        def drop() -> None:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            admin.dispose()
+
+        self.stack.callback(drop)
+        url: str = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+        return url
 
     def serve(self, app: object) -> str:
         """An ASGI app on a free port of 127.0.0.1, in a thread; its base URL."""

@@ -54,8 +54,9 @@ Prepare = Callable[[Session], None]
 
 
 def holon(session: Session, shown: Shown) -> Result:
-    """`holon …` / `bin/holon …` in-process (the bin/holon launcher has its own tests)."""
-    return session.holon(*session.argv(shown.text))
+    """`[VAR=value …] holon …` / `bin/holon …` in-process (bin/holon has its own tests)."""
+    env, argv = session.command(shown.text)
+    return session.holon(*argv, **env)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class Step:
     code: tuple[int, ...] = (0,)
     examples: bool = False
     slow: bool = False
+    # (regex, replacement): what a console block's output may differ in (ids, times).
+    varies: tuple[tuple[str, str], ...] = ()
     files: Mapping[str, Callable[[], str | bytes]] = field(default_factory=dict)
 
 
@@ -233,11 +236,11 @@ def piped_secret(session: Session, shown: Shown) -> Result:
     return session.holon(*session.argv(command.strip()), stdin=session.values["secret"])
 
 
-def background(ready_path: str, *, cwd: Path | None = None, prefix: str = "") -> Runner:
+def background(ready_path: str, *, cwd: Path | None = None, says: str = "") -> Runner:
     """A server started as a process (on a free port), ready when `ready_path` answers 200.
 
     Every `http://127.0.0.1:PORT` the block shows afterwards is this server, and it is
-    stopped with Ctrl-C when the block ends (`stopped_cleanly` checks that)."""
+    stopped with Ctrl-C when the block ends: it must exit 0, having printed /`says`/."""
 
     def run(session: Session, shown: Shown) -> Result:
         import sys
@@ -255,22 +258,22 @@ def background(ready_path: str, *, cwd: Path | None = None, prefix: str = "") ->
         url = f"http://127.0.0.1:{actual}{ready_path}"
         wait_until(lambda: answers(url), proc, shown.text)
         session.values[f"url:{port}"] = f"http://127.0.0.1:{actual}"
-        session.stack.callback(_stopped_cleanly, proc, shown.text)
+        session.stack.callback(_stopped_cleanly, proc, shown.text, says)
         return Result(0, "", "")
 
     return run
 
 
-def _stopped_cleanly(proc: object, what: str) -> None:
+def _stopped_cleanly(proc: object, what: str, says: str) -> None:
     import subprocess
 
     assert isinstance(proc, subprocess.Popen)
-    if proc.poll() is not None:
-        return  # already stopped (and checked) by its step
     result = interrupt(proc)
-    assert result.code == 0 and "Traceback" not in result.stderr, (
-        f"{what}: Ctrl-C gave exit {result.code}\n{result.stdout}{result.stderr}"
+    said = result.stdout + result.stderr
+    assert result.code == 0 and "Traceback" not in said, (
+        f"{what}: Ctrl-C gave exit {result.code}\n{said}"
     )
+    assert re.search(says, said, re.MULTILINE), f"{what}: its output lacks /{says}/:\n{said}"
 
 
 WORKED_CELLS = 10
@@ -482,6 +485,16 @@ def _register_triage(session: Session) -> None:
 
 def _serving_with_workers(session: Session, result: Result) -> None:
     _api_served(session, result)
+    from gateway.cli._reference import commands, usage
+
+    (serve,) = [c for c in commands() if c.name == "holon gateway serve"]
+    assert "[--workers N] [--eval-workers N]" in usage(serve), usage(serve)
+
+
+GATEWAY_STARTED = (
+    r"^holon gateway on http://127\.0\.0\.1:\d+ "
+    r"\(1 worker process\(es\), 1 eval worker\(s\) each\)"
+)
 
 
 def _healthy(session: Session, result: Result) -> None:
@@ -612,7 +625,7 @@ COMMANDS: dict[tuple[str, str], Step] = {
     ),
     ("README.md", "bin/holon tokens create --role caller:helpdesk"): Step(check=_token_shown_once),
     ("README.md", "bin/holon gateway serve --port 8000"): Step(
-        run=background("/healthz"), check=_api_served
+        run=background("/healthz", says=GATEWAY_STARTED), check=_api_served
     ),
     ("README.md", "export HOLON_TOKEN=..."): Step(run=export_token),
     (
@@ -682,7 +695,9 @@ COMMANDS: dict[tuple[str, str], Step] = {
     # docs/gateway.md
     ("docs/gateway.md", "bin/holon tokens create --role operator"): Step(check=_token_hashed),
     ("docs/gateway.md", "bin/holon gateway serve --host 127.0.0.1 --port 8000"): Step(
-        before=_register_triage, run=background("/healthz"), check=_serving_with_workers
+        before=_register_triage,
+        run=background("/healthz", says=GATEWAY_STARTED),
+        check=_serving_with_workers,
     ),
     ("docs/gateway.md", "curl -s http://127.0.0.1:8000/healthz"): Step(
         run=http_get, check=_healthy

@@ -17,7 +17,7 @@ from tests.docs._blocks import (
 )
 from tests.docs._session import normalise, session
 from tests.docs._table import Step, prints
-from tests.docs.test_commands import _run
+from tests.docs.test_commands import _run, coverage
 
 PAGE = """\
 # A page
@@ -191,3 +191,33 @@ def test_the_judge_fails_a_false_page(tmp_path: Path, page: str, step: Step, say
     (tmp_path / "s").mkdir()
     with pytest.raises(pytest.fail.Exception, match=says):
         _judge(tmp_path, page, step)
+
+
+def test_leading_assignments_are_the_command_s_environment(tmp_path: Path) -> None:
+    with session(tmp_path, examples=False) as s:
+        s.substitutions["EVAL_ID"] = "ev_1"
+        assert s.command("HOLON_LOG_LEVEL=DEBUG A_B='x y' bin/holon evals status EVAL_ID") == (
+            {"HOLON_LOG_LEVEL": "DEBUG", "A_B": "x y"},
+            ["evals", "status", "ev_1"],
+        )
+        with pytest.raises(ValueError, match="not a holon command"):
+            s.command("curl -s http://127.0.0.1:8000/healthz")
+
+
+def test_a_step_names_what_its_output_may_vary_in() -> None:
+    varies = ((r"ev_[0-9A-Z]{26}", "EVAL_ID"),)
+    shown = "eval ev_01M8S270MBVQYNVFSQVJHHY5BT done"
+    assert normalise("eval ev_01M8S3076QR1TVGQE3FSYY10E4 done", varies=varies) == normalise(
+        shown, varies=varies
+    )
+    assert normalise("eval ev_x done", varies=varies) != normalise(shown, varies=varies)
+
+
+def test_coverage_lists_unknown_commands_and_stale_entries(root: Path) -> None:
+    shown = all_commands(root)
+    table = {c.key: Step() for c in shown[1:]}
+    table[("README.md", "holon gone")] = Step()
+    unknown, stale = coverage(shown, table)
+    assert unknown == ["README.md:4: bin/holon eval acme/x --yes"]
+    assert stale == ["README.md: holon gone"]
+    assert coverage(shown, {c.key: Step() for c in shown}) == ([], [])
