@@ -140,7 +140,7 @@ def page_file(page: str, lang: str, containing: str) -> Callable[[], str]:
 # -- the page's input files that the page describes but does not show ----------------------
 
 
-def _sample_document() -> str:
+def sample_document() -> str:
     # docs/checks.md's graded document: the ```json block after its sample-document marker.
     text = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
     _, marker, rest = text.partition("<!-- sample-document")
@@ -530,8 +530,8 @@ def _secret(state: str) -> Check:
 
 CHECKS_YAML = page_file("docs/checks.md", "yaml", "name: invoice number")
 PDF_CHECKS_YAML = page_file("docs/checks.md", "yaml", "name: two pages")
-DOCUMENT = {"document.json": _sample_document}
-GRADED = {"checks.yaml": CHECKS_YAML, "document.json": _sample_document}
+DOCUMENT = {"document.json": sample_document}
+GRADED = {"checks.yaml": CHECKS_YAML, "document.json": sample_document}
 
 
 def _exit_codes_as_commented(session: Session, result: Result) -> None:
@@ -616,7 +616,7 @@ COMMANDS: dict[tuple[str, str], Step] = {
         check=writes_pdf("inv.pdf", "invoice")
     ),
     ("README.md", "bin/holon checks grade checks.yaml doc.json"): Step(
-        files={"checks.yaml": CHECKS_YAML, "doc.json": _sample_document},
+        files={"checks.yaml": CHECKS_YAML, "doc.json": sample_document},
         check=prints(r"^PASS equals invoice number", r"^FAIL: 1 of 4 checks passed$"),
         code=(1,),
     ),
