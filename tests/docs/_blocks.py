@@ -12,8 +12,9 @@ Two kinds of block hold commands:
 
 docs/cli.md is generated from the parser and checked on its own
 (tests/gateway/test_docs.py), so it is left out. A block without a language
-whose lines look like commands but carry no `$ ` prompt is reported as a
-problem: label it ```sh, or the doc test cannot see its commands.
+whose lines look like commands but carry no `$ ` prompt, or a block of
+another language (```text) holding such lines, is reported as a problem:
+label it ```sh or ```console, or the doc test cannot see its commands.
 """
 
 from __future__ import annotations
@@ -211,10 +212,15 @@ def _console(block: Block) -> Iterator[Shown]:
 
 
 def unlabeled(block: Block) -> list[str]:
-    """Lines of a block without a language that look like commands with no `$ ` prompt."""
-    if block.lang or is_console(block):
+    """Lines that look like commands in a block the doc test does not read commands from
+    (no language and no `$ ` prompt, or another language such as ```text)."""
+    if block.lang in SHELL_LANGS or is_console(block):
         return []
-    return [line for line in block.lines if _LOOKS_LIKE_A_COMMAND.match(line)]
+    return [
+        line
+        for line in block.lines
+        if _LOOKS_LIKE_A_COMMAND.match(line) or line.startswith(_PROMPT)
+    ]
 
 
 def all_blocks(root: Path = ROOT) -> list[Block]:

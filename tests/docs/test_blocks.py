@@ -54,6 +54,10 @@ key: value
 ```
 python -m examples.agents.ticket_triage --port 1
 ```
+
+```text
+$ holon config
+```
 """
 
 
@@ -95,7 +99,10 @@ def test_console_blocks_give_output_and_status(root: Path) -> None:
 def test_generated_reference_is_left_out_and_unlabeled_commands_are_found(root: Path) -> None:
     assert all(c.page == "README.md" for c in all_commands(root))
     hidden = [(b.line, line) for b in all_blocks(root) for line in unlabeled(b)]
-    assert hidden == [(32, "python -m examples.agents.ticket_triage --port 1")]
+    assert hidden == [
+        (32, "python -m examples.agents.ticket_triage --port 1"),
+        (36, "$ holon config"),
+    ]
     assert find_block("README.md", "yaml", "key:", root).text == "key: value\n"
     with pytest.raises(LookupError, match="found 0"):
         find_block("README.md", "yaml", "absent", root)
