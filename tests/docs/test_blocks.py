@@ -16,7 +16,7 @@ from tests.docs._blocks import (
     unlabeled,
 )
 from tests.docs._session import normalise, session
-from tests.docs._table import Step, prints
+from tests.docs._steps import Step, prints
 from tests.docs.test_commands import _run, coverage
 
 PAGE = """\

@@ -17,7 +17,8 @@ import pytest
 
 from tests.docs._blocks import Block, Shown, all_blocks, all_commands, commands, unlabeled
 from tests.docs._session import normalise, session
-from tests.docs._table import COMMANDS, Step
+from tests.docs._steps import Step
+from tests.docs._table import COMMANDS
 
 
 def coverage(
