@@ -221,8 +221,11 @@ class Runner:
             if self.running:
                 # Results trickle in: record them within the flush interval.
                 timeout = min(timeout, self.flush_interval_s)
+            # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancellation
+            # (Ctrl-C) that arrives as the wake-up does, and the runner ran on.
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
 

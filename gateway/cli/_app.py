@@ -162,7 +162,12 @@ def run(
         settings = Settings.from_env(environ)
         _configure_logging("DEBUG" if debug else settings.log_level, stderr)
         context = Context(
-            settings, args, output, stdin if stdin is not None else sys.stdin, argv=argv
+            settings,
+            args,
+            output,
+            stdin if stdin is not None else sys.stdin,
+            argv=argv,
+            environ=environ,
         )
         return handler(context) or 0
     except HolonError as exc:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from gateway.cli._output import Output
@@ -36,8 +37,11 @@ class Context:
         output: Output,
         stdin: TextIO,
         argv: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
+        # The environment the command runs in (`run(environ=…)`), for the variables it names.
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.args = args
         self.out = output
         self.stdin = stdin

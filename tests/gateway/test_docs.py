@@ -21,6 +21,7 @@ from gateway.cli import build_parser
 from gateway.cli._reference import REGENERATE, commands, render, usage
 from schema import jsontext
 from schema.documents import parse_document
+from tests.docs._table import sample_document
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI_MD = ROOT / "docs" / "cli.md"
@@ -125,12 +126,7 @@ _ROW = re.compile(r"^\| `(\{.*\})` \| `([a-z-]+)` \| `(.*)` \|$")
 
 
 def _sample_document() -> object:
-    text = CHECKS_MD.read_text(encoding="utf-8")
-    _, marker, rest = text.partition("<!-- sample-document")
-    assert marker, "docs/checks.md has no sample-document marker"
-    block = re.search(r"```json\n(.*?)\n```", rest, flags=re.DOTALL)
-    assert block is not None, "no ```json block after the sample-document marker"
-    return jsontext.loads(block.group(1))
+    return jsontext.loads(sample_document())
 
 
 def _graded_rows() -> list[tuple[int, str, str, str]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import os
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
@@ -197,7 +196,7 @@ def do_enable(ctx: Context) -> int:
 
 def _read_secret(ctx: Context) -> str:
     if ctx.args.from_env:
-        value = os.environ.get(ctx.args.from_env)
+        value = ctx.environ.get(ctx.args.from_env)
         if value is None:
             raise UsageError(f"the variable {ctx.args.from_env} is not set")
     elif ctx.stdin.isatty():
