@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-from agents import AddressGuard, Executor, Identity
+from agents import AddressGuard, Executor, Identity, run_loop
 from evals._finish import finish
 from evals._plan import Plan, rebuild
 from evals._runner import Progress, Runner, cache_for
@@ -92,7 +92,7 @@ def work(
     try:
         with pdf_pool_for(plan) as pdf:
             runner = Runner(store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress)
-            asyncio.run(runner.run())
+            run_loop(runner.run())
         current = store.evals.get(info.id)
         if current.status == "running":
             counts = store.evals.counts(info.id)
