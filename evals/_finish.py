@@ -9,17 +9,18 @@ full-plan eval.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
 from evals._stats import nearest_rank, rounded_ms
-from records import EvalCell, EvalInfo, Store, utc_text, utcnow
+from records import EvalCell, EvalInfo, ScoredCell, Store, utc_text, utcnow
 from schema.errors import Refused
 
 
-def summarise(cells: list[EvalCell]) -> dict[str, Any]:
+def summarise(cells: Sequence[EvalCell | ScoredCell]) -> dict[str, Any]:
     """Outcome counts, cost and latency over recorded cells."""
     done = [c for c in cells if c.status == "done"]
     latencies = [c.latency_ms for c in done if c.latency_ms is not None]
@@ -38,7 +39,7 @@ def summarise(cells: list[EvalCell]) -> dict[str, Any]:
     }
 
 
-def suite_counts(plan: Plan, cells: list[EvalCell]) -> list[SuiteCounts]:
+def suite_counts(plan: Plan, cells: Sequence[EvalCell | ScoredCell]) -> list[SuiteCounts]:
     per_case: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for cell in cells:
         tally = per_case[(cell.suite_id, cell.split, cell.case_id)]
@@ -71,7 +72,7 @@ def suite_counts(plan: Plan, cells: list[EvalCell]) -> list[SuiteCounts]:
 
 def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     """Score a complete eval and, for a full plan, write the agent record."""
-    cells = store.evals.cells(info.id, grades=False)  # scoring reads no JSON column
+    cells = store.evals.scored_cells(info.id)
     if any(c.status != "done" for c in cells):
         raise Refused(f"eval {info.id} is not complete", hint=f"holon evals resume {info.id}")
     score = score_eval(list(plan.agent.capabilities), suite_counts(plan, cells))
