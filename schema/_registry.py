@@ -152,9 +152,10 @@ def quick_validity(schema: Any) -> Quick | None:
     required, additionalProperties, enums of strings, items, lengths, bounds),
     it answers in a few microseconds what the jsonschema machinery answers in
     tens. `pattern` runs on the validator's own engine (RE2); `uniqueItems`
-    is known only for arrays of strings. False means "not known valid": ask the full validator, which also
-    says why. It mirrors jsonschema with `validator_class`'s type checker
-    (Decimal is a number, an integral one an integer); a schema with anything
+    is known only for arrays of strings. False means "not known valid": ask
+    the full validator, which also says why. It mirrors jsonschema with
+    `validator_class`'s type checker (Decimal is a number, an integral one an
+    integer); a schema with anything
     else (`$ref`, `format`, combinators, another draft) gets None.
     """
     try:
@@ -275,7 +276,8 @@ def _keyword(key: str, value: Any, schema: dict[str, Any]) -> Quick:
         if value is not True:
             raise _Unsupported
         # Known only for strings (jsonschema's equality of 1 and True, 1 and 1.0, is its own).
-        return lambda v: not isinstance(v, list) or (
-            all(isinstance(item, str) for item in v) and len(set(v)) == len(v)
+        return lambda v: (
+            not isinstance(v, list)
+            or (all(isinstance(item, str) for item in v) and len(set(v)) == len(v))
         )
     raise _Unsupported
