@@ -10,17 +10,21 @@ Everything alive when the loop starts (imported modules, the plan with its
 suites, cases and compiled checks) outlives it, so it is frozen out of the
 garbage collector's full passes for the duration (`gc.freeze`): each full
 pass otherwise walks every one of those objects, about 7% of an eval's CPU
-in `bench/eval`. It goes back to the collector when the loop ends.
+in `bench/eval`. It goes back to the collector when the loop ends, or when
+the outermost `frozen_gc` block ends (`holon eval` keeps finishing the eval
+inside one: otherwise the first full pass after the loop lands in it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
-from collections.abc import Callable, Coroutine
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
-__all__ = ["run_loop"]
+__all__ = ["frozen_gc", "run_loop"]
 
 _T = TypeVar("_T")
 
@@ -33,11 +37,28 @@ def _factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
+_frozen_depth = 0
+_frozen_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def frozen_gc() -> Iterator[None]:
+    """The objects alive now are left out of the collector's passes until the
+    outermost of nested blocks ends (`gc.freeze`, then `gc.unfreeze`)."""
+    global _frozen_depth
+    with _frozen_lock:
+        _frozen_depth += 1
+        gc.freeze()
+    try:
+        yield
+    finally:
+        with _frozen_lock:
+            _frozen_depth -= 1
+            if _frozen_depth == 0:
+                gc.unfreeze()
+
+
 def run_loop(main: Coroutine[Any, Any, _T]) -> _T:
     """`asyncio.run(main)`, on uvloop when it is installed, the older objects frozen."""
-    gc.freeze()
-    try:
-        with asyncio.Runner(loop_factory=_factory()) as runner:
-            return runner.run(main)
-    finally:
-        gc.unfreeze()
+    with frozen_gc(), asyncio.Runner(loop_factory=_factory()) as runner:
+        return runner.run(main)

@@ -45,6 +45,7 @@ def suite_counts(plan: Plan, cells: Sequence[EvalCell | ScoredCell]) -> list[Sui
         tally = per_case[(cell.suite_id, cell.split, cell.case_id)]
         tally[0] += 1 if cell.passed else 0
         tally[1] += 1
+    ordered = sorted(per_case.items())  # by suite, split and case id
     counts = []
     for planned in plan.suites:
         suite = planned.suite
@@ -52,7 +53,7 @@ def suite_counts(plan: Plan, cells: Sequence[EvalCell | ScoredCell]) -> list[Sui
         def split(name: str, suite_id: str = suite.id) -> list[tuple[int, int]]:
             return [
                 (passes, runs)
-                for (sid, sp, _), (passes, runs) in sorted(per_case.items())
+                for (sid, sp, _), (passes, runs) in ordered
                 if sid == suite_id and sp == name
             ]
 
