@@ -8,6 +8,7 @@ from agents._cost import price
 from agents._executor import Executor, execute
 from agents._identity import Identity, IdentityCheck
 from agents._limits import DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_BYTES, CallLimits
+from agents._loop import frozen_gc, run_loop
 from agents._manifest import (
     AgentLimits,
     Manifest,
@@ -41,9 +42,11 @@ __all__ = [
     "Usage",
     "build_request",
     "execute",
+    "frozen_gc",
     "load_manifest",
     "manifest_from_dict",
     "parse_manifest",
     "price",
+    "run_loop",
     "secret_problem",
 ]

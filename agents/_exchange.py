@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterable
 from dataclasses import dataclass
 
 import aiohttp
-import httpx
 
 from agents._outcome import OutcomeCode, printable
 from agents._reader import BodyError, read_bounded, read_prefix
+from agents._transports import Response, Transport, target
 from agents._wire import PreparedRequest
 from schema.errors import Refused
 
@@ -90,43 +89,13 @@ def _before_response(exc: Exception, in_process: bool) -> OutcomeCode:
     chain: list[BaseException] = [exc]
     while chain[-1].__cause__ is not None and len(chain) < 8:
         chain.append(chain[-1].__cause__)
-    if any(isinstance(e, aiohttp.ClientResponseError | httpx.RemoteProtocolError) for e in chain):
+    if any(isinstance(e, aiohttp.ClientResponseError) for e in chain):
         return "invalid_response"
     return "unreachable"
 
 
-_URLS: dict[str, httpx.URL] = {}
-_URL_CACHE_SIZE = 1024
-
-
-def _url(text: str) -> httpx.URL:
-    """Parsed URLs, cached: parsing is a sizeable part of a small call's cost."""
-    url = _URLS.get(text)
-    if url is None:
-        if len(_URLS) >= _URL_CACHE_SIZE:
-            _URLS.clear()
-        url = _URLS[text] = httpx.URL(text)
-    return url
-
-
-def _header(response: httpx.Response, name: bytes) -> str | None:
-    # Straight from the raw list: httpx.Headers lookups decode every header each time.
-    for key, value in response.headers.raw:
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
-
-
-def _chunks(response: httpx.Response) -> AsyncIterable[bytes]:
-    # The transport's own stream: no re-chunking, nothing kept (aiter_raw does both).
-    stream = response.stream
-    if not isinstance(stream, httpx.AsyncByteStream):  # pragma: no cover - transports are async
-        raise TypeError("expected an async response stream")
-    return stream
-
-
 async def exchange(
-    transport: httpx.AsyncBaseTransport,
+    transport: Transport,
     prepared: PreparedRequest,
     *,
     max_bytes: int,
@@ -135,35 +104,29 @@ async def exchange(
     progress: Progress | None = None,
 ) -> Answer:
     """Send `prepared`, read its 2xx body within `max_bytes`; else raise CallFailure."""
-    url = _url(prepared.url)
-    # Host and Content-Length are set here, as httpx would, so an in-process app sees
-    # them too; building the request from raw headers and a byte stream skips
-    # httpx's header re-normalisation, a sizeable share of a small call's cost.
-    raw = [(b"Host", url.netloc)]
-    raw += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in prepared.headers.items()]
+    to = target(prepared.url)
+    # Host and Content-Length are set here, so an in-process app sees them too.
+    # The names go out in lower case, as they did when httpx carried the request.
+    headers = {"host": to.netloc}
+    for name, value in prepared.headers.items():
+        headers[name.lower()] = value
     if prepared.body or prepared.method in ("POST", "PUT", "PATCH"):
-        raw.append((b"Content-Length", str(len(prepared.body)).encode()))
-    request = httpx.Request(
-        prepared.method,
-        url,
-        headers=raw,
-        stream=httpx.ByteStream(prepared.body),
-        # "pool" bounds DNS + connect (and a wait for a pooled slot); "read" is the
-        # caller's total deadline, not a per-read one.
-        extensions={
-            "timeout": {"connect": connect_timeout_s, "read": None, "pool": connect_timeout_s}
-        },
-    )
-    request.read()
+        headers["content-length"] = str(len(prepared.body))
     try:
-        response = await transport.handle_async_request(request)
+        response = await transport.send(
+            prepared.method,
+            to,
+            headers,
+            prepared.body,
+            connect_timeout_s=connect_timeout_s,
+        )
     except Refused:  # the address guard forbade the connection: policy, not the agent
         raise
     except Exception as exc:  # whatever the peer made the transport raise
         code = _before_response(exc, in_process)
         where = "in-process app failed" if in_process else "no response"
         raise CallFailure(code, f"{where}: {describe(exc)}") from None
-    status = response.status_code
+    status = response.status
     if progress is not None:
         progress.http_status = status
     try:
@@ -171,9 +134,9 @@ async def exchange(
             raise CallFailure("agent_error", await _error_detail(response), status)
         try:
             body = await read_bounded(
-                _chunks(response),
+                response.chunks(),
                 max_bytes,
-                content_encoding=_header(response, b"content-encoding"),
+                content_encoding=response.header(b"content-encoding"),
             )
         except BodyError as exc:
             raise CallFailure("invalid_response", str(exc), status) from None
@@ -189,16 +152,16 @@ async def exchange(
             logger.debug("closing an agent response failed: %s", type(exc).__name__)
 
 
-async def _error_detail(response: httpx.Response) -> str:
-    status = response.status_code
+async def _error_detail(response: Response) -> str:
+    status = response.status
     if 300 <= status < 400:
-        location = _header(response, b"location") or ""
+        location = response.header(b"location") or ""
         return f"HTTP {status} redirect to {location[:200]!r} (redirects are not followed)"
     try:
         # Briefly: the status is the answer, and an agent that hangs after an
         # error status must not turn its agent_error into a timeout.
         async with asyncio.timeout(_ERROR_BODY_WAIT_S):
-            prefix = await read_prefix(_chunks(response), _ERROR_BODY_PREFIX)
+            prefix = await read_prefix(response.chunks(), _ERROR_BODY_PREFIX)
     except Exception:  # TimeoutError included: a broken error body adds nothing
         prefix = b""
     text = prefix.decode("utf-8", errors="replace").strip()

@@ -34,7 +34,6 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Any, TypeVar
 
-import httpx
 from aiohttp.abc import AbstractResolver
 
 from agents._a2a import (
@@ -62,7 +61,7 @@ from agents._manifest import Manifest
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._reader import BodyError, parse_json
 from agents._trace import current_traceparent
-from agents._transports import AsgiLoadError, Transports
+from agents._transports import AsgiLoadError, Transport, Transports
 from agents._wire import (
     AnswerError,
     PreparedRequest,
@@ -367,7 +366,7 @@ class Executor:
 
     async def _transport(
         self, agent: Manifest, url: str, startup_timeout_s: float
-    ) -> tuple[httpx.AsyncBaseTransport, bool]:
+    ) -> tuple[Transport, bool]:
         if agent.protocol == "asgi":
             try:
                 transport = await self._transports.asgi(

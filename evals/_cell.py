@@ -127,6 +127,23 @@ def call_limits(suite: Suite, *, unreachable_retries: int = 0) -> CallLimits:
     )
 
 
+# Every cell of a suite runs under the same limits (CallLimits is immutable):
+# built once per suite object and retry count, not validated again per cell.
+_LIMITS: dict[tuple[int, int], tuple[Suite, CallLimits]] = {}
+
+
+def _limits_for(suite: Suite, unreachable_retries: int) -> CallLimits:
+    key = (id(suite), unreachable_retries)
+    known = _LIMITS.get(key)
+    if known is not None and known[0] is suite:
+        return known[1]
+    if len(_LIMITS) >= 64:
+        _LIMITS.clear()
+    limits = call_limits(suite, unreachable_retries=unreachable_retries)
+    _LIMITS[key] = (suite, limits)
+    return limits
+
+
 def grading_document(prepared: PreparedCase, outcome: Outcome) -> dict[str, Any]:
     usage = outcome.usage
     return graded_values(
@@ -181,7 +198,7 @@ async def run_cell(
         agent,
         suite.capability,
         prepared.input,
-        call_limits(suite, unreachable_retries=unreachable_retries),
+        _limits_for(suite, unreachable_retries),
         secret=secret,
         request_id=request_id,
     )

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-from agents import AddressGuard, Executor, Identity
+from agents import AddressGuard, Executor, Identity, frozen_gc, run_loop
 from evals._finish import finish
 from evals._plan import Plan, rebuild
 from evals._runner import Progress, Runner, cache_for
@@ -90,15 +90,18 @@ def work(
 ) -> EvalInfo:
     """Work the eval's cells until none is left, then finish it if it is complete."""
     try:
-        with pdf_pool_for(plan) as pdf:
-            runner = Runner(store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress)
-            asyncio.run(runner.run())
-        current = store.evals.get(info.id)
-        if current.status == "running":
-            counts = store.evals.counts(info.id)
-            if counts["pending"] == 0 and counts["running"] == 0:
-                return finish(store, plan, current)
-        return current
+        with frozen_gc():  # the runner's loop and the finish (agents._loop)
+            with pdf_pool_for(plan) as pdf:
+                runner = Runner(
+                    store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress
+                )
+                run_loop(runner.run())
+            current = store.evals.get(info.id)
+            if current.status == "running":
+                counts = store.evals.counts(info.id)
+                if counts["pending"] == 0 and counts["running"] == 0:
+                    return finish(store, plan, current)
+            return current
     except StoreUnavailable as exc:
         # What was recorded stays recorded; say how to go on once the store is back.
         exc.hint = exc.hint or f"when the store answers again: holon evals resume {info.id}"

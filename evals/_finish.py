@@ -17,11 +17,11 @@ from evals._integrity import author_record, keyed_digest
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
 from evals._stats import nearest_rank, rounded_ms
-from records import Certify, EvalCell, EvalInfo, Store, utc_text, utcnow
+from records import Certify, EvalCell, EvalInfo, ScoredCell, Store, utc_text, utcnow
 from schema.errors import Refused
 
 
-def summarise(cells: Sequence[Any]) -> dict[str, Any]:
+def summarise(cells: Sequence[EvalCell | ScoredCell | Any]) -> dict[str, Any]:
     """Outcome counts, cost and latency over recorded cells (stored rows, or an imported
     report's cells: anything with their status, outcome, passed, cost and latency)."""
     done = [c for c in cells if c.status == "done"]
@@ -41,12 +41,13 @@ def summarise(cells: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def suite_counts(plan: Plan, cells: list[EvalCell]) -> list[SuiteCounts]:
+def suite_counts(plan: Plan, cells: Sequence[EvalCell | ScoredCell]) -> list[SuiteCounts]:
     per_case: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for cell in cells:
         tally = per_case[(cell.suite_id, cell.split, cell.case_id)]
         tally[0] += 1 if cell.passed else 0
         tally[1] += 1
+    ordered = sorted(per_case.items())  # by suite, split and case id, sorted once
     return [
         SuiteCounts.of(
             suite_id=suite.id,
@@ -56,7 +57,7 @@ def suite_counts(plan: Plan, cells: list[EvalCell]) -> list[SuiteCounts]:
             overfit_delta=suite.overfit_delta,
             cases=[
                 (split, passes, runs)
-                for (sid, split, _), (passes, runs) in sorted(per_case.items())
+                for (sid, split, _), (passes, runs) in ordered
                 if sid == suite.id
             ],
         )
@@ -66,7 +67,7 @@ def suite_counts(plan: Plan, cells: list[EvalCell]) -> list[SuiteCounts]:
 
 def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     """Score a complete eval and, for a full plan, write the agent record."""
-    cells = store.evals.cells(info.id, grades=False)  # scoring reads no JSON column
+    cells = store.evals.scored_cells(info.id)
     if any(c.status != "done" for c in cells):
         raise Refused(f"eval {info.id} is not complete", hint=f"holon evals resume {info.id}")
     score = score_eval(list(plan.agent.capabilities), suite_counts(plan, cells))

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from schema.canonical import digest
+from schema.canonical import canonical_json, digest
 
 if TYPE_CHECKING:
     # Views (the CLI's, the gateway's) import the release rules; suites and the
@@ -69,11 +69,13 @@ def instance_set(suite: Suite, epoch: int, secret: bytes) -> tuple[str, str]:
     epoch or the cases to anyone who sees it; the label is for operators (it
     names the epoch).
     """
-    from evals.suites import case_identity
+    from evals.suites import cases_text
 
     if suite.holdout_file is not None:
-        cases = [case_identity(c, suite) for c in suite.holdout_file]
-        key = _keyed_hex(secret, digest({"suite": suite.id, "holdout_file": cases}))
+        # The canonical text of {"holdout_file": [cases], "suite": id}, keys in order.
+        text = '{"holdout_file":' + cases_text(suite.holdout_file, suite)
+        text += ',"suite":' + canonical_json(suite.id) + "}"
+        key = _keyed_hex(secret, hashlib.sha256(text.encode("utf-8")).hexdigest())
         return key, f"stored holdout {key[:12]}"
     key = _keyed_hex(secret, digest({"suite": suite.id, "version": suite.version, "epoch": epoch}))
     return key, f"v{suite.version} epoch {epoch}"

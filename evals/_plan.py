@@ -21,9 +21,9 @@ from evals._integrity import Withheld, instance_set, withheld
 from evals.suites import (
     Case,
     Suite,
-    case_identity,
+    case_text,
     generated_holdout,
-    holdout_case_digest,
+    holdout_text_digest,
     load_installed,
     public_case_digest,
 )
@@ -155,7 +155,7 @@ class Plan:
                 if case.split == "public":
                     case_digest = public_case_digest(case, suite)
                 else:
-                    case_digest = holdout_case_digest(secret, case_identity(case, suite))
+                    case_digest = holdout_text_digest(secret, case_text(case, suite))
                 for repetition in range(planned.repetitions):
                     specs.append(
                         CellSpec(

@@ -18,7 +18,7 @@ from fractions import Fraction
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from agents import Executor, Manifest, Outcome, manifest_from_dict
+from agents import Executor, Manifest, Outcome, manifest_from_dict, run_loop
 from agents._outcome import printable
 from evals._cell import (
     CellResult,
@@ -367,7 +367,7 @@ def practice(
     prepared = [prepare(suite, case, cache) for case in cases]
     uses_pdf = any(check.uses_pdf for case in cases for check in case.checks)
     with open_pdf_pool() if uses_pdf else contextlib.nullcontext() as pdf:
-        cells = asyncio.run(
+        cells = run_loop(
             _run(
                 suite,
                 agent,

@@ -15,7 +15,6 @@ once rather than when their leases run out.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import threading
@@ -27,7 +26,7 @@ from pathlib import Path
 from opentelemetry.trace import Tracer
 from sqlalchemy import select
 
-from agents import AddressGuard
+from agents import AddressGuard, run_loop
 from evals._eval import pdf_pool_for
 from evals._finish import finish
 from evals._plan import rebuild
@@ -193,7 +192,7 @@ def _work_once(
                     tracer=tracer,
                 )
                 try:
-                    asyncio.run(runner.run())
+                    run_loop(runner.run())
                 except StoreUnavailable:
                     # The runner has stopped (every cell it started answered);
                     # what it could not commit is recorded when the store is back.

@@ -36,7 +36,14 @@ from records._conformance import (
     LiveConformance,
     live_window_start,
 )
-from records._evals import CellResultRow, CellSpec, ClaimedCell, EvalInfo, EvalRegistry
+from records._evals import (
+    CellResultRow,
+    CellSpec,
+    ClaimedCell,
+    EvalInfo,
+    EvalRegistry,
+    ScoredCell,
+)
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
@@ -140,6 +147,7 @@ __all__ = [
     "RateLimit",
     "RatePer",
     "RateState",
+    "ScoredCell",
     "Registration",
     "Reserve",
     "SchemaStatus",

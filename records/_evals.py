@@ -24,7 +24,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm import Session
 
 from records._cell_sql import (
     CELLS,
@@ -87,6 +87,21 @@ class CellResultRow:
     outcome: dict[str, Any]
     output: Any
     checks: list[Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredCell:
+    """What scoring reads of a cell: no JSON column (decoding those is most of a load)."""
+
+    idx: int
+    suite_id: str
+    split: str
+    case_id: str
+    status: str
+    passed: bool | None
+    outcome_code: str | None
+    cost_usd: str | None
+    latency_ms: float | None
 
 
 @dataclass(frozen=True)
@@ -483,22 +498,33 @@ class EvalRegistry:
             )
             return int(result.rowcount)  # type: ignore[attr-defined]
 
-    def cells(self, eval_id: str, *, grades: bool = True) -> builtins.list[EvalCell]:
-        """Every cell of the eval, in order (detached rows, for scoring and reports).
-
-        `grades=False` leaves the JSON columns (outcome, output, checks) unread,
-        reading one of them raises: scoring needs none, and decoding them is
-        most of the cost of loading a large eval.
-        """
+    def cells(self, eval_id: str) -> builtins.list[EvalCell]:
+        """Every cell of the eval, in order (detached rows, for reports)."""
         query = select(EvalCell).where(EvalCell.eval_id == eval_id).order_by(EvalCell.idx)
-        if not grades:
-            query = query.options(
-                defer(EvalCell.outcome, raiseload=True),
-                defer(EvalCell.output, raiseload=True),
-                defer(EvalCell.checks, raiseload=True),
-            )
         with self._store.read() as session:
             return list(session.scalars(query))
+
+    def scored_cells(self, eval_id: str) -> builtins.list[ScoredCell]:
+        """Every cell of the eval, in order, as scoring reads it (no JSON column, and
+        plain rows: building ORM objects was most of the cost of finishing an eval)."""
+        c = EvalCell.__table__.c
+        query = (
+            select(
+                c.idx,
+                c.suite_id,
+                c.split,
+                c.case_id,
+                c.status,
+                c.passed,
+                c.outcome_code,
+                c.cost_usd,
+                c.latency_ms,
+            )
+            .where(c.eval_id == eval_id)
+            .order_by(c.idx)
+        )
+        with self._store.read() as session:
+            return [ScoredCell(*row) for row in session.execute(query)]
 
     # -- finishing and records ----------------------------------------------
 

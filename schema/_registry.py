@@ -151,10 +151,12 @@ def quick_validity(schema: Any) -> Quick | None:
     For the shapes most output and input schemas have (types, properties,
     required, additionalProperties, enums of strings, items, lengths, bounds),
     it answers in a few microseconds what the jsonschema machinery answers in
-    tens. False means "not known valid": ask the full validator, which also
-    says why. It mirrors jsonschema with `validator_class`'s type checker
-    (Decimal is a number, an integral one an integer); a schema with anything
-    else (`$ref`, `format`, `pattern`, combinators, another draft) gets None.
+    tens. `pattern` runs on the validator's own engine (RE2); `uniqueItems`
+    is known only for arrays of strings. False means "not known valid": ask
+    the full validator, which also says why. It mirrors jsonschema with
+    `validator_class`'s type checker (Decimal is a number, an integral one an
+    integer); a schema with anything
+    else (`$ref`, `format`, combinators, another draft) gets None.
     """
     try:
         test = _quick(schema, top=True)
@@ -263,4 +265,19 @@ def _keyword(key: str, value: Any, schema: dict[str, Any]) -> Quick:
         if key == "minimum":
             return lambda v: not _is_number(v) or not v < value
         return lambda v: not _is_number(v) or not v > value
+    if key == "pattern":
+        if not isinstance(value, str):
+            raise _Unsupported
+        search = _compile_pattern(value).search  # the same engine as the validator's
+        return lambda v: not isinstance(v, str) or search(v) is not None
+    if key == "uniqueItems":
+        if value is False:
+            return lambda v: True
+        if value is not True:
+            raise _Unsupported
+        # Known only for strings (jsonschema's equality of 1 and True, 1 and 1.0, is its own).
+        return lambda v: (
+            not isinstance(v, list)
+            or (all(isinstance(item, str) for item in v) and len(set(v)) == len(v))
+        )
     raise _Unsupported

@@ -25,12 +25,18 @@ _encode = json.encoder.encode_basestring
 
 
 def _string(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("a lone surrogate cannot be canonicalised (not valid Unicode)") from None
+    if not text.isascii():  # ASCII holds no surrogate: only other text needs the check
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(
+                "a lone surrogate cannot be canonicalised (not valid Unicode)"
+            ) from None
     encoded: str = _encode(text)
     return encoded
+
+
+_EXACT_INT = 2**53  # every integer below it in magnitude is a double, written as its digits
 
 
 def number_text(value: int | float | Decimal) -> str:
@@ -71,14 +77,20 @@ def _write(value: Any, out: list[str]) -> None:
         out.append("false")
     elif isinstance(value, str):
         out.append(_string(value))
+    elif type(value) is int and -_EXACT_INT < value < _EXACT_INT:
+        out.append(int.__repr__(value))
     elif isinstance(value, int | float | Decimal):
         out.append(number_text(value))
     elif isinstance(value, dict):
+        ascii_keys = True
         for key in value:
             if not isinstance(key, str):
                 raise TypeError(f"JSON object keys must be strings, got {type(key).__name__}")
+            ascii_keys = ascii_keys and key.isascii()
         out.append("{")
-        for index, key in enumerate(sorted(value, key=_utf16_key)):
+        # ASCII keys sort the same by code point as by UTF-16 code unit.
+        keys = sorted(value) if ascii_keys else sorted(value, key=_utf16_key)
+        for index, key in enumerate(keys):
             if index:
                 out.append(",")
             out.append(_string(key))

@@ -39,7 +39,6 @@ sys.path.insert(0, str(HERE))
 
 import aiohttp  # noqa: E402
 import httpx  # noqa: E402
-from httpx_aiohttp import AiohttpTransport  # noqa: E402
 
 from agents import AgentLimits, CallLimits, Executor, Manifest, Pricing  # noqa: E402
 
@@ -123,19 +122,7 @@ async def loopback(url: str, timing_calls: int, memory_calls: int) -> dict[str, 
             if not outcome.ok:
                 raise RuntimeError(f"bench call failed: {outcome}")
 
-        transport = AiohttpTransport()
-        headers = {"Content-Type": "application/json"}
-
-        async def transport_only() -> None:
-            # The mandated stack alone (httpx API over httpx-aiohttp), no executor logic.
-            request = httpx.Request("POST", url, headers=headers, content=body)
-            response = await transport.handle_async_request(request)
-            try:
-                json.loads(b"".join([chunk async for chunk in response.aiter_raw()]))
-            finally:
-                await response.aclose()
-
-        calls = {"bare": bare, "httpx_aiohttp": transport_only, "executor": ours}
+        calls = {"bare": bare, "executor": ours}
         for concurrency in (16, 64):
             for call in calls.values():  # warm every pool
                 await drive(call, 500, concurrency)
@@ -145,8 +132,6 @@ async def loopback(url: str, timing_calls: int, memory_calls: int) -> dict[str, 
                 for name, call in calls.items():
                     runs[name].append(await drive(call, timing_calls // 3, concurrency))
             out[f"c{concurrency}"] = {name: _median(results) for name, results in runs.items()}
-        await transport.aclose()
-
         await drive(ours, 2000, 64)
         before = rss_mb()
         started = time.perf_counter()
@@ -229,9 +214,6 @@ def summarise(loop_numbers: dict[str, Any], asgi_numbers: dict[str, Any]) -> dic
         "ratio_c16_cpu": round(
             c16["executor"]["cpu_ms_per_call"] / c16["bare"]["cpu_ms_per_call"], 3
         ),
-        "overhead_vs_httpx_aiohttp_ms_per_call_c16_cpu": round(
-            c16["executor"]["cpu_ms_per_call"] - c16["httpx_aiohttp"]["cpu_ms_per_call"], 4
-        ),
         "in_process_ratio_c16_wall": round(
             asgi["executor"]["wall_ms_per_call"] / asgi["bare"]["wall_ms_per_call"], 3
         ),
@@ -286,10 +268,6 @@ def main() -> None:
         f"overhead at c16: {result['overhead_ms_per_call_c16_wall']:.3f} ms/call wall, "
         f"{result['overhead_ms_per_call_c16_cpu']:.3f} ms/call client CPU "
         f"(ratio {result['ratio_c16_wall']}x wall, {result['ratio_c16_cpu']}x CPU; goal <= 0.3 ms)"
-    )
-    print(
-        "  the executor's own logic on top of the httpx-aiohttp stack: "
-        f"{result['overhead_vs_httpx_aiohttp_ms_per_call_c16_cpu']:.3f} ms/call client CPU"
     )
     print(
         f"in-process overhead at c16: {result['in_process_overhead_ms_per_call_c16']:.3f} ms/call "

@@ -109,8 +109,25 @@ def _clip(text: str) -> str:
     return text[: MAX_CHARS - 1] + ELLIPSIS
 
 
+# Renderings of short strings, which repeat from cell to cell (labels, enums):
+# rendering each result's actual and expected values is a sizeable part of
+# recording a cell.
+_STRINGS: dict[str, str] = {}
+_STRINGS_MAX = 4096
+_CACHED_CHARS = 64
+
+
 def render_value(value: Any) -> str:
     """The typed, truncated one-line rendering of a JSON value (MISSING is `nothing`)."""
+    if type(value) is str:
+        known = _STRINGS.get(value)
+        if known is None:
+            known = _clip(_string(value, _TOP_STRING, typed=True))
+            if len(value) <= _CACHED_CHARS:
+                if len(_STRINGS) >= _STRINGS_MAX:
+                    _STRINGS.clear()
+                _STRINGS[value] = known
+        return known
     scalar = _scalar(value)
     if scalar is not None:
         return scalar

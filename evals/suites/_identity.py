@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,34 +84,72 @@ def case_identity(case: Case, suite: Suite) -> dict[str, Any]:
     return identity
 
 
+# A case's canonical identity text is needed by the suite digest, the holdout
+# instance set and every cell's case digest of a plan: written once per case
+# object. Weak references (a kept text never keeps its case or suite alive),
+# bounded in entries and characters.
+_TEXTS: dict[int, tuple[weakref.ref[Case], weakref.ref[Suite], str]] = {}
+_TEXTS_MAX = 20_000
+_TEXT_CHARS_MAX = 16 * 1024 * 1024
+_text_chars = 0
+
+
+def case_text(case: Case, suite: Suite) -> str:
+    """The canonical JSON of `case_identity(case, suite)`."""
+    global _text_chars
+    known = _TEXTS.get(id(case))
+    if known is not None and known[0]() is case and known[1]() is suite:
+        return known[2]
+    text = canonical_json(case_identity(case, suite))
+    if len(_TEXTS) >= _TEXTS_MAX or _text_chars + len(text) > _TEXT_CHARS_MAX:
+        _TEXTS.clear()
+        _text_chars = 0
+    _TEXTS[id(case)] = (weakref.ref(case), weakref.ref(suite), text)
+    _text_chars += len(text)
+    return text
+
+
+def cases_text(cases: Iterable[Case], suite: Suite) -> str:
+    """The canonical JSON of the list of `cases`' identities (a list's text is its
+    items' texts, comma-separated, in brackets)."""
+    return "[" + ",".join(case_text(case, suite) for case in cases) + "]"
+
+
 def public_case_digest(case: Case, suite: Suite) -> str:
-    return digest(case_identity(case, suite))
+    return hashlib.sha256(case_text(case, suite).encode("utf-8")).hexdigest()
 
 
 def holdout_case_digest(secret: bytes, identity: Any) -> str:
     """HMAC-SHA256 of a holdout case's canonical identity under the store's secret."""
-    return hmac.new(secret, canonical_json(identity).encode("utf-8"), hashlib.sha256).hexdigest()
+    return holdout_text_digest(secret, canonical_json(identity))
+
+
+def holdout_text_digest(secret: bytes, text: str) -> str:
+    """`holdout_case_digest` of the identity whose canonical JSON is `text`."""
+    return hmac.new(secret, text.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def suite_digests(suite: Suite) -> SuiteDigests:
     spec_doc = {k: v for k, v in suite.document.items() if k not in ("checks", "public", "holdout")}
     spec = digest(_inline_refs(spec_doc, suite.schema_files))
-    holdout: Any
+    # The canonical text of {"holdout": …, "public": [cases]}, its keys in order,
+    # composed from the cases' own texts.
     if suite.holdout_file is not None:
-        holdout = {"file": [case_identity(c, suite) for c in suite.holdout_file]}
+        holdout = '{"file":' + cases_text(suite.holdout_file, suite) + "}"
     elif suite.holdout_generator is not None:
         generated = suite.holdout_generator
-        holdout = {
-            "generate": {
-                "count": generated.count,
-                "case": _with_generators(generated.template, suite),
+        holdout = canonical_json(
+            {
+                "generate": {
+                    "count": generated.count,
+                    "case": _with_generators(generated.template, suite),
+                }
             }
-        }
+        )
     else:
-        holdout = None
-    dataset = digest(
-        {"public": [case_identity(c, suite) for c in suite.public], "holdout": holdout}
-    )
+        holdout = "null"
+    dataset_text = '{"holdout":' + holdout + ',"public":' + cases_text(suite.public, suite) + "}"
+    dataset = hashlib.sha256(dataset_text.encode("utf-8")).hexdigest()
     own_checks = {
         "public": [[c.id, c.raw["checks"]] for c in suite.public if "checks" in c.raw],
         "holdout": [[c.id, c.raw["checks"]] for c in suite.holdout_file or () if "checks" in c.raw],

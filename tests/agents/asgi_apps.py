@@ -79,3 +79,21 @@ async def _broken_lifespan(app: Starlette) -> AsyncIterator[None]:
 failing_startup_app = Starlette(routes=[], lifespan=_broken_lifespan)
 
 not_an_app = 42
+
+
+SEEN: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+
+
+async def recording_app(scope: Any, receive: Any, send: Any) -> None:
+    """Keeps the scope (without its state) and every message it received, answers 200."""
+    if scope["type"] != "http":
+        return  # no lifespan: the executor carries on without one
+    messages = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if not message.get("more_body"):
+            break
+    SEEN.append(({k: v for k, v in scope.items() if k != "state"}, messages))
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b'{"output": 1}'})

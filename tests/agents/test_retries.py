@@ -20,7 +20,7 @@ async def test_refused_connection_is_unreachable_and_retried(executor: Executor)
     assert [a.number for a in outcome.attempts] == [1, 2, 3]
     assert all(a.code == "unreachable" and a.error for a in outcome.attempts)
     assert outcome.request_id == "req-refused-1"
-    # httpx-aiohttp reports a refused connection as a connect *timeout*; it is not one.
+    # A refused connection is not a timeout (httpx-aiohttp used to report one as such).
     assert "timeout" not in (outcome.error or "").lower()
 
 

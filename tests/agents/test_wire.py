@@ -224,3 +224,84 @@ def test_the_traceparent_comes_from_the_current_context() -> None:
     with tracer.start_as_current_span("call") as span:
         ids = span.get_span_context()
         assert current_traceparent() == f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
+
+
+def _masked(text: str) -> str:
+    text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<id>", text)
+    return TRACEPARENT.sub("<traceparent>", text)
+
+
+@pytest.mark.anyio
+async def test_the_request_bytes_are_pinned(executor: Executor) -> None:
+    """What goes on the wire, byte for byte: lower-case names in this order, Host first,
+    Content-Length last, nothing added by the client (the bytes httpx's transport sent)."""
+    from tests.agents.faults import raw_server
+
+    with raw_server(["ok"]) as (url, log):
+        agent = make_agent(f"{url}/a/b?q=1&r=%20x")
+        assert (await executor.execute(agent, "echo", {"n": 1}, CallLimits(), secret="s3")).ok
+        with pytest.raises(Exception, match="identity"):
+            await executor.identify(agent, timeout_s=5)
+    host = url.removeprefix("http://")
+    assert [_masked(head.decode("latin-1")) for head in log.heads] == [
+        "POST /a/b?q=1&r=%20x HTTP/1.1\r\n"
+        f"host: {host}\r\n"
+        "content-type: application/json\r\n"
+        "user-agent: holon/0.1\r\n"
+        "holon-request-id: <id>\r\n"
+        "holon-capability: echo\r\n"
+        "traceparent: <traceparent>\r\n"
+        "holon-max-cost-usd: 0.05\r\n"
+        "holon-deadline-ms: 20000\r\n"
+        "authorization: Bearer s3\r\n"
+        "content-length: 37\r\n\r\n",
+        "GET /a/b/.well-known/holon-agent?q=1&r=%20x HTTP/1.1\r\n"
+        f"host: {host}\r\n"
+        "user-agent: holon/0.1\r\n"
+        "accept: application/json\r\n\r\n",
+    ]
+
+
+@pytest.mark.anyio
+async def test_an_in_process_app_gets_the_same_request(executor: Executor) -> None:
+    """The scope and messages of an `asgi:` call: the same headers as on the wire."""
+    from tests.agents import asgi_apps
+
+    asgi_apps.SEEN.clear()
+    agent = make_agent("asgi:tests.agents.asgi_apps:recording_app", protocol="asgi")
+    outcome = await executor.execute(agent, "echo", {"n": 1}, CallLimits(), secret="s3")
+    assert outcome.ok and outcome.output == 1
+    [(scope, messages)] = asgi_apps.SEEN
+    sent = dict(scope["headers"])
+    request_id, traceparent = sent[b"holon-request-id"], sent[b"traceparent"]
+    assert TRACEPARENT.fullmatch(traceparent.decode())
+    body = b'{"capability":"echo","input":{"n":1}}'
+    assert scope == {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "headers": [
+            (b"host", b"localhost"),
+            (b"content-type", b"application/json"),
+            (b"user-agent", b"holon/0.1"),
+            (b"holon-request-id", request_id),
+            (b"holon-capability", b"echo"),
+            (b"traceparent", traceparent),
+            (b"holon-max-cost-usd", b"0.05"),
+            (b"holon-deadline-ms", b"20000"),
+            (b"authorization", b"Bearer s3"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "scheme": "http",
+        "path": "/",
+        "raw_path": b"/",
+        "query_string": b"",
+        "server": ("localhost", None),
+        "client": ("127.0.0.1", 123),
+        "root_path": "",
+    }
+    assert messages == [
+        {"type": "http.request", "body": body, "more_body": True},
+        {"type": "http.request", "body": b"", "more_body": False},
+    ]

@@ -98,3 +98,15 @@ def test_number_text_round_trips(value: float) -> None:
 )
 def test_canonical_text_is_json_of_the_same_value(value: object) -> None:
     assert json.loads(canonical_json(value)) == value
+
+
+@given(st.integers(min_value=-(2**53) - 10, max_value=2**53 + 10))
+def test_integers_write_as_the_double_they_denote(value: int) -> None:
+    # The writer's shortcut for exact integers agrees with the double's text.
+    assert canonical_json([value]) == f"[{number_text(value)}]"
+
+
+@given(st.dictionaries(st.text(max_size=4), st.integers(0, 3), max_size=6))
+def test_any_keys_sort_by_utf16_code_units(value: dict[str, int]) -> None:
+    keys = list(json.loads(canonical_json(value)))
+    assert keys == sorted(value, key=lambda k: k.encode("utf-16-be", "surrogatepass"))

@@ -27,7 +27,7 @@ leaf_values = st.one_of(
     st.integers(min_value=-5, max_value=5),
     st.decimals(min_value=-5, max_value=5, places=2),
     st.sampled_from([Decimal("2.0"), Decimal("1E+1"), Decimal("-0")]),
-    st.sampled_from(["", "a", "b", "label", "ééé"]),
+    st.sampled_from(["", "a", "b", "label", "ééé", "a\n", " a"]),
 )
 documents = st.recursive(
     leaf_values,
@@ -58,6 +58,8 @@ def _schemas() -> st.SearchStrategy[Any]:
                 "maxLength": st.integers(0, 3),
                 "minimum": st.one_of(st.integers(-3, 3), st.decimals(-3, 3, places=1)),
                 "maximum": st.one_of(st.integers(-3, 3), st.decimals(-3, 3, places=1)),
+                "pattern": st.sampled_from(["^a", "a$", "^\\S(.*\\S)?$", "é", "^$"]),
+                "uniqueItems": st.booleans(),
                 "description": st.just("annotations never invalidate"),
             },
         )
@@ -94,8 +96,22 @@ def test_the_shipped_output_schemas_get_the_fast_path() -> None:
     assert covered, "no shipped output schema uses the fast path"
 
 
+def test_the_case_schema_gets_the_fast_path() -> None:
+    from schema import load_schema
+
+    quick = quick_validity(load_schema("case"))
+    assert quick is not None
+    case = {"id": "c-1", "input": {}, "expected": None, "tags": ["a", "b"]}
+    assert quick(case)
+    # Not known valid: the full validator decides (and explains).
+    assert not quick({**case, "id": "c-1\n"})  # `$` is the end of the text
+    assert not quick({**case, "tags": ["a", "a"]})
+    assert not quick({**case, "extra": 1})
+
+
 def test_unknown_keywords_get_no_fast_path() -> None:
-    assert quick_validity({"pattern": "^a"}) is None
+    assert quick_validity({"format": "date"}) is None
+    assert quick_validity({"uniqueItems": 1}) is None
     assert quick_validity({"$ref": "#/x"}) is None
     assert quick_validity({"anyOf": [{}]}) is None
     assert quick_validity({"type": "string"}) is not None

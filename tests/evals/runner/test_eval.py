@@ -47,6 +47,12 @@ def test_a_full_eval_writes_the_record(store: Store, tmp_path: Path) -> None:
     cells = store.evals.cells(info.id)
     assert all(c.status == "done" and c.outcome_code == "ok" for c in cells)
     assert len({c.request_id for c in cells}) == 12
+    # What finishing scores from: the same cells, the same columns, in order.
+    fields = ("idx", "suite_id", "split", "case_id", "status", "passed", "outcome_code")
+    fields += ("cost_usd", "latency_ms")
+    assert [tuple(getattr(c, f) for f in fields) for c in store.evals.scored_cells(info.id)] == [
+        tuple(getattr(c, f) for f in fields) for c in cells
+    ]
 
 
 def test_a_narrowed_eval_writes_no_record(store: Store, tmp_path: Path) -> None:
