@@ -10,6 +10,7 @@ only the graded ones (outcome `ok`): "graded n of N", N = n + missing.
 
 from __future__ import annotations
 
+import re  # noqa: TID251  (a fixed ASCII pattern: nothing to backtrack)
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -53,6 +54,7 @@ CASE_SPECIFIC = "case-specific checks"
 SHARE_METRICS = frozenset({"f1", "precision", "recall", "similarity", "pass_rate"})
 METRICS_PER_CHECK = 20  # a check reports a handful; a stored result may hold anything
 METRIC_DIGITS = 15  # a metric of 10**15 or more is not one
+METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
 def rate(value: Fraction | None) -> Decimal | None:
@@ -155,7 +157,9 @@ class _CheckTally:
             return
         for name, value in values.items():
             number = _metric_value(value)
-            if number is None or not isinstance(name, str):
+            # The grader names its metrics (f1, similarity …); a stored result may hold
+            # any key, and a key is text a report shows: only short identifiers count.
+            if number is None or not isinstance(name, str) or not METRIC_NAME.fullmatch(name):
                 continue
             if name not in self.metrics and len(self.metrics) >= METRICS_PER_CHECK:
                 continue

@@ -168,7 +168,7 @@ def _render_all(hostile: HostileStore, cells: list[StoredCell]) -> dict[str, dic
 
 def _stored_values(hostile: HostileStore, cells: list[StoredCell]) -> None:
     seen = _render_all(hostile, cells)
-    assert len(seen) == 12  # 4 formats × 2 audiences, and a comparison in 2 formats each
+    assert len(seen) == 14  # 4 formats × 2 audiences, and a comparison in 3 formats each
     record(STORED, "rendered")
 
 

@@ -66,6 +66,7 @@ HTML_TAGS = {
     "h1",
     "h2",
     "h3",
+    "h4",
     "p",
     "section",
     "table",
@@ -82,6 +83,7 @@ HTML_TAGS = {
     "code",
     "ul",
     "li",
+    "strong",
 }
 HTML_ATTRS = {
     "lang",
@@ -249,7 +251,7 @@ def _strings_bounded(value: Any, where: str) -> None:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            assert len(item) <= STRING_BOUND + 100, (where, len(item))
+            assert len(item) <= STRING_BOUND + 100, (where, len(item), _find(value, item))
         elif isinstance(item, dict):
             stack += [*item.keys(), *item.values()]
         elif isinstance(item, list):
@@ -379,3 +381,21 @@ def check_rendered(name: str, document: Any, output: str) -> dict[str, Any]:
                 header_cells = 0
         assert len(output) <= MARKDOWN_FACTOR * canonical + SLACK, (name, len(output), canonical)
     return seen
+
+
+def _find(value: Any, target: str, path: str = "$") -> str | None:
+    if value is target:
+        return path
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k is target:
+                return path + "<key>"
+            found = _find(v, target, f"{path}.{k}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _find(v, target, f"{path}[{i}]")
+            if found:
+                return found
+    return None
