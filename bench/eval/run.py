@@ -134,7 +134,7 @@ def make_suite(root: Path, cases: int, repetitions: int) -> Path:
                 "body": f"Hello, our card was charged twice for invoice INV-{i}. "
                 "Please refund one of the payments. Thanks, Dana " * 3,
             }
-            expected = {"label": LABELS[i % 4], "priority": "normal"}
+            expected = {"label": LABELS[i % 4], "priority": "normal", "product": "general"}
             case = {"id": f"{split}-{i}", "input": ticket, "expected": expected, "tags": []}
             lines.append(json.dumps(case))
         (directory / "cases" / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
