@@ -44,12 +44,13 @@ class Shipped:
     capability: str
     agent: str  # manifest file in examples/agents/
     holdout_sample: int  # holdout cases the agent runs on (all public cases run)
+    version: int = 1
 
 
 SHIPPED = (
     Shipped("invoice-extract", "invoice.extract", "acme-invoice-reader.yaml", 12),
     Shipped("ticket-classify", "ticket.classify", "acme-ticket-triage.yaml", 60),
-    Shipped("report-render", "report.render", "acme-report-writer.yaml", 14),
+    Shipped("report-render", "report.render", "acme-report-writer.yaml", 14, version=2),
 )
 BY_NAME = {shipped.suite: shipped for shipped in SHIPPED}
 
@@ -112,7 +113,11 @@ def _document(case: Case, output: Any, expander: _Expander, usage: Any = None) -
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_suite_document(name: str, suites: dict[str, Suite]) -> None:
     shipped, suite = BY_NAME[name], suites[name]
-    assert (suite.id, suite.version, suite.capability) == (name, 1, shipped.capability)
+    assert (suite.id, suite.version, suite.capability) == (
+        name,
+        shipped.version,
+        shipped.capability,
+    )
     assert suite.document["schema_version"] == 1
     assert suite.repetitions == 1 and suite.grace_days == 14
     assert suite.overfit_delta == Decimal("0.15")
