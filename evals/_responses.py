@@ -57,7 +57,6 @@ class ResponseCache:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.stats = {"hit": 0, "miss": 0, "stored": 0, "corrupt": 0}
 
     @staticmethod
     def key(agent: Manifest, capability: str, input: Any, repetition: int) -> str:
@@ -78,11 +77,9 @@ class ResponseCache:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            self.stats["miss"] += 1
             return None
         except OSError as exc:
             log.warning("response cache: cannot read %s: %s", path, exc)
-            self.stats["miss"] += 1
             return None
         try:
             entry = jsontext.loads(data)
@@ -95,10 +92,7 @@ class ResponseCache:
                 raise ValueError("not an ok outcome")
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
             log.warning("response cache: ignoring corrupt entry %s (%s)", path, exc)
-            self.stats["corrupt"] += 1
-            self.stats["miss"] += 1
             return None
-        self.stats["hit"] += 1
         return outcome
 
     def put(self, key: str, outcome: Outcome) -> None:
@@ -115,5 +109,3 @@ class ResponseCache:
             write_file(self._path(key), jsontext.dumps(entry).encode("utf-8"), make_parents=True)
         except HolonError as exc:
             log.warning("response cache: cannot write %s: %s", self._path(key), exc)
-            return
-        self.stats["stored"] += 1

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import uvicorn
 
 
@@ -45,3 +48,28 @@ def serve(
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 nobody listens on right now (for a server process to take)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def wait_healthy(server: subprocess.Popen[str], url: str, timeout_s: float = 90) -> None:
+    """Wait until a `holon gateway serve` process at `url` answers /healthz with 200.
+
+    The wait is generous (start-up on loaded cores), not a timing check; a server
+    that exits first fails the test with what it printed on stderr."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert server.poll() is None, server.communicate()[1]
+        assert time.monotonic() < deadline, "the gateway did not start"
+        time.sleep(0.05)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -170,13 +169,6 @@ class Session:
 
         url: str = self.stack.enter_context(serve(app))
         return url
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait_until(ready: Callable[[], bool], proc: subprocess.Popen[str], what: str) -> None:

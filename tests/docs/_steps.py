@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests._servers import free_port
 from tests.docs._blocks import ROOT, Shown, find_block, shell_words
 from tests.docs._session import (
     Session,
     answers,
-    free_port,
     holon_process,
     interrupt,
     wait_until,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ import pytest
 
 from examples.agents import ticket_triage
 from examples.agents.ticket_triage import classify
-from tests._servers import serve
+from tests._servers import free_port, serve
 from tests.examples._client import invoke, output_of, post_asgi
 
 CAPABILITY = "ticket.classify"
@@ -184,16 +183,9 @@ def test_over_a_real_socket() -> None:
     assert output_of(response, CAPABILITY)["label"] == "account"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.mark.slow
 def test_runs_as_a_real_server_process() -> None:
-    port = _free_port()
+    port = free_port()
     command = [
         sys.executable,
         "-m",

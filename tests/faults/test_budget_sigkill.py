@@ -28,7 +28,6 @@ import asyncio
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -48,7 +47,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from records import EXPIRED_COST_SOURCE, EXPIRED_REASON, Store, new_key, open_store, utcnow
-from tests._servers import serve
+from tests._servers import free_port, serve
 from tests.faults._campaign import TALLY
 from tests.gateway.server._agent import manifest
 
@@ -77,13 +76,6 @@ def _agent(seen: list[str]) -> Starlette:
         return JSONResponse({"output": {"label": "billing"}, "usage": {"input_tokens": 3}})
 
     return Starlette(routes=[Route("/agent", call, methods=["POST"])])
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def _alive(pid: int) -> bool:
@@ -144,7 +136,7 @@ class Zygote:
 
     def spawn(self) -> Gateway:
         assert self._proc.stdin is not None
-        port = _free_port()
+        port = free_port()
         log = self._logs / f"gateway-{len(self.spawned)}.log"
         self._proc.stdin.write(f"{port} {log}\n")
         self._proc.stdin.flush()

@@ -19,7 +19,6 @@ import random
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests._servers import free_port
 from tests.faults._campaign import AGENT, CELLS, TALLY, open_campaign
 from tests.faults._campaign import check as check_trial
 
@@ -82,13 +82,6 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=_version)
@@ -105,7 +98,7 @@ def cluster() -> Iterator[Cluster]:
             _unavailable("running as root and there is no `postgres` user to run PostgreSQL")
         os.chown(root, user.pw_uid, user.pw_gid)
         as_pg = ["runuser", "-u", "postgres", "--"]
-    made = Cluster(Path(found[-1]).parent, root, _free_port(), as_pg)
+    made = Cluster(Path(found[-1]).parent, root, free_port(), as_pg)
     try:
         subprocess.run(
             [*as_pg, str(made.bin / "initdb"), "-D", str(root / "data"), "-A", "trust"]

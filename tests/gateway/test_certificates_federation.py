@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests._servers import serve
+from tests._servers import free_port, serve, wait_healthy
 from tests.evals.suites._make import case, make_suite
 from tests.gateway._cli import CLI
 from tests.gateway.server._agent import Recording, manifest, recording_agent
@@ -30,13 +28,6 @@ from tests.gateway.server._agent import Recording, manifest, recording_agent
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = "acme/remote-triage"
 TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -49,7 +40,7 @@ def gateway_process(home: Path) -> Iterator[str]:
         "HOLON_PROBE_INTERVAL_S": "0",
     }
     env.pop("HOLON_GATEWAY_URL", None)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "gateway", "serve", "--port", str(port)]
         + ["--eval-workers", "0"],
@@ -61,16 +52,7 @@ def gateway_process(home: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90  # a generous start-up wait, not a timing check
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None, server.communicate()[1]
-            assert time.monotonic() < deadline, "the gateway did not start"
-            time.sleep(0.05)
+        wait_healthy(server, url)
         yield url
     finally:
         server.send_signal(signal.SIGINT)

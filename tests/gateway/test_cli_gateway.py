@@ -12,19 +12,18 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from gateway.client import StoreClient
 from gateway.settings import Settings
 from records import new_key
+from tests._servers import free_port, wait_healthy
 from tests.evals.suites._make import case, make_suite
 from tests.gateway._cli import CLI, Result
 from tests.gateway.server._gateway import Gateway, running_gateway
@@ -370,20 +369,13 @@ def test_evals_and_suites_through_the_gateway(shared: World) -> None:
 # -- holon gateway serve ------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_gateway_serve(tmp_path: Path, workers: int) -> None:
     env = {**os.environ, "HOLON_HOME": str(tmp_path / "home"), "HOLON_EXAMPLES": "off"}
     env.pop("HOLON_GATEWAY_URL", None)
     token = CLI(tmp_path / "home")("tokens", "create", "--role", "operator", "--json")
-    port = _free_port()
+    port = free_port()
     argv = ["gateway", "serve", "--port", str(port), "--workers", str(workers)]
     server = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", *argv, "--eval-workers", "0"],
@@ -395,16 +387,7 @@ def test_gateway_serve(tmp_path: Path, workers: int) -> None:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90  # a generous start-up wait, not a timing check
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None, server.communicate()[1]
-            assert time.monotonic() < deadline, "the gateway did not start"
-            time.sleep(0.05)
+        wait_healthy(server, url)
         cli = CLI(tmp_path / "client", HOLON_GATEWAY_URL=url, HOLON_TOKEN=token.json()["token"])
         listed = cli("agents", "list", "--json")
         assert listed.code == 0 and listed.json() == {"items": [], "next_cursor": None}

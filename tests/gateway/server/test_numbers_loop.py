@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ import pytest
 
 from gateway.client import StoreClient
 from gateway.settings import Settings
+from tests._servers import free_port
 from tests.gateway.server._agent import manifest
 from tests.gateway.server._gateway import mandate
 
@@ -36,13 +36,6 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[3]
 HEALTHZ_BOUND_S = 1.0  # generous: the loop answers in milliseconds; 1.88 s before the limits
 INVOKE = "/v1/agents/acme/numbers/invoke"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _wait_up(url: str, process: subprocess.Popen[str]) -> None:
@@ -89,7 +82,7 @@ def world(tmp_path: Path) -> Iterator[tuple[str, str]]:
         "HOLON_PROBE_INTERVAL_S": "0",
     }
     env.pop("HOLON_GATEWAY_URL", None)
-    agent_port, gateway_port = _free_port(), _free_port()
+    agent_port, gateway_port = free_port(), free_port()
     agent_url = f"http://127.0.0.1:{agent_port}"
     client = StoreClient.from_settings(Settings.from_env(env))
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from sqlalchemy import Table, insert
 from records import Store, new_key, open_store
 from records._models import RateBucketRow
 from records._rate import EPOCH
-from tests._servers import serve
+from tests._servers import free_port, serve
 from tests.gateway.server._agent import Recording, manifest, recording_agent
 
 pytestmark = [pytest.mark.slow]
@@ -40,20 +39,13 @@ BUCKETS = cast(Table, RateBucketRow.__table__)
 BODY = {"capability": "ticket.classify", "input": {"subject": "Refund please"}}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 @contextmanager
 def _gateway(
     env: dict[str, str], log: Path, *extra: str, started: int = 1
 ) -> Iterator[tuple[str, int]]:
     """`holon gateway serve` in a process of its own (its own workers with --workers),
     once `started` of its server processes have said so (uvicorn, at INFO) and it answers."""
-    port = _free_port()
+    port = free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gateway.cli", "gateway", "serve", "--port", str(port)]
