@@ -25,13 +25,14 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 from sqlalchemy import Float, Integer, Table
 from sqlalchemy.exc import DBAPIError
 
 from records._ledger_values import BudgetState, entry_from_row, period_key
 from records._models import LedgerRow
 from records._rate import RateState, retry_after
-from records._store import _unavailable
+from records._store import _unavailable, application_name
 from records._stored_json import read_stored_json
 from records._types import UTCDateTime, utcnow
 from schema.errors import NotFound
@@ -85,6 +86,7 @@ class AsyncLedger:
         self._store = store
         url = store.engine.url.set(drivername="postgresql")
         self._conninfo = url.render_as_string(hide_password=False)
+        self._named = "application_name" in url.query  # else named as the engine's are
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._open: set[psycopg.AsyncConnection[Any]] = set()
 
@@ -95,8 +97,11 @@ class AsyncLedger:
                 return connection
         # Autocommit: the function's statement is its own transaction, committed (and
         # its locks let go) when it returns. UTC: the times in its JSON.
+        conninfo = self._conninfo
+        if not self._named:
+            conninfo = make_conninfo(conninfo, application_name=application_name())
         connection = await psycopg.AsyncConnection.connect(
-            self._conninfo, autocommit=True, options="-c TimeZone=UTC"
+            conninfo, autocommit=True, options="-c TimeZone=UTC"
         )
         self._open.add(connection)
         return connection

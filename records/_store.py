@@ -8,6 +8,7 @@ embedded default upgrades itself, a server database asks for `holon db upgrade`.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,6 +54,13 @@ class SchemaStatus:
 _JSON_CODEC: dict[str, Any] = {"json_serializer": dumps, "json_deserializer": read_stored_json}
 
 
+def application_name() -> str:
+    """The name a PostgreSQL connection of this process gives itself (pg_stat_activity's
+    `application_name`): which holon process holds a lock or runs a statement. Taken at
+    connect time, so a forked process names its own connections."""
+    return f"holon {os.getpid()}"
+
+
 def _engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
@@ -67,9 +75,15 @@ def _engine(url: str) -> Engine:
         if parsed.get_backend_name() == "postgresql":
             if parsed.drivername != "postgresql+psycopg":
                 parsed = parsed.set(drivername="postgresql+psycopg")
-            return create_engine(
+            engine = create_engine(
                 parsed, pool_pre_ping=True, pool_size=10, max_overflow=20, **_JSON_CODEC
             )
+
+            @event.listens_for(engine, "do_connect")
+            def _name(_dialect: Any, _record: Any, _args: Any, params: dict[str, Any]) -> None:
+                params.setdefault("application_name", application_name())  # the URL's wins
+
+            return engine
     except NoSuchModuleError:
         pass
     raise UsageError(

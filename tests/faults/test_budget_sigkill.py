@@ -41,6 +41,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -229,6 +230,23 @@ class BudgetCampaign:
         gateway.wait_dead()
         return mid_traffic
 
+    async def orphans_done(self, gateway: Gateway) -> None:
+        """On PostgreSQL, wait until the killed gateway's server backends have gone: a
+        statement it sent just before its death still runs (and commits, in autocommit) after
+        the process is reaped, so a sweep before that would miss the reservation it writes.
+        A real gateway's sweep comes later (past the deadline and its grace) and sees it."""
+        if self.store.dialect != "postgresql":
+            return
+        deadline = time.monotonic() + 30
+        query = text("SELECT count(*) FROM pg_stat_activity WHERE application_name = :name")
+        while True:
+            with self.store.engine.connect() as connection:
+                left = connection.execute(query, {"name": f"holon {gateway.pid}"}).scalar_one()
+            if not left:
+                return
+            assert time.monotonic() < deadline, f"{left} backends outlived gateway {gateway.pid}"
+            await asyncio.sleep(0.01)
+
     def rows(self, trial: Trial) -> list[Any]:
         return self.store.ledger.list(mandate_id=trial.mandate, decision="allow", limit=1000).items
 
@@ -338,6 +356,7 @@ async def test_a_killed_gateway_never_overspends_a_budget(
             if index + 2 < len(trials):
                 spares.append(campaign.zygote.spawn())
             mid_traffic = await campaign.crash(trial, current)
+            await campaign.orphans_done(current)
             at_kill = {r.request_id: r.status for r in campaign.rows(trial)}
             unsettled = [rid for rid in trial.answered if at_kill.get(rid) == "reserved"]
             expired = store.ledger.expire(now=utcnow() + LATER)

@@ -4,6 +4,7 @@ rows, budgets, buckets and live-conformance counts; and it is one statement."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict
@@ -174,3 +175,27 @@ async def test_a_group_is_one_statement_and_a_duplicate_fails_it_whole(pg_store:
     (again,) = await ledger.apply([good])
     assert isinstance(again, LedgerEntry)
     ledger.close()
+
+
+async def test_every_connection_names_its_process_unless_the_url_names_it(
+    pg_store: Store, postgres_url: str
+) -> None:
+    """pg_stat_activity says which holon process holds each connection: the engine's and the
+    group commit's are `holon <pid>`; an `application_name` in the URL is kept."""
+    query = "SELECT application_name FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+    ledger = pg_store.ledger.async_ledger()
+    with pg_store.engine.connect() as connection:
+        assert connection.exec_driver_sql(query).scalar_one() == f"holon {os.getpid()}"
+    connection = await ledger._connect()
+    assert (await (await connection.execute(query)).fetchone()) == (f"holon {os.getpid()}",)
+    ledger.close()
+    named = open_store(f"{postgres_url}?application_name=billing", secret_key=new_key())
+    try:
+        with named.engine.connect() as connection:
+            assert connection.exec_driver_sql(query).scalar_one() == "billing"
+        ledger = named.ledger.async_ledger()
+        connection = await ledger._connect()
+        assert (await (await connection.execute(query)).fetchone()) == ("billing",)
+        ledger.close()
+    finally:
+        named.close()
