@@ -10,8 +10,11 @@ from agents._identity import Identity, IdentityCheck
 from agents._limits import DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_BYTES, CallLimits
 from agents._loop import frozen_gc, run_loop
 from agents._manifest import (
+    CARD_PROTOCOLS,
     AgentLimits,
     Manifest,
+    McpSpec,
+    OpenAIChatSpec,
     Pricing,
     load_manifest,
     manifest_from_dict,
@@ -22,6 +25,7 @@ from agents._trace import RandomBlocks
 from agents._wire import PreparedRequest, build_request, secret_problem
 
 __all__ = [
+    "CARD_PROTOCOLS",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "MAX_REQUEST_BYTES",
     "Address",
@@ -34,6 +38,8 @@ __all__ = [
     "Identity",
     "IdentityCheck",
     "Manifest",
+    "McpSpec",
+    "OpenAIChatSpec",
     "Outcome",
     "OutcomeCode",
     "PreparedRequest",

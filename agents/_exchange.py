@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import aiohttp
 
@@ -62,6 +62,7 @@ class Progress:
 class Answer:
     status: int
     body: bytes
+    headers: dict[bytes, str] = field(default_factory=dict)  # those asked for, when sent
 
 
 def _root(exc: BaseException) -> BaseException:
@@ -102,8 +103,12 @@ async def exchange(
     connect_timeout_s: float,
     in_process: bool = False,
     progress: Progress | None = None,
+    keep_headers: tuple[bytes, ...] = (),
 ) -> Answer:
-    """Send `prepared`, read its 2xx body within `max_bytes`; else raise CallFailure."""
+    """Send `prepared`, read its 2xx body within `max_bytes`; else raise CallFailure.
+
+    `keep_headers`: response header names (lower case) whose first values the
+    answer carries (MCP's session id and content type)."""
     to = target(prepared.url)
     # Host and Content-Length are set here, so an in-process app sees them too.
     # The names go out in lower case, as they did when httpx carried the request.
@@ -144,7 +149,8 @@ async def exchange(
             raise CallFailure(
                 "invalid_response", f"connection failed mid-body: {describe(exc)}", status
             ) from None
-        return Answer(status, body)
+        kept = {name: v for name in keep_headers if (v := response.header(name)) is not None}
+        return Answer(status, body, kept)
     finally:
         try:
             await response.aclose()

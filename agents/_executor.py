@@ -28,11 +28,10 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from aiohttp.abc import AbstractResolver
 
@@ -58,8 +57,11 @@ from agents._identity import (
 )
 from agents._limits import CallLimits
 from agents._manifest import Manifest
+from agents._mcp_calls import McpCalls
+from agents._openai import MODELS_PATH, ChatFailure, models_identity, read_chat
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._reader import BodyError, parse_json
+from agents._sizes import in_thread, is_large, measured_size, size_bound
 from agents._trace import current_traceparent
 from agents._transports import AsgiLoadError, Transport, Transports
 from agents._wire import (
@@ -72,8 +74,7 @@ from agents._wire import (
 )
 from schema.canonical import canonical_digest
 from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
-from schema.jsontext import LARGE_NODES, JSONValue, count_nodes, dumps
-from schema.numbers import MAX_NUMBER_GROWTH
+from schema.jsontext import JSONValue
 
 __all__ = ["Executor", "execute"]
 
@@ -104,46 +105,15 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
 
 
-def _large(value: JSONValue) -> bool:
-    """Whether writing or walking `value` would hold up the event loop (a worker thread's job)."""
-    return count_nodes(value, LARGE_NODES) > LARGE_NODES
-
-
-async def _in_thread(fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
-    return await asyncio.to_thread(functools.partial(fn, *args, **kw))
-
-
-def _read_http(body: bytes, depth: int) -> tuple[JSONValue, Usage | None]:
-    return read_answer(parse_json(body, depth))
+def _read_http(agent: Manifest, body: bytes, depth: int) -> tuple[JSONValue, Usage | None]:
+    document = parse_json(body, depth)
+    if agent.protocol == "openai-chat":
+        return read_chat(agent, document, depth)
+    return read_answer(document)
 
 
 def _read_a2a(body: bytes, depth: int) -> A2AReply:
     return interpret_reply(parse_json(body, depth))
-
-
-def _size_bound(body: bytes) -> int:
-    """At least the size of the output read from `body` once holon writes it.
-
-    Its strings are written no longer than they were read and its numbers at
-    most MAX_NUMBER_GROWTH characters longer each, only if written with an
-    exponent (so with an `e` or `E`): counting those is enough for almost
-    every answer.
-    """
-    return len(body) + MAX_NUMBER_GROWTH * (body.count(b"e") + body.count(b"E"))
-
-
-async def _measured_size(output: JSONValue, limit: int, status: int) -> int:
-    """The size of `output` as holon writes it, or CallFailure when that is over `limit`."""
-    text = await _in_thread(dumps, output) if _large(output) else dumps(output)
-    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-    if size > limit:
-        raise CallFailure(
-            "invalid_response",
-            f"the output is {size} bytes as JSON (its numbers written out), more than the "
-            f"{limit} accepted",
-            status,
-        )
-    return size
 
 
 class Executor:
@@ -187,6 +157,7 @@ class Executor:
             resolver=resolver,
         )
         self._cards: dict[str, tuple[float, A2ATarget]] = {}
+        self._mcp = McpCalls(self._transport)
 
     async def __aenter__(self) -> Executor:
         return self
@@ -202,6 +173,7 @@ class Executor:
     async def aclose(self) -> None:
         """Close pooled connections and stop in-process apps (their lifespan shutdown runs)."""
         self._cards.clear()
+        self._mcp.clear()
         await self._transports.aclose()
 
     async def resolve(self, host: str, port: int) -> list[Address]:
@@ -246,12 +218,12 @@ class Executor:
             return outcome
         # Built once, before anything is sent (a caller bug raises here): every
         # attempt sends the very same bytes. a2a rebuilds it per attempt, for the
-        # URL and version the agent card names.
+        # URL and version the agent card names; mcp sends it in a session.
         prepared: PreparedRequest | None = None
         # One trace context per call, from the caller's OpenTelemetry context
         # (agents._trace): every attempt and A2A poll carries the same one.
         traceparent = current_traceparent()
-        if agent.protocol != "a2a":
+        if agent.protocol not in ("a2a", "mcp"):
             build = functools.partial(
                 build_request,
                 agent,
@@ -261,7 +233,7 @@ class Executor:
                 secret=secret,
                 traceparent=traceparent,
             )
-            prepared = await _in_thread(build) if _large(input) else build()
+            prepared = await in_thread(build) if is_large(input) else build()
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
@@ -310,7 +282,18 @@ class Executor:
         scope = asyncio.timeout(deadline)
         try:
             async with scope:
-                if prepared is None:
+                if agent.protocol == "mcp":
+                    output, size = await self._mcp.call(
+                        agent,
+                        capability,
+                        input,
+                        limits,
+                        secret=secret,
+                        request_id=request_id,
+                        progress=progress,
+                        traceparent=traceparent,
+                    )
+                elif prepared is None:
                     output, size = await self._call_a2a(
                         agent, capability, input, limits, secret, request_id, progress, traceparent
                     )
@@ -354,14 +337,16 @@ class Executor:
         body, depth = answer.body, limits.max_json_depth
         try:
             if len(body) > INLINE_BODY_BYTES:
-                output, usage = await _in_thread(_read_http, body, depth)
+                output, usage = await in_thread(_read_http, agent, body, depth)
             else:
-                output, usage = _read_http(body, depth)
+                output, usage = _read_http(agent, body, depth)
         except (BodyError, AnswerError) as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
-        size = _size_bound(body)
+        except ChatFailure as exc:
+            raise CallFailure(exc.code, str(exc), answer.status) from None
+        size = size_bound(body)
         if size > limits.output_limit:
-            size = await _measured_size(output, limits.output_limit, answer.status)
+            size = await measured_size(output, limits.output_limit, answer.status)
         return output, usage, size
 
     async def _transport(
@@ -402,7 +387,7 @@ class Executor:
                 a2a_target=target,
                 traceparent=traceparent,
             )
-            prepared = await _in_thread(build) if _large(input) else build()
+            prepared = await in_thread(build) if is_large(input) else build()
             reply, body = await self._a2a_send(agent, prepared, limits, progress)
             wait = _POLL_FIRST_S
             while reply.kind == "pending":
@@ -417,10 +402,10 @@ class Executor:
                 )
                 reply, body = await self._a2a_send(agent, poll, limits, progress)
             if reply.kind == "output":
-                size = _size_bound(body)
+                size = size_bound(body)
                 if size > limits.output_limit:
                     status = progress.http_status or 200
-                    size = await _measured_size(reply.output, limits.output_limit, status)
+                    size = await measured_size(reply.output, limits.output_limit, status)
                 return reply.output, size
         except BaseException:
             self._cards.pop(agent.endpoint, None)  # whatever went wrong, re-read the card next time
@@ -443,7 +428,7 @@ class Executor:
         body, depth = answer.body, limits.max_json_depth
         try:
             if len(body) > INLINE_BODY_BYTES:
-                reply = await _in_thread(_read_a2a, body, depth)
+                reply = await in_thread(_read_a2a, body, depth)
             else:
                 reply = _read_a2a(body, depth)
         except BodyError as exc:
@@ -505,7 +490,10 @@ class Executor:
                     return self._card_identity(
                         agent, await self._fetch_card(agent, secret, timeout_s)
                     )
-                url = endpoint_url(agent, IDENTITY_PATH)
+                if agent.protocol == "mcp":
+                    return await self._mcp.identify(agent, secret, timeout_s)
+                path = MODELS_PATH if agent.protocol == "openai-chat" else IDENTITY_PATH
+                url = endpoint_url(agent, path)
                 transport, in_process = await self._transport(agent, url, timeout_s)
                 prepared = PreparedRequest("GET", url, probe_headers(secret), b"")
                 answer = await exchange(
@@ -515,7 +503,10 @@ class Executor:
                     connect_timeout_s=timeout_s,
                     in_process=in_process,
                 )
-                return parse_identity(parse_json(answer.body, _CARD_DEPTH))
+                document = parse_json(answer.body, _CARD_DEPTH)
+                if agent.protocol == "openai-chat":
+                    return models_identity(agent, document)
+                return parse_identity(document)
         except TimeoutError:
             if not scope.expired():
                 raise

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agents._manifest import Manifest
+from agents._manifest import CARD_PROTOCOLS, Manifest
 from schema.jsontext import JSONValue
 
 __all__ = [
@@ -72,8 +72,8 @@ class Identity:
     id: str
     version: str
     capabilities: tuple[str, ...] | None
-    # An A2A agent's card, as its RFC 8785 sha256: what a certificate binds (None: not
-    # an A2A agent, or a card with no canonical form).
+    # An A2A agent's card or an MCP server's info and tools (agents._mcp.card_of), as its
+    # RFC 8785 sha256: what a certificate binds (None: neither, or no canonical form).
     card_digest: str | None = None
 
     def matches(self, agent: Manifest) -> bool:
@@ -83,14 +83,15 @@ class Identity:
     def compare(self, agent: Manifest) -> IdentityCheck:
         """Mismatch and unadvertised claims of this answer against `agent`'s manifest.
 
-        An A2A card names the agent its own way (its `name`), so only its
-        version is compared; a holon identity document must name the id too.
+        An A2A card and an MCP server's info name the agent their own way (a
+        `name`), so only their version is compared; a holon identity document
+        must name the id too.
         """
         shown_id, shown_version = self.id[:_SHOWN_CHARS], self.version[:_SHOWN_CHARS]
         mismatch = None
         if self.version != agent.version:
             mismatch = f"answered as version {shown_version!r}, but {agent.version} is registered"
-        elif agent.protocol != "a2a" and self.id != agent.id:
+        elif agent.protocol not in CARD_PROTOCOLS and self.id != agent.id:
             mismatch = f"answered as {shown_id!r}, but {agent.id} is registered"
         advertised = self.capabilities
         not_advertised = (

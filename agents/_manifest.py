@@ -16,9 +16,22 @@ from urllib.parse import urlsplit
 from schema import Document, load_document, validate_document, validator
 from schema.errors import InputError, Location, ManifestError
 
-Protocol = Literal["holon-http", "a2a", "asgi"]
+Protocol = Literal["holon-http", "a2a", "asgi", "mcp", "openai-chat"]
 
-__all__ = ["AgentLimits", "Manifest", "Pricing", "load_manifest", "manifest_from_dict"]
+CARD_PROTOCOLS: frozenset[str] = frozenset({"a2a", "mcp"})
+"""Protocols whose agent describes itself by a document a certificate binds by digest
+(an A2A agent card; an MCP server's info and tool list): `Identity.card_digest`."""
+
+__all__ = [
+    "CARD_PROTOCOLS",
+    "AgentLimits",
+    "Manifest",
+    "McpSpec",
+    "OpenAIChatSpec",
+    "Pricing",
+    "load_manifest",
+    "manifest_from_dict",
+]
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,68 @@ class Pricing:
     per_call_usd: Decimal = Decimal(0)
     per_1k_input_tokens_usd: Decimal | None = None
     per_1k_output_tokens_usd: Decimal | None = None
+    # A model API lists its prices per million tokens; one unit per side (the schema).
+    per_1m_input_tokens_usd: Decimal | None = None
+    per_1m_output_tokens_usd: Decimal | None = None
+
+    @property
+    def prices_tokens(self) -> bool:
+        """Whether any token is priced (a call then cannot be priced without usage)."""
+        return any(
+            price is not None
+            for price in (
+                self.per_1k_input_tokens_usd,
+                self.per_1k_output_tokens_usd,
+                self.per_1m_input_tokens_usd,
+                self.per_1m_output_tokens_usd,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class McpSpec:
+    """`protocol: mcp`: the MCP tool each claimed capability calls."""
+
+    tools: tuple[tuple[str, str], ...]  # (capability, tool name), in manifest order
+
+    def tool(self, capability: str) -> str | None:
+        return dict(self.tools).get(capability)
+
+
+@dataclass(frozen=True)
+class OpenAIChatSpec:
+    """`protocol: openai-chat`: what the chat-completions request is made of."""
+
+    model: str
+    template: str
+    system: str | None = None
+    model_identity: Literal["exact", "alias"] = "exact"
+    model_aliases: tuple[str, ...] = ()
+    strict: bool = False
+    max_tokens: int | None = None
+    temperature: Decimal | None = None
+
+    def accepts_model(self, answered: str) -> bool:
+        """Whether a response's `model` is the configured one (or, `alias`, one of its aliases)."""
+        if answered == self.model:
+            return True
+        return self.model_identity == "alias" and answered in self.model_aliases
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"model": self.model, "template": self.template}
+        if self.system is not None:
+            out["system"] = self.system
+        if self.model_identity != "exact":
+            out["model_identity"] = self.model_identity
+        if self.model_aliases:
+            out["model_aliases"] = list(self.model_aliases)
+        if self.strict:
+            out["strict"] = True
+        if self.max_tokens is not None:
+            out["max_tokens"] = self.max_tokens
+        if self.temperature is not None:
+            out["temperature"] = self.temperature
+        return out
 
 
 @dataclass(frozen=True)
@@ -49,6 +124,8 @@ class Manifest:
     pricing: Pricing | None = None
     contact: str | None = None
     description: str | None = None
+    mcp: McpSpec | None = None
+    openai_chat: OpenAIChatSpec | None = None
 
     @property
     def org(self) -> str:
@@ -85,11 +162,19 @@ class Manifest:
                 pricing["per_1k_input_tokens_usd"] = str(self.pricing.per_1k_input_tokens_usd)
             if self.pricing.per_1k_output_tokens_usd is not None:
                 pricing["per_1k_output_tokens_usd"] = str(self.pricing.per_1k_output_tokens_usd)
+            if self.pricing.per_1m_input_tokens_usd is not None:
+                pricing["per_1m_input_tokens_usd"] = str(self.pricing.per_1m_input_tokens_usd)
+            if self.pricing.per_1m_output_tokens_usd is not None:
+                pricing["per_1m_output_tokens_usd"] = str(self.pricing.per_1m_output_tokens_usd)
             out["pricing"] = pricing
         if self.contact is not None:
             out["contact"] = self.contact
         if self.description is not None:
             out["description"] = self.description
+        if self.mcp is not None:
+            out["mcp"] = {"tools": dict(self.mcp.tools)}
+        if self.openai_chat is not None:
+            out["openai_chat"] = self.openai_chat.to_json()
         return out
 
 
@@ -120,6 +205,8 @@ def parse_manifest(document: Document) -> Manifest:
                 cls=ManifestError,
             )
         _check_url(document, endpoint)
+    mcp = _mcp_spec(document, data)
+    openai_chat = _openai_chat_spec(document, data)
     limits = data.get("limits", {})
     pricing = data.get("pricing")
     timeout = limits.get("timeout_s")
@@ -139,9 +226,66 @@ def parse_manifest(document: Document) -> Manifest:
             per_call_usd=_money(pricing.get("per_call_usd")) or Decimal(0),
             per_1k_input_tokens_usd=_money(pricing.get("per_1k_input_tokens_usd")),
             per_1k_output_tokens_usd=_money(pricing.get("per_1k_output_tokens_usd")),
+            per_1m_input_tokens_usd=_money(pricing.get("per_1m_input_tokens_usd")),
+            per_1m_output_tokens_usd=_money(pricing.get("per_1m_output_tokens_usd")),
         ),
         contact=data.get("contact"),
         description=data.get("description"),
+        mcp=mcp,
+        openai_chat=openai_chat,
+    )
+
+
+def _mcp_spec(document: Document, data: dict[str, Any]) -> McpSpec | None:
+    section = data.get("mcp")
+    if section is None:
+        return None
+    tools: dict[str, str] = section["tools"]
+    for capability in data["capabilities"]:
+        if capability not in tools:
+            raise document.error(
+                f"the claimed capability {capability!r} names no MCP tool",
+                ("mcp", "tools"),
+                cls=ManifestError,
+            )
+    for capability in tools:
+        if capability not in data["capabilities"]:
+            raise document.error(
+                f"{capability!r} is not a claimed capability",
+                ("mcp", "tools", capability),
+                cls=ManifestError,
+            )
+    return McpSpec(tools=tuple((c, tools[c]) for c in data["capabilities"]))
+
+
+def _openai_chat_spec(document: Document, data: dict[str, Any]) -> OpenAIChatSpec | None:
+    from agents._template import TemplateError, check_template
+
+    section = data.get("openai_chat")
+    if section is None:
+        return None
+    try:
+        check_template(section["template"])
+    except TemplateError as exc:
+        raise document.error(str(exc), ("openai_chat", "template"), cls=ManifestError) from None
+    identity = section.get("model_identity", "exact")
+    aliases = tuple(section.get("model_aliases", ()))
+    if aliases and identity != "alias":
+        raise document.error(
+            "model_aliases are only read with model_identity: alias",
+            ("openai_chat", "model_aliases"),
+            cls=ManifestError,
+        )
+    temperature = section.get("temperature")
+    return OpenAIChatSpec(
+        model=section["model"],
+        template=section["template"],
+        system=section.get("system"),
+        model_identity=identity,
+        model_aliases=aliases,
+        strict=bool(section.get("strict", False)),
+        max_tokens=section.get("max_tokens"),
+        temperature=None if temperature is None else Decimal(temperature),
     )
 
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from agents._a2a import A2ATarget, a2a_request
 from agents._limits import MAX_REQUEST_BYTES
 from agents._manifest import Manifest
+from agents._openai import CHAT_PATH, chat_request
 from agents._outcome import Usage
 from agents._trace import TRACEPARENT, fresh_traceparent
 from agents._transports import ASGI_BASE_URL
@@ -28,6 +29,7 @@ __all__ = [
     "AnswerError",
     "PreparedRequest",
     "agent_headers",
+    "bounded_request",
     "build_request",
     "endpoint_url",
     "probe_headers",
@@ -150,9 +152,11 @@ def build_request(
     `holon-http` and `asgi`: ``POST <endpoint>`` with body
     ``{"capability": ..., "input": ...}``. `a2a`: the JSON-RPC message to the
     interface `a2a_target` chose from the agent card (default: A2A 1.0 at the
-    endpoint). Raises ValueError/TypeError when `input` is not JSON (a caller
-    bug), and `schema.errors.PayloadTooLarge` when the body would be over
-    `MAX_REQUEST_BYTES` (the cap applies to what holon writes).
+    endpoint). `openai-chat`: ``POST <endpoint>/chat/completions`` with the
+    completion request (`agents._openai`). (`mcp` messages are built by
+    `agents._mcp_calls` from the same headers.) Raises ValueError/TypeError
+    when `input` is not JSON (a caller bug), and `schema.errors.PayloadTooLarge`
+    when the body would be over `MAX_REQUEST_BYTES` (the cap applies to what holon writes).
     """
     headers = agent_headers(
         agent, capability, request_id=request_id, secret=secret, traceparent=traceparent
@@ -161,12 +165,17 @@ def build_request(
         target = a2a_target or A2ATarget(url=agent.endpoint, version="1.0")
         body, extra = a2a_request(target, capability, input, request_id=request_id)
         headers.update(extra)
-        return PreparedRequest("POST", target.url, headers, _bounded(body))
+        return PreparedRequest("POST", target.url, headers, bounded_request(body))
+    if agent.protocol == "openai-chat":
+        body = chat_request(agent, capability, input)
+        return PreparedRequest(
+            "POST", endpoint_url(agent, CHAT_PATH), headers, bounded_request(body)
+        )
     body = dumps({"capability": capability, "input": input}).encode()
-    return PreparedRequest("POST", endpoint_url(agent), headers, _bounded(body))
+    return PreparedRequest("POST", endpoint_url(agent), headers, bounded_request(body))
 
 
-def _bounded(body: bytes) -> bytes:
+def bounded_request(body: bytes) -> bytes:
     if len(body) > MAX_REQUEST_BYTES:
         raise PayloadTooLarge(
             f"the request to the agent would be {len(body)} bytes, more than the "

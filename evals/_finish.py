@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from agents import CARD_PROTOCOLS
 from evals._integrity import author_record, keyed_digest
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
@@ -118,7 +119,7 @@ def certify(store: Store, plan: Plan, record: dict[str, Any]) -> Certify:
     }
     verdicts = [s["overfit"].get("verdict") for s in suites.values()]
     card = None
-    if agent.protocol == "a2a":
+    if agent.protocol in CARD_PROTOCOLS:
         identity = store.identities.get(agent.id, agent.version)
         card = None if identity is None else identity.card_digest
     return Certify(

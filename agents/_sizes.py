@@ -1,0 +1,54 @@
+"""How big an output is as holon writes it, and doing large work off the event loop.
+
+Shared by every protocol's reader: an output is taken only while, written
+as holon writes JSON, it is within the response cap (CallLimits.output_limit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from agents._exchange import CallFailure
+from schema.jsontext import LARGE_NODES, JSONValue, count_nodes, dumps
+from schema.numbers import MAX_NUMBER_GROWTH
+
+__all__ = ["in_thread", "is_large", "measured_size", "size_bound"]
+
+_T = TypeVar("_T")
+
+
+def is_large(value: JSONValue) -> bool:
+    """Whether writing or walking `value` would hold up the event loop (a worker thread's job)."""
+    return count_nodes(value, LARGE_NODES) > LARGE_NODES
+
+
+async def in_thread(fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
+    return await asyncio.to_thread(functools.partial(fn, *args, **kw))
+
+
+def size_bound(body: bytes) -> int:
+    """At least the size of the output read from `body` once holon writes it.
+
+    Its strings are written no longer than they were read and its numbers at
+    most MAX_NUMBER_GROWTH characters longer each, only if written with an
+    exponent (so with an `e` or `E`): counting those is enough for almost
+    every answer.
+    """
+    return len(body) + MAX_NUMBER_GROWTH * (body.count(b"e") + body.count(b"E"))
+
+
+async def measured_size(output: JSONValue, limit: int, status: int) -> int:
+    """The size of `output` as holon writes it, or CallFailure when that is over `limit`."""
+    text = await in_thread(dumps, output) if is_large(output) else dumps(output)
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise CallFailure(
+            "invalid_response",
+            f"the output is {size} bytes as JSON (its numbers written out), more than the "
+            f"{limit} accepted",
+            status,
+        )
+    return size
