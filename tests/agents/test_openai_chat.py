@@ -1,4 +1,4 @@
-"""The openai-chat adapter against a loopback OpenAI-compatible server (tests/agents/openai_server.py)."""
+"""The openai-chat adapter against a loopback OpenAI-compatible server (openai_server.py)."""
 
 from __future__ import annotations
 
