@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -73,3 +75,44 @@ def wait_healthy(server: subprocess.Popen[str], url: str, timeout_s: float = 90)
         assert server.poll() is None, server.communicate()[1]
         assert time.monotonic() < deadline, "the gateway did not start"
         time.sleep(0.05)
+
+
+@dataclass
+class Tap:
+    """An ASGI wrapper recording each HTTP request's method, path, headers (a dict, and
+    as sent, in order) and body (as bytes, and parsed as JSON)."""
+
+    app: Any
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        self.seen.append(
+            {
+                "method": scope["method"],
+                "path": scope["path"],
+                "headers": {k.decode().lower(): v.decode() for k, v in scope["headers"]},
+                "raw_headers": list(scope["headers"]),
+                "body": body,
+                "json": json.loads(body) if body else None,
+            }
+        )
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

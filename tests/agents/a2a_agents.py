@@ -5,14 +5,10 @@ DefaultRequestHandler behind its own Starlette routes for the agent card and
 JSON-RPC. With ``version="0.3"`` the card offers only a v0.3 interface and the
 JSON-RPC route runs the SDK's v0.3 compatibility adapter (`message/send`).
 The card's interface URL is only known once the server listens: tests set it
-with `point_card_at`. `Tap` wraps an app to record what arrived on the wire.
+with `point_card_at` (`tests._servers.Tap` records what arrived on the wire).
 """
 
 from __future__ import annotations
-
-import json
-from dataclasses import dataclass, field
-from typing import Any
 
 from a2a.helpers.proto_helpers import (
     get_data_parts,
@@ -97,41 +93,3 @@ def sdk_agent(
 def point_card_at(card: AgentCard, url: str) -> None:
     """Set the card's interface URL (the SDK serves the same card object, so this is live)."""
     card.supported_interfaces[0].url = url
-
-
-@dataclass
-class Tap:
-    """An ASGI wrapper recording each HTTP request's method, path, headers and JSON body."""
-
-    app: Any
-    seen: list[dict[str, Any]] = field(default_factory=list)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        self.seen.append(
-            {
-                "method": scope["method"],
-                "path": scope["path"],
-                "headers": {k.decode().lower(): v.decode() for k, v in scope["headers"]},
-                "json": json.loads(body) if body else None,
-            }
-        )
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)

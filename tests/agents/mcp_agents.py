@@ -10,13 +10,11 @@ tickets ("refund" is billing, else account):
 
 `change_tools(server)` swaps `classify` for one with another input schema,
 as a server that changes its tools between an eval and a live call does.
-`Tap` records what reached the app on the wire (path, headers, JSON body).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from mcp.server.fastmcp import FastMCP
@@ -71,42 +69,3 @@ def change_tools(server: FastMCP) -> None:
         return {"label": _label(ticket)}
 
     server.add_tool(classify, structured_output=True)
-
-
-@dataclass
-class Tap:
-    """An ASGI wrapper that records each request's path, headers and JSON-RPC method."""
-
-    app: Any
-    seen: list[dict[str, Any]] = field(default_factory=list)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
-        self.seen.append(
-            {
-                "method": scope["method"],
-                "path": scope["path"],
-                "headers": list(scope["headers"]),
-                "body": body,
-                "rpc": json.loads(body) if body else None,
-            }
-        )
-        delivered = False
-
-        async def replay() -> Any:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)

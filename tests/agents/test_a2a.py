@@ -19,8 +19,8 @@ from agents import CallLimits, Executor, Identity
 from agents._a2a import A2ATarget, CardError, interpret_reply, target_from_card
 from schema.canonical import canonical_digest
 from schema.jsontext import loads
-from tests._servers import serve
-from tests.agents.a2a_agents import CARD_VERSION, Tap, point_card_at, sdk_agent
+from tests._servers import Tap, serve
+from tests.agents.a2a_agents import CARD_VERSION, point_card_at, sdk_agent
 from tests.agents.conftest import closed_port, make_agent
 
 pytestmark = pytest.mark.anyio

@@ -12,9 +12,9 @@ from mcp.server.fastmcp import FastMCP
 
 from agents import CallLimits, Executor, Manifest, manifest_from_dict
 from schema.errors import AgentUnreachable, ManifestError
-from tests._servers import serve
+from tests._servers import Tap, serve
 from tests.agents.conftest import closed_port
-from tests.agents.mcp_agents import SERVER_NAME, SERVER_VERSION, Tap, change_tools, mcp_agent
+from tests.agents.mcp_agents import SERVER_NAME, SERVER_VERSION, change_tools, mcp_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -47,7 +47,7 @@ def mcp_manifest_agent(endpoint: str, tool: str = "classify") -> Manifest:
 
 
 def _rpc_methods(tap: Tap) -> list[str]:
-    return [seen["rpc"]["method"] for seen in tap.seen if seen["rpc"] is not None]
+    return [seen["json"]["method"] for seen in tap.seen if seen["json"] is not None]
 
 
 @pytest.mark.parametrize(
@@ -74,18 +74,18 @@ async def test_a_tool_call_with_structured_content(
         "tools/call",
     ]
     call = tap.seen[2]
-    assert call["rpc"] == {
+    assert call["json"] == {
         "jsonrpc": "2.0",
         "id": "rid-mcp-1",
         "method": "tools/call",
         "params": {"name": "classify", "arguments": TICKET},
     }
-    headers = dict(call["headers"])
-    assert headers[b"authorization"] == b"Bearer tok"
-    assert headers[b"accept"] == b"application/json, text/event-stream"
-    assert headers[b"mcp-protocol-version"] == b"2025-06-18"
-    assert headers[b"holon-capability"] == b"ticket.classify"
-    assert (b"mcp-session-id" in headers) == (not options.get("stateless"))
+    headers = call["headers"]
+    assert headers["authorization"] == "Bearer tok"
+    assert headers["accept"] == "application/json, text/event-stream"
+    assert headers["mcp-protocol-version"] == "2025-06-18"
+    assert headers["holon-capability"] == "ticket.classify"
+    assert ("mcp-session-id" in headers) == (not options.get("stateless"))
 
 
 async def test_one_json_text_block_is_the_output(executor: Executor) -> None:
@@ -143,7 +143,7 @@ async def test_an_ended_session_is_reopened_once(executor: Executor) -> None:
     with mcp_server() as (url, tap):
         agent = mcp_manifest_agent(url)
         assert (await executor.execute(agent, "ticket.classify", TICKET, LIMITS)).ok
-        session = dict(tap.seen[-1]["headers"])[b"mcp-session-id"].decode()
+        session = tap.seen[-1]["headers"]["mcp-session-id"]
         # The server ends the session (as on a restart or an idle timeout): 404 for it.
         ended = httpx.delete(
             url, headers={"mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}

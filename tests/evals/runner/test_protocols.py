@@ -25,8 +25,8 @@ from evals import make_plan, probe, start, work
 from evals.suites import install_suite
 from records import EvalCell, EvalInfo, Store
 from schema.errors import Refused
-from tests._servers import serve
-from tests.agents.mcp_agents import Tap, change_tools, mcp_agent
+from tests._servers import Tap, serve
+from tests.agents.mcp_agents import change_tools, mcp_agent
 from tests.agents.openai_server import MODEL, Recorder, openai_app
 from tests.agents.test_mcp import mcp_manifest
 from tests.agents.test_openai_chat import chat_manifest
@@ -82,7 +82,7 @@ def test_an_mcp_agent_is_evaluated_and_certified_until_its_tools_change(
     assert record is not None and record["eval_score"] == 1 and record["stale"] is False
     envelope = store.certificates.current(manifest["id"], manifest["version"])
     assert envelope
-    calls = [seen for seen in tap.seen if seen["rpc"] and seen["rpc"]["method"] == "tools/call"]
+    calls = [seen for seen in tap.seen if seen["json"] and seen["json"]["method"] == "tools/call"]
     assert len(calls) == 6
 
     # The same server, the same tools: nothing changes.
