@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 
 import pytest
 
-from agents import AgentLimits, CallLimits, Executor, build_request
+from agents import AgentLimits, CallLimits, Executor, Manifest, build_request, manifest_from_dict
+from tests._servers import Tap, serve
 from tests.agents.conftest import Faults, make_agent
+from tests.agents.mcp_agents import mcp_agent
+from tests.agents.openai_server import Recorder, openai_app
+from tests.agents.test_mcp import mcp_manifest
+from tests.agents.test_openai_chat import chat_manifest
 
 TRACEPARENT = re.compile(r"00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]")
 INPUT = {"invoice": "INV-7", "amount": Decimal("1234.50"), "lines": [1, 2, 3], "note": "é✓"}
@@ -305,3 +312,68 @@ async def test_an_in_process_app_gets_the_same_request(executor: Executor) -> No
         {"type": "http.request", "body": body, "more_body": True},
         {"type": "http.request", "body": b"", "more_body": False},
     ]
+
+
+@contextmanager
+def _protocol_server(protocol: str) -> Iterator[tuple[Manifest, Callable[[], list[Seen]]]]:
+    """A real server of `protocol` and what reached it: (path, headers in order, body)."""
+    if protocol == "openai-chat":
+        recorder = Recorder()
+        with serve(openai_app(recorder)) as url:
+            agent = manifest_from_dict(chat_manifest(f"{url}/honest/v1"))
+            yield agent, lambda: [(r["path"], r["headers"], r["body"]) for r in recorder.requests]
+        return
+    tap = Tap(mcp_agent().streamable_http_app())
+    with serve(tap) as url:
+        agent = manifest_from_dict(mcp_manifest(f"{url}/mcp"))
+        yield agent, lambda: [(s["path"], s["raw_headers"], s["body"]) for s in tap.seen]
+
+
+Seen = tuple[str, list[tuple[bytes, bytes]], bytes]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("protocol", ["openai-chat", "mcp"])
+async def test_live_and_eval_calls_are_indistinguishable_in_every_protocol(protocol: str) -> None:
+    """The wire identity of the other protocols: every message of a call, byte for byte,
+    is the same for a live call and an eval call, but for each call's own ids."""
+    live = CallLimits(max_cost_usd=Decimal("0.02"), timeout_s=7)
+    evaluation = CallLimits(
+        max_cost_usd=Decimal("0.50"),
+        timeout_s=45,
+        unreachable_retries=2,
+        max_response_bytes=1 << 20,
+        max_json_depth=32,
+    )
+    ticket = {"subject": "Refund please", "body": "Charged twice. é✓", "n": Decimal("1234.50")}
+    calls: list[list[Seen]] = []
+    with _protocol_server(protocol) as (agent, seen):
+        for limits in (live, evaluation):
+            # A gateway and an eval run are separate processes: a fresh executor each.
+            async with Executor() as executor:
+                before = len(seen())
+                outcome = await executor.execute(
+                    agent, "ticket.classify", ticket, limits, secret="s3cret"
+                )
+                assert outcome.ok, outcome
+            calls.append(
+                [
+                    (path, _own_ids(headers, outcome.request_id), _own_id(body, outcome.request_id))
+                    for path, headers, body in seen()[before:]
+                ]
+            )
+    assert len(calls[0]) == (1 if protocol == "openai-chat" else 3)
+    assert calls[0] == calls[1]
+    names = [name for name, _ in calls[0][-1][1]]
+    assert b"authorization" in names and b"holon-capability" in names
+    assert b"holon-max-cost-usd" not in names  # no declared limits: neither cap is announced
+
+
+def _own_id(text: bytes, request_id: str) -> bytes:
+    return text.replace(request_id.encode(), b"<id>")
+
+
+def _own_ids(headers: list[tuple[bytes, bytes]], request_id: str) -> list[tuple[bytes, bytes]]:
+    # The request id, the trace context and the server's session id are each call's own.
+    own = (b"traceparent", b"mcp-session-id")
+    return [(k, b"<own>" if k in own else _own_id(v, request_id)) for k, v in headers]
