@@ -21,6 +21,7 @@ vLLM, llama.cpp's server, Ollama and a LiteLLM proxy all serve
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from agents._identity import Identity, IdentityError
@@ -63,8 +64,11 @@ def _spec(agent: Manifest) -> OpenAIChatSpec:
     return agent.openai_chat
 
 
+@lru_cache(maxsize=256)
 def response_format(capability: str, strict: bool) -> dict[str, Any]:
-    """`json_schema` from the capability's shipped output schema, else `json_object`."""
+    """`json_schema` from the capability's shipped output schema, else `json_object`.
+
+    Cached (the schemas ship with holon and do not change in a process): never mutate it."""
     name = f"capabilities/{capability}.output"
     if "/" in capability or not schema_path(name).is_file():
         return {"type": "json_object"}

@@ -14,33 +14,55 @@ manifest is read.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
-
-import re2
 
 from schema.jsontext import JSONValue, dumps
 
 __all__ = ["TemplateError", "check_template", "render_template"]
 
-_PLACEHOLDER = re2.compile(r"\{\{\s*(input(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}")
-_ANY_BRACES = re2.compile(r"\{\{.*?\}\}")
+_OPEN, _CLOSE = "{{", "}}"
 
 
 class TemplateError(Exception):
     """The template uses something other than `{{input}}` / `{{input.field}}`."""
 
 
-def check_template(template: str) -> None:
-    """Raise TemplateError naming the first placeholder that is not an input path."""
-    for match in _ANY_BRACES.finditer(template):
-        if _PLACEHOLDER.fullmatch(match.group(0)) is None:
+def _is_name(text: str) -> bool:
+    return (
+        bool(text) and text.isascii() and not text[0].isdigit() and text.replace("_", "a").isalnum()
+    )
+
+
+@lru_cache(maxsize=256)
+def _parse(template: str) -> tuple[tuple[str, tuple[str, ...] | None], ...]:
+    """The template as (literal text, input path or None) pieces, or TemplateError."""
+    pieces: list[tuple[str, tuple[str, ...] | None]] = []
+    at = 0
+    while (start := template.find(_OPEN, at)) >= 0:
+        end = template.find(_CLOSE, start + 2)
+        if end < 0:
+            break
+        inner = template[start + 2 : end].strip()
+        names = inner.split(".")
+        if names[0] != "input" or not all(_is_name(name) for name in names[1:]):
+            shown = template[start : end + 2][:80]
             raise TemplateError(
-                f"unknown placeholder {match.group(0)[:80]!r}: only {{{{input}}}} and "
+                f"unknown placeholder {shown!r}: only {{{{input}}}} and "
                 "{{input.field.sub}} are replaced"
             )
+        pieces.append((template[at:start], tuple(names[1:])))
+        at = end + 2
+    pieces.append((template[at:], None))
+    return tuple(pieces)
 
 
-def _at(value: JSONValue, path: list[str]) -> JSONValue:
+def check_template(template: str) -> None:
+    """Raise TemplateError naming the first placeholder that is not an input path."""
+    _parse(template)
+
+
+def _at(value: JSONValue, path: tuple[str, ...]) -> JSONValue:
     current: Any = value
     for name in path:
         if not isinstance(current, dict) or name not in current:
@@ -52,10 +74,9 @@ def _at(value: JSONValue, path: list[str]) -> JSONValue:
 
 def render_template(template: str, input: JSONValue) -> str:
     """`template` with each placeholder replaced by the JSON of the input at its path."""
-
-    def replace(match: Any) -> str:
-        path = match.group(1).split(".")[1:]
-        return dumps(_at(input, path))
-
-    rendered: str = _PLACEHOLDER.sub(replace, template)
-    return rendered
+    out: list[str] = []
+    for text, path in _parse(template):
+        out.append(text)
+        if path is not None:
+            out.append(dumps(_at(input, path)))
+    return "".join(out)
