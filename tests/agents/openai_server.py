@@ -10,7 +10,9 @@ endpoint (``POST /chat/completions``, ``GET /models``). Modes:
 - ``no-usage``: the same, without `usage`;
 - ``not-json``: prose content; ``huge``: 2 MB of JSON content;
 - ``refusal``: a refusal and null content; ``length``: JSON cut off by the
-  token limit (finish_reason ``length``).
+  token limit (finish_reason ``length``);
+- ``deep``: content nested 200 levels; ``big-number``: content holding
+  ``1e999999``; ``bad-usage``: negative token counts; ``no-choices``.
 
 Every request's path, headers and body are kept in `Recorder.requests`.
 """
@@ -66,14 +68,23 @@ def openai_app(recorder: Recorder) -> Starlette:
         elif mode == "length":
             message["content"] = '{"label": "bill'
             finish = "length"
+        elif mode == "deep":
+            message["content"] = "[" * 200 + "]" * 200
+        elif mode == "big-number":
+            message["content"] = '{"label": 1e999999}'
+        choices: list[Any] = [{"index": 0, "message": message, "finish_reason": finish}]
+        if mode == "no-choices":
+            choices = []
         answer: dict[str, Any] = {
             "id": "chatcmpl-1",
             "object": "chat.completion",
             "created": 1764547200,
             "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "choices": choices,
         }
-        if mode != "no-usage":
+        if mode == "bad-usage":
+            answer["usage"] = {"prompt_tokens": -1, "completion_tokens": 5}
+        elif mode != "no-usage":
             answer["usage"] = USAGE
         return JSONResponse(answer)
 

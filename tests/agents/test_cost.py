@@ -168,3 +168,15 @@ def test_pricing_at_the_limits_stays_exact() -> None:
     assert source == "priced" and cost > 0
     assert exceeds_cap(cost, Decimal("1E+4000")) is False
     assert exceeds_cap(cost, Decimal("1E-4000")) is True
+
+
+def test_per_million_prices_are_exact() -> None:
+    pricing = Pricing(
+        per_1m_input_tokens_usd=Decimal("0.15"), per_1m_output_tokens_usd=Decimal("0.6")
+    )
+    agent = make_agent("http://a.example/", pricing=pricing)
+    assert pricing.prices_tokens and not Pricing(per_call_usd=Decimal(1)).prices_tokens
+    cost, source = price(agent, Usage(input_tokens=1000, output_tokens=200))
+    assert (cost, source) == (Decimal("0.00027"), "priced")
+    huge, _ = price(agent, Usage(input_tokens=2**63 - 1))
+    assert huge == Decimal(2**63 - 1) * Decimal("0.00000015")

@@ -159,6 +159,10 @@ async def test_missing_usage_cannot_be_priced(
         ("length", "invalid_response", "finish_reason 'length'"),
         ("refusal", "agent_error", "the model refused: I can't help with that."),
         ("huge", "invalid_response", "body larger than 1048576 bytes"),
+        ("deep", "invalid_response", "message content: JSON nested deeper than 64 levels"),
+        ("big-number", "invalid_response", "message content: body at $.label"),
+        ("bad-usage", "invalid_response", "usage.prompt_tokens must be a non-negative integer"),
+        ("no-choices", "invalid_response", "no choices[0].message"),
     ],
 )
 async def test_unacceptable_completions(
