@@ -205,6 +205,14 @@ def parse_manifest(document: Document) -> Manifest:
                 cls=ManifestError,
             )
         _check_url(document, endpoint)
+    for section, owner in (("mcp", "mcp"), ("openai_chat", "openai-chat")):
+        if section in data and protocol != owner:
+            raise document.error(
+                f"'{section}' is read only with protocol {owner!r}, not {protocol!r}",
+                (section,),
+                cls=ManifestError,
+            )
+    _check_token_units(document, data.get("pricing") or {})
     mcp = _mcp_spec(document, data)
     openai_chat = _openai_chat_spec(document, data)
     limits = data.get("limits", {})
@@ -234,6 +242,16 @@ def parse_manifest(document: Document) -> Manifest:
         mcp=mcp,
         openai_chat=openai_chat,
     )
+
+
+def _check_token_units(document: Document, pricing: dict[str, Any]) -> None:
+    for side in ("input", "output"):
+        if f"per_1k_{side}_tokens_usd" in pricing and f"per_1m_{side}_tokens_usd" in pricing:
+            raise document.error(
+                f"{side} tokens are priced per 1k or per 1m, not both",
+                ("pricing", f"per_1m_{side}_tokens_usd"),
+                cls=ManifestError,
+            )
 
 
 def _mcp_spec(document: Document, data: dict[str, Any]) -> McpSpec | None:

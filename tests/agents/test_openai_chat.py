@@ -233,11 +233,11 @@ def test_protocol_and_section_must_agree() -> None:
         manifest_from_dict(manifest)
     manifest = chat_manifest("http://h.example/v1")
     manifest["protocol"] = "holon-http"
-    with pytest.raises(ManifestError):
+    with pytest.raises(ManifestError, match="read only with protocol 'openai-chat'"):
         manifest_from_dict(manifest)
     both = chat_manifest("http://h.example/v1")
     both["pricing"] = {"per_1k_input_tokens_usd": "1", "per_1m_input_tokens_usd": "1"}
-    with pytest.raises(ManifestError, match="pricing"):
+    with pytest.raises(ManifestError, match="per 1k or per 1m, not both"):
         manifest_from_dict(both)
 
 
