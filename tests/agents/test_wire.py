@@ -315,7 +315,7 @@ async def test_an_in_process_app_gets_the_same_request(executor: Executor) -> No
 
 
 @contextmanager
-def _protocol_server(protocol: str) -> Iterator[tuple[Manifest, Callable[[], list[Seen]]]]:
+def protocol_server(protocol: str) -> Iterator[tuple[Manifest, Callable[[], list[Seen]]]]:
     """A real server of `protocol` and what reached it: (path, headers in order, body)."""
     if protocol == "openai-chat":
         recorder = Recorder()
@@ -347,7 +347,7 @@ async def test_live_and_eval_calls_are_indistinguishable_in_every_protocol(proto
     )
     ticket = {"subject": "Refund please", "body": "Charged twice. é✓", "n": Decimal("1234.50")}
     calls: list[list[Seen]] = []
-    with _protocol_server(protocol) as (agent, seen):
+    with protocol_server(protocol) as (agent, seen):
         for limits in (live, evaluation):
             # A gateway and an eval run are separate processes: a fresh executor each.
             async with Executor() as executor:
@@ -358,7 +358,7 @@ async def test_live_and_eval_calls_are_indistinguishable_in_every_protocol(proto
                 assert outcome.ok, outcome
             calls.append(
                 [
-                    (path, _own_ids(headers, outcome.request_id), _own_id(body, outcome.request_id))
+                    (path, own_ids(headers, outcome.request_id), _own_id(body, outcome.request_id))
                     for path, headers, body in seen()[before:]
                 ]
             )
@@ -373,7 +373,7 @@ def _own_id(text: bytes, request_id: str) -> bytes:
     return text.replace(request_id.encode(), b"<id>")
 
 
-def _own_ids(headers: list[tuple[bytes, bytes]], request_id: str) -> list[tuple[bytes, bytes]]:
+def own_ids(headers: list[tuple[bytes, bytes]], request_id: str) -> list[tuple[bytes, bytes]]:
     # The request id, the trace context and the server's session id are each call's own.
     own = (b"traceparent", b"mcp-session-id")
     return [(k, b"<own>" if k in own else _own_id(v, request_id)) for k, v in headers]
