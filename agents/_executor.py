@@ -136,8 +136,9 @@ class Executor:
     The HTTP transport is created lazily inside the running loop (and `asgi:`
     apps are imported and started on first use, once per endpoint); the
     executor then belongs to that loop. Use `async with Executor() as
-    executor:` or call `aclose()`. A2A agent cards are cached per endpoint
-    for 5 minutes, and re-read after any failed call.
+    executor:` or call `aclose()`. A2A agent cards and MCP sessions
+    (agents._mcp_calls) are cached per endpoint for 5 minutes, and dropped
+    after any failed call.
     """
 
     def __init__(
