@@ -240,17 +240,35 @@ async def drive_paced(
     process's own scheduling delay on the shared cores; from the send time,
     the latency is what the server (and the network) took.
     """
+    ((sent_ms, due_ms),) = await drive_paced_mix(
+        session, url, [(headers, body)], calls, concurrency, rate
+    )
+    return sent_ms, due_ms
+
+
+async def drive_paced_mix(
+    session: aiohttp.ClientSession,
+    url: str,
+    targets: list[tuple[dict[str, str], bytes]],
+    calls: int,
+    concurrency: int,
+    rate: float,
+) -> list[tuple[list[float], list[float]]]:
+    """As `drive_paced`, the calls going to the `targets` (headers, body) in turn (call k to
+    target k mod n), so that every target meets the same load, queue and noise: each
+    target's latencies from the send and from the due time."""
     start = time.perf_counter() + 0.02
     interval = 1.0 / rate
     taken = 0
-    sent_ms: list[float] = []
-    due_ms: list[float] = []
+    out: list[tuple[list[float], list[float]]] = [([], []) for _ in targets]
     failures: list[str] = []
 
     async def caller() -> None:
         nonlocal taken
         while taken < calls:
             due = start + taken * interval
+            headers, body = targets[taken % len(targets)]
+            sent_ms, due_ms = out[taken % len(targets)]
             taken += 1
             delay = due - time.perf_counter()
             if delay > 0:
@@ -268,7 +286,7 @@ async def drive_paced(
     await asyncio.gather(*(caller() for _ in range(concurrency)))
     if failures:
         raise RuntimeError(f"calls to {url} failed: {failures}")
-    return sent_ms, due_ms
+    return out
 
 
 def percentile(values: list[float], q: float) -> float:
