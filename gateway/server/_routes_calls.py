@@ -205,7 +205,7 @@ async def grant_mandate(request: Request, who: Principal, svc: Service) -> Respo
     granted_by = who.token_id
     assert granted_by is not None  # an operator route: there is a token
     view = await svc.run(
-        lambda: svc.client.calls.grant(document, source="<request>", granted_by=granted_by)
+        lambda: svc.client.mandates.grant(document, source="<request>", granted_by=granted_by)
     )
     return json_response(view, 201 if view["status"] == "created" else 200)
 
@@ -213,7 +213,7 @@ async def grant_mandate(request: Request, who: Principal, svc: Service) -> Respo
 async def list_mandates(request: Request, who: Principal, svc: Service) -> Response:
     params = request.query_params
     view = await svc.run(
-        lambda: svc.client.calls.list(
+        lambda: svc.client.mandates.list(
             holder=params.get("holder"),
             include_revoked=params.get("include_revoked", "false").lower() in ("1", "true"),
             cursor=params.get("cursor"),
@@ -224,7 +224,7 @@ async def list_mandates(request: Request, who: Principal, svc: Service) -> Respo
 
 
 async def get_mandate(request: Request, who: Principal, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.calls.get, request.path_params["mandate"]))
+    return json_response(await svc.run(svc.client.mandates.get, request.path_params["mandate"]))
 
 
 async def mandate_revisions(request: Request, who: Principal, svc: Service) -> Response:
@@ -232,7 +232,7 @@ async def mandate_revisions(request: Request, who: Principal, svc: Service) -> R
     mandate_id = request.path_params["mandate"]
 
     def read() -> dict[str, Any]:
-        page = svc.client.calls.revisions(mandate_id)
+        page = svc.client.mandates.revisions(mandate_id)
         # A caller who does not hold it learns no more than of a mandate that does
         # not exist (ids are operator-made and may say whom they are for).
         if not who.is_operator and not any(r["holder"] == who.name for r in page["items"]):
@@ -243,7 +243,7 @@ async def mandate_revisions(request: Request, who: Principal, svc: Service) -> R
 
 
 async def revoke_mandate(request: Request, who: Principal, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.calls.revoke, request.path_params["mandate"]))
+    return json_response(await svc.run(svc.client.mandates.revoke, request.path_params["mandate"]))
 
 
 async def check_mandate(request: Request, who: Principal, svc: Service) -> Response:
@@ -268,7 +268,7 @@ async def ledger(request: Request, who: Principal, svc: Service) -> Response:
         raise UsageError("decision must be allow or deny")
     await svc.calls.drain()  # this process's answered calls are read settled
     view = await svc.run(
-        lambda: svc.client.calls.ledger(
+        lambda: svc.client.ledger(
             caller=caller,
             mandate_id=params.get("mandate"),
             agent_id=params.get("agent"),

@@ -1,26 +1,20 @@
-"""`holon mandates grant|list|show|check|revoke`, `holon invoke` and `holon ledger`.
+"""`holon mandates grant|list|show|check|revoke`: a caller's policies.
 
-On the store the CLI acts as operator, so a live call names the caller whose
-mandates apply (`--as PRINCIPAL`); through a gateway the token's caller role
-does. Exit codes: 0 allowed (and the call went well), 1 denied (403/402/429, or a
-`check` that denies), 2 usage or input errors (a bad mandate file names its
-line), 3 the agent failed or could not be reached (502/504).
+Exit codes: 0 (and, for `check`, allowed), 1 a `check` that denies, 2 usage or
+input errors (a bad mandate file names its line).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
-from schema.errors import Denied, InputError, Location, UsageError, checked
-from schema.jsontext import JSONValue, NumberError, dumps, format_path, loads
-
-MAX_INPUT_BYTES = 8 * 1024 * 1024
+from schema.errors import checked
+from schema.jsontext import dumps
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -83,53 +77,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     revoke.add_argument("mandate", metavar="ID", help="the mandate's id")
     revoke.set_defaults(handler=do_revoke)
 
-    invoke = sub.add_parser(
-        "invoke",
-        parents=both,
-        help="a live call under the caller's mandates (to one agent, or routed)",
-        description="Call ORG/AGENT for CAP with INPUT under the caller's mandates, or without "
-        "an agent let routing pick the best one they allow. The agent's output is printed on "
-        "stdout (the whole response with --json). On the store the CLI acts as operator: "
-        "--as names the caller whose mandates apply; through a gateway the token's caller "
-        "does. Exit 0 ok, 1 denied, 3 the agent failed or timed out.",
-    )
-    invoke.add_argument(
-        "agent", type=agent_id, metavar="ORG/AGENT", nargs="?", help="the agent (default: routed)"
-    )
-    invoke.add_argument("--capability", metavar="CAP", required=True, help="the capability")
-    invoke.add_argument(
-        "--input",
-        metavar="JSON|@FILE",
-        required=True,
-        help="the input: JSON text, @FILE for a JSON file, @- for standard input",
-    )
-    invoke.add_argument(
-        "--as",
-        dest="caller",
-        metavar="PRINCIPAL",
-        help="on the store: the caller whose mandates apply",
-    )
-    invoke.set_defaults(handler=do_invoke)
-
-    ledger = sub.add_parser(
-        "ledger",
-        parents=both,
-        help="live calls and their decisions, newest first",
-        description="One row per live call: caller, agent, capability, the mandate and its "
-        "revision that decided it (`ID rN`), decision (with the deny reason), the eval whose "
-        "record it read, outcome and cost. A caller's token reads its own rows.",
-    )
-    ledger.add_argument("--caller", metavar="C", help="only this caller's calls")
-    ledger.add_argument("--mandate", metavar="M", help="only calls under this mandate")
-    ledger.add_argument("--agent", metavar="A", help="only calls to this agent")
-    ledger.add_argument("--decision", choices=("allow", "deny"), help="only allowed or denied")
-    ledger.add_argument("--limit", type=int, default=100, help="page size (default 100)")
-    ledger.add_argument("--cursor", help="continue after a previous page")
-    ledger.set_defaults(handler=do_ledger)
-
-
-# -- mandates ----------------------------------------------------------------------------
-
 
 def _status_word(view: dict[str, Any]) -> str:
     return "active" if view["active"] else "revoked"
@@ -148,7 +95,7 @@ def _rate_text(document: dict[str, Any]) -> str | None:
 
 
 def do_grant(ctx: Context) -> int:
-    result = ctx.client().calls.grant_file(ctx.args.file)
+    result = ctx.client().mandates.grant_file(ctx.args.file)
     if ctx.out.json_mode:
         ctx.out.json(result)
         return 0
@@ -166,7 +113,7 @@ def do_grant(ctx: Context) -> int:
 
 
 def do_list(ctx: Context) -> int:
-    page = ctx.client().calls.list(
+    page = ctx.client().mandates.list(
         holder=ctx.args.holder,
         include_revoked=ctx.args.all,
         cursor=ctx.args.cursor,
@@ -212,7 +159,7 @@ def do_list(ctx: Context) -> int:
 
 
 def _show_revisions(ctx: Context) -> int:
-    page = ctx.client().calls.revisions(ctx.args.mandate)
+    page = ctx.client().mandates.revisions(ctx.args.mandate)
     if ctx.out.json_mode:
         ctx.out.json(page)
         return 0
@@ -240,7 +187,7 @@ def _show_revisions(ctx: Context) -> int:
 def do_show(ctx: Context) -> int:
     if ctx.args.revisions:
         return _show_revisions(ctx)
-    view = ctx.client().calls.get(ctx.args.mandate)
+    view = ctx.client().mandates.get(ctx.args.mandate)
     if ctx.out.json_mode:
         ctx.out.json(view)
         return 0
@@ -283,7 +230,7 @@ _VERDICT_KEYS = {
 }
 
 
-def _numbers(values: dict[str, Any], skip: set[str]) -> str:
+def numbers_text(values: dict[str, Any], skip: set[str]) -> str:
     return ", ".join(f"{k}={_plain(v)}" for k, v in values.items() if k not in skip)
 
 
@@ -292,7 +239,7 @@ def _plain(value: Any) -> str:
 
 
 def do_check(ctx: Context) -> int:
-    verdict = ctx.client().calls.check(ctx.args.mandate, ctx.args.agent, ctx.args.capability)
+    verdict = ctx.client().mandates.check(ctx.args.mandate, ctx.args.agent, ctx.args.capability)
     allowed = verdict["decision"] == "allow"
     if ctx.out.json_mode:
         ctx.out.json(verdict)
@@ -302,156 +249,22 @@ def do_check(ctx: Context) -> int:
         ctx.out.line(f"allow: mandate {verdict['mandate']} allows {subject}")
     else:
         ctx.out.line(f"deny ({verdict['reason']}): mandate {verdict['mandate']} on {subject}")
-    numbers = _numbers(verdict, _VERDICT_KEYS)
+    numbers = numbers_text(verdict, _VERDICT_KEYS)
     if numbers:
         ctx.out.line(f"  {numbers}")
     budget = verdict.get("budget")
     if budget is not None:
-        ctx.out.line(f"  budget: {_numbers(budget, {'mandate'})}")
+        ctx.out.line(f"  budget: {numbers_text(budget, {'mandate'})}")
     rate = verdict.get("rate_limit")
     if rate is not None:
-        ctx.out.line(f"  rate limit: {_numbers(rate, set())}")
+        ctx.out.line(f"  rate limit: {numbers_text(rate, set())}")
     return checked(allowed)
 
 
 def do_revoke(ctx: Context) -> int:
-    view = ctx.client().calls.revoke(ctx.args.mandate)
+    view = ctx.client().mandates.revoke(ctx.args.mandate)
     if ctx.out.json_mode:
         ctx.out.json(view)
     else:
         ctx.out.line(f"mandate {view['id']} ({view['holder']}) is revoked; its ledger rows stay")
-    return 0
-
-
-# -- live calls --------------------------------------------------------------------------
-
-
-def _read_input(ctx: Context, text: str) -> JSONValue:
-    """`--input`: JSON text, `@FILE`, or `@-` (standard input)."""
-    where = "--input"
-    if text.startswith("@"):
-        name = text[1:]
-        if name == "-":
-            where, raw = "<stdin>", ctx.stdin.read(MAX_INPUT_BYTES + 1)
-        else:
-            where = name
-            try:
-                with open(name, encoding="utf-8") as stream:
-                    raw = stream.read(MAX_INPUT_BYTES + 1)
-            except OSError as exc:
-                raise InputError(
-                    f"cannot read the input: {exc.strerror}", location=Location(name)
-                ) from None
-            except UnicodeDecodeError:
-                raise InputError("the input is not UTF-8 text", location=Location(name)) from None
-        if len(raw) > MAX_INPUT_BYTES:
-            raise InputError(f"the input is over {MAX_INPUT_BYTES} bytes", location=Location(where))
-    else:
-        raw = text
-    try:
-        return loads(raw)
-    except NumberError as exc:
-        raise InputError(
-            exc.problem, location=Location(where, path=format_path(exc.path))
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON: {exc.msg}",
-            location=Location(where, exc.lineno, exc.colno),
-            hint="--input takes JSON text, @FILE or @- (standard input)",
-        ) from None
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"not valid JSON: {exc}", location=Location(where)) from None
-
-
-def _explain_denial(ctx: Context, error: Denied) -> None:
-    """Each mandate's reason and numbers, under the error line (people only)."""
-    if ctx.out.json_mode:
-        return
-    for verdict in error.details.get("mandates", []):
-        skip = {"mandate", "decision", "reason"}
-        numbers = _numbers(verdict, skip)
-        ctx.out.note(
-            f"  mandate {verdict.get('mandate')}: {verdict.get('reason', verdict.get('decision'))}"
-            + (f" ({numbers})" if numbers else "")
-        )
-
-
-def do_invoke(ctx: Context) -> int:
-    args = ctx.args
-    if args.caller is not None and not args.caller.strip():
-        raise UsageError("--as needs a principal")
-    value = _read_input(ctx, args.input)
-    client = ctx.client()
-    try:
-        answer = client.calls.invoke(args.caller, args.agent, args.capability, value)
-    except Denied as exc:
-        ctx.out.error(exc)
-        _explain_denial(ctx, exc)
-        return exc.exit_code
-    if ctx.out.json_mode:
-        ctx.out.json(answer)
-        return 0
-    ctx.out.stdout.write(dumps(answer["output"]) + "\n")
-    ctx.out.stdout.flush()
-    routed = answer.get("routing")
-    ctx.out.note(
-        f"{answer['agent']} {answer['agent_version']} under mandate {answer['mandate']}"
-        + (f" (routed among {routed['candidates']})" if routed else "")
-        + f": ${answer['cost_usd']} ({answer['cost_source']}), {answer['latency_ms']} ms, "
-        f"request {answer['request_id']}"
-    )
-    return 0
-
-
-def _mandate_text(row: dict[str, Any]) -> str | None:
-    """`id rN`: the mandate and the revision that decided the call."""
-    if row["mandate"] is None or row["mandate_revision"] is None:
-        return None if row["mandate"] is None else str(row["mandate"])
-    return f"{row['mandate']} r{row['mandate_revision']}"
-
-
-def do_ledger(ctx: Context) -> int:
-    page = ctx.client().calls.ledger(
-        caller=ctx.args.caller,
-        mandate_id=ctx.args.mandate,
-        agent_id=ctx.args.agent,
-        decision=ctx.args.decision,
-        cursor=ctx.args.cursor,
-        limit=ctx.args.limit,
-    )
-    if ctx.out.json_mode:
-        ctx.out.json(page)
-        return 0
-    rows = [
-        (
-            row["at"],
-            row["caller"],
-            row["agent"],
-            row["capability"],
-            _mandate_text(row),
-            row["decision"] if row["reason"] is None else f"{row['decision']}: {row['reason']}",
-            row["record_eval_id"],
-            row["outcome"] or row["status"],
-            f"${row['cost_usd']}",
-        )
-        for row in page["items"]
-    ]
-    ctx.out.table(
-        [
-            "time",
-            "caller",
-            "agent",
-            "capability",
-            "mandate",
-            "decision",
-            "record",
-            "outcome",
-            "cost",
-        ],
-        rows,
-        empty="no live calls yet",
-    )
-    if page["next_cursor"]:
-        ctx.more(page["next_cursor"])
     return 0
