@@ -2,7 +2,7 @@
 
 A token is 32 random bytes, shown once as `hol_…`; the store keeps only its
 sha256 (a high-entropy secret needs no slow hash: there is nothing to guess).
-Roles: `operator` (everything), `org:<org>` (its agents), `caller:<principal>`
+Roles: `operator` (everything), `org:<org>` (its agents), `caller:<name>`
 (invoke under its mandates, read its ledger).
 
 A token may expire (`expires_at`; none by default, as before: an operator

@@ -262,8 +262,8 @@ class HttpClient:
     ) -> JSONObject:
         if caller is not None:
             raise UsageError(
-                "over the gateway the token's caller decides whose mandates apply: drop --as",
-                hint="--as PRINCIPAL is for the CLI working on the store",
+                "over the gateway the token's caller decides whose mandates apply: drop --caller",
+                hint="--caller NAME is for the CLI working on the store",
             )
         body = {"capability": capability, "input": input}
         if agent_id is None:
@@ -450,13 +450,13 @@ class HttpMandates:
     def list(
         self,
         *,
-        holder: str | None = None,
+        caller: str | None = None,
         include_revoked: bool = False,
         cursor: str | None = None,
         limit: int = 100,
     ) -> JSONObject:
         params = {
-            "holder": holder,
+            "caller": caller,
             "include_revoked": include_revoked,
             "cursor": cursor,
             "limit": limit,

@@ -113,7 +113,7 @@ class MandatesAPI(Protocol):
     def list(
         self,
         *,
-        holder: str | None = None,
+        caller: str | None = None,
         include_revoked: bool = False,
         cursor: str | None = None,
         limit: int = 100,

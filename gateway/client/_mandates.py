@@ -37,13 +37,13 @@ class MandateOps:
     def list(
         self,
         *,
-        holder: str | None = None,
+        caller: str | None = None,
         include_revoked: bool = False,
         cursor: str | None = None,
         limit: int = 100,
     ) -> JSONObject:
         page = self.store.mandates.list(
-            holder=holder, include_revoked=include_revoked, cursor=cursor, limit=limit
+            holder=caller, include_revoked=include_revoked, cursor=cursor, limit=limit
         )
         return {"items": [mandate_view(m) for m in page.items], "next_cursor": page.next_cursor}
 

@@ -96,7 +96,7 @@ class StoreClient:
         if caller is None:
             raise UsageError(
                 "on the store the CLI acts as operator: name the caller whose mandates "
-                "apply with --as PRINCIPAL",
+                "apply with --caller NAME",
                 hint="or call through a gateway with that caller's token (--gateway, --token)",
             )
 

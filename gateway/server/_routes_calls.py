@@ -12,7 +12,14 @@ from starlette.responses import Response
 from agents._outcome import printable
 from gateway._tracing import caller_context
 from gateway.server._auth import Principal
-from gateway.server._http import body_object, id_text, json_response, query_int, read_json
+from gateway.server._http import (
+    body_object,
+    id_text,
+    json_response,
+    query_int,
+    read_json,
+    renamed_query,
+)
 from gateway.server._service import Endpoint, Service
 from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, NotFound, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
@@ -212,15 +219,16 @@ async def grant_mandate(request: Request, who: Principal, svc: Service) -> Respo
 
 async def list_mandates(request: Request, who: Principal, svc: Service) -> Response:
     params = request.query_params
+    caller, deprecation = renamed_query(request, "caller", "holder")
     view = await svc.run(
         lambda: svc.client.mandates.list(
-            holder=params.get("holder"),
+            caller=caller,
             include_revoked=params.get("include_revoked", "false").lower() in ("1", "true"),
             cursor=params.get("cursor"),
             limit=query_int(request, "limit", 100, 1, 1000),
         )
     )
-    return json_response(view)
+    return json_response(view, headers=deprecation)
 
 
 async def get_mandate(request: Request, who: Principal, svc: Service) -> Response:
@@ -328,11 +336,12 @@ ENDPOINTS = [
         list_mandates,
         "list mandates",
         query=(
-            ("holder", "only this caller's"),
+            ("caller", "only the mandates this caller holds"),
             ("include_revoked", "true: revoked too"),
             ("cursor", "from a previous page"),
             ("limit", "1 to 1000 (default 100)"),
         ),
+        renamed=(("holder", "caller"),),
     ),
     Endpoint("GET", "/v1/mandates/{mandate}", OPERATOR, get_mandate, "a mandate", statuses=(404,)),
     Endpoint(

@@ -1,7 +1,7 @@
 """`holon invoke`: a live call under the caller's mandates.
 
 On the store the CLI acts as operator, so a live call names the caller whose
-mandates apply (`--as PRINCIPAL`); through a gateway the token's caller role
+mandates apply (`--caller NAME`); through a gateway the token's caller role
 does. Exit codes: 0 the call went well, 1 denied (403/402/429), 2 usage or input
 errors, 3 the agent failed or could not be reached (502/504).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from gateway.cli._app import common_options, gateway_options
+from gateway.cli._app import common_options, gateway_options, renamed_flag
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._commands.mandates import numbers_text
 from gateway.cli._context import Context
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Call ORG/AGENT for CAP with INPUT under the caller's mandates, or without "
         "an agent let routing pick the best one they allow. The agent's output is printed on "
         "stdout (the whole response with --json). On the store the CLI acts as operator: "
-        "--as names the caller whose mandates apply; through a gateway the token's caller "
+        "--caller names the caller whose mandates apply; through a gateway the token's caller "
         "does. Exit 0 ok, 1 denied, 3 the agent failed or timed out.",
     )
     invoke.add_argument(
@@ -44,11 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the input: JSON text, @FILE for a JSON file, @- for standard input",
     )
     invoke.add_argument(
-        "--as",
-        dest="caller",
-        metavar="PRINCIPAL",
-        help="on the store: the caller whose mandates apply",
+        "--caller", metavar="NAME", help="on the store: the caller whose mandates apply"
     )
+    renamed_flag(invoke, "--as", "--caller", "caller", metavar="NAME")
     invoke.set_defaults(handler=do_invoke)
 
 
@@ -106,7 +104,7 @@ def _explain_denial(ctx: Context, error: Denied) -> None:
 def do_invoke(ctx: Context) -> int:
     args = ctx.args
     if args.caller is not None and not args.caller.strip():
-        raise UsageError("--as needs a principal")
+        raise UsageError("--caller needs a name")
     value = _read_input(ctx, args.input)
     client = ctx.client()
     try:

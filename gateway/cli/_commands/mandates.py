@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gateway.cli._app import common_options, gateway_options
+from gateway.cli._app import common_options, gateway_options, renamed_flag
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
 from schema.errors import checked
@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     grant.set_defaults(handler=do_grant)
 
     ls = group.add_parser("list", parents=both, help="mandates, with their holders and limits")
-    ls.add_argument("--holder", metavar="H", help="only this caller's mandates")
+    ls.add_argument("--caller", metavar="NAME", help="only the mandates this caller holds")
+    renamed_flag(ls, "--holder", "--caller", "caller", metavar="NAME")
     ls.add_argument("--all", action="store_true", help="include revoked mandates")
     ls.add_argument("--limit", type=int, default=100, help="page size (default 100)")
     ls.add_argument("--cursor", help="continue after a previous page")
@@ -114,7 +115,7 @@ def do_grant(ctx: Context) -> int:
 
 def do_list(ctx: Context) -> int:
     page = ctx.client().mandates.list(
-        holder=ctx.args.holder,
+        caller=ctx.args.caller,
         include_revoked=ctx.args.all,
         cursor=ctx.args.cursor,
         limit=ctx.args.limit,
