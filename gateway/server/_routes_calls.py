@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from agents._outcome import printable
 from gateway._tracing import caller_context
-from gateway.server._auth import Principal
+from gateway.server._auth import Bearer
 from gateway.server._http import (
     body_object,
     id_text,
@@ -185,7 +185,7 @@ async def _observed(svc: Service, capability: str, call: Any) -> Response:
     return response
 
 
-async def invoke_agent(request: Request, who: Principal, svc: Service) -> Response:
+async def invoke_agent(request: Request, who: Bearer, svc: Service) -> Response:
     agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
     capability, input_ = await _invoke_body(request, svc)
     if capability is None:
@@ -196,7 +196,7 @@ async def invoke_agent(request: Request, who: Principal, svc: Service) -> Respon
     )
 
 
-async def invoke_capability(request: Request, who: Principal, svc: Service) -> Response:
+async def invoke_capability(request: Request, who: Bearer, svc: Service) -> Response:
     capability = request.path_params["capability"]
     named, input_ = await _invoke_body(request, svc)
     if named is not None and named != capability:
@@ -207,7 +207,7 @@ async def invoke_capability(request: Request, who: Principal, svc: Service) -> R
     )
 
 
-async def grant_mandate(request: Request, who: Principal, svc: Service) -> Response:
+async def grant_mandate(request: Request, who: Bearer, svc: Service) -> Response:
     document = body_object(await read_json(request, 256 * 1024), "the mandate")
     granted_by = who.token_id
     assert granted_by is not None  # an operator route: there is a token
@@ -217,7 +217,7 @@ async def grant_mandate(request: Request, who: Principal, svc: Service) -> Respo
     return json_response(view, 201 if view["status"] == "created" else 200)
 
 
-async def list_mandates(request: Request, who: Principal, svc: Service) -> Response:
+async def list_mandates(request: Request, who: Bearer, svc: Service) -> Response:
     params = request.query_params
     caller, deprecation = renamed_query(request, "caller", "holder")
     view = await svc.run(
@@ -231,11 +231,11 @@ async def list_mandates(request: Request, who: Principal, svc: Service) -> Respo
     return json_response(view, headers=deprecation)
 
 
-async def get_mandate(request: Request, who: Principal, svc: Service) -> Response:
+async def get_mandate(request: Request, who: Bearer, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.mandates.get, request.path_params["mandate"]))
 
 
-async def mandate_revisions(request: Request, who: Principal, svc: Service) -> Response:
+async def mandate_revisions(request: Request, who: Bearer, svc: Service) -> Response:
     """Every revision of a mandate: for the operator, and for the mandate's holder."""
     mandate_id = request.path_params["mandate"]
 
@@ -250,11 +250,11 @@ async def mandate_revisions(request: Request, who: Principal, svc: Service) -> R
     return json_response(await svc.run(read))
 
 
-async def revoke_mandate(request: Request, who: Principal, svc: Service) -> Response:
+async def revoke_mandate(request: Request, who: Bearer, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.mandates.revoke, request.path_params["mandate"]))
 
 
-async def check_mandate(request: Request, who: Principal, svc: Service) -> Response:
+async def check_mandate(request: Request, who: Bearer, svc: Service) -> Response:
     body = body_object(await read_json(request, 64 * 1024), "the body")
     shape = ' (the body is {"agent": "org/name", "capability": "..."})'
     agent = id_text(body.get("agent"), "$.agent", "an agent id" + shape)
@@ -264,7 +264,7 @@ async def check_mandate(request: Request, who: Principal, svc: Service) -> Respo
     return json_response(await svc.run(svc.calls.check, mandate_id, agent, capability))
 
 
-async def ledger(request: Request, who: Principal, svc: Service) -> Response:
+async def ledger(request: Request, who: Bearer, svc: Service) -> Response:
     params = request.query_params
     caller = params.get("caller")
     if who.kind == "caller":
