@@ -92,12 +92,12 @@ def _explain_denial(ctx: Context, error: Denied) -> None:
     """Each mandate's reason and numbers, under the error line (people only)."""
     if ctx.out.json_mode:
         return
-    for verdict in error.details.get("mandates", []):
+    for decision in error.details.get("mandates", []):
         skip = {"mandate", "decision", "reason"}
-        numbers = numbers_text(verdict, skip)
+        numbers = numbers_text(decision, skip)
+        said = decision.get("reason", decision.get("decision"))
         ctx.out.note(
-            f"  mandate {verdict.get('mandate')}: {verdict.get('reason', verdict.get('decision'))}"
-            + (f" ({numbers})" if numbers else "")
+            f"  mandate {decision.get('mandate')}: {said}" + (f" ({numbers})" if numbers else "")
         )
 
 

@@ -219,7 +219,7 @@ def do_show(ctx: Context) -> int:
     return 0
 
 
-_VERDICT_KEYS = {
+_DECISION_KEYS = {
     "agent",
     "agent_version",
     "capability",
@@ -240,23 +240,23 @@ def _plain(value: Any) -> str:
 
 
 def do_check(ctx: Context) -> int:
-    verdict = ctx.client().mandates.check(ctx.args.mandate, ctx.args.agent, ctx.args.capability)
-    allowed = verdict["decision"] == "allow"
+    decision = ctx.client().mandates.check(ctx.args.mandate, ctx.args.agent, ctx.args.capability)
+    allowed = decision["decision"] == "allow"
     if ctx.out.json_mode:
-        ctx.out.json(verdict)
+        ctx.out.json(decision)
         return checked(allowed)
-    subject = f"{verdict['agent']} {verdict['agent_version']} for {verdict['capability']}"
+    subject = f"{decision['agent']} {decision['agent_version']} for {decision['capability']}"
     if allowed:
-        ctx.out.line(f"allow: mandate {verdict['mandate']} allows {subject}")
+        ctx.out.line(f"allow: mandate {decision['mandate']} allows {subject}")
     else:
-        ctx.out.line(f"deny ({verdict['reason']}): mandate {verdict['mandate']} on {subject}")
-    numbers = numbers_text(verdict, _VERDICT_KEYS)
+        ctx.out.line(f"deny ({decision['reason']}): mandate {decision['mandate']} on {subject}")
+    numbers = numbers_text(decision, _DECISION_KEYS)
     if numbers:
         ctx.out.line(f"  {numbers}")
-    budget = verdict.get("budget")
+    budget = decision.get("budget")
     if budget is not None:
         ctx.out.line(f"  budget: {numbers_text(budget, {'mandate'})}")
-    rate = verdict.get("rate_limit")
+    rate = decision.get("rate_limit")
     if rate is not None:
         ctx.out.line(f"  rate limit: {numbers_text(rate, set())}")
     return checked(allowed)
