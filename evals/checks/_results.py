@@ -37,11 +37,11 @@ HIDDEN: Final = _Hidden()
 class Describer(Protocol):
     """The body that made an outcome; it writes the detail line on demand."""
 
-    def describe(self, outcome: Outcome) -> str: ...
+    def describe(self, outcome: CheckOutcome) -> str: ...
 
 
-class Outcome:
-    """A body's verdict on one subject, before it is named as a check result.
+class CheckOutcome:
+    """What a check's body found on one subject, before it is named as a check result.
 
     `actual` and `expected` are raw values (rendered later) or HIDDEN;
     `offending` holds node locations; `detail` is None until described.
@@ -129,7 +129,7 @@ class CheckResult:
         self,
         name: str,
         predicate: str,
-        outcome: Outcome,
+        outcome: CheckOutcome,
         path: str | None = None,
         nodes: int | None = None,
         critical: bool = False,
