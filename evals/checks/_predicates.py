@@ -16,8 +16,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from evals.checks._limits import array_too_long, string_too_long
-from evals.checks._paths import CompiledPath, format_location
-from evals.checks._paths import Location as NodeLocation
+from evals.checks._paths import CompiledPath, NodePath, normalized_path
 from evals.checks._regex import Regex
 from evals.checks._render import ELLIPSIS, describe_kind, short
 from evals.checks._results import (
@@ -63,7 +62,7 @@ class Body:
         return outcome.status
 
 
-def self_offending(subject: Subject) -> tuple[NodeLocation | str, ...]:
+def self_offending(subject: Subject) -> tuple[NodePath | str, ...]:
     """A failed singular subject is itself the offending node."""
     return (subject.location,) if subject.singular else ()
 
@@ -83,8 +82,8 @@ def where(subject: Subject) -> str:
     return location_text(subject.location)
 
 
-def location_text(location: NodeLocation | str) -> str:
-    return location if isinstance(location, str) else format_location(location)
+def location_text(location: NodePath | str) -> str:
+    return location if isinstance(location, str) else normalized_path(location)
 
 
 class ValuePredicate(Body):

@@ -13,8 +13,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final, Protocol
 
-from evals.checks._paths import Location as NodeLocation
-from evals.checks._paths import format_location
+from evals.checks._paths import NodePath, normalized_path
 from evals.checks._render import render_value
 from schema.errors import Location
 
@@ -57,7 +56,7 @@ class CheckOutcome:
         expected: Any = HIDDEN,
         *,
         detail: str | None = None,
-        offending: Sequence[NodeLocation | str] = (),
+        offending: Sequence[NodePath | str] = (),
         notes: Sequence[tuple[str, str]] = (),
         metrics: dict[str, Any] | None = None,
     ) -> None:
@@ -115,8 +114,8 @@ def _render_shown(value: Any) -> str:
     return text
 
 
-def _path_text(item: NodeLocation | str) -> str:
-    return item if isinstance(item, str) else format_location(item)
+def _path_text(item: NodePath | str) -> str:
+    return item if isinstance(item, str) else normalized_path(item)
 
 
 class CheckResult:

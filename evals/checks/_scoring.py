@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from evals.checks._limits import MAX_SIMILAR_CHARS, array_too_long
-from evals.checks._paths import Location as NodeLocation
+from evals.checks._paths import NodePath
 from evals.checks._predicates import ValuePredicate, location_text, noted, self_offending
 from evals.checks._render import short
 from evals.checks._results import FAIL, HIDDEN, PASS, CheckOutcome, metric
@@ -131,9 +131,9 @@ class F1(ValuePredicate):
         hits = 0
         wrong: list[str] = []
         extra: list[str] = []
-        offending: list[NodeLocation | str] = []
+        offending: list[NodePath | str] = []
         for index, item in enumerate(actual):
-            where: NodeLocation | str = locations[index] if index < len(locations) else "?"
+            where: NodePath | str = locations[index] if index < len(locations) else "?"
             key = item.get(self.key_name) if isinstance(item, dict) else None
             candidates = gold_by_key.get(freeze(key), []) if key is not None else []
             match = next((g for g in candidates if g not in used), None)
@@ -182,7 +182,7 @@ class F1(ValuePredicate):
         )
 
 
-def _error_location(subject: Subject, path: Sequence[str | int]) -> NodeLocation | str:
+def _error_location(subject: Subject, path: Sequence[str | int]) -> NodePath | str:
     if subject.locations is not None:
         if not path or not isinstance(path[0], int) or path[0] >= len(subject.locations):
             return subject.location

@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from evals.checks._paths import CompiledPath
-from evals.checks._paths import Location as NodeLocation
+from evals.checks._paths import CompiledPath, NodePath
 from evals.checks._predicates import Body, location_text, noted
 from evals.checks._render import short
 from evals.checks._results import FAIL, NO_MATCH, PASS, CheckOutcome, CheckResult, metric
@@ -117,8 +116,8 @@ def _failure_notes(failures: Sequence[tuple[CompiledCheck, CheckOutcome]]) -> li
     return noted("failed", [f"{child.name}: {outcome.describe()}" for child, outcome in failures])
 
 
-def _offending(failures: Sequence[tuple[CompiledCheck, CheckOutcome]]) -> list[NodeLocation | str]:
-    found: list[NodeLocation | str] = []
+def _offending(failures: Sequence[tuple[CompiledCheck, CheckOutcome]]) -> list[NodePath | str]:
+    found: list[NodePath | str] = []
     for _, outcome in failures:
         found.extend(outcome.offending)
     return found
@@ -217,8 +216,8 @@ class Quantifier(Body):
                 NO_MATCH, self, detail=f"no nodes at {location_text(subject.location)}"
             )
         root = context.root
-        passed: list[tuple[NodeLocation, Any]] = []
-        failed: list[tuple[NodeLocation, CheckOutcome]] = []
+        passed: list[tuple[NodePath, Any]] = []
+        failed: list[tuple[NodePath, CheckOutcome]] = []
         for index, (location, value) in enumerate(zip(locations, subject.value, strict=True)):
             if index and not index % _CLOCK_EVERY:
                 context.meter.check_clock()
