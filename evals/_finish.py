@@ -17,14 +17,14 @@ from evals._integrity import author_record, keyed_digest
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
 from evals._stats import nearest_rank, rounded_ms
-from records import Certify, EvalCell, EvalInfo, ScoredCell, Store, utc_text, utcnow
+from records import CellStatus, Certify, EvalCell, EvalInfo, ScoredCell, Store, utc_text, utcnow
 from schema.errors import Refused
 
 
 def summarise(cells: Sequence[EvalCell | ScoredCell | Any]) -> dict[str, Any]:
     """Outcome counts, cost and latency over recorded cells (stored rows, or an imported
     report's cells: anything with their status, outcome, passed, cost and latency)."""
-    done = [c for c in cells if c.status == "done"]
+    done = [c for c in cells if c.status == CellStatus.DONE]
     latencies = [c.latency_ms for c in done if c.latency_ms is not None]
     return {
         "cells": len(cells),
@@ -68,7 +68,7 @@ def suite_counts(plan: Plan, cells: Sequence[EvalCell | ScoredCell]) -> list[Sui
 def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     """Score a complete eval and, for a full plan, write the agent record."""
     cells = store.evals.scored_cells(info.id)
-    if any(c.status != "done" for c in cells):
+    if any(c.status != CellStatus.DONE for c in cells):
         raise Refused(f"eval {info.id} is not complete", hint=f"holon evals resume {info.id}")
     score = score_eval(list(plan.agent.capabilities), suite_counts(plan, cells))
     record: dict[str, Any] = {

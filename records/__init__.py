@@ -64,6 +64,7 @@ from records._models import EvalCell
 from records._pages import Page
 from records._rate import RateLimit, RatePer, RateState
 from records._secrets import SecretBox, new_key
+from records._statuses import CellStatus, EvalStatus, LedgerStatus
 from records._store import (
     SCHEMA_REVISION,
     SchemaStatus,
@@ -119,6 +120,7 @@ __all__ = [
     "BudgetState",
     "CallEntry",
     "CellResultRow",
+    "CellStatus",
     "CellSpec",
     "ClaimedCell",
     "ConformanceRegistry",
@@ -126,6 +128,7 @@ __all__ = [
     "EvalCell",
     "EvalInfo",
     "EvalRegistry",
+    "EvalStatus",
     "ExposureInfo",
     "ExposureRegistry",
     "ExposureResetInfo",
@@ -137,6 +140,7 @@ __all__ = [
     "InstalledSuite",
     "LedgerEntry",
     "LedgerRegistry",
+    "LedgerStatus",
     "LedgerWrite",
     "LiveConformance",
     "MandateInfo",

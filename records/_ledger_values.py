@@ -8,6 +8,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
+from records._statuses import LedgerStatus
+
 __all__ = [
     "EXPIRED_COST_SOURCE",
     "EXPIRED_REASON",
@@ -88,7 +90,7 @@ class LedgerEntry:
     decision: str
     reason: str | None
     details: dict[str, Any]
-    status: str
+    status: LedgerStatus
     reserved_usd: Decimal
     cost_usd: Decimal
     cost_source: str | None
@@ -115,7 +117,7 @@ def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:
         decision=row["decision"],
         reason=row["reason"],
         details=row["details"],
-        status=row["status"],
+        status=LedgerStatus(row["status"]),
         reserved_usd=Decimal(row["reserved_usd"]),
         cost_usd=Decimal(row["cost_usd"]),
         cost_source=row["cost_source"],

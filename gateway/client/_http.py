@@ -24,6 +24,7 @@ import httpx
 
 from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.mandates import load_mandate
+from records import EvalStatus
 from schema.errors import (
     EnvironmentFault,
     GatewayUnreachable,
@@ -355,7 +356,7 @@ class HttpEvals:
                             "cost_usd": spent.get("cost_usd"),
                         }
                     )
-                if view["status"] != "running":
+                if view["status"] != EvalStatus.RUNNING:
                     view.pop("spent", None)  # the store's final view has none
                     return view
                 time.sleep(wait)

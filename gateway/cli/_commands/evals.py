@@ -12,6 +12,7 @@ from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands import certificates, reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
+from records import EvalStatus
 from schema.documents import read_text, write_file
 from schema.errors import HolonError, Refused, UsageError, checked
 
@@ -225,7 +226,7 @@ def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
 
 
 def _print_result(ctx: Context, view: dict[str, Any]) -> None:
-    if view["status"] != "done":
+    if view["status"] != EvalStatus.DONE:
         ctx.out.line(f"eval {view['id']} is {view['status']}: {view.get('progress')}")
         return
     record = view["record"]
