@@ -86,7 +86,7 @@ def check_role(role: str) -> str:
     if not _ROLE.fullmatch(role):
         raise UsageError(
             f"not a role: {role!r}",
-            hint="operator, org:ORG (e.g. org:acme) or caller:PRINCIPAL (e.g. caller:finance-bot)",
+            hint="operator, org:ORG (e.g. org:acme) or caller:NAME (e.g. caller:finance-bot)",
         )
     return role
 

@@ -28,7 +28,7 @@ TOKEN_VIEW: dict[str, Any] = {
     "required": ["id", "role", "prefix", "created_at", "expired"],
     "properties": {
         "id": {"type": "string", "description": "tok_ and a ULID"},
-        "role": {"type": "string", "description": "operator, org:ORG or caller:PRINCIPAL"},
+        "role": {"type": "string", "description": "operator, org:ORG or caller:NAME"},
         "prefix": {"type": "string", "description": "the token's first characters, and …"},
         "note": {"type": ["string", "null"]},
         "created_at": {"type": "string", "format": "date-time"},
@@ -59,7 +59,7 @@ CREATE_SCHEMA: dict[str, Any] = {
     "required": ["role"],
     "additionalProperties": False,
     "properties": {
-        "role": {"type": "string", "description": "operator, org:ORG or caller:PRINCIPAL"},
+        "role": {"type": "string", "description": "operator, org:ORG or caller:NAME"},
         "note": {"type": "string", "maxLength": 200},
         "expires_in": {
             "type": "string",
@@ -78,7 +78,7 @@ async def create_token(request: Request, who: Bearer, svc: Service) -> Response:
             f"$.{unknown[0][:40]} is not a field of a token request",
             details={"path": f"$.{unknown[0][:40]}", "fields": list(FIELDS)},
         )
-    role = id_text(body.get("role"), "$.role", "a role: operator, org:ORG or caller:PRINCIPAL")
+    role = id_text(body.get("role"), "$.role", "a role: operator, org:ORG or caller:NAME")
     note = body.get("note")
     if note is not None:
         note = id_text(note, "$.note", "a note (a string of at most 200 characters)")
