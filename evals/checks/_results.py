@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Final, Protocol
 
@@ -17,11 +18,21 @@ from evals.checks._paths import NodePath, normalized_path
 from evals.checks._render import render_value
 from schema.errors import Location
 
-PASS: Final = "pass"
-FAIL: Final = "fail"
-NO_MATCH: Final = "no-match"
-TYPE_MISMATCH: Final = "type-mismatch"
-STATUSES: Final = (PASS, FAIL, NO_MATCH, TYPE_MISMATCH)
+
+class CheckStatus(StrEnum):
+    """A check result's status (its JSON `status`)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    NO_MATCH = "no-match"
+    TYPE_MISMATCH = "type-mismatch"
+
+
+PASS: Final = CheckStatus.PASS
+FAIL: Final = CheckStatus.FAIL
+NO_MATCH: Final = CheckStatus.NO_MATCH
+TYPE_MISMATCH: Final = CheckStatus.TYPE_MISMATCH
+STATUSES: Final = tuple(CheckStatus)
 
 
 class _Hidden:
@@ -50,7 +61,7 @@ class CheckOutcome:
 
     def __init__(
         self,
-        status: str,
+        status: CheckStatus,
         body: Describer,
         actual: Any = HIDDEN,
         expected: Any = HIDDEN,
@@ -143,7 +154,7 @@ class CheckResult:
         self.source = source
 
     @property
-    def status(self) -> str:
+    def status(self) -> CheckStatus:
         return self._outcome.status
 
     @property
@@ -201,7 +212,7 @@ class CheckResult:
         }
 
     def __repr__(self) -> str:
-        return f"CheckResult({self.name!r}, {self.status!r})"
+        return f"CheckResult({self.name!r}, {str(self.status)!r})"
 
 
 @dataclass(frozen=True)
