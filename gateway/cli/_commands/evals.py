@@ -12,7 +12,6 @@ from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands import certificates, reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
-from records import EvalStatus
 from schema.documents import read_text, write_file
 from schema.errors import HolonError, Refused, UsageError, checked
 
@@ -226,6 +225,8 @@ def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
 
 
 def _print_result(ctx: Context, view: dict[str, Any]) -> None:
+    from records import EvalStatus  # here: building the parser never imports the store
+
     if view["status"] != EvalStatus.DONE:
         ctx.out.line(f"eval {view['id']} is {view['status']}: {view.get('progress')}")
         return
