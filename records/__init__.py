@@ -51,11 +51,13 @@ from records._imports import ImportRegistry, NewImport, imported_view
 from records._keys import KeyRegistry
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
+    DECISION_CODES,
     EXPIRED_COST_SOURCE,
     EXPIRED_REASON,
     BudgetPeriod,
     BudgetState,
     CallEntry,
+    DecisionCode,
     LedgerEntry,
     period_key,
 )
@@ -119,6 +121,8 @@ __all__ = [
     "BudgetPeriod",
     "BudgetState",
     "CallEntry",
+    "DECISION_CODES",
+    "DecisionCode",
     "CellResultRow",
     "CellStatus",
     "CellSpec",

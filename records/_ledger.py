@@ -63,6 +63,7 @@ from records._ledger_values import (
     BudgetPeriod,
     BudgetState,
     CallEntry,
+    DecisionCode,
     LedgerEntry,
     entry_from_row,
     period_key,
@@ -310,7 +311,7 @@ class LedgerRegistry:
         caller: str | None = None,
         mandate_id: str | None = None,
         agent_id: str | None = None,
-        decision: str | None = None,
+        decision: DecisionCode | None = None,
         cursor: str | None = None,
         limit: int = 100,
     ) -> Page[LedgerEntry]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from records._statuses import LedgerStatus
 
@@ -15,13 +15,18 @@ __all__ = [
     "EXPIRED_REASON",
     "BudgetPeriod",
     "BudgetState",
+    "DECISION_CODES",
     "CallEntry",
+    "DecisionCode",
     "LedgerEntry",
     "entry_from_row",
     "period_key",
 ]
 
 BudgetPeriod = Literal["day", "week", "month", "year"]
+# A live call's decision as the ledger keeps it and the API shows it (a filter too).
+DecisionCode = Literal["allow", "deny"]
+DECISION_CODES: tuple[DecisionCode, ...] = get_args(DecisionCode)
 ZERO = Decimal(0)
 
 # An expired reservation's row: charged what it reserved (its `cost_source`), and why
@@ -87,7 +92,7 @@ class LedgerEntry:
     agent_id: str | None
     agent_version: str | None
     capability: str
-    decision: str
+    decision: DecisionCode
     reason: str | None
     details: dict[str, Any]
     status: LedgerStatus

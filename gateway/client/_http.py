@@ -24,7 +24,7 @@ import httpx
 
 from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.mandates import load_mandate
-from records import EvalStatus
+from records import DecisionCode, EvalStatus
 from schema.errors import (
     EnvironmentFault,
     GatewayUnreachable,
@@ -280,7 +280,7 @@ class HttpClient:
         caller: str | None = None,
         mandate_id: str | None = None,
         agent_id: str | None = None,
-        decision: str | None = None,
+        decision: DecisionCode | None = None,
         cursor: str | None = None,
         limit: int = 100,
     ) -> JSONObject:

@@ -18,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
+from records import DecisionCode
 from schema.jsontext import JSONValue
 
 JSONObject = dict[str, Any]
@@ -249,7 +250,7 @@ class Client(Protocol):
         caller: str | None = None,
         mandate_id: str | None = None,
         agent_id: str | None = None,
-        decision: str | None = None,
+        decision: DecisionCode | None = None,
         cursor: str | None = None,
         limit: int = 100,
     ) -> JSONObject: ...

@@ -31,7 +31,7 @@ from gateway.client._views import (
 )
 from gateway.live import LiveCalls, Lookups
 from gateway.settings import Settings, checkout_root
-from records import Store, open_store
+from records import DecisionCode, Store, open_store
 from schema.errors import UsageError
 from schema.jsontext import JSONValue
 
@@ -115,7 +115,7 @@ class StoreClient:
         caller: str | None = None,
         mandate_id: str | None = None,
         agent_id: str | None = None,
-        decision: str | None = None,
+        decision: DecisionCode | None = None,
         cursor: str | None = None,
         limit: int = 100,
     ) -> JSONObject:

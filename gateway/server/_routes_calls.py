@@ -21,6 +21,7 @@ from gateway.server._http import (
     renamed_query,
 )
 from gateway.server._service import Endpoint, Service
+from records import DECISION_CODES
 from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, NotFound, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
 
@@ -272,7 +273,7 @@ async def ledger(request: Request, who: Bearer, svc: Service) -> Response:
             raise UsageError("a caller token reads its own ledger only")
         caller = who.name
     decision = params.get("decision")
-    if decision not in (None, "allow", "deny"):
+    if decision is not None and decision not in DECISION_CODES:
         raise UsageError("decision must be allow or deny")
     await svc.calls.drain()  # this process's answered calls are read settled
     view = await svc.run(

@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ledger.add_argument("--caller", metavar="C", help="only this caller's calls")
     ledger.add_argument("--mandate", metavar="M", help="only calls under this mandate")
     ledger.add_argument("--agent", metavar="A", help="only calls to this agent")
+    # records.DECISION_CODES, spelled out: building the parser never imports the store.
     ledger.add_argument("--decision", choices=("allow", "deny"), help="only allowed or denied")
     ledger.add_argument("--limit", type=int, default=100, help="page size (default 100)")
     ledger.add_argument("--cursor", help="continue after a previous page")
