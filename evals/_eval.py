@@ -11,7 +11,7 @@ from evals._finish import finish
 from evals._plan import Plan, rebuild
 from evals._runner import Progress, Runner, cache_for
 from evals.checks import PdfPool, open_pdf_pool
-from records import EvalInfo, Store, eval_id
+from records import CellStatus, EvalInfo, EvalStatus, Store, eval_id
 from schema.errors import IdentityMismatch, Refused, StoreUnavailable
 
 
@@ -97,9 +97,9 @@ def work(
                 )
                 run_loop(runner.run())
             current = store.evals.get(info.id)
-            if current.status == "running":
+            if current.status == EvalStatus.RUNNING:
                 counts = store.evals.counts(info.id)
-                if counts["pending"] == 0 and counts["running"] == 0:
+                if counts[CellStatus.PENDING] == 0 and counts[CellStatus.RUNNING] == 0:
                     return finish(store, plan, current)
             return current
     except StoreUnavailable as exc:
@@ -119,9 +119,9 @@ def resumable(store: Store, eval_id_: str, *, home: Path) -> tuple[EvalInfo, Pla
     info = store.evals.get(eval_id_)
     if info.imported:
         raise imported_refusal(info, "resumed")
-    if info.status == "done":
+    if info.status == EvalStatus.DONE:
         return info, None
-    if info.status == "cancelled":
+    if info.status == EvalStatus.CANCELLED:
         raise Refused(f"eval {eval_id_} was cancelled", hint="start a new eval")
     plan = rebuild(store, info.plan, home=home)
     if plan.digest != info.plan_digest:

@@ -11,21 +11,43 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from agents import CARD_PROTOCOLS
 from evals._integrity import author_record, keyed_digest
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
 from evals._stats import nearest_rank, rounded_ms
-from records import Certify, EvalCell, EvalInfo, ScoredCell, Store, utc_text, utcnow
+from records import CellStatus, Certify, EvalInfo, Store, utc_text, utcnow
 from schema.errors import Refused
 
 
-def summarise(cells: Sequence[EvalCell | ScoredCell | Any]) -> dict[str, Any]:
+class RecordedCell(Protocol):
+    """What summaries and scores read of a cell: a stored one (`records.ScoredCell`) or an
+    imported report's (`evals.reports._data.CellData`), so neither is converted to the other."""
+
+    @property
+    def suite_id(self) -> str: ...
+    @property
+    def split(self) -> str: ...
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def passed(self) -> bool | None: ...
+    @property
+    def outcome_code(self) -> str | None: ...
+    @property
+    def cost_usd(self) -> str | Decimal | None: ...
+    @property
+    def latency_ms(self) -> float | None: ...
+
+
+def summarise(cells: Sequence[RecordedCell]) -> dict[str, Any]:
     """Outcome counts, cost and latency over recorded cells (stored rows, or an imported
     report's cells: anything with their status, outcome, passed, cost and latency)."""
-    done = [c for c in cells if c.status == "done"]
+    done = [c for c in cells if c.status == CellStatus.DONE]
     latencies = [c.latency_ms for c in done if c.latency_ms is not None]
     return {
         "cells": len(cells),
@@ -42,7 +64,7 @@ def summarise(cells: Sequence[EvalCell | ScoredCell | Any]) -> dict[str, Any]:
     }
 
 
-def suite_counts(plan: Plan, cells: Sequence[EvalCell | ScoredCell]) -> list[SuiteCounts]:
+def suite_counts(plan: Plan, cells: Sequence[RecordedCell]) -> list[SuiteCounts]:
     per_case: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for cell in cells:
         tally = per_case[(cell.suite_id, cell.split, cell.case_id)]
@@ -69,7 +91,7 @@ def suite_counts(plan: Plan, cells: Sequence[EvalCell | ScoredCell]) -> list[Sui
 def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     """Score a complete eval and, for a full plan, write the agent record."""
     cells = store.evals.scored_cells(info.id)
-    if any(c.status != "done" for c in cells):
+    if any(c.status != CellStatus.DONE for c in cells):
         raise Refused(f"eval {info.id} is not complete", hint=f"holon evals resume {info.id}")
     score = score_eval(list(plan.agent.capabilities), suite_counts(plan, cells))
     record: dict[str, Any] = {

@@ -43,7 +43,7 @@ from evals._scores import EvalScore
 from evals.reports._aggregate import tally_cases
 from evals.reports._imported import data_from_report, info_from_report, parse_timestamp
 from evals.reports._model import report_from_data, score_of
-from records import EvalInfo, NewImport, Store, eval_id, utc_text, utcnow
+from records import CellStatus, EvalInfo, EvalStatus, NewImport, Store, eval_id, utc_text, utcnow
 from schema import validator
 from schema.documents import MAX_DEPTH, explain
 from schema.errors import InputError, Location, PayloadTooLarge, UsageError
@@ -114,7 +114,7 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
             file,
         )
     view = report["eval"]
-    if view["status"] != "done" or not view["complete"]:
+    if view["status"] != EvalStatus.DONE or not view["complete"]:
         raise report_error(
             f"expected a complete eval, got one {view['status']} with cells missing: an "
             "incomplete eval has no verdict to import",
@@ -169,7 +169,7 @@ def _counts(report: dict[str, Any], file: str | None) -> None:
                     raise report_error(
                         f"expected repetition {k}", (*here, "cells", k, "repetition"), file
                     )
-                if cell["status"] != "done":
+                if cell["status"] != CellStatus.DONE:
                     raise report_error(
                         "expected 'done': a complete eval has every cell recorded",
                         (*here, "cells", k, "status"),

@@ -39,11 +39,11 @@ from evals._stats import (
 )
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
 
-__all__ = ["ALPHA", "OverfitVerdict", "SuiteSplits", "Verdict", "overfit_verdicts"]
+__all__ = ["ALPHA", "OverfitVerdict", "SuiteSplits", "OverfitVerdictCode", "overfit_verdicts"]
 
 ALPHA = Fraction(1, 40)  # 0.025: one-sided, the upper tail of a two-sided 5% test
 
-Verdict = Literal["none", "inconclusive", "warn"]
+OverfitVerdictCode = Literal["none", "inconclusive", "warn"]
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class OverfitVerdict:
     """
 
     suite_id: str
-    verdict: Verdict
+    verdict: OverfitVerdictCode
     delta: Fraction
     public_n: int
     holdout_n: int
@@ -190,7 +190,7 @@ def _verdict(
     gap = public_rate - holdout_rate
     positive = newcombe_lower_positive(s.public_x, s.public_n, s.holdout_x, s.holdout_n)
     p_value, p_holm, alpha = holm
-    verdict: Verdict = "none"
+    verdict: OverfitVerdictCode = "none"
     if gap >= delta:
         verdict = "warn" if positive and p_holm < ALPHA else "inconclusive"
     return OverfitVerdict(

@@ -1,4 +1,4 @@
-"""`holon test SUITE --endpoint URL`: an agent author practises on the public split.
+"""`holon test SUITE --endpoint URL`: a practice run, an agent author's run on the public split.
 
 No store, no registration: the agent is described by its endpoint alone, and
 runs through the same executor and grading as an eval. Only public cases are

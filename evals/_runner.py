@@ -35,7 +35,7 @@ from evals._plan import Plan
 from evals.checks import PdfPool
 from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
-from records import CellResultRow, ClaimedCell, Store
+from records import CellResultRow, CellStatus, ClaimedCell, EvalStatus, Store
 from schema import make_validator
 from schema._registry import quick_validity
 from schema.errors import EnvironmentFault, HolonError
@@ -236,7 +236,7 @@ class Runner:
         if self.cancelled or not self.wait_for_others:
             return False
         counts = await self._db(self.store.evals.counts, self.eval_id)
-        if counts["running"] and not counts["pending"]:
+        if counts[CellStatus.RUNNING] and not counts[CellStatus.PENDING]:
             # A worker on this host that died mid-eval holds the rest: take its
             # cells back now rather than when their leases run out.
             owners = await self._db(self.store.evals.running_owners, self.eval_id)
@@ -245,7 +245,7 @@ class Runner:
                 await self._db(self.store.evals.expire_leases, self.eval_id, dead)
                 return True
         # Other workers hold the rest: wait for them, or for their leases to end.
-        return bool(counts["pending"] or counts["running"])
+        return bool(counts[CellStatus.PENDING] or counts[CellStatus.RUNNING])
 
     async def _settle(self, want: int) -> list[ClaimedCell]:
         """One group commit: the results so far, and (`want` > 0) a claim."""
@@ -277,7 +277,7 @@ class Runner:
             self.pending_rows[:0] = rows
             raise
         await self._recorded(rows, settled.recorded)
-        if settled.status != "running":
+        if settled.status != EvalStatus.RUNNING:
             # `holon evals cancel` from another process (or finished): stop claiming.
             self.cancelled = True
         for cell in settled.claimed:

@@ -31,7 +31,7 @@ from evals._eval import pdf_pool_for
 from evals._finish import finish
 from evals._plan import rebuild
 from evals._runner import Runner, cache_for, dead_local_owners, new_owner
-from records import CellResultRow, EvalCell, Store, utcnow
+from records import CellResultRow, CellStatus, EvalCell, EvalStatus, Store, utcnow
 from schema.errors import HolonError, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -175,7 +175,9 @@ def _work_once(
             continue
         # Cells left `running` by a worker that died count as work too: with
         # none pending, nobody else would ever reclaim them.
-        if counts["pending"] or (counts["running"] and _reclaimable(store, info.id)):
+        if counts[CellStatus.PENDING] or (
+            counts[CellStatus.RUNNING] and _reclaimable(store, info.id)
+        ):
             worked = True
             stats.evals_worked.add(info.id)
             say(f"working eval {info.id} ({info.agent_id} {info.agent_version})")
@@ -199,14 +201,14 @@ def _work_once(
                     unsettled.setdefault(info.id, []).extend(runner.pending_rows)
                     raise
             counts = store.evals.counts(info.id)
-        if counts["pending"] == 0 and counts["running"] == 0:
+        if counts[CellStatus.PENDING] == 0 and counts[CellStatus.RUNNING] == 0:
             try:
                 done = finish(store, plan, store.evals.get(info.id))
             except StoreUnavailable:
                 raise
             except HolonError:
                 continue  # not complete after all (a cell was given back meanwhile)
-            if done.status == "done" and info.id not in stats.evals_finished:
+            if done.status == EvalStatus.DONE and info.id not in stats.evals_finished:
                 stats.evals_finished.add(info.id)
                 say(f"eval {info.id} is complete")
     return worked
@@ -247,7 +249,7 @@ def _reclaimable(store: Store, eval_id: str) -> bool:
     with store.read() as session:
         rows = session.execute(
             select(EvalCell.lease_owner, EvalCell.lease_expires_at).where(
-                EvalCell.eval_id == eval_id, EvalCell.status == "running"
+                EvalCell.eval_id == eval_id, EvalCell.status == CellStatus.RUNNING
             )
         ).all()
     now = utcnow()

@@ -51,11 +51,13 @@ from records._imports import ImportRegistry, NewImport, imported_view
 from records._keys import KeyRegistry
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
+    DECISION_CODES,
     EXPIRED_COST_SOURCE,
     EXPIRED_REASON,
     BudgetPeriod,
     BudgetState,
     CallEntry,
+    DecisionCode,
     LedgerEntry,
     period_key,
 )
@@ -64,6 +66,7 @@ from records._models import EvalCell
 from records._pages import Page
 from records._rate import RateLimit, RatePer, RateState
 from records._secrets import SecretBox, new_key
+from records._statuses import CellStatus, EvalStatus, LedgerStatus
 from records._store import (
     SCHEMA_REVISION,
     SchemaStatus,
@@ -118,7 +121,10 @@ __all__ = [
     "BudgetPeriod",
     "BudgetState",
     "CallEntry",
+    "DECISION_CODES",
+    "DecisionCode",
     "CellResultRow",
+    "CellStatus",
     "CellSpec",
     "ClaimedCell",
     "ConformanceRegistry",
@@ -126,6 +132,7 @@ __all__ = [
     "EvalCell",
     "EvalInfo",
     "EvalRegistry",
+    "EvalStatus",
     "ExposureInfo",
     "ExposureRegistry",
     "ExposureResetInfo",
@@ -137,6 +144,7 @@ __all__ = [
     "InstalledSuite",
     "LedgerEntry",
     "LedgerRegistry",
+    "LedgerStatus",
     "LedgerWrite",
     "LiveConformance",
     "MandateInfo",

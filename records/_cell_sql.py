@@ -14,6 +14,7 @@ from sqlalchemy import Integer, Table, and_, bindparam, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from records._models import EvalCell, EvalRun
+from records._statuses import CellStatus
 from records._types import UTCDateTime
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ RECORD = (
     CELLS.update()
     .where(CELLS.c.eval_id == bindparam("b_eval"), CELLS.c.idx == bindparam("b_idx"))
     .values(
-        status="done",
+        status=CellStatus.DONE,
         lease_owner=None,
         lease_expires_at=None,
         outcome_code=bindparam("b_code"),
@@ -44,9 +45,9 @@ RELEASE = (
         CELLS.c.eval_id == bindparam("b_eval"),
         CELLS.c.idx == bindparam("b_idx"),
         CELLS.c.fence == bindparam("b_fence"),
-        CELLS.c.status == "running",
+        CELLS.c.status == CellStatus.RUNNING,
     )
-    .values(status="pending", lease_owner=None, lease_expires_at=None)
+    .values(status=CellStatus.PENDING, lease_owner=None, lease_expires_at=None)
 )
 
 
@@ -59,7 +60,7 @@ def _claim_statement(picked: Any) -> Any:
         CELLS.update()
         .where(CELLS.c.eval_id == bindparam("b_eval"), CELLS.c.idx == picked.c.idx)
         .values(
-            status="running",
+            status=CellStatus.RUNNING,
             lease_owner=bindparam("b_owner"),
             lease_expires_at=bindparam("b_expires", type_=UTCDateTime()),
             fence=CELLS.c.fence + 1,
@@ -87,7 +88,7 @@ def _claimable(*conditions: Any) -> Any:
 
 
 _EXPIRED = (
-    CELLS.c.status == "running",
+    CELLS.c.status == CellStatus.RUNNING,
     CELLS.c.lease_expires_at < bindparam("b_now", type_=UTCDateTime()),
 )
 # One statement per claim: UPDATE … WHERE idx IN (the first `limit` claimable
@@ -96,14 +97,14 @@ _EXPIRED = (
 # more than once and so claim more than `limit` cells. PostgreSQL skips rows
 # other workers have locked (SKIP LOCKED, which a UNION cannot carry).
 CLAIM_POSTGRESQL = _claim_statement(
-    _claimable(or_(CELLS.c.status == "pending", and_(*_EXPIRED)))
+    _claimable(or_(CELLS.c.status == CellStatus.PENDING, and_(*_EXPIRED)))
     .with_for_update(skip_locked=True)
     .cte("picked")
 )
 # SQLite: two index walks (eval_id, status, idx), pending and expired
 # leases, each stopping after `limit` rows; an OR of the two would scan
 # every done cell of the eval at every claim.
-_pending = _claimable(CELLS.c.status == "pending").subquery("pending")
+_pending = _claimable(CELLS.c.status == CellStatus.PENDING).subquery("pending")
 _expired = _claimable(*_EXPIRED).subquery("expired")
 CLAIM_SQLITE = _claim_statement(
     union_all(select(_pending.c.idx), select(_expired.c.idx))

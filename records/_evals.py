@@ -39,6 +39,7 @@ from records._certificate_registry import Certify
 from records._exposure import ExposureSpend, spend_all
 from records._models import Agent, AgentRecord, AgentVersion, EvalCell, EvalRun, SuiteVersionRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._statuses import CellStatus, EvalStatus
 from records._suites import new_epoch
 from records._types import utc_text, utcnow
 from schema.errors import NotFound
@@ -112,7 +113,7 @@ class EvalInfo:
     plan: dict[str, Any]
     plan_digest: str
     full_plan: bool
-    status: str
+    status: EvalStatus
     cells_total: int
     created_at: datetime
     finished_at: datetime | None
@@ -131,7 +132,7 @@ class Settled:
 
     recorded: list[int]
     claimed: list[ClaimedCell]
-    status: str
+    status: EvalStatus
 
 
 def _info(row: EvalRun) -> EvalInfo:
@@ -142,7 +143,7 @@ def _info(row: EvalRun) -> EvalInfo:
         row.plan,
         row.plan_digest,
         row.full_plan,
-        row.status,
+        EvalStatus(row.status),
         row.cells_total,
         row.created_at,
         row.finished_at,
@@ -182,7 +183,7 @@ class EvalRegistry:
                 plan=plan,
                 plan_digest=plan_digest,
                 full_plan=full_plan,
-                status="running",
+                status=EvalStatus.RUNNING,
                 cells_total=len(cells),
                 created_at=now,
                 finished_at=None,
@@ -202,7 +203,7 @@ class EvalRegistry:
                     "repetition": c.repetition,
                     "tags": c.tags,
                     "request_id": c.request_id,
-                    "status": "pending",
+                    "status": CellStatus.PENDING,
                     "fence": 0,
                     "attempts": 0,
                 }
@@ -238,7 +239,7 @@ class EvalRegistry:
             items = [_info(r) for r in rows[:limit]]
             return Page(items, encode_cursor(items[-1].id) if more and items else None)
 
-    def set_status(self, eval_id: str, status: str) -> EvalInfo:
+    def set_status(self, eval_id: str, status: EvalStatus) -> EvalInfo:
         with self._store.write() as session:
             row = session.get(EvalRun, eval_id)
             if row is None:
@@ -255,14 +256,14 @@ class EvalRegistry:
             if split is not None:
                 query = query.where(EvalCell.split == split)
             rows = session.execute(query.group_by(EvalCell.status))
-            counts = {"pending": 0, "running": 0, "done": 0}
+            counts: dict[str, int] = dict.fromkeys(CellStatus, 0)
             counts.update({status: n for status, n in rows})
             return counts
 
     def progress(self, eval_id: str, *, split: str | None = None) -> dict[str, Any]:
         """Done cells, passes and spend so far (of one split, when given), for progress
         bars and `evals status`."""
-        where = [EvalCell.eval_id == eval_id, EvalCell.status == "done"]
+        where = [EvalCell.eval_id == eval_id, EvalCell.status == CellStatus.DONE]
         if split is not None:
             where.append(EvalCell.split == split)
         with self._store.read() as session:
@@ -331,7 +332,7 @@ class EvalRegistry:
                         EvalCell.eval_id == eval_id,
                         EvalCell.idx == idx,
                         EvalCell.fence == fence,
-                        EvalCell.status == "running",
+                        EvalCell.status == CellStatus.RUNNING,
                     )
                     .values(lease_expires_at=expires)
                 )
@@ -348,7 +349,7 @@ class EvalRegistry:
                 update(EvalCell)
                 .where(
                     EvalCell.eval_id == eval_id,
-                    EvalCell.status == "running",
+                    EvalCell.status == CellStatus.RUNNING,
                     EvalCell.lease_owner.in_(owners),
                 )
                 .values(lease_expires_at=utcnow() - timedelta(seconds=1))
@@ -359,7 +360,7 @@ class EvalRegistry:
         with self._store.read() as session:
             rows = session.scalars(
                 select(EvalCell.lease_owner)
-                .where(EvalCell.eval_id == eval_id, EvalCell.status == "running")
+                .where(EvalCell.eval_id == eval_id, EvalCell.status == CellStatus.RUNNING)
                 .distinct()
             )
             return [r for r in rows if r]
@@ -405,9 +406,9 @@ class EvalRegistry:
                 raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
             recorded = self._record(session, eval_id, results, owner) if results else []
             claimed: builtins.list[ClaimedCell] = []
-            if claim > 0 and status == "running":
+            if claim > 0 and status == EvalStatus.RUNNING:
                 claimed = self._claim(session, eval_id, owner, claim, lease_s)
-            return Settled(recorded, claimed, status)
+            return Settled(recorded, claimed, EvalStatus(status))
 
         if wait_s is not None:
             return self._store.write_within(wait_s, settle)
@@ -425,7 +426,7 @@ class EvalRegistry:
         held_query = select(EvalCell.idx, EvalCell.fence).where(
             EvalCell.eval_id == eval_id,
             EvalCell.idx.in_([r.idx for r in results]),
-            EvalCell.status == "running",
+            EvalCell.status == CellStatus.RUNNING,
         )
         if self._store.dialect == "postgresql":
             held_query = held_query.with_for_update()
@@ -474,9 +475,9 @@ class EvalRegistry:
                     EvalCell.eval_id == eval_id,
                     EvalCell.idx == idx,
                     EvalCell.fence == fence,
-                    EvalCell.status == "running",
+                    EvalCell.status == CellStatus.RUNNING,
                 )
-                .values(status="pending", lease_owner=None, lease_expires_at=None)
+                .values(status=CellStatus.PENDING, lease_owner=None, lease_expires_at=None)
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -484,7 +485,7 @@ class EvalRegistry:
         """Evals still running, oldest first: what `holon worker` helps with."""
         with self._store.read() as session:
             rows = session.scalars(
-                select(EvalRun).where(EvalRun.status == "running").order_by(EvalRun.id)
+                select(EvalRun).where(EvalRun.status == EvalStatus.RUNNING).order_by(EvalRun.id)
             )
             return [_info(r) for r in rows]
 
@@ -544,9 +545,9 @@ class EvalRegistry:
             run = session.get(EvalRun, eval_id, with_for_update=True)
             if run is None:
                 raise NotFound(f"no eval {eval_id!r}")
-            if run.status == "done":
+            if run.status == EvalStatus.DONE:
                 return _info(run)
-            run.status = "done"
+            run.status = EvalStatus.DONE
             run.finished_at = now
             run.result = result
             if record is not None:

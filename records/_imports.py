@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from records._evals import EvalInfo, _info
 from records._models import EvalRun, ImportedReport
+from records._statuses import EvalStatus
 from schema.errors import NotFound
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class ImportRegistry:
                 plan=new.plan,
                 plan_digest=new.plan_digest,
                 full_plan=new.full_plan,
-                status="done",
+                status=EvalStatus.DONE,
                 cells_total=new.cells_total,
                 created_at=new.created_at,
                 finished_at=new.finished_at,

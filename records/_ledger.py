@@ -63,6 +63,7 @@ from records._ledger_values import (
     BudgetPeriod,
     BudgetState,
     CallEntry,
+    DecisionCode,
     LedgerEntry,
     entry_from_row,
     period_key,
@@ -70,6 +71,7 @@ from records._ledger_values import (
 from records._models import BudgetRow, LedgerRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._rate import RateLimit, RateState
+from records._statuses import LedgerStatus
 from records._store import _unavailable
 from records._types import utcnow
 from schema.errors import NotFound
@@ -79,6 +81,9 @@ if TYPE_CHECKING:
     from records._store import Store
 
 log = logging.getLogger(__name__)
+
+# What a settle still changes: a reservation, or one that expired before its outcome came.
+_UNSETTLED = (LedgerStatus.RESERVED, LedgerStatus.EXPIRED)
 
 __all__ = ["Deny", "LedgerRegistry", "LedgerWrite", "Reserve", "Settle"]
 
@@ -306,7 +311,7 @@ class LedgerRegistry:
         caller: str | None = None,
         mandate_id: str | None = None,
         agent_id: str | None = None,
-        decision: str | None = None,
+        decision: DecisionCode | None = None,
         cursor: str | None = None,
         limit: int = 100,
     ) -> Page[LedgerEntry]:
@@ -410,7 +415,7 @@ class LedgerRegistry:
                 for row in found.values()
                 if row["period"] is not None
                 and row["mandate_id"] is not None
-                and row["status"] in ("reserved", "expired")
+                and row["status"] in _UNSETTLED
             }
         )
         for mandate_id, period in keys:
@@ -424,21 +429,21 @@ class LedgerRegistry:
             if row is None:
                 results[index] = NotFound(f"no ledger row {write.ledger_id!r}")
                 continue
-            if row["status"] not in ("reserved", "expired"):  # settled already: idempotent
+            if row["status"] not in _UNSETTLED:  # settled already: idempotent
                 results[index] = entry_from_row(row)
                 continue
             reserved = Decimal(row["reserved_usd"])
             charged = min(write.cost, reserved)
             held = budgets.get((row["mandate_id"], row["period"]))
             if held is not None:
-                if row["status"] == "reserved":
+                if row["status"] == LedgerStatus.RESERVED:
                     held.reserved = max(held.reserved - reserved, ZERO)
                     held.spent += charged
                 else:  # expired: its hold was charged in full; the outcome corrects that
                     held.spent = max(held.spent - Decimal(row["cost_usd"]), ZERO) + charged
                 held.changed = True
             row.update(
-                status="settled",
+                status=LedgerStatus.SETTLED,
                 cost_usd=str(charged),
                 cost_source=write.cost_source,
                 outcome_code=write.outcome_code,
@@ -581,7 +586,7 @@ def reserve_row(write: Reserve, period: str | None, now: datetime) -> dict[str, 
     row = _new_row(write.call, write.mandate_id, period, write.details, now)
     row.update(
         decision="allow",
-        status="reserved",
+        status=LedgerStatus.RESERVED,
         reserved_usd=str(write.cap),
         expires_at=write.expires_at,
         mandate_revision=write.mandate_revision,
@@ -597,7 +602,7 @@ def deny_row(write: Deny, now: datetime) -> dict[str, Any]:
     row.update(
         decision="deny",
         reason=write.reason,
-        status="denied",
+        status=LedgerStatus.DENIED,
         mandate_revision=write.mandate_revision,
         record_eval_id=write.record_eval_id,
         settled_at=now,

@@ -6,20 +6,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from records._statuses import LedgerStatus
 
 __all__ = [
     "EXPIRED_COST_SOURCE",
     "EXPIRED_REASON",
     "BudgetPeriod",
     "BudgetState",
+    "DECISION_CODES",
     "CallEntry",
+    "DecisionCode",
     "LedgerEntry",
     "entry_from_row",
     "period_key",
 ]
 
 BudgetPeriod = Literal["day", "week", "month", "year"]
+# A live call's decision as the ledger keeps it and the API shows it (a filter too).
+DecisionCode = Literal["allow", "deny"]
+DECISION_CODES: tuple[DecisionCode, ...] = get_args(DecisionCode)
 ZERO = Decimal(0)
 
 # An expired reservation's row: charged what it reserved (its `cost_source`), and why
@@ -85,10 +92,10 @@ class LedgerEntry:
     agent_id: str | None
     agent_version: str | None
     capability: str
-    decision: str
+    decision: DecisionCode
     reason: str | None
     details: dict[str, Any]
-    status: str
+    status: LedgerStatus
     reserved_usd: Decimal
     cost_usd: Decimal
     cost_source: str | None
@@ -115,7 +122,7 @@ def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:
         decision=row["decision"],
         reason=row["reason"],
         details=row["details"],
-        status=row["status"],
+        status=LedgerStatus(row["status"]),
         reserved_usd=Decimal(row["reserved_usd"]),
         cost_usd=Decimal(row["cost_usd"]),
         cost_source=row["cost_source"],

@@ -277,7 +277,7 @@ class TokenRow(Base):
     __tablename__ = "tokens"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)  # tok_ + ULID
-    role: Mapped[str] = mapped_column(String(80))  # operator | org:ORG | caller:PRINCIPAL
+    role: Mapped[str] = mapped_column(String(80))  # operator | org:ORG | caller:NAME
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     prefix: Mapped[str] = mapped_column(String(12))  # shown in listings to tell tokens apart
     note: Mapped[str | None] = mapped_column(String(200), nullable=True)
@@ -290,7 +290,7 @@ class TokenRow(Base):
 
 
 class MandateRow(Base):
-    """A mandate: a caller principal's policy (GATEWAY.md, "Mandates").
+    """A mandate: a caller's policy (GATEWAY.md, "Mandates").
 
     Regranting an id replaces its document (`revision` grows; every revision
     is kept in `mandate_revisions`); revoking keeps the row, so ledger rows

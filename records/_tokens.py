@@ -2,7 +2,7 @@
 
 A token is 32 random bytes, shown once as `hol_…`; the store keeps only its
 sha256 (a high-entropy secret needs no slow hash: there is nothing to guess).
-Roles: `operator` (everything), `org:<org>` (its agents), `caller:<principal>`
+Roles: `operator` (everything), `org:<org>` (its agents), `caller:<name>`
 (invoke under its mandates, read its ledger).
 
 A token may expire (`expires_at`; none by default, as before: an operator
@@ -86,7 +86,7 @@ def check_role(role: str) -> str:
     if not _ROLE.fullmatch(role):
         raise UsageError(
             f"not a role: {role!r}",
-            hint="operator, org:ORG (e.g. org:acme) or caller:PRINCIPAL (e.g. caller:finance-bot)",
+            hint="operator, org:ORG (e.g. org:acme) or caller:NAME (e.g. caller:finance-bot)",
         )
     return role
 

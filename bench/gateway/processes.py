@@ -80,7 +80,7 @@ def setup(url: str, key: str, home: Path, agent_url: str) -> dict[str, str]:
                 "max_cost_per_call_usd": "0.01",
                 "budget": {"amount_usd": "1000000", "period": "month"},
             }
-            client.calls.grant(mandate, source="<bench>")
+            client.mandates.grant(mandate, source="<bench>")
             tokens[caller] = store.tokens.create(f"caller:{caller}")[1]
     finally:
         store.close()

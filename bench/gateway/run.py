@@ -147,11 +147,11 @@ def prepare(
             "budget": {"amount_usd": "1000000", "period": "month"},
         }
         client = StoreClient(store, home, 30)
-        client.calls.grant(mandate, source="<bench>")
+        client.mandates.grant(mandate, source="<bench>")
         tokens = {CALLER: store.tokens.create(f"caller:{CALLER}")[1]}
         if rate_limit:
             limited = {**mandate, "id": "bench-limited", "holder": LIMITED}
-            client.calls.grant({**limited, "rate_limit": RATE_LIMIT}, source="<bench>")
+            client.mandates.grant({**limited, "rate_limit": RATE_LIMIT}, source="<bench>")
             tokens[LIMITED] = store.tokens.create(f"caller:{LIMITED}")[1]
         return tokens
     finally:

@@ -26,7 +26,7 @@ from evals.checks._grade import grade, query
 from evals.checks._paths import CompiledPath, Node
 from evals.checks._pdfview import PdfLimits, PdfPool, open_pdf_pool
 from evals.checks._render import render_result, render_value
-from evals.checks._results import STATUSES, CaseGrade, CheckResult
+from evals.checks._results import STATUSES, CaseGrade, CheckResult, CheckStatus
 from evals.checks._schemas import check_validator_class
 from evals.checks._structure import CompiledCheck
 from schema.errors import GradingTimeout
@@ -37,6 +37,7 @@ __all__ = [
     "COMBINATORS",
     "CaseGrade",
     "CheckResult",
+    "CheckStatus",
     "CompiledCheck",
     "CompiledPath",
     "GRADING_RULES_VERSION",

@@ -57,7 +57,7 @@ from evals.checks._limits import (
 from evals.checks._regex import iregexp
 from evals.checks._values import MISSING, is_number, json_equal
 
-Location = tuple[str | int, ...]
+NodePath = tuple[str | int, ...]
 
 
 class PathSyntaxError(ValueError):
@@ -73,14 +73,14 @@ class PathSyntaxError(ValueError):
 class PdfSource(Protocol):
     """Turns a PDF node into its derived view (or raises `PdfUnreadable`)."""
 
-    def view(self, node: dict[str, Any], location: Location) -> Any: ...
+    def view(self, node: dict[str, Any], location: NodePath) -> Any: ...
 
 
 class PdfUnreadable(Exception):
     """A PDF node whose view could not be made; the check fails with this message."""
 
 
-def format_location(location: Iterable[str | int]) -> str:
+def normalized_path(location: Iterable[str | int]) -> str:
     """The RFC 9535 normalized path: `$['items'][3]['sku']`."""
     return "$" + "".join(
         f"[{canonical_string(part)}]" if isinstance(part, str) else f"[{part}]" for part in location
@@ -92,13 +92,13 @@ class Node:
 
     __slots__ = ("location", "value")
 
-    def __init__(self, location: Location, value: Any) -> None:
+    def __init__(self, location: NodePath, value: Any) -> None:
         self.location = location
         self.value = value
 
     @property
     def path(self) -> str:
-        return format_location(self.location)
+        return normalized_path(self.location)
 
     def __repr__(self) -> str:
         return f"Node({self.path!r}, {self.value!r})"
@@ -365,11 +365,11 @@ def _simple_steps(segments: Sequence[Any]) -> tuple[tuple[tuple[int, Any], ...],
 
 def _walk(
     steps: Sequence[tuple[tuple[int, Any], ...]], root: Any, pdf: PdfSource | None
-) -> tuple[list[Location], list[Any]]:
+) -> tuple[list[NodePath], list[Any]]:
     """RFC 9535 semantics for simple child segments: each node, each selector, in order."""
-    current: list[tuple[Location, Any]] = [((), root)]
+    current: list[tuple[NodePath, Any]] = [((), root)]
     for step in steps:
-        found: list[tuple[Location, Any]] = []
+        found: list[tuple[NodePath, Any]] = []
         add = found.append
         for location, value in current:
             is_dict = type(value) is dict
@@ -472,7 +472,7 @@ class CompiledPath:
                     return MISSING
         return value
 
-    def locate(self, root: Any, upto: int | None = None) -> Location | None:
+    def locate(self, root: Any, upto: int | None = None) -> NodePath | None:
         """The normalized location a singular path reaches (negative indexes resolved)."""
         keys = self.keys if upto is None else self.keys[:upto]
         out: list[str | int] = []
@@ -496,7 +496,7 @@ class CompiledPath:
         locations, values = self.select(root, pdf)
         return [Node(location, value) for location, value in zip(locations, values, strict=True)]
 
-    def select(self, root: Any, pdf: PdfSource | None) -> tuple[list[Location], list[Any]]:
+    def select(self, root: Any, pdf: PdfSource | None) -> tuple[list[NodePath], list[Any]]:
         """`nodes`, as the list of their locations and the list of their values."""
         if self._steps is not None:
             return _walk(self._steps, root, pdf)

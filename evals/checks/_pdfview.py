@@ -35,7 +35,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from evals.checks._limits import Meter
-from evals.checks._paths import Location, PdfUnreadable, format_location
+from evals.checks._paths import NodePath, PdfUnreadable, normalized_path
 from schema.errors import EnvironmentFault
 
 logger = logging.getLogger(__name__)
@@ -408,14 +408,14 @@ class PdfViews:
         self._own: PdfPool | None = None
         self._cache: dict[int, tuple[dict[str, Any], Any]] = {}
 
-    def view(self, node: dict[str, Any], location: Location) -> Any:
+    def view(self, node: dict[str, Any], location: NodePath) -> Any:
         cached = self._cache.get(id(node))
         if cached is None:
             cached = (node, self._read(node))
             self._cache[id(node)] = cached  # keeps `node` alive, so its id stays its own
         result = cached[1]
         if isinstance(result, str):
-            raise PdfUnreadable(f"PDF at {format_location(location)}: {result}")
+            raise PdfUnreadable(f"PDF at {normalized_path(location)}: {result}")
         return result
 
     def _read(self, node: dict[str, Any]) -> Any:

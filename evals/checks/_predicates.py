@@ -16,8 +16,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from evals.checks._limits import array_too_long, string_too_long
-from evals.checks._paths import CompiledPath, format_location
-from evals.checks._paths import Location as NodeLocation
+from evals.checks._paths import CompiledPath, NodePath, normalized_path
 from evals.checks._regex import Regex
 from evals.checks._render import ELLIPSIS, describe_kind, short
 from evals.checks._results import (
@@ -26,7 +25,7 @@ from evals.checks._results import (
     NO_MATCH,
     PASS,
     TYPE_MISMATCH,
-    Outcome,
+    CheckOutcome,
 )
 from evals.checks._subject import Context, Operand, Subject
 from evals.checks._values import (
@@ -52,18 +51,18 @@ class Body:
 
     key: ClassVar[str] = ""
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         raise NotImplementedError
 
     def paths(self) -> list[CompiledPath]:
         """The paths this body reads besides its check's own (operands, children)."""
         return []
 
-    def describe(self, outcome: Outcome) -> str:
+    def describe(self, outcome: CheckOutcome) -> str:
         return outcome.status
 
 
-def self_offending(subject: Subject) -> tuple[NodeLocation | str, ...]:
+def self_offending(subject: Subject) -> tuple[NodePath | str, ...]:
     """A failed singular subject is itself the offending node."""
     return (subject.location,) if subject.singular else ()
 
@@ -83,8 +82,8 @@ def where(subject: Subject) -> str:
     return location_text(subject.location)
 
 
-def location_text(location: NodeLocation | str) -> str:
-    return location if isinstance(location, str) else format_location(location)
+def location_text(location: NodePath | str) -> str:
+    return location if isinstance(location, str) else normalized_path(location)
 
 
 class ValuePredicate(Body):
@@ -113,10 +112,10 @@ class ValuePredicate(Body):
     def paths(self) -> list[CompiledPath]:
         return operand_paths(self.operand)
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         actual = subject.value
         if actual is MISSING:
-            return Outcome(
+            return CheckOutcome(
                 NO_MATCH,
                 self,
                 MISSING,
@@ -127,7 +126,7 @@ class ValuePredicate(Body):
         if self.operand is not None:
             expected = self.operand.value(context)
             if expected is MISSING:
-                return Outcome(
+                return CheckOutcome(
                     NO_MATCH,
                     self,
                     actual,
@@ -136,25 +135,27 @@ class ValuePredicate(Body):
                 )
         return self.apply(subject, actual, expected)
 
-    def apply(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def apply(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         """Normalize the (present) actual value and test it against the resolved expected one."""
         if self.normalize is not None:
             too_long = _strings_too_long(actual)
             if too_long is not None:
-                return Outcome(FAIL, self, actual, expected, detail=too_long)
+                return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
             actual = map_strings(actual, self.normalize)
         return self.test(subject, actual, expected)
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         raise NotImplementedError
 
-    def verdict(self, ok: bool, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def outcome_of(self, ok: bool, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if ok:
-            return Outcome(PASS, self, actual, expected)
-        return Outcome(FAIL, self, actual, expected, offending=self_offending(subject))
+            return CheckOutcome(PASS, self, actual, expected)
+        return CheckOutcome(FAIL, self, actual, expected, offending=self_offending(subject))
 
-    def mismatch(self, subject: Subject, actual: Any, expected: Any, wanted: str = "") -> Outcome:
-        return Outcome(
+    def mismatch(
+        self, subject: Subject, actual: Any, expected: Any, wanted: str = ""
+    ) -> CheckOutcome:
+        return CheckOutcome(
             TYPE_MISMATCH,
             self,
             actual,
@@ -163,10 +164,10 @@ class ValuePredicate(Body):
             offending=self_offending(subject),
         )
 
-    def bad_operand(self, actual: Any, expected: Any, wanted: str) -> Outcome:
+    def bad_operand(self, actual: Any, expected: Any, wanted: str) -> CheckOutcome:
         source = self.operand.text if self.operand is not None else ""
         at = f" at {source}" if source else ""
-        return Outcome(
+        return CheckOutcome(
             TYPE_MISMATCH,
             self,
             actual,
@@ -174,7 +175,7 @@ class ValuePredicate(Body):
             detail=f"expected value{at} is {describe_kind(expected)}, not {wanted}",
         )
 
-    def describe(self, outcome: Outcome) -> str:
+    def describe(self, outcome: CheckOutcome) -> str:
         text = self.sentence(outcome.actual, outcome.expected)
         if self.normalize_names:
             text += f" (after {', '.join(self.normalize_names)})"
@@ -204,15 +205,15 @@ def _strings_too_long(value: Any) -> str | None:
 class Equals(ValuePredicate):
     key = "equals"
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
-        return self.verdict(json_equal(actual, expected), subject, actual, expected)
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
+        return self.outcome_of(json_equal(actual, expected), subject, actual, expected)
 
 
 class NotEquals(ValuePredicate):
     key = "not_equals"
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
-        return self.verdict(not json_equal(actual, expected), subject, actual, expected)
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
+        return self.outcome_of(not json_equal(actual, expected), subject, actual, expected)
 
     def sentence(self, actual: Any, expected: Any) -> str:
         return f"expected anything but {short(expected)}, got {short(actual)}"
@@ -222,11 +223,11 @@ class OneOf(ValuePredicate):
     key = "one_of"
     negate: ClassVar[bool] = False
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if not isinstance(expected, list):
             return self.bad_operand(actual, expected, "an array")
         found = any(json_equal(actual, option) for option in expected)
-        return self.verdict(found != self.negate, subject, actual, expected)
+        return self.outcome_of(found != self.negate, subject, actual, expected)
 
     def sentence(self, actual: Any, expected: Any) -> str:
         words = "none of" if self.negate else "one of"
@@ -244,28 +245,28 @@ class Contains(ValuePredicate):
     key = "contains"
     fold: ClassVar[bool] = False
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if isinstance(actual, str):
             if not isinstance(expected, str):
                 return self.bad_operand(actual, expected, "a string")
             too_long = string_too_long(actual)
             if too_long is not None:
-                return Outcome(FAIL, self, actual, expected, detail=too_long)
+                return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
             if self.fold:
-                return self.verdict(
+                return self.outcome_of(
                     expected.casefold() in actual.casefold(), subject, actual, expected
                 )
-            return self.verdict(expected in actual, subject, actual, expected)
+            return self.outcome_of(expected in actual, subject, actual, expected)
         if isinstance(actual, list):
             too_long = array_too_long(actual)
             if too_long is not None:
-                return Outcome(FAIL, self, actual, expected, detail=too_long)
+                return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
             if self.fold:
                 needle = map_strings(expected, str.casefold)
                 found = any(json_equal(map_strings(x, str.casefold), needle) for x in actual)
             else:
                 found = any(json_equal(item, expected) for item in actual)
-            return self.verdict(found, subject, actual, expected)
+            return self.outcome_of(found, subject, actual, expected)
         return self.mismatch(subject, actual, expected, "a string or an array")
 
     def sentence(self, actual: Any, expected: Any) -> str:
@@ -284,30 +285,30 @@ class _SetPredicate(ValuePredicate):
 
     wants = "an array"
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if not isinstance(actual, list):
             return self.mismatch(subject, actual, expected)
         if not isinstance(expected, list):
             return self.bad_operand(actual, expected, "an array")
         too_long = array_too_long(actual) or array_too_long(expected, "expected array")
         if too_long is not None:
-            return Outcome(FAIL, self, actual, expected, detail=too_long)
+            return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
         return self.compare(subject, actual, expected)
 
-    def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> Outcome:
+    def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> CheckOutcome:
         raise NotImplementedError
 
 
 class ContainsAll(_SetPredicate):
     key = "contains_all"
 
-    def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> Outcome:
+    def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> CheckOutcome:
         present = {freeze(item) for item in actual}
         missing = [item for item in expected if freeze(item) not in present]
         if not missing:
-            return Outcome(PASS, self, actual, expected)
+            return CheckOutcome(PASS, self, actual, expected)
         detail = f"missing {len(missing)} of {len(expected)} expected items"
-        return Outcome(
+        return CheckOutcome(
             FAIL,
             self,
             actual,
@@ -324,10 +325,10 @@ class ContainsAll(_SetPredicate):
 class ContainsAny(_SetPredicate):
     key = "contains_any"
 
-    def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> Outcome:
+    def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> CheckOutcome:
         present = {freeze(item) for item in actual}
         found = any(freeze(item) in present for item in expected)
-        return self.verdict(found, subject, actual, expected)
+        return self.outcome_of(found, subject, actual, expected)
 
     def sentence(self, actual: Any, expected: Any) -> str:
         present = {freeze(item) for item in actual}
@@ -342,10 +343,10 @@ class ContainsOnly(_SetPredicate):
 
     key = "contains_only"
 
-    def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> Outcome:
+    def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> CheckOutcome:
         wanted = Counter(map(freeze, expected))
         if len(actual) == len(expected) and Counter(map(freeze, actual)) == wanted:
-            return Outcome(PASS, self, actual, expected)
+            return CheckOutcome(PASS, self, actual, expected)
         extra_at: list[int] = []
         for index, item in enumerate(actual):
             key = freeze(item)
@@ -355,7 +356,7 @@ class ContainsOnly(_SetPredicate):
                 extra_at.append(index)
         missing_keys = +wanted
         if not extra_at and not missing_keys:
-            return Outcome(PASS, self, actual, expected)
+            return CheckOutcome(PASS, self, actual, expected)
         missing = []
         for item in expected:
             key = freeze(item)
@@ -366,7 +367,7 @@ class ContainsOnly(_SetPredicate):
         extras = [(locations[i] if i < len(locations) else "?", actual[i]) for i in extra_at]
         notes = noted("extra", [f"{location_text(loc)} = {short(value)}" for loc, value in extras])
         notes += noted("missing", [short(item) for item in missing])
-        return Outcome(
+        return CheckOutcome(
             FAIL,
             self,
             actual,
@@ -399,12 +400,12 @@ class Compare(ValuePredicate):
         self.key = key  # type: ignore[misc]  # one class for four keys
         self.symbol, self.op = self.symbols[key]
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if not is_number(actual):
             return self.mismatch(subject, actual, expected)
         if not is_number(expected):
             return self.bad_operand(actual, expected, "a number")
-        return self.verdict(self.op(actual, expected), subject, actual, expected)
+        return self.outcome_of(self.op(actual, expected), subject, actual, expected)
 
     def sentence(self, actual: Any, expected: Any) -> str:
         return f"expected {self.symbol} {short(expected)}, got {short(actual)}"
@@ -429,23 +430,25 @@ class Between(ValuePredicate):
             return [self.low.literal, self.high.literal]
         return HIDDEN
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         actual = subject.value
         if actual is MISSING:
             shown = self.shown_expected()
-            return Outcome(NO_MATCH, self, MISSING, shown, detail=f"nothing at {where(subject)}")
+            return CheckOutcome(
+                NO_MATCH, self, MISSING, shown, detail=f"nothing at {where(subject)}"
+            )
         low = self.low.value(context)
         high = self.high.value(context)
         for bound, value in ((self.low, low), (self.high, high)):
             if value is MISSING:
-                return Outcome(
+                return CheckOutcome(
                     NO_MATCH, self, actual, HIDDEN, detail=f"nothing at {bound.text} (a bound)"
                 )
         if not is_number(actual):
             return self.mismatch(subject, actual, [low, high])
         if not (is_number(low) and is_number(high)):
             return self.bad_operand(actual, [low, high], "two numbers")
-        return self.verdict(low <= actual <= high, subject, actual, [low, high])
+        return self.outcome_of(low <= actual <= high, subject, actual, [low, high])
 
     def sentence(self, actual: Any, expected: Any) -> str:
         low, high = expected
@@ -463,7 +466,7 @@ class Approx(ValuePredicate):
         self.abs_tol = abs_tol
         self.rel_tol = rel_tol
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if not is_number(actual):
             return self.mismatch(subject, actual, expected)
         if not is_number(expected):
@@ -473,7 +476,7 @@ class Approx(ValuePredicate):
         ok = (self.abs_tol is not None and gap <= self.abs_tol) or (
             self.rel_tol is not None and gap <= EXACT.multiply(self.rel_tol, EXACT.abs(target))
         )
-        return self.verdict(ok, subject, actual, expected)
+        return self.outcome_of(ok, subject, actual, expected)
 
     def tolerance(self) -> str:
         parts = []
@@ -494,13 +497,13 @@ class Approx(ValuePredicate):
 class _StringPredicate(ValuePredicate):
     wants = "a string"
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if not isinstance(actual, str):
             return self.mismatch(subject, actual, expected)
         too_long = string_too_long(actual)
         if too_long is not None:
-            return Outcome(FAIL, self, actual, expected, detail=too_long)
-        return self.verdict(self.holds(actual, expected), subject, actual, expected)
+            return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
+        return self.outcome_of(self.holds(actual, expected), subject, actual, expected)
 
     def holds(self, actual: str, expected: Any) -> bool:
         raise NotImplementedError
@@ -509,7 +512,7 @@ class _StringPredicate(ValuePredicate):
 class StartsWith(_StringPredicate):
     key = "starts_with"
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if isinstance(actual, str) and not isinstance(expected, str):
             return self.bad_operand(actual, expected, "a string")
         return super().test(subject, actual, expected)
@@ -553,7 +556,7 @@ class Matches(_StringPredicate):
     def shown_expected(self) -> Any:
         return self.pattern
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         return super().test(subject, actual, self.pattern)
 
     def holds(self, actual: str, expected: Any) -> bool:

@@ -10,19 +10,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 from fractions import Fraction
 from typing import Any, Final, Protocol
 
-from evals.checks._paths import Location as NodeLocation
-from evals.checks._paths import format_location
+from evals.checks._paths import NodePath, normalized_path
 from evals.checks._render import render_value
 from schema.errors import Location
 
-PASS: Final = "pass"
-FAIL: Final = "fail"
-NO_MATCH: Final = "no-match"
-TYPE_MISMATCH: Final = "type-mismatch"
-STATUSES: Final = (PASS, FAIL, NO_MATCH, TYPE_MISMATCH)
+
+class CheckStatus(StrEnum):
+    """A check result's status (its JSON `status`)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    NO_MATCH = "no-match"
+    TYPE_MISMATCH = "type-mismatch"
+
+
+PASS: Final = CheckStatus.PASS
+FAIL: Final = CheckStatus.FAIL
+NO_MATCH: Final = CheckStatus.NO_MATCH
+TYPE_MISMATCH: Final = CheckStatus.TYPE_MISMATCH
+STATUSES: Final = tuple(CheckStatus)
 
 
 class _Hidden:
@@ -37,11 +47,11 @@ HIDDEN: Final = _Hidden()
 class Describer(Protocol):
     """The body that made an outcome; it writes the detail line on demand."""
 
-    def describe(self, outcome: Outcome) -> str: ...
+    def describe(self, outcome: CheckOutcome) -> str: ...
 
 
-class Outcome:
-    """A body's verdict on one subject, before it is named as a check result.
+class CheckOutcome:
+    """What a check's body found on one subject, before it is named as a check result.
 
     `actual` and `expected` are raw values (rendered later) or HIDDEN;
     `offending` holds node locations; `detail` is None until described.
@@ -51,13 +61,13 @@ class Outcome:
 
     def __init__(
         self,
-        status: str,
+        status: CheckStatus,
         body: Describer,
         actual: Any = HIDDEN,
         expected: Any = HIDDEN,
         *,
         detail: str | None = None,
-        offending: Sequence[NodeLocation | str] = (),
+        offending: Sequence[NodePath | str] = (),
         notes: Sequence[tuple[str, str]] = (),
         metrics: dict[str, Any] | None = None,
     ) -> None:
@@ -115,8 +125,8 @@ def _render_shown(value: Any) -> str:
     return text
 
 
-def _path_text(item: NodeLocation | str) -> str:
-    return item if isinstance(item, str) else format_location(item)
+def _path_text(item: NodePath | str) -> str:
+    return item if isinstance(item, str) else normalized_path(item)
 
 
 class CheckResult:
@@ -129,7 +139,7 @@ class CheckResult:
         self,
         name: str,
         predicate: str,
-        outcome: Outcome,
+        outcome: CheckOutcome,
         path: str | None = None,
         nodes: int | None = None,
         critical: bool = False,
@@ -144,7 +154,7 @@ class CheckResult:
         self.source = source
 
     @property
-    def status(self) -> str:
+    def status(self) -> CheckStatus:
         return self._outcome.status
 
     @property
@@ -202,7 +212,7 @@ class CheckResult:
         }
 
     def __repr__(self) -> str:
-        return f"CheckResult({self.name!r}, {self.status!r})"
+        return f"CheckResult({self.name!r}, {str(self.status)!r})"
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from fractions import Fraction
 from typing import Any
 
 from evals.checks._limits import MAX_SIMILAR_CHARS, array_too_long
-from evals.checks._paths import Location as NodeLocation
+from evals.checks._paths import NodePath
 from evals.checks._predicates import ValuePredicate, location_text, noted, self_offending
 from evals.checks._render import short
-from evals.checks._results import FAIL, HIDDEN, PASS, Outcome, metric
+from evals.checks._results import FAIL, HIDDEN, PASS, CheckOutcome, metric
 from evals.checks._similar import anls
 from evals.checks._subject import Operand, Subject
 from evals.checks._values import MISSING, freeze, json_equal
@@ -44,7 +44,7 @@ class Similar(ValuePredicate):
         super().__init__(operand, normalize, normalize_names)
         self.minimum = minimum
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if not isinstance(actual, str):
             return self.mismatch(subject, actual, expected)
         answers = expected if isinstance(expected, list) else [expected]
@@ -52,7 +52,7 @@ class Similar(ValuePredicate):
             return self.bad_operand(actual, expected, "a string or an array of strings")
         for text in (actual, *answers):
             if len(text) > MAX_SIMILAR_CHARS:
-                return Outcome(
+                return CheckOutcome(
                     FAIL,
                     self,
                     actual,
@@ -62,7 +62,7 @@ class Similar(ValuePredicate):
                 )
         score = max(anls(actual, answer) for answer in answers)
         ok = score >= self.minimum
-        return Outcome(
+        return CheckOutcome(
             PASS if ok else FAIL,
             self,
             actual,
@@ -112,14 +112,14 @@ class F1(ValuePredicate):
             return len(self.fields)
         return sum(1 for name in self.fields if item.get(name) is not None)
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if not isinstance(actual, list):
             return self.mismatch(subject, actual, expected)
         if not isinstance(expected, list):
             return self.bad_operand(actual, expected, "an array of objects")
         too_long = array_too_long(actual) or array_too_long(expected, "expected array")
         if too_long is not None:
-            return Outcome(FAIL, self, actual, expected, detail=too_long)
+            return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
         gold_by_key: dict[Any, list[int]] = {}
         for index, gold in enumerate(expected):
             if isinstance(gold, dict) and gold.get(self.key_name) is not None:
@@ -131,9 +131,9 @@ class F1(ValuePredicate):
         hits = 0
         wrong: list[str] = []
         extra: list[str] = []
-        offending: list[NodeLocation | str] = []
+        offending: list[NodePath | str] = []
         for index, item in enumerate(actual):
-            where: NodeLocation | str = locations[index] if index < len(locations) else "?"
+            where: NodePath | str = locations[index] if index < len(locations) else "?"
             key = item.get(self.key_name) if isinstance(item, dict) else None
             candidates = gold_by_key.get(freeze(key), []) if key is not None else []
             match = next((g for g in candidates if g not in used), None)
@@ -166,7 +166,7 @@ class F1(ValuePredicate):
         notes = (
             [] if ok else noted("wrong", wrong) + noted("extra", extra) + noted("missing", missing)
         )
-        return Outcome(
+        return CheckOutcome(
             PASS if ok else FAIL,
             self,
             actual,
@@ -182,7 +182,7 @@ class F1(ValuePredicate):
         )
 
 
-def _error_location(subject: Subject, path: Sequence[str | int]) -> NodeLocation | str:
+def _error_location(subject: Subject, path: Sequence[str | int]) -> NodePath | str:
     if subject.locations is not None:
         if not path or not isinstance(path[0], int) or path[0] >= len(subject.locations):
             return subject.location
@@ -204,9 +204,11 @@ class SchemaPredicate(ValuePredicate):
         # anything else (and every failure's explanation) goes through it.
         self.quick = quick_validity(validator.schema)
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         if self.quick is not None and self.quick(actual):
-            return Outcome(PASS, self, actual, self.label, detail=f"valid against {self.label}")
+            return CheckOutcome(
+                PASS, self, actual, self.label, detail=f"valid against {self.label}"
+            )
         problems = []
         for error in self.validator.iter_errors(actual):
             message, path = explain(error)
@@ -214,13 +216,15 @@ class SchemaPredicate(ValuePredicate):
             if len(problems) >= MAX_SCHEMA_ERRORS:
                 break
         if not problems:
-            return Outcome(PASS, self, actual, self.label, detail=f"valid against {self.label}")
+            return CheckOutcome(
+                PASS, self, actual, self.label, detail=f"valid against {self.label}"
+            )
         problems.sort(key=lambda problem: (problem[0], problem[1]))
         located = [(_error_location(subject, path), message) for _, message, path in problems]
         lines = [f"{location_text(where)}: {message}" for where, message in located]
         count = f"{len(problems)}+" if len(problems) >= MAX_SCHEMA_ERRORS else str(len(problems))
         noun = "error" if len(problems) == 1 else "errors"
-        return Outcome(
+        return CheckOutcome(
             FAIL,
             self,
             actual,
@@ -239,21 +243,21 @@ class Extension(ValuePredicate):
         self.key = key  # type: ignore[misc]
         self.fn = fn
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         answer = self.fn(actual, None if expected is MISSING else expected)
         shown = expected if self.operand is not None else HIDDEN
         if isinstance(answer, bool):
-            return self.verdict(answer, subject, actual, shown)
+            return self.outcome_of(answer, subject, actual, shown)
         if (
             isinstance(answer, tuple)
             and len(answer) == 2
             and isinstance(answer[0], bool)
             and isinstance(answer[1], str)
         ):
-            outcome = self.verdict(answer[0], subject, actual, shown)
+            outcome = self.outcome_of(answer[0], subject, actual, shown)
             outcome.detail = " ".join(answer[1].split())[:200] or outcome.status
             return outcome
-        return Outcome(
+        return CheckOutcome(
             FAIL,
             self,
             actual,

@@ -13,7 +13,7 @@ from typing import Any
 from evals.checks._paths import CompiledPath
 from evals.checks._predicates import Body, ValuePredicate, operand_paths, self_offending
 from evals.checks._render import describe_kind, short
-from evals.checks._results import FAIL, HIDDEN, NO_MATCH, PASS, TYPE_MISMATCH, Outcome
+from evals.checks._results import FAIL, HIDDEN, NO_MATCH, PASS, TYPE_MISMATCH, CheckOutcome
 from evals.checks._subject import Context, Operand, Subject
 from evals.checks._values import MISSING, is_integer, is_number, size_of
 
@@ -51,14 +51,16 @@ class SizeSpec:
             return f"≥ {self.low}"
         return f"≤ {self.high}"
 
-    def problem(self, body: Body, exact: Any, actual: Any) -> Outcome | None:
+    def problem(self, body: Body, exact: Any, actual: Any) -> CheckOutcome | None:
         """The outcome when the wanted size itself is missing or not a whole number."""
         if exact is None or isinstance(exact, int) and not isinstance(exact, bool):
             return None
         where = self.exact.text if self.exact is not None else "the operand"
         if exact is MISSING:
-            return Outcome(NO_MATCH, body, actual, HIDDEN, detail=f"nothing at {where} (the size)")
-        return Outcome(
+            return CheckOutcome(
+                NO_MATCH, body, actual, HIDDEN, detail=f"nothing at {where} (the size)"
+            )
+        return CheckOutcome(
             TYPE_MISMATCH,
             body,
             actual,
@@ -83,7 +85,7 @@ class Length(ValuePredicate):
     def paths(self) -> list[CompiledPath]:
         return operand_paths(self.size.exact)
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         if subject.value is MISSING:
             return super().run(context, subject)
         exact = self.size.resolve(context)
@@ -92,12 +94,12 @@ class Length(ValuePredicate):
             return problem
         return self.apply(subject, subject.value, HIDDEN if exact is None else exact)
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         size = size_of(actual)
         if size is None:
             return self.mismatch(subject, actual, expected)
         exact = None if expected is HIDDEN else expected
-        return self.verdict(self.size.holds(size, exact), subject, actual, expected)
+        return self.outcome_of(self.size.holds(size, exact), subject, actual, expected)
 
     def sentence(self, actual: Any, expected: Any) -> str:
         return f"expected length {self.size.text(expected)}, got length {size_of(actual)}"
@@ -114,7 +116,7 @@ class Count(Body):
     def paths(self) -> list[CompiledPath]:
         return operand_paths(self.size.exact)
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         count = subject.count
         exact = self.size.resolve(context)
         problem = self.size.problem(self, exact, HIDDEN)
@@ -122,9 +124,9 @@ class Count(Body):
             return problem
         shown = HIDDEN if exact is None else exact
         status = PASS if self.size.holds(count, exact) else FAIL
-        return Outcome(status, self, HIDDEN, shown, metrics={"count": count})
+        return CheckOutcome(status, self, HIDDEN, shown, metrics={"count": count})
 
-    def describe(self, outcome: Outcome) -> str:
+    def describe(self, outcome: CheckOutcome) -> str:
         count = (outcome.metrics or {}).get("count", 0)
         wanted = self.size.text(outcome.expected)
         noun = "node" if wanted == "1" else "nodes"
@@ -139,17 +141,19 @@ class Exists(Body):
     def __init__(self, wanted: bool) -> None:
         self.wanted = wanted
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         count = subject.count
         if (count > 0) == self.wanted:
-            return Outcome(PASS, self, HIDDEN, HIDDEN, metrics={"count": count})
+            return CheckOutcome(PASS, self, HIDDEN, HIDDEN, metrics={"count": count})
         status = NO_MATCH if self.wanted else FAIL
         offending = self_offending(subject) if count else ()
         if not subject.singular and subject.locations:
             offending = tuple(subject.locations)
-        return Outcome(status, self, HIDDEN, HIDDEN, metrics={"count": count}, offending=offending)
+        return CheckOutcome(
+            status, self, HIDDEN, HIDDEN, metrics={"count": count}, offending=offending
+        )
 
-    def describe(self, outcome: Outcome) -> str:
+    def describe(self, outcome: CheckOutcome) -> str:
         count = (outcome.metrics or {}).get("count", 0)
         found = f"found {count} node" + ("" if count == 1 else "s")
         if self.wanted:
@@ -187,9 +191,9 @@ class Type(ValuePredicate):
     def shown_expected(self) -> Any:
         return HIDDEN
 
-    def test(self, subject: Subject, actual: Any, expected: Any) -> Outcome:
+    def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
         ok = any(has_type(actual, name) for name in self.names)
-        outcome = self.verdict(ok, subject, actual, HIDDEN)
+        outcome = self.outcome_of(ok, subject, actual, HIDDEN)
         if not ok:
             outcome.status = TYPE_MISMATCH
         return outcome

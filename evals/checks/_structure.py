@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from evals.checks._paths import CompiledPath
-from evals.checks._paths import Location as NodeLocation
+from evals.checks._paths import CompiledPath, NodePath
 from evals.checks._predicates import Body, location_text, noted
 from evals.checks._render import short
-from evals.checks._results import FAIL, NO_MATCH, PASS, CheckResult, Outcome, metric
+from evals.checks._results import FAIL, NO_MATCH, PASS, CheckOutcome, CheckResult, metric
 from evals.checks._subject import Context, Subject, node_subject, subject_of
 from evals.checks._values import MISSING
 from schema.errors import Location
@@ -65,7 +64,7 @@ class CompiledCheck:
         found.extend(self.body.paths())
         return found
 
-    def evaluate(self, context: Context, inherited: Subject) -> tuple[Outcome, Subject]:
+    def evaluate(self, context: Context, inherited: Subject) -> tuple[CheckOutcome, Subject]:
         subject = subject_of(self.path, context) if self.path is not None else inherited
         return self.body.run(context, subject), subject
 
@@ -94,7 +93,7 @@ class CompiledCheck:
         return CheckResult(
             self.name,
             self.predicate,
-            Outcome(FAIL, _Fixed(), detail=detail),
+            CheckOutcome(FAIL, _Fixed(), detail=detail),
             path=self.path.text if self.path is not None else None,
             critical=self.critical,
             source=self.source,
@@ -102,7 +101,7 @@ class CompiledCheck:
 
 
 class _Fixed(Body):
-    def describe(self, outcome: Outcome) -> str:
+    def describe(self, outcome: CheckOutcome) -> str:
         return outcome.detail or outcome.status
 
 
@@ -113,12 +112,12 @@ def _child_paths(children: Sequence[CompiledCheck]) -> list[CompiledPath]:
     return found
 
 
-def _failure_notes(failures: Sequence[tuple[CompiledCheck, Outcome]]) -> list[tuple[str, str]]:
+def _failure_notes(failures: Sequence[tuple[CompiledCheck, CheckOutcome]]) -> list[tuple[str, str]]:
     return noted("failed", [f"{child.name}: {outcome.describe()}" for child, outcome in failures])
 
 
-def _offending(failures: Sequence[tuple[CompiledCheck, Outcome]]) -> list[NodeLocation | str]:
-    found: list[NodeLocation | str] = []
+def _offending(failures: Sequence[tuple[CompiledCheck, CheckOutcome]]) -> list[NodePath | str]:
+    found: list[NodePath | str] = []
     for _, outcome in failures:
         found.extend(outcome.offending)
     return found
@@ -133,15 +132,15 @@ class AllOf(Body):
     def paths(self) -> list[CompiledPath]:
         return _child_paths(self.children)
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         failures = []
         for child in self.children:
             outcome, _ = child.evaluate(context, subject)
             if not outcome.passed:
                 failures.append((child, outcome))
         if not failures:
-            return Outcome(PASS, self, detail=f"all {len(self.children)} checks passed")
-        return Outcome(
+            return CheckOutcome(PASS, self, detail=f"all {len(self.children)} checks passed")
+        return CheckOutcome(
             failures[0][1].status,
             self,
             detail=f"{len(failures)} of {len(self.children)} checks failed",
@@ -153,15 +152,15 @@ class AllOf(Body):
 class AnyOf(AllOf):
     key = "any"
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         failures = []
         for child in self.children:
             outcome, _ = child.evaluate(context, subject)
             if outcome.passed:
-                return Outcome(PASS, self, detail=f"{child.name} passed")
+                return CheckOutcome(PASS, self, detail=f"{child.name} passed")
             failures.append((child, outcome))
         statuses = {outcome.status for _, outcome in failures}
-        return Outcome(
+        return CheckOutcome(
             statuses.pop() if len(statuses) == 1 else FAIL,
             self,
             detail=f"none of {len(self.children)} checks passed",
@@ -173,16 +172,16 @@ class AnyOf(AllOf):
 class NotOf(AllOf):
     key = "not"
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         child = self.children[0]
         outcome, _ = child.evaluate(context, subject)
         if outcome.passed:
-            return Outcome(
+            return CheckOutcome(
                 FAIL,
                 self,
                 detail=f"expected {child.name} not to hold, but it did: {outcome.describe()}",
             )
-        return Outcome(PASS, self, detail=f"{child.name} does not hold: {outcome.describe()}")
+        return CheckOutcome(PASS, self, detail=f"{child.name} does not hold: {outcome.describe()}")
 
 
 class Quantifier(Body):
@@ -208,15 +207,17 @@ class Quantifier(Body):
     def paths(self) -> list[CompiledPath]:
         return self.inner.paths()
 
-    def run(self, context: Context, subject: Subject) -> Outcome:
+    def run(self, context: Context, subject: Subject) -> CheckOutcome:
         locations = subject.locations or []
         if not locations:
             if self.allow_empty:
-                return Outcome(PASS, self, detail="no nodes (allowed)", metrics={"nodes": 0})
-            return Outcome(NO_MATCH, self, detail=f"no nodes at {location_text(subject.location)}")
+                return CheckOutcome(PASS, self, detail="no nodes (allowed)", metrics={"nodes": 0})
+            return CheckOutcome(
+                NO_MATCH, self, detail=f"no nodes at {location_text(subject.location)}"
+            )
         root = context.root
-        passed: list[tuple[NodeLocation, Any]] = []
-        failed: list[tuple[NodeLocation, Outcome]] = []
+        passed: list[tuple[NodePath, Any]] = []
+        failed: list[tuple[NodePath, CheckOutcome]] = []
         for index, (location, value) in enumerate(zip(locations, subject.value, strict=True)):
             if index and not index % _CLOCK_EVERY:
                 context.meter.check_clock()
@@ -242,7 +243,7 @@ class Quantifier(Body):
                     f"all {total} nodes passed" if ok else f"{len(failed)} of {total} nodes failed"
                 )
             lines = [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
-            return Outcome(
+            return CheckOutcome(
                 PASS if ok else FAIL,
                 self,
                 detail=detail,
@@ -256,7 +257,7 @@ class Quantifier(Body):
                 f"{len(passed)} of {total} nodes passed" if ok else f"none of {total} nodes passed"
             )
             lines = [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
-            return Outcome(
+            return CheckOutcome(
                 PASS if ok else FAIL,
                 self,
                 detail=detail,
@@ -270,7 +271,7 @@ class Quantifier(Body):
             else f"{len(passed)} of {total} nodes passed, expected none"
         )
         lines = [f"{location_text(at)} = {short(value)}" for at, value in passed]
-        return Outcome(
+        return CheckOutcome(
             PASS if ok else FAIL,
             self,
             detail=detail,

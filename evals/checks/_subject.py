@@ -6,8 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evals.checks._limits import Meter
-from evals.checks._paths import CompiledPath, PdfSource
-from evals.checks._paths import Location as NodeLocation
+from evals.checks._paths import CompiledPath, NodePath, PdfSource
 from evals.checks._values import MISSING
 
 
@@ -36,10 +35,10 @@ class Subject:
         self,
         singular: bool,
         value: Any,
-        locations: list[NodeLocation] | None,
+        locations: list[NodePath] | None,
         path: CompiledPath | None,
         root: Any,
-        location: NodeLocation | None = None,
+        location: NodePath | None = None,
     ) -> None:
         self.singular = singular
         self.value = value
@@ -49,7 +48,7 @@ class Subject:
         self._location = location
 
     @property
-    def location(self) -> NodeLocation | str:
+    def location(self) -> NodePath | str:
         """The normalized location of a singular subject (the path text for a non-singular one)."""
         if not self.singular and self.path is not None:
             return self.path.text
@@ -59,7 +58,7 @@ class Subject:
             return self.path.text if self.path is not None else "$"
         return self._location
 
-    def item_locations(self) -> list[NodeLocation | str]:
+    def item_locations(self) -> list[NodePath | str]:
         """Where each item of the subject's value is: its nodes, or `location[i]` for a list."""
         if self.locations is not None:
             return list(self.locations)
@@ -84,7 +83,7 @@ def subject_of(path: CompiledPath, context: Context) -> Subject:
     return Subject(False, values, locations, path, root)
 
 
-def node_subject(location: NodeLocation, value: Any, root: Any) -> Subject:
+def node_subject(location: NodePath, value: Any, root: Any) -> Subject:
     """One matched node, as the subject of a quantifier's body."""
     return Subject(True, value, None, None, root, location)
 

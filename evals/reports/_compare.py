@@ -39,7 +39,7 @@ from evals.reports._aggregate import (
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._model import Audience, author_holdout, check_audience
 from evals.reports._values import timestamp
-from records import Store, imported_view
+from records import EvalStatus, Store, imported_view
 from schema.errors import Refused
 
 __all__ = ["COMPARE_VERSION", "GATE_DROP", "compare_evals"]
@@ -436,7 +436,7 @@ def _eval_view(data: EvalData, operator: bool) -> dict[str, Any]:
         "agent": info.agent_id,
         "agent_version": info.agent_version,
         "status": info.status,
-        "complete": info.status == "done" and all(c.done for c in data.cells),
+        "complete": info.status == EvalStatus.DONE and all(c.done for c in data.cells),
         "created_at": timestamp(info.created_at),
         "finished_at": timestamp(info.finished_at),
         # Run elsewhere and imported (evals._import), or None for an eval run here.

@@ -23,7 +23,7 @@ from typing import Any
 from evals._integrity import author_digests, keyed_digest
 from evals.reports._values import bounded_text, text_of
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
-from records import EvalCell, EvalInfo, Store
+from records import CellStatus, EvalCell, EvalInfo, EvalStatus, Store
 from schema.documents import parse_document
 from schema.errors import HolonError, NotFound
 from schema.jsontext import loads
@@ -106,7 +106,7 @@ class CellData:
 
     @property
     def done(self) -> bool:
-        return self.status == "done"
+        return self.status == CellStatus.DONE
 
     @property
     def graded(self) -> bool:
@@ -123,7 +123,7 @@ class EvalData:
     @property
     def complete(self) -> bool:
         """Done with every cell recorded: only then may an author learn of its holdout."""
-        return self.info.status == "done" and all(c.done for c in self.cells)
+        return self.info.status == EvalStatus.DONE and all(c.done for c in self.cells)
 
     def public_only(self) -> EvalData:
         """The eval as an author's views are built from: its public cells alone, so no
@@ -273,8 +273,8 @@ def _cell(row: EvalCell) -> CellData:
         tags=_tags(row.tags),
         request_id=row.request_id,
         status=row.status,
-        outcome_code=row.outcome_code if row.status == "done" else None,
-        passed=bool(row.passed) if row.status == "done" else False,
+        outcome_code=row.outcome_code if row.status == CellStatus.DONE else None,
+        passed=bool(row.passed) if row.status == CellStatus.DONE else False,
         cost_usd=None if row.cost_usd is None else _decimal(row.cost_usd, Decimal(0)),
         cost_source=source if isinstance(source, str) and source in COST_SOURCES else None,
         latency_ms=_latency(row.latency_ms),

@@ -19,7 +19,7 @@ from typing import Any
 
 from evals._integrity import author_digests, keyed_digest
 from evals.reports._data import CellData, EvalData, SuiteData, _http_status, _latency, _tokens
-from records import EvalInfo
+from records import CellStatus, EvalInfo
 
 __all__ = ["data_from_report", "info_from_report", "parse_timestamp"]
 
@@ -71,7 +71,7 @@ def _suite(suite: dict[str, Any], secret: bytes) -> SuiteData:
 
 def _cell(idx: int, suite_id: str, case: dict[str, Any], cell: dict[str, Any]) -> CellData:
     usage = cell["usage"] or {}
-    done = cell["status"] == "done"
+    done = cell["status"] == CellStatus.DONE
     return CellData(
         idx=idx,
         suite_id=suite_id,

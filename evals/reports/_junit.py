@@ -22,6 +22,7 @@ from xml.etree import ElementTree as ET
 
 from evals._visible import xml_text
 from evals.reports._format import imported_text
+from records import CellStatus
 
 __all__ = ["render_junit"]
 
@@ -107,7 +108,7 @@ def _suite(suite: dict[str, Any], *, repeated: bool) -> ET.Element:
 
 def _cell_result(testcase: ET.Element, cell: dict[str, Any]) -> str | None:
     """Marks `testcase` with its cell's result; the JUnit kind counted (None: passed)."""
-    if cell["status"] != "done":
+    if cell["status"] != CellStatus.DONE:
         ET.SubElement(testcase, "skipped", message="not run: the eval ended before this cell")
         return "skipped"
     if cell["outcome"] != "ok":

@@ -44,7 +44,7 @@ from evals.reports._aggregate import (
 )
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._values import bounded, text_of, timestamp
-from records import Store, imported_view
+from records import EvalStatus, Store, imported_view
 from schema import __version__
 from schema.errors import UsageError
 
@@ -298,7 +298,7 @@ def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
     if audience != "operator":
         value = author_record(value)
     # An imported eval wrote no record here, whatever it wrote where it ran.
-    written = data.info.full_plan and data.info.status == "done" and not data.info.imported
+    written = data.info.full_plan and data.info.status == EvalStatus.DONE and not data.info.imported
     return {"written": written, "value": value}
 
 

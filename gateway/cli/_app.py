@@ -11,7 +11,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import NoReturn, TextIO, cast
+from typing import Any, NoReturn, TextIO, cast
 
 from gateway.cli._context import Context
 from gateway.cli._output import Output
@@ -35,6 +35,39 @@ class _Parser(argparse.ArgumentParser):
 
 class _ArgError(Exception):
     pass
+
+
+class _Renamed(argparse.Action):
+    """A flag's old name, kept for one release: it still works, and the run says the
+    new name on stderr (`renamed_flag`)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, **kw)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        used = getattr(namespace, "renamed_flags", [])
+        namespace.renamed_flags = [*used, (option_string, self.new)]
+
+
+def renamed_flag(parser: argparse.ArgumentParser, old: str, new: str, dest: str, **kw: Any) -> None:
+    """Accept `old` as a deprecated alias of the flag `new` (same `dest`, same values)."""
+    parser.add_argument(
+        old,
+        dest=dest,
+        action=_Renamed,
+        new=new,
+        default=argparse.SUPPRESS,
+        help=f"deprecated: the old name of {new}, accepted until the next release",
+        **kw,
+    )
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -143,6 +176,8 @@ def run(
     try:
         args = parser.parse_args(argv)
         _hand_down(args)
+        for old, new in getattr(args, "renamed_flags", []):
+            output.note(f"holon: {old} is deprecated: use {new} (the old name goes next release)")
     except _ArgError as exc:
         from schema.errors import UsageError
 

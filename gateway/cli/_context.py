@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 TOKEN_HINT = (
     "an operator creates one on the store: holon tokens create --role "
-    "operator|org:ORG|caller:PRINCIPAL; pass it in HOLON_TOKEN or with --token-file PATH"
+    "operator|org:ORG|caller:NAME; pass it in HOLON_TOKEN or with --token-file PATH"
 )
 TOKEN_FLAG_WARNING = (
     "--token puts the token in the process list (ps) and the shell's history; "

@@ -2,11 +2,11 @@
 
 from gateway.client._http import GatewayUnreachable, HttpClient
 from gateway.client._interface import (
-    CallsAPI,
     CertificatesAPI,
     Client,
     EvalOptions,
     EvalsAPI,
+    MandatesAPI,
     Progress,
     Proposal,
     TokensAPI,
@@ -15,13 +15,13 @@ from gateway.client._store import StoreClient
 from gateway.client._views import agent_view, login_name, timestamp
 
 __all__ = [
-    "CallsAPI",
     "CertificatesAPI",
     "Client",
     "EvalOptions",
     "EvalsAPI",
     "GatewayUnreachable",
     "HttpClient",
+    "MandatesAPI",
     "Progress",
     "Proposal",
     "StoreClient",

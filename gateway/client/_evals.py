@@ -22,7 +22,16 @@ from evals import (
     work,
 )
 from gateway.client._views import timestamp
-from records import EvalInfo, LiveConformance, Store, imported_view, live_window_start, utcnow
+from records import (
+    CellStatus,
+    EvalInfo,
+    EvalStatus,
+    LiveConformance,
+    Store,
+    imported_view,
+    live_window_start,
+    utcnow,
+)
 from schema.errors import NotFound, Refused
 
 JSONObject = dict[str, Any]
@@ -205,7 +214,7 @@ class EvalOps:
         if info.imported and info.result is not None:
             # No cells here: its progress is the summary its report was checked against.
             done = info.result["summary" if operator else "public_summary"]
-            counts = {"pending": 0, "running": 0, "done": done["done"]}
+            counts: dict[str, int] = {**dict.fromkeys(CellStatus, 0), CellStatus.DONE: done["done"]}
             view = eval_view(info, counts, operator=operator)
             view["spent"] = {k: done[k] for k in ("done", "passed", "cost_usd")}
             return view
@@ -235,9 +244,9 @@ class EvalOps:
         info = self.store.evals.get(eval_id)
         if info.imported:
             raise imported_refusal(info, "cancelled")
-        if info.status != "running":
+        if info.status != EvalStatus.RUNNING:
             raise Refused(f"eval {eval_id} is {info.status}, not running")
-        return eval_view(self.store.evals.set_status(eval_id, "cancelled"))
+        return eval_view(self.store.evals.set_status(eval_id, EvalStatus.CANCELLED))
 
     def record(self, agent_id: str) -> JSONObject:
         """The current record, its staleness, and its score as evidence: the lower bound

@@ -24,6 +24,7 @@ import httpx
 
 from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.mandates import load_mandate
+from records import DecisionCode, EvalStatus
 from schema.errors import (
     EnvironmentFault,
     GatewayUnreachable,
@@ -84,7 +85,7 @@ class HttpClient:
             transport=transport,
         )
         self._evals = HttpEvals(self)
-        self._calls = HttpCalls(self)
+        self._mandates = HttpMandates(self)
         self._tokens = HttpTokens(self)
         self._certificates = HttpCertificates(self)
 
@@ -93,8 +94,8 @@ class HttpClient:
         return self._evals
 
     @property
-    def calls(self) -> HttpCalls:
-        return self._calls
+    def mandates(self) -> HttpMandates:
+        return self._mandates
 
     @property
     def tokens(self) -> HttpTokens:
@@ -255,6 +256,45 @@ class HttpClient:
         )
         return pulled
 
+    # -- live calls (caller tokens) and the ledger ---------------------------
+
+    def invoke(
+        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
+    ) -> JSONObject:
+        if caller is not None:
+            raise UsageError(
+                "over the gateway the token's caller decides whose mandates apply: drop --caller",
+                hint="--caller NAME is for the CLI working on the store",
+            )
+        body = {"capability": capability, "input": input}
+        if agent_id is None:
+            path = f"/v1/capabilities/{_segment(capability)}/invoke"
+        else:
+            path = f"/v1/agents/{_agent_path(agent_id)}/invoke"
+        answer: JSONObject = self.json("POST", path, body=body)
+        return answer
+
+    def ledger(
+        self,
+        *,
+        caller: str | None = None,
+        mandate_id: str | None = None,
+        agent_id: str | None = None,
+        decision: DecisionCode | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> JSONObject:
+        params = {
+            "caller": caller,
+            "mandate": mandate_id,
+            "agent": agent_id,
+            "decision": decision,
+            "cursor": cursor,
+            "limit": limit,
+        }
+        page: JSONObject = self.json("GET", "/v1/ledger", params=params)
+        return page
+
 
 def _param(value: Any) -> str:
     if isinstance(value, bool):
@@ -316,7 +356,7 @@ class HttpEvals:
                             "cost_usd": spent.get("cost_usd"),
                         }
                     )
-                if view["status"] != "running":
+                if view["status"] != EvalStatus.RUNNING:
                     view.pop("spent", None)  # the store's final view has none
                     return view
                 time.sleep(wait)
@@ -392,8 +432,8 @@ class HttpEvals:
         return comparison, text
 
 
-class HttpCalls:
-    """Mandates (operator tokens), live calls (caller tokens) and the ledger over the API."""
+class HttpMandates:
+    """Mandates over the API (operator tokens)."""
 
     def __init__(self, client: HttpClient) -> None:
         self.client = client
@@ -411,13 +451,13 @@ class HttpCalls:
     def list(
         self,
         *,
-        holder: str | None = None,
+        caller: str | None = None,
         include_revoked: bool = False,
         cursor: str | None = None,
         limit: int = 100,
     ) -> JSONObject:
         params = {
-            "holder": holder,
+            "caller": caller,
             "include_revoked": include_revoked,
             "cursor": cursor,
             "limit": limit,
@@ -444,43 +484,6 @@ class HttpCalls:
             body={"agent": agent_id, "capability": capability},
         )
         return verdict
-
-    def invoke(
-        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
-    ) -> JSONObject:
-        if caller is not None:
-            raise UsageError(
-                "over the gateway the token's caller decides whose mandates apply: drop --as",
-                hint="--as PRINCIPAL is for the CLI working on the store",
-            )
-        body = {"capability": capability, "input": input}
-        if agent_id is None:
-            path = f"/v1/capabilities/{_segment(capability)}/invoke"
-        else:
-            path = f"/v1/agents/{_agent_path(agent_id)}/invoke"
-        answer: JSONObject = self.client.json("POST", path, body=body)
-        return answer
-
-    def ledger(
-        self,
-        *,
-        caller: str | None = None,
-        mandate_id: str | None = None,
-        agent_id: str | None = None,
-        decision: str | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        params = {
-            "caller": caller,
-            "mandate": mandate_id,
-            "agent": agent_id,
-            "decision": decision,
-            "cursor": cursor,
-            "limit": limit,
-        }
-        page: JSONObject = self.client.json("GET", "/v1/ledger", params=params)
-        return page
 
 
 class HttpTokens:

@@ -18,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
+from records import DecisionCode
 from schema.jsontext import JSONValue
 
 JSONObject = dict[str, Any]
@@ -101,8 +102,8 @@ class EvalsAPI(Protocol):
         ...
 
 
-class CallsAPI(Protocol):
-    """Mandates, live calls and the ledger (`client.calls`)."""
+class MandatesAPI(Protocol):
+    """Mandates: grant, read, dry-run and revoke (`client.mandates`, `holon mandates`)."""
 
     def grant(self, document: JSONObject, *, source: str = "<request>") -> JSONObject:
         """`{"status": created|updated|unchanged|reinstated, "mandate": mandate view}`."""
@@ -113,7 +114,7 @@ class CallsAPI(Protocol):
     def list(
         self,
         *,
-        holder: str | None = None,
+        caller: str | None = None,
         include_revoked: bool = False,
         cursor: str | None = None,
         limit: int = 100,
@@ -130,24 +131,6 @@ class CallsAPI(Protocol):
     def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
         """A dry run of one mandate's decision: `{"decision": allow|deny, "reason", numbers}`."""
         ...
-
-    def invoke(
-        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
-    ) -> JSONObject:
-        """A live call (routed when `agent_id` is None). On the store `caller` names
-        whose mandates apply; over the gateway the token's caller does, and it is None."""
-        ...
-
-    def ledger(
-        self,
-        *,
-        caller: str | None = None,
-        mandate_id: str | None = None,
-        agent_id: str | None = None,
-        decision: str | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject: ...
 
 
 class TokensAPI(Protocol):
@@ -205,7 +188,7 @@ class Client(Protocol):
     def evals(self) -> EvalsAPI: ...
 
     @property
-    def calls(self) -> CallsAPI: ...
+    def mandates(self) -> MandatesAPI: ...
 
     @property
     def tokens(self) -> TokensAPI: ...
@@ -252,5 +235,24 @@ class Client(Protocol):
     def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
         """`{"id", "version", "files": {relative path: text}}`: the public parts only."""
         ...
+
+    # -- live calls (`holon invoke`) and the ledger (`holon ledger`) ---------
+    def invoke(
+        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
+    ) -> JSONObject:
+        """A live call (routed when `agent_id` is None). On the store `caller` names
+        whose mandates apply; over the gateway the token's caller does, and it is None."""
+        ...
+
+    def ledger(
+        self,
+        *,
+        caller: str | None = None,
+        mandate_id: str | None = None,
+        agent_id: str | None = None,
+        decision: DecisionCode | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> JSONObject: ...
 
     def close(self) -> None: ...

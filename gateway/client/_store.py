@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
 
-from agents import AddressGuard, load_manifest, manifest_from_dict, secret_problem
+from agents import AddressGuard, Executor, load_manifest, manifest_from_dict, secret_problem
 from evals.suites import (
     TrustStore,
     install_suite,
@@ -15,14 +16,22 @@ from evals.suites import (
     public_files,
     suite_digests,
 )
-from gateway.client._calls import CallOps
 from gateway.client._certificates import CertificateOps
 from gateway.client._evals import EvalOps, plan_view
 from gateway.client._interface import EvalOptions, Progress, Proposal
+from gateway.client._mandates import MandateOps
 from gateway.client._tokens import TokenOps
-from gateway.client._views import agent_view, login_name, reset_view, suite_view, timestamp
+from gateway.client._views import (
+    agent_view,
+    ledger_view,
+    login_name,
+    reset_view,
+    suite_view,
+    timestamp,
+)
+from gateway.live import LiveCalls, Lookups
 from gateway.settings import Settings, checkout_root
-from records import Store, open_store
+from records import DecisionCode, Store, open_store
 from schema.errors import UsageError
 from schema.jsontext import JSONValue
 
@@ -47,7 +56,7 @@ class StoreClient:
         self.home = home
         self.first_use: list[str] = []  # what a fresh embedded store was given
         self.evals = StoreEvals(store, home, retention_days, address_guard)
-        self.calls = StoreCalls(store)
+        self.mandates = MandateOps(store)
         self.tokens = TokenOps(store)
         self.certificates = CertificateOps(store)
 
@@ -78,6 +87,48 @@ class StoreClient:
 
     def close(self) -> None:
         self.store.close()
+
+    # -- live calls and the ledger -------------------------------------------
+
+    def invoke(
+        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
+    ) -> JSONObject:
+        if caller is None:
+            raise UsageError(
+                "on the store the CLI acts as operator: name the caller whose mandates "
+                "apply with --caller NAME",
+                hint="or call through a gateway with that caller's token (--gateway, --token)",
+            )
+
+        async def call() -> JSONObject:
+            async with Executor() as executor:
+                calls = LiveCalls(self.store, executor, lookups=Lookups(self.store, ttl_s=0))
+                if agent_id is None:
+                    return await calls.route(caller, capability, input)
+                return await calls.invoke(caller, agent_id, capability, input)
+
+        return asyncio.run(call())
+
+    def ledger(
+        self,
+        *,
+        caller: str | None = None,
+        mandate_id: str | None = None,
+        agent_id: str | None = None,
+        decision: DecisionCode | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> JSONObject:
+        self.store.ledger.expire()
+        page = self.store.ledger.list(
+            caller=caller,
+            mandate_id=mandate_id,
+            agent_id=agent_id,
+            decision=decision,
+            cursor=cursor,
+            limit=limit,
+        )
+        return {"items": [ledger_view(e) for e in page.items], "next_cursor": page.next_cursor}
 
     # -- agents -------------------------------------------------------------
 
@@ -288,18 +339,3 @@ class StoreEvals(EvalOps):
             self.store, base, candidate, audience=audience, allow_mismatch=allow_mismatch
         )
         return comparison, render_comparison(comparison, form)
-
-
-class StoreCalls(CallOps):
-    """Mandates, live calls and the ledger on the store, where the CLI acts as operator."""
-
-    def invoke(
-        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
-    ) -> JSONObject:
-        if caller is None:
-            raise UsageError(
-                "on the store the CLI acts as operator: name the caller whose mandates "
-                "apply with --as PRINCIPAL",
-                hint="or call through a gateway with that caller's token (--gateway, --token)",
-            )
-        return super().invoke(caller, agent_id, capability, input)

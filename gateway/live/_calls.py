@@ -70,7 +70,7 @@ from gateway.live._cache import CacheMiss, Lookups
 from gateway.live._contract import check_input, check_output, invalid_input, invalid_output
 from gateway.live._decision import check_mandate, denial_error
 from gateway.live._writes import LedgerWriter, charge_of, release_of
-from gateway.mandates import Mandate, Verdict, decide_all
+from gateway.mandates import Decision, Mandate, decide_all
 from records import (
     INVALID_INPUT,
     INVALID_OUTPUT,
@@ -129,7 +129,7 @@ class _Decided:
     call: CallEntry
     manifest: Manifest
     mandates: dict[str, Mandate]
-    verdicts: list[Verdict]
+    decisions: list[Decision]
     secret: str | None
     now: datetime
     revisions: dict[str, int] = field(default_factory=dict)  # mandate id -> revision decided on
@@ -315,17 +315,17 @@ class LiveCalls:
             _replace_request(decided.call, request_id),
             decided.manifest,
             decided.mandates,
-            decided.verdicts,
+            decided.decisions,
             decided.secret,
             decided.now,
             decided.revisions,
             decided.record_eval_id,
         )
-        verdicts = decided.verdicts
-        for index, verdict in enumerate(verdicts):
-            if not verdict.allow:
+        decisions = decided.decisions
+        for index, decision in enumerate(decisions):
+            if not decision.allow:
                 continue
-            mandate = decided.mandates[verdict.mandate]
+            mandate = decided.mandates[decision.mandate]
             deadline = _deadline(mandate, decided.manifest)
             reserved = await self.writer.reserve(
                 Reserve(
@@ -336,21 +336,23 @@ class LiveCalls:
                     budget=None
                     if mandate.budget is None
                     else (mandate.budget.period, mandate.budget.amount_usd),
-                    details={"decision": verdict.to_json()},
+                    details={"decision": decision.to_json()},
                     mandate_revision=decided.revisions.get(mandate.id),
                     record_eval_id=decided.record_eval_id,
-                    certificate_id=verdict.certificate_id,
+                    certificate_id=decision.certificate_id,
                     rate_limit=mandate.rate_limit,
                 )
             )
             if isinstance(reserved, BudgetState):
-                verdicts[index] = Verdict(mandate.id, False, "budget_exhausted", reserved.to_json())
+                decisions[index] = Decision(
+                    mandate.id, False, "budget_exhausted", reserved.to_json()
+                )
                 continue
             if isinstance(reserved, RateState):
-                verdicts[index] = Verdict(mandate.id, False, "rate_limited", reserved.to_json())
+                decisions[index] = Decision(mandate.id, False, "rate_limited", reserved.to_json())
                 continue
             return Allowed(decided.manifest, mandate, reserved, decided.secret)
-        error = denial_error(verdicts, subject=f"{caller} calling {agent_id} for {capability}")
+        error = denial_error(decisions, subject=f"{caller} calling {agent_id} for {capability}")
         denied_by = error.details.get("mandate")
         await self.writer.write(
             Deny(
@@ -365,7 +367,7 @@ class LiveCalls:
         raise error
 
     def _decide(self, lookups: Lookups, caller: str, agent_id: str, capability: str) -> _Decided:
-        """Every mandate's verdict; raises CacheMiss on a `cached_only` view that lacks a read."""
+        """Every mandate's decision; raises CacheMiss on a `cached_only` view that lacks a read."""
         agent = _callable(lookups, agent_id, capability)
         held = lookups.held_mandates(caller)
         mandates = held.mandates
@@ -378,7 +380,7 @@ class LiveCalls:
         secret = lookups.secret(agent.id)
         manifest = lookups.manifest(agent.id, agent.version, agent.manifest)
         now = self.clock()
-        verdicts = decide_all(
+        decisions = decide_all(
             mandates,
             agent_id=agent.id,
             agent_version=agent.version,
@@ -394,7 +396,7 @@ class LiveCalls:
             call,
             manifest,
             {m.id: m for m in mandates},
-            verdicts,
+            decisions,
             secret,
             now,
             held.revisions,
@@ -502,7 +504,7 @@ class LiveCalls:
         mandates = held.mandates
         now = self.clock()
         ranked: list[tuple[Decimal, Decimal, str]] = []
-        verdicts: list[Verdict] = []
+        decisions: list[Decision] = []
         live_needed = any(m.needs_live for m in mandates)
         for agent in agents:
             record = self.lookups.record(agent.id, agent.version)
@@ -522,12 +524,12 @@ class LiveCalls:
                 price = Decimal(str(agent.manifest.get("pricing", {}).get("per_call_usd", "0")))
                 ranked.append((-score, price, agent.id))
             else:
-                verdicts += [
-                    Verdict(v.mandate, False, v.reason, {**v.numbers, "agent": agent.id})
+                decisions += [
+                    Decision(v.mandate, False, v.reason, {**v.numbers, "agent": agent.id})
                     for v in mine
                 ]
         if not ranked:
-            error = denial_error(verdicts, subject=f"{caller} calling any agent for {capability}")
+            error = denial_error(decisions, subject=f"{caller} calling any agent for {capability}")
             call = CallEntry(str(uuid.uuid4()), caller, capability, None, None)
             denied_by = error.details.get("mandate")
             denied = self.store.ledger.deny(

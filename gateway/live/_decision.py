@@ -7,25 +7,25 @@ from datetime import datetime
 from typing import Any
 
 from gateway.live._cache import Lookups
-from gateway.mandates import Verdict, decide_one
+from gateway.mandates import Decision, decide_one
 from records import BudgetState, period_key
 from schema.errors import BudgetExhausted, Denied, RateLimited
 
 __all__ = ["check_mandate", "denial_error"]
 
 
-def denial_error(verdicts: list[Verdict], *, subject: str) -> Denied:
+def denial_error(decisions: list[Decision], *, subject: str) -> Denied:
     """The error of a denied call: the reason of the mandate that got furthest, and all of them."""
-    if not verdicts:
+    if not decisions:
         return Denied(
             f"{subject}: the caller holds no mandate", code="no_mandate", details={"mandates": []}
         )
     # Of several mandates over their rate limits, the one whose next call is soonest.
-    best = max(verdicts, key=lambda v: (v.stage, -v.numbers.get("retry_after_s", 0)))
+    best = max(decisions, key=lambda v: (v.stage, -v.numbers.get("retry_after_s", 0)))
     reason = best.reason or "denied"
     details: dict[str, Any] = dict(best.numbers)
     details["mandate"] = best.mandate
-    details["mandates"] = [v.to_json() for v in verdicts]
+    details["mandates"] = [v.to_json() for v in decisions]
     cls = {"budget_exhausted": BudgetExhausted, "rate_limited": RateLimited}.get(reason, Denied)
     hint = None
     if reason == "rate_limited":
@@ -47,7 +47,7 @@ def check_mandate(
     agent = lookups.agent(agent_id)
     record = lookups.record(agent.id, agent.version) if mandate.needs_record else None
     live = lookups.live(agent.id, capability) if mandate.needs_live else None
-    verdict = decide_one(
+    decision = decide_one(
         mandate,
         agent_id=agent.id,
         agent_version=agent.version,
@@ -62,7 +62,7 @@ def check_mandate(
         "agent": agent.id,
         "agent_version": agent.version,
         "capability": capability,
-        **verdict.to_json(),
+        **decision.to_json(),
     }
     if live is not None:
         out["live"] = live.to_json()

@@ -1,6 +1,6 @@
 """Mandates: documents, and the decision they make on every live call."""
 
-from gateway.mandates._decide import DENY_REASONS, Verdict, decide_all, decide_one
+from gateway.mandates._decide import DENY_REASONS, Decision, decide_all, decide_one
 from gateway.mandates._document import (
     Budget,
     Mandate,
@@ -13,7 +13,7 @@ __all__ = [
     "DENY_REASONS",
     "Budget",
     "Mandate",
-    "Verdict",
+    "Decision",
     "decide_all",
     "decide_one",
     "load_mandate",

@@ -25,7 +25,7 @@ from evals import admits_lower, eval_score_lower
 from gateway.mandates._document import SELF_ISSUER, Mandate
 from records import LiveConformance, utc_text
 
-__all__ = ["DENY_REASONS", "Verdict", "decide_all", "decide_one"]
+__all__ = ["DENY_REASONS", "Decision", "decide_all", "decide_one"]
 
 # In the order they are checked: a later reason means the mandate got further.
 # The ledger checks a reservation's budget before its rate limit (records._ledger):
@@ -53,8 +53,8 @@ DENY_REASONS = (
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """One mandate's verdict on one (agent, capability)."""
+class Decision:
+    """One mandate's decision on one (agent, capability)."""
 
     mandate: str
     allow: bool
@@ -78,8 +78,8 @@ class Verdict:
         return len(DENY_REASONS) if self.reason is None else DENY_REASONS.index(self.reason)
 
 
-def _deny(mandate: Mandate, reason: str, **numbers: Any) -> Verdict:
-    return Verdict(mandate.id, False, reason, numbers)
+def _deny(mandate: Mandate, reason: str, **numbers: Any) -> Decision:
+    return Decision(mandate.id, False, reason, numbers)
 
 
 def _score(value: Any) -> Decimal | None:
@@ -97,7 +97,7 @@ def decide_one(
     live: LiveConformance | None = None,
     not_advertised: Collection[str] = (),
     imported: Sequence[dict[str, Any]] = (),
-) -> Verdict:
+) -> Decision:
     """Whether `mandate` lets its holder call `agent_id` for `capability` now.
 
     `not_advertised`: the claimed capabilities the agent's last identity probe
@@ -145,15 +145,15 @@ def decide_one(
                 ),
                 accept_issuers=list(mandate.accept_issuers),
             )
-        verdict = _against_record(mandate, capability, chosen, now)
-        if not verdict.allow:
-            return verdict
+        decision = _against_record(mandate, capability, chosen, now)
+        if not decision.allow:
+            return decision
         certificate_id = chosen.get("certificate_id")
     if mandate.max_live_violation_rate is not None:
-        verdict = _against_live(mandate, live)
-        if not verdict.allow:
-            return verdict
-    return Verdict(mandate.id, True, certificate_id=certificate_id)
+        decision = _against_live(mandate, live)
+        if not decision.allow:
+            return decision
+    return Decision(mandate.id, True, certificate_id=certificate_id)
 
 
 def _accepted_record(
@@ -169,12 +169,12 @@ def _accepted_record(
     return None
 
 
-def _against_live(mandate: Mandate, live: LiveConformance | None) -> Verdict:
+def _against_live(mandate: Mandate, live: LiveConformance | None) -> Decision:
     """Deny over the mandate's maximum live violation rate, once the window has enough calls."""
     maximum = mandate.max_live_violation_rate
     rate = None if live is None else live.rate
     if maximum is None or live is None or rate is None or live.calls < mandate.min_live_calls:
-        return Verdict(mandate.id, True)
+        return Decision(mandate.id, True)
     if live.violations > maximum * live.calls:  # exact: the rate shown is rounded
         return _deny(
             mandate,
@@ -187,7 +187,7 @@ def _against_live(mandate: Mandate, live: LiveConformance | None) -> Verdict:
             window_days=live.to_json()["window_days"],
             since=live.since,
         )
-    return Verdict(mandate.id, True)
+    return Decision(mandate.id, True)
 
 
 def decide_all(
@@ -201,8 +201,8 @@ def decide_all(
     live: LiveConformance | None = None,
     not_advertised: Collection[str] = (),
     imported: Sequence[dict[str, Any]] = (),
-) -> list[Verdict]:
-    """Each mandate's verdict on one call, in the mandates' order."""
+) -> list[Decision]:
+    """Each mandate's decision on one call, in the mandates' order."""
     return [
         decide_one(
             m,
@@ -221,7 +221,7 @@ def decide_all(
 
 def _against_record(
     mandate: Mandate, capability: str, record: dict[str, Any], now: datetime
-) -> Verdict:
+) -> Decision:
     eval_score = _score(record.get("eval_score"))
     unverified = list(record.get("unverified_capabilities") or [])
     suite_id, suite = _suite_for(record, capability)
@@ -299,7 +299,7 @@ def _against_record(
         warnings = [w for w in record.get("warnings", []) if w.get("code") == "overfit"]
         if warnings:
             return _deny(mandate, "overfit_warning", warnings=warnings)
-    return Verdict(mandate.id, True)
+    return Decision(mandate.id, True)
 
 
 def _suite_for(record: dict[str, Any], capability: str) -> tuple[str | None, dict[str, Any] | None]:

@@ -120,8 +120,8 @@ def _route(endpoint: Endpoint, state: dict[str, Service]) -> Route:
         svc = state["service"]
         started = time.perf_counter()
         try:
-            principal = await svc.tokens.principal(request.headers.get("authorization"), svc.run)
-            who = admit(endpoint.access, principal)
+            bearer = await svc.tokens.bearer(request.headers.get("authorization"), svc.run)
+            who = admit(endpoint.access, bearer)
             check_params(request)
             response: Response = await endpoint.handler(request, who, svc)
         except HolonError as exc:

@@ -1,7 +1,8 @@
-"""Who is calling: bearer tokens to principals, and what each route lets them do.
+"""Who is calling: a bearer token to its `Bearer` (the role it was made for, and its id),
+and what each route lets them do.
 
 GATEWAY.md, "Roles and tokens": `operator` (everything), `org:<org>` (its
-agents: register, update, test, read records), `caller:<principal>` (invoke
+agents: register, update, test, read records), `caller:<name>` (invoke
 under its mandates, read its ledger). Every route declares the role kinds it
 admits; ownership (an org's own agents, a caller's own ledger) is checked by
 the handler, which knows the resource.
@@ -24,7 +25,7 @@ from schema.errors import Forbidden, Unauthorized
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Access", "Principal", "TokenCache"]
+__all__ = ["Access", "Bearer", "TokenCache"]
 
 RoleKind = Literal["operator", "org", "caller"]
 # none: no token needed; any: any valid token; otherwise the role kinds admitted.
@@ -32,7 +33,11 @@ Access = Literal["none", "any"] | frozenset[RoleKind]
 
 
 @dataclass(frozen=True)
-class Principal:
+class Bearer:
+    """Whoever presented a valid token: its role (operator, org:NAME, caller:NAME) and id.
+
+    Not a caller: an operator or an org is a bearer too (docs/glossary.md)."""
+
     role: str
     token_id: str | None
 
@@ -43,7 +48,7 @@ class Principal:
 
     @property
     def name(self) -> str:
-        """The org or caller principal ("" for the operator)."""
+        """The org's or the caller's name ("" for the operator)."""
         return self.role.split(":", 1)[1] if ":" in self.role else ""
 
     @property
@@ -61,7 +66,7 @@ class Principal:
             )
 
 
-ANONYMOUS = Principal("", None)
+ANONYMOUS = Bearer("", None)
 
 # One answer for every token that does not authenticate: unknown, malformed,
 # revoked or expired alike, so the answer tells a guesser nothing.
@@ -76,7 +81,7 @@ class _Known:
     """A token that authenticated: what each request needs, ready (expiry in epoch seconds:
     one float compare with `time.time()` per request)."""
 
-    principal: Principal
+    bearer: Bearer
     token_id: str
     expires_s: float  # inf: never
 
@@ -116,10 +121,10 @@ class TokenCache:
         self._monotonic = monotonic
         self._touched: dict[str, float] = {}  # token id -> when its use was last queued
 
-    async def principal(
+    async def bearer(
         self, authorization: str | None, run: Callable[..., Awaitable[Any]]
-    ) -> Principal | None:
-        """The caller's principal; a cache miss is read through `run` (off the event loop)."""
+    ) -> Bearer | None:
+        """Who presented the token; a cache miss is read through `run` (off the event loop)."""
         if not authorization:
             return None
         scheme, _, token = authorization.partition(" ")
@@ -132,7 +137,7 @@ class TokenCache:
             if info is None:
                 return None
             until = inf if info.expires_at is None else info.expires_at.timestamp()
-            return _Known(Principal(info.role, info.id), info.id, until)
+            return _Known(Bearer(info.role, info.id), info.id, until)
 
         known: _Known | None = self._cache.peek(token, load)
         if known is MISS:
@@ -144,7 +149,7 @@ class TokenCache:
         at = self._monotonic()
         if at - self._touched.get(known.token_id, -inf) >= self._last_used_every_s:
             self._used(known.token_id, at)
-        return known.principal
+        return known.bearer
 
     def _used(self, token_id: str, at: float) -> None:
         """Queue a last-use write (this process queued none for the token lately)."""
@@ -164,15 +169,15 @@ class TokenCache:
         _TOUCHER.submit(lambda: None).result()
 
 
-def admit(access: Access, principal: Principal | None) -> Principal:
-    """The principal, if `access` admits it; 401 without a token, 403 with the wrong role."""
+def admit(access: Access, bearer: Bearer | None) -> Bearer:
+    """The bearer, if `access` admits it; 401 without a token, 403 with the wrong role."""
     if access == "none":
-        return principal or ANONYMOUS
-    if principal is None:
+        return bearer or ANONYMOUS
+    if bearer is None:
         raise Unauthorized("this route needs a token", hint="send 'Authorization: Bearer <token>'")
-    if access == "any" or principal.kind in access:
-        return principal
+    if access == "any" or bearer.kind in access:
+        return bearer
     raise Forbidden(
-        f"role {principal.role} may not use this route",
-        details={"role": principal.role, "roles": sorted(access)},
+        f"role {bearer.role} may not use this route",
+        details={"role": bearer.role, "roles": sorted(access)},
     )

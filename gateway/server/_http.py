@@ -36,6 +36,7 @@ __all__ = [
     "json_response",
     "query_int",
     "read_json",
+    "renamed_query",
 ]
 
 MAX_DEPTH = 64
@@ -60,8 +61,25 @@ def _has_surrogate(text: str) -> bool:
 INLINE_PARSE_BYTES = 64 * 1024  # larger bodies are parsed in a worker thread
 
 
-def json_response(body: JSONValue, status: int = 200) -> Response:
-    return Response(dumps(body), status_code=status, media_type="application/json")
+def json_response(
+    body: JSONValue, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    return Response(dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+def renamed_query(request: Request, new: str, old: str) -> tuple[str | None, dict[str, str]]:
+    """A query parameter that was renamed: its value under either name, and the response
+    headers that tell a client using the old name (`Deprecation`, and a `Warning` that names
+    the new one). The old name is accepted for one release (docs/glossary.md)."""
+    params = request.query_params
+    value, legacy = params.get(new), params.get(old)
+    if legacy is None:
+        return value, {}
+    if value is not None and value != legacy:
+        raise UsageError(f"{old} is the old name of {new}: give one, not two different values")
+    log.info("deprecated query parameter %s (now %s) on %s", old, new, request.url.path)
+    warning = f'299 holon "the query parameter {old} is deprecated: use {new}"'
+    return legacy, {"Deprecation": "true", "Warning": warning}
 
 
 def error_response(error: HolonError) -> Response:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Generic, TypeVar
 
-from records import LIVE_WINDOW_DAYS, LedgerEntry, LiveConformance
+from records import LIVE_WINDOW_DAYS, LedgerEntry, LedgerStatus, LiveConformance
 
 __all__ = ["CachedCounts", "Metrics", "render_live"]
 
@@ -145,11 +145,11 @@ class Metrics:
         if mandate is None:  # denied for holding no mandate: holon_live_denials_total
             return
         with self._lock:
-            if entry.status == "reserved":
+            if entry.status == LedgerStatus.RESERVED:
                 self.mandate_calls[(mandate, "allow")] += 1
-            elif entry.status == "denied":
+            elif entry.status == LedgerStatus.DENIED:
                 self.mandate_calls[(mandate, "deny")] += 1
-            elif entry.status == "settled":
+            elif entry.status == LedgerStatus.SETTLED:
                 cost = entry.cost_usd
                 self.mandate_spend[mandate] = self.mandate_spend.get(mandate, Decimal(0)) + cost
                 caller = entry.caller

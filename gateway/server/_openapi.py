@@ -114,6 +114,17 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
                 }
                 for where, given in (("query", endpoint.query), ("header", endpoint.headers))
                 for name, text in given
+            ]
+            + [
+                {
+                    "name": old,
+                    "in": "query",
+                    "required": False,
+                    "deprecated": True,
+                    "description": f"deprecated: the old name of {new}",
+                    "schema": {"type": "string"},
+                }
+                for old, new in endpoint.renamed
             ],
         }
         access = endpoint.access

@@ -13,7 +13,7 @@ from evals import author_record
 from evals.suites import load_installed
 from gateway.client import agent_view
 from gateway.client._views import author_suite_view
-from gateway.server._auth import Principal
+from gateway.server._auth import Bearer
 from gateway.server._http import body_object, json_response, query_int, read_json
 from gateway.server._service import Endpoint, Service
 from records import AgentInfo
@@ -27,7 +27,7 @@ def _agent_id(request: Request) -> str:
     return f"{request.path_params['org']}/{request.path_params['name']}"
 
 
-async def register_agent(request: Request, who: Principal, svc: Service) -> Response:
+async def register_agent(request: Request, who: Bearer, svc: Service) -> Response:
     manifest = body_object(await read_json(request, svc.max_body_bytes), "the manifest")
     agent_id = str(manifest.get("id", ""))
     if "/" in agent_id:
@@ -77,7 +77,7 @@ def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
 _SCAN_BUDGET = 1000
 
 
-async def list_agents(request: Request, who: Principal, svc: Service) -> Response:
+async def list_agents(request: Request, who: Bearer, svc: Service) -> Response:
     params = request.query_params
     org = params.get("org")
     capability = params.get("capability")
@@ -148,21 +148,21 @@ def _scores_at_least(svc: Service, info: AgentInfo, floor: Decimal) -> bool:
     return score is not None and Decimal(str(score)) >= floor
 
 
-async def get_agent(request: Request, who: Principal, svc: Service) -> Response:
+async def get_agent(request: Request, who: Bearer, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.get_agent, _agent_id(request)))
 
 
-async def disable_agent(request: Request, who: Principal, svc: Service) -> Response:
+async def disable_agent(request: Request, who: Bearer, svc: Service) -> Response:
     who.require_agent(_agent_id(request))
     return json_response(await svc.run(svc.client.set_agent_disabled, _agent_id(request), True))
 
 
-async def enable_agent(request: Request, who: Principal, svc: Service) -> Response:
+async def enable_agent(request: Request, who: Bearer, svc: Service) -> Response:
     who.require_agent(_agent_id(request))
     return json_response(await svc.run(svc.client.set_agent_disabled, _agent_id(request), False))
 
 
-async def set_secret(request: Request, who: Principal, svc: Service) -> Response:
+async def set_secret(request: Request, who: Bearer, svc: Service) -> Response:
     agent_id = _agent_id(request)
     who.require_agent(agent_id)
     body = body_object(await read_json(request, 64 * 1024), "the body")
@@ -173,14 +173,14 @@ async def set_secret(request: Request, who: Principal, svc: Service) -> Response
     return json_response({"agent": agent_id, "secret_set": True})
 
 
-async def clear_secret(request: Request, who: Principal, svc: Service) -> Response:
+async def clear_secret(request: Request, who: Bearer, svc: Service) -> Response:
     agent_id = _agent_id(request)
     who.require_agent(agent_id)
     cleared = await svc.run(svc.client.clear_agent_secret, agent_id)
     return json_response({"agent": agent_id, "secret_set": False, "cleared": cleared})
 
 
-def _suites_for(who: Principal, svc: Service, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _suites_for(who: Bearer, svc: Service, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Suite views as `who` may read them: keyed digests for anyone but an operator."""
     if who.is_operator:
         return views
@@ -188,7 +188,7 @@ def _suites_for(who: Principal, svc: Service, views: list[dict[str, Any]]) -> li
     return [author_suite_view(view, secret) for view in views]
 
 
-async def list_suites(request: Request, who: Principal, svc: Service) -> Response:
+async def list_suites(request: Request, who: Bearer, svc: Service) -> Response:
     def load() -> dict[str, Any]:
         view = svc.client.list_suites()
         return {**view, "items": _suites_for(who, svc, view["items"])}
@@ -206,7 +206,7 @@ def _version(request: Request) -> int | None:
     return query_int(request, "version", 1, 1, MAX_VERSION)
 
 
-async def get_suite(request: Request, who: Principal, svc: Service) -> Response:
+async def get_suite(request: Request, who: Bearer, svc: Service) -> Response:
     suite_id = request.path_params["suite"]
     version = _version(request)
     return json_response(
@@ -214,7 +214,7 @@ async def get_suite(request: Request, who: Principal, svc: Service) -> Response:
     )
 
 
-async def suite_cases(request: Request, who: Principal, svc: Service) -> Response:
+async def suite_cases(request: Request, who: Bearer, svc: Service) -> Response:
     """Public cases in full; the holdout as counts only."""
     suite_id = request.path_params["suite"]
     version = _version(request)
@@ -235,12 +235,12 @@ async def suite_cases(request: Request, who: Principal, svc: Service) -> Respons
     return json_response(await svc.run(load))
 
 
-async def pull_suite(request: Request, who: Principal, svc: Service) -> Response:
+async def pull_suite(request: Request, who: Bearer, svc: Service) -> Response:
     suite_id = request.path_params["suite"]
     return json_response(await svc.run(svc.client.pull_suite, suite_id, _version(request)))
 
 
-def record_view(record: dict[str, Any], who: Principal) -> dict[str, Any]:
+def record_view(record: dict[str, Any], who: Bearer) -> dict[str, Any]:
     """The agent record as `who` may see it: holdout epochs are the operator's, and each
     holdout split is its rate and interval (docs/integrity.md)."""
     if who.is_operator:
@@ -248,7 +248,7 @@ def record_view(record: dict[str, Any], who: Principal) -> dict[str, Any]:
     return author_record(record)
 
 
-async def get_record(request: Request, who: Principal, svc: Service) -> Response:
+async def get_record(request: Request, who: Bearer, svc: Service) -> Response:
     agent_id = _agent_id(request)
     if who.kind == "org":
         who.require_agent(agent_id)

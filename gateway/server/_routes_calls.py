@@ -11,9 +11,17 @@ from starlette.responses import Response
 
 from agents._outcome import printable
 from gateway._tracing import caller_context
-from gateway.server._auth import Principal
-from gateway.server._http import body_object, id_text, json_response, query_int, read_json
+from gateway.server._auth import Bearer
+from gateway.server._http import (
+    body_object,
+    id_text,
+    json_response,
+    query_int,
+    read_json,
+    renamed_query,
+)
 from gateway.server._service import Endpoint, Service
+from records import DECISION_CODES
 from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, NotFound, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
 
@@ -178,7 +186,7 @@ async def _observed(svc: Service, capability: str, call: Any) -> Response:
     return response
 
 
-async def invoke_agent(request: Request, who: Principal, svc: Service) -> Response:
+async def invoke_agent(request: Request, who: Bearer, svc: Service) -> Response:
     agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
     capability, input_ = await _invoke_body(request, svc)
     if capability is None:
@@ -189,7 +197,7 @@ async def invoke_agent(request: Request, who: Principal, svc: Service) -> Respon
     )
 
 
-async def invoke_capability(request: Request, who: Principal, svc: Service) -> Response:
+async def invoke_capability(request: Request, who: Bearer, svc: Service) -> Response:
     capability = request.path_params["capability"]
     named, input_ = await _invoke_body(request, svc)
     if named is not None and named != capability:
@@ -200,39 +208,40 @@ async def invoke_capability(request: Request, who: Principal, svc: Service) -> R
     )
 
 
-async def grant_mandate(request: Request, who: Principal, svc: Service) -> Response:
+async def grant_mandate(request: Request, who: Bearer, svc: Service) -> Response:
     document = body_object(await read_json(request, 256 * 1024), "the mandate")
     granted_by = who.token_id
     assert granted_by is not None  # an operator route: there is a token
     view = await svc.run(
-        lambda: svc.client.calls.grant(document, source="<request>", granted_by=granted_by)
+        lambda: svc.client.mandates.grant(document, source="<request>", granted_by=granted_by)
     )
     return json_response(view, 201 if view["status"] == "created" else 200)
 
 
-async def list_mandates(request: Request, who: Principal, svc: Service) -> Response:
+async def list_mandates(request: Request, who: Bearer, svc: Service) -> Response:
     params = request.query_params
+    caller, deprecation = renamed_query(request, "caller", "holder")
     view = await svc.run(
-        lambda: svc.client.calls.list(
-            holder=params.get("holder"),
+        lambda: svc.client.mandates.list(
+            caller=caller,
             include_revoked=params.get("include_revoked", "false").lower() in ("1", "true"),
             cursor=params.get("cursor"),
             limit=query_int(request, "limit", 100, 1, 1000),
         )
     )
-    return json_response(view)
+    return json_response(view, headers=deprecation)
 
 
-async def get_mandate(request: Request, who: Principal, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.calls.get, request.path_params["mandate"]))
+async def get_mandate(request: Request, who: Bearer, svc: Service) -> Response:
+    return json_response(await svc.run(svc.client.mandates.get, request.path_params["mandate"]))
 
 
-async def mandate_revisions(request: Request, who: Principal, svc: Service) -> Response:
+async def mandate_revisions(request: Request, who: Bearer, svc: Service) -> Response:
     """Every revision of a mandate: for the operator, and for the mandate's holder."""
     mandate_id = request.path_params["mandate"]
 
     def read() -> dict[str, Any]:
-        page = svc.client.calls.revisions(mandate_id)
+        page = svc.client.mandates.revisions(mandate_id)
         # A caller who does not hold it learns no more than of a mandate that does
         # not exist (ids are operator-made and may say whom they are for).
         if not who.is_operator and not any(r["holder"] == who.name for r in page["items"]):
@@ -242,11 +251,11 @@ async def mandate_revisions(request: Request, who: Principal, svc: Service) -> R
     return json_response(await svc.run(read))
 
 
-async def revoke_mandate(request: Request, who: Principal, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.calls.revoke, request.path_params["mandate"]))
+async def revoke_mandate(request: Request, who: Bearer, svc: Service) -> Response:
+    return json_response(await svc.run(svc.client.mandates.revoke, request.path_params["mandate"]))
 
 
-async def check_mandate(request: Request, who: Principal, svc: Service) -> Response:
+async def check_mandate(request: Request, who: Bearer, svc: Service) -> Response:
     body = body_object(await read_json(request, 64 * 1024), "the body")
     shape = ' (the body is {"agent": "org/name", "capability": "..."})'
     agent = id_text(body.get("agent"), "$.agent", "an agent id" + shape)
@@ -256,7 +265,7 @@ async def check_mandate(request: Request, who: Principal, svc: Service) -> Respo
     return json_response(await svc.run(svc.calls.check, mandate_id, agent, capability))
 
 
-async def ledger(request: Request, who: Principal, svc: Service) -> Response:
+async def ledger(request: Request, who: Bearer, svc: Service) -> Response:
     params = request.query_params
     caller = params.get("caller")
     if who.kind == "caller":
@@ -264,11 +273,11 @@ async def ledger(request: Request, who: Principal, svc: Service) -> Response:
             raise UsageError("a caller token reads its own ledger only")
         caller = who.name
     decision = params.get("decision")
-    if decision not in (None, "allow", "deny"):
+    if decision is not None and decision not in DECISION_CODES:
         raise UsageError("decision must be allow or deny")
     await svc.calls.drain()  # this process's answered calls are read settled
     view = await svc.run(
-        lambda: svc.client.calls.ledger(
+        lambda: svc.client.ledger(
             caller=caller,
             mandate_id=params.get("mandate"),
             agent_id=params.get("agent"),
@@ -328,11 +337,12 @@ ENDPOINTS = [
         list_mandates,
         "list mandates",
         query=(
-            ("holder", "only this caller's"),
+            ("caller", "only the mandates this caller holds"),
             ("include_revoked", "true: revoked too"),
             ("cursor", "from a previous page"),
             ("limit", "1 to 1000 (default 100)"),
         ),
+        renamed=(("holder", "caller"),),
     ),
     Endpoint("GET", "/v1/mandates/{mandate}", OPERATOR, get_mandate, "a mandate", statuses=(404,)),
     Endpoint(

@@ -9,7 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.server._auth import Principal
+from gateway.server._auth import Bearer
 from gateway.server._http import body_object, json_response, read_json
 from gateway.server._service import Endpoint, Service
 from records import CERTIFICATE_MAX_BYTES, JWKS_MAX_BYTES, REVOCATIONS_MAX_BYTES
@@ -54,7 +54,7 @@ IMPORT_SCHEMA: dict[str, Any] = {
 }
 
 
-async def get_certificate(request: Request, who: Principal, svc: Service) -> Response:
+async def get_certificate(request: Request, who: Bearer, svc: Service) -> Response:
     agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
     return json_response(await svc.run(svc.client.certificates.certificate, agent_id))
 
@@ -67,15 +67,15 @@ async def revocations(request: Request, who: Any, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.certificates.revocations))
 
 
-async def list_keys(request: Request, who: Principal, svc: Service) -> Response:
+async def list_keys(request: Request, who: Bearer, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.certificates.keys))
 
 
-async def rotate_key(request: Request, who: Principal, svc: Service) -> Response:
+async def rotate_key(request: Request, who: Bearer, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.certificates.rotate_key))
 
 
-async def import_certificate(request: Request, who: Principal, svc: Service) -> Response:
+async def import_certificate(request: Request, who: Bearer, svc: Service) -> Response:
     limit = CERTIFICATE_MAX_BYTES + JWKS_MAX_BYTES + REVOCATIONS_MAX_BYTES
     body = body_object(await read_json(request, limit), "the body")
     unknown = sorted(set(body) - set(IMPORT_FIELDS))

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from evals import MAX_REPORT_BYTES, resumable
 from evals.reports import AUDIENCES, COMPARE_FORMATS, REPORT_FORMATS
 from gateway.client._evals import eval_view, plan_view
-from gateway.server._auth import Principal
+from gateway.server._auth import Bearer
 from gateway.server._http import (
     body_object,
     id_text,
@@ -119,7 +119,7 @@ def _int(body: dict[str, Any], key: str, default: int | None, low: int, high: in
     return value
 
 
-async def start_eval(request: Request, who: Principal, svc: Service) -> Response:
+async def start_eval(request: Request, who: Bearer, svc: Service) -> Response:
     body = body_object(await read_json(request, 64 * 1024), "the body")
     unknown = set(body) - _START_KEYS
     if unknown:
@@ -159,7 +159,7 @@ async def start_eval(request: Request, who: Principal, svc: Service) -> Response
     return json_response({"plan": plan_view(plan), "eval": view}, 201)
 
 
-async def import_eval(request: Request, who: Principal, svc: Service) -> Response:
+async def import_eval(request: Request, who: Bearer, svc: Service) -> Response:
     """Check a report (as `GET /v1/evals/{eval}/report?audience=operator` gives it) and keep
     it as an imported eval; its own body limit, `MAX_REPORT_BYTES`, for this route only."""
     raw = await read_body(request, MAX_REPORT_BYTES)
@@ -174,7 +174,7 @@ async def import_eval(request: Request, who: Principal, svc: Service) -> Respons
     return json_response(await svc.run(keep), 201)
 
 
-async def list_evals(request: Request, who: Principal, svc: Service) -> Response:
+async def list_evals(request: Request, who: Bearer, svc: Service) -> Response:
     agent = request.query_params.get("agent")
     if who.kind == "org":
         if agent is None:
@@ -191,12 +191,12 @@ async def list_evals(request: Request, who: Principal, svc: Service) -> Response
     return json_response(view)
 
 
-def _own_eval(svc: Service, who: Principal, eval_id: str) -> None:
+def _own_eval(svc: Service, who: Bearer, eval_id: str) -> None:
     if not who.is_operator:
         who.require_agent(svc.store.evals.get(eval_id).agent_id)
 
 
-async def eval_status(request: Request, who: Principal, svc: Service) -> Response:
+async def eval_status(request: Request, who: Bearer, svc: Service) -> Response:
     eval_id = request.path_params["eval"]
 
     def load() -> dict[str, Any]:
@@ -206,7 +206,7 @@ async def eval_status(request: Request, who: Principal, svc: Service) -> Respons
     return json_response(await svc.run(load))
 
 
-async def resume_eval(request: Request, who: Principal, svc: Service) -> Response:
+async def resume_eval(request: Request, who: Bearer, svc: Service) -> Response:
     """Check the eval may resume; the gateway's workers (or `holon worker`) then work it."""
     eval_id = request.path_params["eval"]
 
@@ -218,11 +218,11 @@ async def resume_eval(request: Request, who: Principal, svc: Service) -> Respons
     return json_response(view)
 
 
-async def cancel_eval(request: Request, who: Principal, svc: Service) -> Response:
+async def cancel_eval(request: Request, who: Bearer, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.evals.cancel, request.path_params["eval"]))
 
 
-def _audience(request: Request, who: Principal) -> str:
+def _audience(request: Request, who: Bearer) -> str:
     audience = request.query_params.get("audience", "author")
     if audience not in AUDIENCES:
         raise UsageError(f"audience must be one of {', '.join(AUDIENCES)}")
@@ -238,7 +238,7 @@ def _format(request: Request, allowed: tuple[str, ...]) -> str:
     return chosen
 
 
-async def eval_report(request: Request, who: Principal, svc: Service) -> Response:
+async def eval_report(request: Request, who: Bearer, svc: Service) -> Response:
     eval_id = request.path_params["eval"]
     audience = _audience(request, who)
     form = _format(request, tuple(REPORT_FORMATS))
@@ -252,7 +252,7 @@ async def eval_report(request: Request, who: Principal, svc: Service) -> Respons
     return Response(text, media_type=f"{media}; charset=utf-8")
 
 
-async def eval_compare(request: Request, who: Principal, svc: Service) -> Response:
+async def eval_compare(request: Request, who: Bearer, svc: Service) -> Response:
     base, candidate = request.path_params["base"], request.path_params["candidate"]
     audience = _audience(request, who)
     form = _format(request, tuple(COMPARE_FORMATS))

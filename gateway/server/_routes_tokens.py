@@ -14,7 +14,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.server._auth import Principal
+from gateway.server._auth import Bearer
 from gateway.server._http import body_object, id_text, json_response, read_json
 from gateway.server._service import Endpoint, Service
 from records import parse_duration
@@ -28,7 +28,7 @@ TOKEN_VIEW: dict[str, Any] = {
     "required": ["id", "role", "prefix", "created_at", "expired"],
     "properties": {
         "id": {"type": "string", "description": "tok_ and a ULID"},
-        "role": {"type": "string", "description": "operator, org:ORG or caller:PRINCIPAL"},
+        "role": {"type": "string", "description": "operator, org:ORG or caller:NAME"},
         "prefix": {"type": "string", "description": "the token's first characters, and …"},
         "note": {"type": ["string", "null"]},
         "created_at": {"type": "string", "format": "date-time"},
@@ -59,7 +59,7 @@ CREATE_SCHEMA: dict[str, Any] = {
     "required": ["role"],
     "additionalProperties": False,
     "properties": {
-        "role": {"type": "string", "description": "operator, org:ORG or caller:PRINCIPAL"},
+        "role": {"type": "string", "description": "operator, org:ORG or caller:NAME"},
         "note": {"type": "string", "maxLength": 200},
         "expires_in": {
             "type": "string",
@@ -70,7 +70,7 @@ CREATE_SCHEMA: dict[str, Any] = {
 }
 
 
-async def create_token(request: Request, who: Principal, svc: Service) -> Response:
+async def create_token(request: Request, who: Bearer, svc: Service) -> Response:
     body = body_object(await read_json(request, 16 * 1024), "the body")
     unknown = sorted(set(body) - set(FIELDS))
     if unknown:
@@ -78,7 +78,7 @@ async def create_token(request: Request, who: Principal, svc: Service) -> Respon
             f"$.{unknown[0][:40]} is not a field of a token request",
             details={"path": f"$.{unknown[0][:40]}", "fields": list(FIELDS)},
         )
-    role = id_text(body.get("role"), "$.role", "a role: operator, org:ORG or caller:PRINCIPAL")
+    role = id_text(body.get("role"), "$.role", "a role: operator, org:ORG or caller:NAME")
     note = body.get("note")
     if note is not None:
         note = id_text(note, "$.note", "a note (a string of at most 200 characters)")
@@ -96,12 +96,12 @@ async def create_token(request: Request, who: Principal, svc: Service) -> Respon
     return response
 
 
-async def list_tokens(request: Request, who: Principal, svc: Service) -> Response:
+async def list_tokens(request: Request, who: Bearer, svc: Service) -> Response:
     include = request.query_params.get("include_revoked", "false").lower() in ("1", "true")
     return json_response(await svc.run(lambda: svc.client.tokens.list(include_revoked=include)))
 
 
-async def revoke_token(request: Request, who: Principal, svc: Service) -> Response:
+async def revoke_token(request: Request, who: Bearer, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.tokens.revoke, request.path_params["token"]))
 
 

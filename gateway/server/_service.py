@@ -49,6 +49,7 @@ class Endpoint:
     request: dict[str, Any] | None = None  # JSON Schema of the body
     response: dict[str, Any] | None = None  # JSON Schema of a 2xx body
     query: tuple[tuple[str, str], ...] = ()  # (name, description)
+    renamed: tuple[tuple[str, str], ...] = ()  # deprecated query names: (old, new)
     headers: tuple[tuple[str, str], ...] = ()  # optional request headers: (name, description)
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
     media: str = "application/json"

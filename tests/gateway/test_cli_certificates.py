@@ -172,7 +172,14 @@ def test_the_ledger_names_the_certificate_relied_on(world: CLI, tmp_path: Path) 
     assert world("mandates", "grant", str(tmp_path / "mandate.yaml")).code == 0
     ticket = '{"subject": "Refund please", "body": "I was charged twice."}'
     res = world(
-        "invoke", AGENT, "--capability", "ticket.classify", "--as", "finance-bot", "--input", ticket
+        "invoke",
+        AGENT,
+        "--capability",
+        "ticket.classify",
+        "--caller",
+        "finance-bot",
+        "--input",
+        ticket,
     )
     assert res.code == 0, res.stderr
     record = world("records", "show", AGENT, "--json").json()

@@ -177,7 +177,7 @@ def test_the_gateway_gives_the_stores_output(store_url: str, tmp_path: Path) -> 
         assert granted.code == 0 and granted.json()["status"] == "created"
         for argv in (
             ("mandates", "list"),
-            ("mandates", "list", "--all", "--holder", "finance-bot"),
+            ("mandates", "list", "--all", "--caller", "finance-bot"),
             ("mandates", "show", "finance-tickets"),
             ("mandates", "check", "finance-tickets", *AGENT),
         ):
@@ -185,16 +185,16 @@ def test_the_gateway_gives_the_stores_output(store_url: str, tmp_path: Path) -> 
         _same(store("mandates", "list"), op("mandates", "list"))
         assert store("mandates", "grant", str(mandate), "--json").json()["status"] == "unchanged"
 
-        # A live call: the caller's token over the gateway, --as on the store.
+        # A live call: the caller's token over the gateway, --caller on the store.
         call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify")
         caller = w.via("caller:finance-bot")
-        here = store(*call, "--input", TICKET, "--as", "finance-bot", "--json")
+        here = store(*call, "--input", TICKET, "--caller", "finance-bot", "--json")
         there = caller(*call, "--input", TICKET, "--json")
         assert here.code == there.code == 0, there.stderr
         varying = ("request_id", "latency_ms")
         assert _without(here.json(), *varying) == _without(there.json(), *varying)
         routed = ("invoke", "--capability", "ticket.classify", "--input", TICKET, "--json")
-        here = store(*routed, "--as", "finance-bot")
+        here = store(*routed, "--caller", "finance-bot")
         there = caller(*routed)
         assert _without(here.json(), *varying) == _without(there.json(), *varying)
 
@@ -326,7 +326,7 @@ def test_invoke_and_ledger_exit_codes_through_the_gateway(shared: World) -> None
     assert stranger.code == 1 and "no mandate" in stranger.stderr
     failed = caller("invoke", "acme/down", *call, "--json")
     assert failed.code == 3 and failed.json()["error"]["code"] == "unreachable"
-    assert caller("invoke", "acme/ticket-triage", *call, "--as", "finance-bot").code == 2
+    assert caller("invoke", "acme/ticket-triage", *call, "--caller", "finance-bot").code == 2
     operator = w.via("operator")("invoke", "acme/ticket-triage", *call)
     assert operator.code == 2 and "may not use this route" in operator.stderr
     not_claimed = caller("invoke", "acme/ticket-triage", "--capability", "x.y", "--input", "{}")

@@ -17,7 +17,7 @@ INVOKE_AS_CALLER = (
     "acme/ticket-triage",
     "--capability",
     "ticket.classify",
-    "--as",
+    "--caller",
     "finance-bot",
 )
 
@@ -69,7 +69,7 @@ def test_grant_list_show_revoke_and_reinstate(world: CLI, tmp_path: Path) -> Non
 
     listed = cli("mandates", "list", "--json").json()
     assert [m["id"] for m in listed["items"]] == ["finance-tickets"]
-    assert cli("mandates", "list", "--holder", "someone-else", "--json").json()["items"] == []
+    assert cli("mandates", "list", "--caller", "someone-else", "--json").json()["items"] == []
     shown = cli("mandates", "show", "finance-tickets", "--json").json()
     assert shown == changed.json()["mandate"]
     human = cli("mandates", "list")
@@ -142,28 +142,28 @@ def test_invoke_exit_codes_on_the_store(world: CLI, tmp_path: Path) -> None:
     cli = world
     call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
     no_caller = cli(*call)
-    assert no_caller.code == 2 and "--as PRINCIPAL" in no_caller.stderr
+    assert no_caller.code == 2 and "--caller NAME" in no_caller.stderr
 
-    nothing = cli(*call, "--as", "finance-bot", "--json")
+    nothing = cli(*call, "--caller", "finance-bot", "--json")
     assert nothing.code == 1 and nothing.json()["error"]["code"] == "no_mandate"
 
     elsewhere = _mandate(tmp_path, 'agents: ["other/*"]\n')
     assert cli("mandates", "grant", str(elsewhere)).code == 0
-    denied = cli(*call, "--as", "finance-bot")
+    denied = cli(*call, "--caller", "finance-bot")
     assert denied.code == 1
     assert "agent_not_allowed" in denied.stderr and "mandate finance-tickets" in denied.stderr
 
     assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
-    ok = cli(*call, "--as", "finance-bot")
+    ok = cli(*call, "--caller", "finance-bot")
     assert ok.code == 0, ok.stderr
     assert '"label":"billing"' in ok.stdout
     assert "acme/ticket-triage 1.1.0 under mandate finance-tickets" in ok.stderr
-    answer = cli(*call, "--as", "finance-bot", "--json").json()
+    answer = cli(*call, "--caller", "finance-bot", "--json").json()
     assert answer["agent"] == "acme/ticket-triage" and answer["mandate"] == "finance-tickets"
     assert answer["cost_source"] == "priced"
 
     routed = cli(
-        "invoke", "--capability", "ticket.classify", "--input", TICKET, "--as", "finance-bot",
+        "invoke", "--capability", "ticket.classify", "--input", TICKET, "--caller", "finance-bot",
         "--json",
     )  # fmt: skip
     assert routed.code == 0 and routed.json()["routing"]["candidates"] == 1
@@ -173,12 +173,12 @@ def test_invoke_exit_codes_on_the_store(world: CLI, tmp_path: Path) -> None:
     assert cli("agents", "register", str(down)).code == 0
     failed = cli(
         "invoke", "acme/down", "--capability", "ticket.classify", "--input", TICKET,
-        "--as", "finance-bot", "--json",
+        "--caller", "finance-bot", "--json",
     )  # fmt: skip
     assert failed.code == 3 and failed.json()["error"]["code"] == "unreachable"
     unknown = cli(
         "invoke", "acme/nobody", "--capability", "ticket.classify", "--input", TICKET,
-        "--as", "finance-bot",
+        "--caller", "finance-bot",
     )  # fmt: skip
     assert unknown.code == 2
 
@@ -232,9 +232,9 @@ def test_a_spent_budget_is_a_denial(world: CLI, tmp_path: Path) -> None:
     tight = _mandate(tmp_path, 'budget: {amount_usd: "0.01", period: month}\n')
     assert cli("mandates", "grant", str(tight)).code == 0
     call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
-    assert cli(*call, "--as", "finance-bot").code == 0
+    assert cli(*call, "--caller", "finance-bot").code == 0
     # The next call's worst case (the cap) no longer fits in what is left.
-    spent = cli(*call, "--as", "finance-bot", "--json")
+    spent = cli(*call, "--caller", "finance-bot", "--json")
     assert spent.code == 1 and spent.json()["error"]["code"] == "budget_exhausted"
 
 
@@ -242,8 +242,8 @@ def test_ledger_lists_calls_newest_first(world: CLI, tmp_path: Path) -> None:
     cli = world
     assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
     call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
-    assert cli(*call, "--as", "finance-bot").code == 0
-    assert cli(*call, "--as", "stranger").code == 1
+    assert cli(*call, "--caller", "finance-bot").code == 0
+    assert cli(*call, "--caller", "stranger").code == 1
 
     rows = cli("ledger", "--json").json()["items"]
     assert [(r["caller"], r["decision"], r["reason"]) for r in rows] == [
@@ -274,10 +274,10 @@ def test_show_revisions_keeps_every_grant(world: CLI, tmp_path: Path) -> None:
     cli = world
     assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
     call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
-    assert cli(*call, "--as", "finance-bot").code == 0
+    assert cli(*call, "--caller", "finance-bot").code == 0
     tighter = _mandate(tmp_path, 'budget: {amount_usd: "5", period: month}\n')
     assert cli("mandates", "grant", str(tighter)).code == 0
-    assert cli(*call, "--as", "finance-bot").code == 0
+    assert cli(*call, "--caller", "finance-bot").code == 0
 
     shown = cli("mandates", "show", "finance-tickets", "--revisions", "--json")
     assert shown.code == 0
@@ -307,12 +307,12 @@ def test_a_rate_limited_call_says_when_to_come_back(world: CLI, tmp_path: Path) 
         before.stdout
     )
     call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
-    assert cli(*call, "--as", "finance-bot").code == 0
-    human = cli(*call, "--as", "finance-bot")
+    assert cli(*call, "--caller", "finance-bot").code == 0
+    human = cli(*call, "--caller", "finance-bot")
     assert human.code == 1
     assert "denied (rate_limited) by mandate finance-tickets" in human.stderr
     assert "hint: the next call may go in 3" in human.stderr  # 3600 s, or a few less
-    error = cli(*call, "--as", "finance-bot", "--json").json()["error"]
+    error = cli(*call, "--caller", "finance-bot", "--json").json()["error"]
     assert error["code"] == "rate_limited" and 3000 <= error["details"]["retry_after_s"] <= 3600
     after = cli("mandates", "check", "finance-tickets", *args, "--json").json()
     assert after["rate_limit"]["available"] == 0
@@ -323,7 +323,7 @@ def test_the_next_page_hint_keeps_the_flags_used(world: CLI, tmp_path: Path) -> 
     assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
     call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
     for _ in range(3):
-        assert cli(*call, "--as", "finance-bot").code == 0
+        assert cli(*call, "--caller", "finance-bot").code == 0
     first = cli("ledger", "--caller", "finance-bot", "--decision", "allow", "--limit", "2")
     (hint,) = [line for line in first.stderr.splitlines() if line.startswith("more: ")]
     cursor = hint.rsplit(" ", 1)[1]

@@ -7,14 +7,16 @@ from collections.abc import Callable
 
 from gateway.cli._commands import (
     agents,
-    calls,
     certificates,
     checks,
     config,
     db,
     evals,
     fixtures,
+    invoke,
     keys,
+    ledger,
+    mandates,
     practice,
     serve,
     suites,
@@ -25,7 +27,9 @@ Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], Non
 
 COMMANDS: list[Register] = [
     agents.register,
-    calls.register,
+    mandates.register,  # before invoke and ledger, as the reference lists them
+    invoke.register,
+    ledger.register,
     certificates.register,
     checks.register,
     config.register,

@@ -225,7 +225,9 @@ def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
 
 
 def _print_result(ctx: Context, view: dict[str, Any]) -> None:
-    if view["status"] != "done":
+    from records import EvalStatus  # here: building the parser never imports the store
+
+    if view["status"] != EvalStatus.DONE:
         ctx.out.line(f"eval {view['id']} is {view['status']}: {view.get('progress')}")
         return
     record = view["record"]

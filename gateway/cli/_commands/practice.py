@@ -1,4 +1,8 @@
-"""`holon test SUITE --endpoint URL`: practise on a suite's public split (no store needed)."""
+"""`holon test SUITE --endpoint URL`: a practice run on a suite's public split (no store needed).
+
+The module is named for the concept, not the command word: "test" is pytest's
+collection prefix and means the project's own tests (docs/glossary.md).
+"""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "test",
         parents=[common_options()],
-        help="run a suite's public cases against an agent you run anywhere",
+        help="a practice run: a suite's public cases against an agent you run anywhere",
         description="Run the public split of SUITE against the agent at --endpoint, through the "
         "executor that serves evals, and grade every case. Prints each failing case with its "
         "check detail and a summary; exits 1 below the suite's threshold. Needs no store.",

@@ -21,11 +21,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "create",
         parents=both,
         help="create a token (shown once, stored hashed)",
-        description="Create a random token for ROLE: operator, org:ORG or caller:PRINCIPAL. "
+        description="Create a random token for ROLE: operator, org:ORG or caller:NAME. "
         "It is printed once and stored only as its hash; keep it. With --expires-in it "
         "stops working at that time (by default it never expires).",
     )
-    create.add_argument("--role", required=True, help="operator, org:ORG or caller:PRINCIPAL")
+    create.add_argument("--role", required=True, help="operator, org:ORG or caller:NAME")
     create.add_argument("--note", help="what the token is for (shown in listings)")
     create.add_argument(
         "--expires-in",

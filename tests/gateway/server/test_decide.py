@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gateway.live import denial_error
-from gateway.mandates import DENY_REASONS, Verdict, decide_one, mandate_from_dict
+from gateway.mandates import DENY_REASONS, Decision, decide_one, mandate_from_dict
 from schema.errors import BudgetExhausted, Denied, MandateError
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -42,7 +42,7 @@ def _record(**fields: Any) -> dict[str, Any]:
     return record
 
 
-def _decide(mandate: Any, record: dict[str, Any] | None = None, **kw: Any) -> Verdict:
+def _decide(mandate: Any, record: dict[str, Any] | None = None, **kw: Any) -> Decision:
     args: dict[str, Any] = {
         "agent_id": "acme/triage",
         "agent_version": "1.0.0",
@@ -175,10 +175,10 @@ def test_each_deny_reason_with_its_numbers(
     reason: str,
     numbers: dict[str, Any],
 ) -> None:
-    verdict = _decide(_mandate(**fields), record, **kw)
-    assert not verdict.allow and verdict.reason == reason
+    decision = _decide(_mandate(**fields), record, **kw)
+    assert not decision.allow and decision.reason == reason
     for key, value in numbers.items():
-        assert verdict.numbers[key] == value, key
+        assert decision.numbers[key] == value, key
 
 
 def test_meeting_every_requirement_allows() -> None:
@@ -194,23 +194,23 @@ def test_meeting_every_requirement_allows() -> None:
 
 
 def test_a_stale_record_fails_closed_even_when_its_score_is_high() -> None:
-    verdict = _decide(_mandate(min_eval_score=0.1), _record(stale=True, stale_reasons=["x"]))
-    assert verdict.reason == "eval_stale"
+    decision = _decide(_mandate(min_eval_score=0.1), _record(stale=True, stale_reasons=["x"]))
+    assert decision.reason == "eval_stale"
 
 
 def test_the_denial_names_the_furthest_mandate_and_lists_all() -> None:
-    verdicts = [
-        Verdict("a", False, "capability_not_allowed", {"capability": "c"}),
-        Verdict("b", False, "eval_score_below_minimum", {"eval_score": 0.5}),
+    decisions = [
+        Decision("a", False, "capability_not_allowed", {"capability": "c"}),
+        Decision("b", False, "eval_score_below_minimum", {"eval_score": 0.5}),
     ]
-    error = denial_error(verdicts, subject="x")
+    error = denial_error(decisions, subject="x")
     assert type(error) is Denied and error.code == "eval_score_below_minimum"
     assert error.http_status == 403 and error.details["mandate"] == "b"
     assert [m["reason"] for m in error.details["mandates"]] == [
         "capability_not_allowed",
         "eval_score_below_minimum",
     ]
-    budget = denial_error([Verdict("a", False, "budget_exhausted", {})], subject="x")
+    budget = denial_error([Decision("a", False, "budget_exhausted", {})], subject="x")
     assert isinstance(budget, BudgetExhausted) and budget.http_status == 402
     nothing = denial_error([], subject="x")
     assert nothing.code == "no_mandate" and nothing.http_status == 403

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.client._calls import CallOps
+from gateway.client._mandates import MandateOps
 from gateway.mandates import load_mandate, mandate_from_dict
 from records import Store
 from schema.documents import load_document
@@ -102,7 +102,7 @@ def test_files_load_or_fail_with_file_and_line(
 
 
 def test_a_refused_grant_changes_nothing(store: Store) -> None:
-    ops = CallOps(store)
+    ops = MandateOps(store)
     ops.grant(BASES[0])
     before = ops.list(include_revoked=True)
     bad = [

@@ -316,9 +316,9 @@ def test_the_http_client_raises_rate_limited(store: Store, tmp_path: Path) -> No
     with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
         client = HttpClient(gw.url, gw.tokens["caller:finance-bot"])
         try:
-            client.calls.invoke(None, "acme/ticket-triage", "ticket.classify", INPUT)
+            client.invoke(None, "acme/ticket-triage", "ticket.classify", INPUT)
             with pytest.raises(RateLimited) as caught:
-                client.calls.invoke(None, "acme/ticket-triage", "ticket.classify", INPUT)
+                client.invoke(None, "acme/ticket-triage", "ticket.classify", INPUT)
         finally:
             client.close()
     error = caught.value

@@ -65,14 +65,14 @@ async def test_expiry_is_exact_even_for_a_cached_token(store: Store) -> None:
     info, token = store.tokens.create("operator", expires_at=clocks.wall + timedelta(seconds=30))
     cache = clocks.cache(store)
     header = f"Bearer {token}"
-    assert (await cache.principal(header, _direct)).token_id == info.id
+    assert (await cache.bearer(header, _direct)).token_id == info.id
     clocks.advance(29.999)
-    assert (await cache.principal(header, _direct)).token_id == info.id  # from the cache
+    assert (await cache.bearer(header, _direct)).token_id == info.id  # from the cache
     clocks.advance(0.001)  # its expiry: still cached, and refused
     with pytest.raises(Unauthorized) as expired:
-        await cache.principal(header, _direct)
+        await cache.bearer(header, _direct)
     with pytest.raises(Unauthorized) as unknown:
-        await cache.principal("Bearer hol_" + "x" * 43, _direct)
+        await cache.bearer("Bearer hol_" + "x" * 43, _direct)
     assert expired.value.message == unknown.value.message == NOT_A_TOKEN
     assert expired.value.details == unknown.value.details
     _settle_uses()
@@ -87,13 +87,13 @@ async def test_last_use_is_queued_once_a_minute_per_token(store: Store) -> None:
     started = clocks.wall
     with token_writes(store) as writes:
         for _ in range(60):  # a minute of calls, one a second, from both tokens
-            await cache.principal(f"Bearer {one}", _direct)
-            await cache.principal(f"Bearer {two}", _direct)
+            await cache.bearer(f"Bearer {one}", _direct)
+            await cache.bearer(f"Bearer {two}", _direct)
             clocks.advance(0.99)
         _settle_uses()
         assert len(writes) == 2  # one per token
         clocks.advance(1)
-        await cache.principal(f"Bearer {one}", _direct)
+        await cache.bearer(f"Bearer {one}", _direct)
         _settle_uses()
         assert len(writes) == 3
     used = {t.id: t.last_used_at or datetime.min.replace(tzinfo=UTC) for t in store.tokens.list()}

@@ -1,22 +1,19 @@
-"""Mandates, live calls and the ledger on the store (the CLI acting as operator)."""
+"""Mandates on the store (the CLI acting as operator): `client.mandates`."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-from agents import Executor
-from gateway.client._views import ledger_view, mandate_view, revision_view
-from gateway.live import LiveCalls, Lookups, check_mandate
+from gateway.client._views import mandate_view, revision_view
+from gateway.live import Lookups, check_mandate
 from gateway.mandates import load_mandate, mandate_from_dict
 from records import LOCAL, Store, utcnow
-from schema.jsontext import JSONValue
 
 JSONObject = dict[str, Any]
 
 
-class CallOps:
+class MandateOps:
     def __init__(self, store: Store) -> None:
         self.store = store
 
@@ -40,13 +37,13 @@ class CallOps:
     def list(
         self,
         *,
-        holder: str | None = None,
+        caller: str | None = None,
         include_revoked: bool = False,
         cursor: str | None = None,
         limit: int = 100,
     ) -> JSONObject:
         page = self.store.mandates.list(
-            holder=holder, include_revoked=include_revoked, cursor=cursor, limit=limit
+            holder=caller, include_revoked=include_revoked, cursor=cursor, limit=limit
         )
         return {"items": [mandate_view(m) for m in page.items], "next_cursor": page.next_cursor}
 
@@ -63,38 +60,3 @@ class CallOps:
         return check_mandate(
             Lookups(self.store, ttl_s=0), mandate_id, agent_id, capability, utcnow()
         )
-
-    # -- live calls and the ledger ------------------------------------------
-
-    def invoke(
-        self, caller: str, agent_id: str | None, capability: str, input: JSONValue
-    ) -> JSONObject:
-        async def call() -> JSONObject:
-            async with Executor() as executor:
-                calls = LiveCalls(self.store, executor, lookups=Lookups(self.store, ttl_s=0))
-                if agent_id is None:
-                    return await calls.route(caller, capability, input)
-                return await calls.invoke(caller, agent_id, capability, input)
-
-        return asyncio.run(call())
-
-    def ledger(
-        self,
-        *,
-        caller: str | None = None,
-        mandate_id: str | None = None,
-        agent_id: str | None = None,
-        decision: str | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        self.store.ledger.expire()
-        page = self.store.ledger.list(
-            caller=caller,
-            mandate_id=mandate_id,
-            agent_id=agent_id,
-            decision=decision,
-            cursor=cursor,
-            limit=limit,
-        )
-        return {"items": [ledger_view(e) for e in page.items], "next_cursor": page.next_cursor}
