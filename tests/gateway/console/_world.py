@@ -75,9 +75,7 @@ def world(store: Store, root: Path) -> Iterator[World]:
     register_triage(store)
     store.mandates.grant(mandate(budget={"amount_usd": "1", "period": "day"}))
     with serve(hostile_agent(EVIL)) as agent_url:
-        store.agents.register(
-            manifest(EVIL, agent_url, description=HOSTILE + HUGE[:1500])
-        )
+        store.agents.register(manifest(EVIL, agent_url, description=HOSTILE + HUGE[:1500]))
         with running_gateway(store, root / "home") as gw:
             triage = gw.evaluate(TRIAGE)["id"]
             hostile = _evaluate_any(gw, EVIL)

@@ -162,7 +162,9 @@ def test_roles_are_the_apis(console: World) -> None:
     assert len(rows) == 4 and all("finance-bot" in r for r in rows[1:])
     assert caller.get("/ui/tokens").status_code == 403
     csrf = csrf_of(caller.get("/ui/mandates").text)
-    assert caller.post("/ui/mandates/finance-tickets/revoke", data={"csrf": csrf}).status_code == 403
+    assert (
+        caller.post("/ui/mandates/finance-tickets/revoke", data={"csrf": csrf}).status_code == 403
+    )
     assert gw.store.mandates.get("finance-tickets").revoked_at is None
 
 
