@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
-from decimal import Decimal
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from evals._visible import visible
+from gateway.console._data import interval_bar
 
 __all__ = ["SHOW_LIMIT", "render", "show"]
 
@@ -34,18 +34,6 @@ def show(value: Any, limit: int = SHOW_LIMIT) -> str:
     return visible(text)
 
 
-def percent(value: Any) -> Decimal:
-    """A rate (0 to 1) as a percentage, 0 to 100, for a bar's coordinates: a number,
-    never text (whatever `value` holds)."""
-    try:
-        number = Decimal(str(value))
-    except ArithmeticError:
-        return Decimal(0)
-    if not number.is_finite():
-        return Decimal(0)
-    return max(Decimal(0), min(Decimal(100), number * 100)).quantize(Decimal("0.1"))
-
-
 def as_json(value: Any) -> str:
     """A JSON value as indented text (Decimals as numbers' text), for a <pre>."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
@@ -61,7 +49,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["show"] = show
-    env.filters["percent"] = percent
+    env.globals["interval_bar"] = interval_bar
     env.filters["json"] = as_json
     return env
 

@@ -6,6 +6,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -194,3 +195,30 @@ def test_an_author_never_reaches_holdout_contents(console: World) -> None:
     operator = console.sign_in("operator")
     full = operator.get(f"/ui/evals/{eval_id}/report?format=json&audience=operator")
     assert HOLDOUT_TEXT in full.text  # the test can fail: the operator's report has it
+
+
+def test_the_overview_reads_each_agents_record_as_the_api_does(console: World) -> None:
+    store = console.gw.store
+    register_triage(store, "acme/never-evaluated")
+    # A new version of the hostile agent: its old record is no longer its current one.
+    hostile = store.agents.get(EVIL).manifest
+    store.agents.register({**hostile, "version": "2.0.0"})
+
+    def one_by_one() -> dict[str, dict[str, Any]]:
+        found = {}
+        for info in store.agents.list(include_disabled=True, limit=1000).items:
+            record = store.evals.current_record_with_staleness(
+                info.id, info.version, holdout_evals=False
+            )
+            if record is not None:
+                found[info.id] = record
+        return found
+
+    agents = [(a.id, a.version) for a in store.agents.list(limit=1000).items]
+    batch = store.evals.current_records_with_staleness(agents)
+    assert batch == one_by_one()
+    assert set(batch) == {TRIAGE}  # the test can fail: one agent has a current record
+    # An old version named explicitly still finds its records, as one by one does.
+    old = store.evals.current_records_with_staleness([(EVIL, "1.0.0")])
+    single = store.evals.current_record_with_staleness(EVIL, "1.0.0", holdout_evals=False)
+    assert old.get(EVIL) == single and single is not None
