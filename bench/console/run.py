@@ -120,9 +120,7 @@ def measure(agents: int, cases: int, repetitions: int, runs: int) -> dict[str, A
 
             eval_result = compare(runs, eval_page, lambda: dumps(view))
             report = build_report(store, info.id, audience="operator")
-            report_result = compare(
-                runs, lambda: render_html(report), lambda: render_json(report)
-            )
+            report_result = compare(runs, lambda: render_html(report), lambda: render_json(report))
         finally:
             store.close()
     return {

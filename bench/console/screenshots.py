@@ -52,8 +52,9 @@ def gateway(home: Path) -> Iterator[tuple[str, dict[str, str]]]:
     store.mandates.grant(mandate.document)
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, store=store), port=port, log_level="warning",
-                       **SERVER_OPTIONS)  # type: ignore[arg-type]
+        uvicorn.Config(
+            create_app(settings, store=store), port=port, log_level="warning", **SERVER_OPTIONS
+        )  # type: ignore[arg-type]
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
