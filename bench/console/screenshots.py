@@ -33,6 +33,8 @@ from gateway.settings import Settings  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 AGENTS = ("acme/ticket-triage", "shady/memorizer")
+# The triage agent is evaluated twice: its score history has two points.
+EVALUATED = (AGENTS[0], AGENTS[1], AGENTS[0])
 
 
 @contextmanager
@@ -73,15 +75,17 @@ def prepare(url: str, tokens: dict[str, str]) -> list[str]:
     operator = {"Authorization": f"Bearer {tokens['operator']}"}
     evals = []
     with httpx.Client(base_url=url, timeout=60) as http:
-        for agent in AGENTS:
+        for agent in EVALUATED:
             started = http.post("/v1/evals", headers=operator, json={"agent": agent})
             started.raise_for_status()
             evals.append(started.json()["eval"]["id"])
-        for eval_id in evals:
-            while http.get(f"/v1/evals/{eval_id}", headers=operator).json()["status"] == "running":
+            while (
+                http.get(f"/v1/evals/{evals[-1]}", headers=operator).json()["status"] == "running"
+            ):
                 time.sleep(0.2)
         caller = {"Authorization": f"Bearer {tokens['caller:helpdesk']}"}
-        for subject in ("Charged twice", "App crashes on login", "Please add dark mode"):
+        subjects = ("Charged twice", "App crashes on login", "Please add dark mode", "Refund")
+        for subject in subjects * 3:
             http.post(
                 "/v1/capabilities/ticket.classify/invoke",
                 headers=caller,
@@ -97,8 +101,8 @@ def shoot(url: str, tokens: dict[str, str], evals: list[str], out: Path) -> list
     shots = [
         ("overview", "/ui/"),
         ("agent", f"/ui/agents/{AGENTS[0]}"),
-        ("eval", f"/ui/evals/{evals[0]}"),
-        ("compare", f"/ui/compare?base={evals[1]}&candidate={evals[0]}&allow_mismatch=true"),
+        ("eval", f"/ui/evals/{evals[2]}"),
+        ("compare", f"/ui/compare?base={evals[0]}&candidate={evals[2]}"),
         ("suite", "/ui/suites/ticket-classify"),
         ("mandate", "/ui/mandates/support-triage"),
         ("ledger", "/ui/ledger"),

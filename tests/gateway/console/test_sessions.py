@@ -47,6 +47,14 @@ def test_a_session_is_a_hashed_cookie_that_survives_restarts_and_ends_with_its_t
             assert "secure" not in header  # plain http: no Secure flag
             cookie = anonymous.cookies[COOKIE]
             assert anonymous.get("/ui/").status_code == 200
+        # Under https (here: a proxy on 127.0.0.1 saying so, which uvicorn trusts) the
+        # cookie is Secure as well.
+        https = httpx.post(
+            gw.url + "/ui/sign-in",
+            data={"token": gw.tokens["org:acme"]},
+            headers={"x-forwarded-proto": "https"},
+        )
+        assert https.status_code == 303 and "; secure" in https.headers["set-cookie"].lower()
         # Only the cookie's hash is stored.
         with store.read() as session:
             ids = list(session.scalars(select(ConsoleSessionRow.id)))
