@@ -8,6 +8,7 @@ import io
 from collections import Counter
 from decimal import Decimal
 from typing import Any
+from urllib.parse import quote
 
 from starlette.responses import Response
 
@@ -153,13 +154,13 @@ async def grant_mandate(web: Web) -> Response:
     view = await web.svc.run(
         lambda: web.svc.client.calls.grant(document, source="<console>", granted_by=granted_by)
     )
-    return see_other(f"/ui/mandates/{view['mandate']['id']}")
+    return see_other(f"/ui/mandates/{quote(view['mandate']['id'])}")
 
 
 async def revoke_mandate(web: Web) -> Response:
     mandate_id = web.request.path_params["mandate"]
     await web.svc.run(web.svc.client.calls.revoke, mandate_id)
-    return see_other(f"/ui/mandates/{mandate_id}")
+    return see_other(f"/ui/mandates/{quote(mandate_id)}")
 
 
 def _filters(web: Web) -> dict[str, str | None]:

@@ -4,6 +4,7 @@ operator's start (plan, then confirm), cancel and resume: each the API's operati
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from starlette.responses import JSONResponse, Response
 
@@ -217,17 +218,17 @@ async def start_eval(web: Web) -> Response:
         return svc.client.evals.begin(plan).id
 
     eval_id = await svc.run(begin)
-    return see_other(f"/ui/evals/{eval_id}")
+    return see_other(f"/ui/evals/{quote(eval_id)}")
 
 
 async def cancel_eval(web: Web) -> Response:
     eval_id = web.request.path_params["eval"]
     await web.svc.run(web.svc.client.evals.cancel, eval_id)
-    return see_other(f"/ui/evals/{eval_id}")
+    return see_other(f"/ui/evals/{quote(eval_id)}")
 
 
 async def resume_eval(web: Web) -> Response:
     """As POST /v1/evals/{eval}/resume: checked here, worked by the gateway's workers."""
     eval_id = web.request.path_params["eval"]
     await web.svc.run(lambda: resumable(web.svc.store, eval_id, home=web.svc.client.home))
-    return see_other(f"/ui/evals/{eval_id}")
+    return see_other(f"/ui/evals/{quote(eval_id)}")

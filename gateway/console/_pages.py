@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from starlette.responses import Response
 
@@ -115,7 +116,7 @@ async def set_disabled(web: Web, disabled: bool) -> Response:
     agent_id = _agent_id(web)
     web.who.require_agent(agent_id)  # as the API's disable and enable routes
     await web.svc.run(web.svc.client.set_agent_disabled, agent_id, disabled)
-    return see_other(f"/ui/agents/{agent_id}")
+    return see_other(f"/ui/agents/{quote(agent_id)}")
 
 
 async def disable_agent(web: Web) -> Response:
@@ -159,6 +160,9 @@ async def suite_page(web: Web) -> Response:
             "cases": cases,
             "more_cases": max(0, len(suite.public) - MAX_CASES_SHOWN),
             "holdout_cases": suite.holdout_count,
+            # suite.yaml's checks (every case's, unless it names its own): public, as
+            # `holon suites pull` gives them.
+            "checks": list(suite.check_definitions),
         }
 
     return web.page("suite.html", **await svc.run(load))
@@ -170,4 +174,4 @@ async def activate_suite(web: Web) -> Response:
     if version is None:
         raise UsageError("name the version to activate")
     await web.svc.run(web.svc.client.activate_suite, suite_id, version)
-    return see_other(f"/ui/suites/{suite_id}")
+    return see_other(f"/ui/suites/{quote(suite_id)}")

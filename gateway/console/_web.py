@@ -31,7 +31,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from gateway.console._render import render
 from gateway.server._auth import Access, Principal, admit
-from gateway.server._http import read_body
+from gateway.server._http import check_params, read_body
 from gateway.server._service import Service
 from schema.errors import Forbidden, HolonError, Unauthorized, UsageError
 
@@ -171,6 +171,7 @@ def page(
                     raise Forbidden("a console form may only be posted from the console")
                 if access != "none" and not hmac.compare_digest(form.get("csrf", ""), csrf):
                     raise Forbidden("the form's CSRF token is missing or wrong: reload the page")
+            check_params(request)  # as the API: no control characters in the query
             principal = admit(access, who)
             response = await handler(Web(request, principal, svc, csrf, form))
         except HolonError as exc:

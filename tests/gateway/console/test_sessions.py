@@ -230,3 +230,38 @@ def test_the_overview_reads_each_agents_record_as_the_api_does(console: World) -
     old = store.evals.current_records_with_staleness([(EVIL, "1.0.0")])
     single = store.evals.current_record_with_staleness(EVIL, "1.0.0", holdout_evals=False)
     assert old.get(EVIL) == single and single is not None
+
+
+def test_hostile_requests_get_an_error_page_never_a_traceback(console: World) -> None:
+    client = console.sign_in("operator")
+    csrf = csrf_of(client.get("/ui/mandates").text)
+    answers = {
+        "control in a query": client.get("/ui/ledger?agent=%00x"),
+        "unknown eval": client.get("/ui/evals/ev_01NOTANEVAL0000000000000000"),
+        "no such mandate": client.get("/ui/mandates/%E2%80%AEnope"),
+        "a form that is not ASCII": client.post(
+            "/ui/mandates",
+            content="csrf=x&document=\xff".encode("latin-1"),
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        ),
+        "a form too large": client.post(
+            "/ui/mandates", data={"csrf": csrf, "document": "x" * 70_000}
+        ),
+        "a mandate that is not JSON": client.post(
+            "/ui/mandates", data={"csrf": csrf, "document": "{nope"}
+        ),
+        "a mandate that does not validate": client.post(
+            "/ui/mandates", data={"csrf": csrf, "document": '{"id": "<b>x</b>"}'}
+        ),
+        "a plan over its cost cap": client.post(
+            "/ui/evals/plan", data={"csrf": csrf, "agent": TRIAGE, "max_cost_usd": "0"}
+        ),
+        "a cost cap that is not money": client.post(
+            "/ui/evals/plan", data={"csrf": csrf, "agent": TRIAGE, "max_cost_usd": "1E+99999"}
+        ),
+    }
+    for what, response in answers.items():
+        assert 400 <= response.status_code < 500, (what, response.status_code)
+        assert response.headers["content-type"].startswith("text/html"), what
+        assert "Traceback" not in response.text and "<b>x</b>" not in response.text, what
+        assert 'role="alert"' in response.text, what
