@@ -5,6 +5,7 @@ hostile agent's output inert, no holdout for an author, and the keyboard alone."
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -275,4 +276,33 @@ def test_the_keyboard_alone_signs_in_and_moves_around(console: World, chromium: 
         page.keyboard.press("Tab")
         outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
         assert outline != "none"
+        watched.clean()
+
+
+def test_a_running_eval_is_followed_with_public_progress_only_for_an_author(
+    console: World, chromium: Any
+) -> None:
+    gw = console.gw
+    started = gw.call("POST", "/v1/evals", "operator", json={"agent": TRIAGE, "pace_s": 2})
+    eval_id = started.json()["eval"]["id"]
+    public_cells = started.json()["eval"]["cells_by_split"]["public"]
+    with watched_page(chromium) as watched:
+        page = watched.page
+        sign_in(watched, console, "org:acme")
+        visit(watched, console, f"/ui/evals/{eval_id}")
+        assert "(public split only)" in page.inner_text("#progress")
+        first = int(page.inner_text("[data-field=done]"))
+        # The script polls and updates the counts in place (no reload: the same document).
+        page.evaluate("window.__same_document = true")
+        deadline = time.monotonic() + 30
+        while int(page.inner_text("[data-field=done]")) <= first:
+            assert time.monotonic() < deadline, "the counts did not move"
+            time.sleep(0.2)
+        assert page.evaluate("window.__same_document") is True
+        done = int(page.inner_text("[data-field=done]"))
+        assert done <= public_cells  # never a holdout cell in an author's counts
+        cancelled = gw.call("POST", f"/v1/evals/{eval_id}/cancel", "operator")
+        assert cancelled.status_code == 200, cancelled.text
+        # Once it stops, the page reloads itself to show where it ended.
+        page.wait_for_selector("text=Status: cancelled", timeout=30_000)
         watched.clean()
