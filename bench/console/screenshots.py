@@ -102,6 +102,7 @@ def shoot(url: str, tokens: dict[str, str], evals: list[str], out: Path) -> list
         ("overview", "/ui/"),
         ("agent", f"/ui/agents/{AGENTS[0]}"),
         ("eval", f"/ui/evals/{evals[2]}"),
+        ("eval-charts", f"/ui/evals/{evals[2]}/charts"),
         ("compare", f"/ui/compare?base={evals[0]}&candidate={evals[2]}"),
         ("suite", "/ui/suites/ticket-classify"),
         ("mandate", "/ui/mandates/support-triage"),

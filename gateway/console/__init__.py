@@ -40,6 +40,7 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("GET", "/evals/{eval}", ORG, _eval_pages.eval_page),
     ("GET", "/evals/{eval}/progress", ORG, _eval_pages.eval_progress),
     ("GET", "/evals/{eval}/report", ORG, _eval_pages.eval_report),
+    ("GET", "/evals/{eval}/charts", ORG, _eval_pages.eval_charts),
     ("POST", "/evals/{eval}/cancel", OPERATOR, _eval_pages.cancel_eval),
     ("POST", "/evals/{eval}/resume", OPERATOR, _eval_pages.resume_eval),
     ("GET", "/compare", ORG, _eval_pages.compare_page),

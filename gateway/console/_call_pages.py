@@ -91,22 +91,6 @@ def burn_down(mandate: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
     }
 
 
-LATENCY_BUCKETS_MS = (10, 50, 100, 250, 500, 1000, 5000)
-
-
-def latency_histogram(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
-    """Answered calls by latency bucket (upper bounds in ms; the last is open)."""
-    counts = Counter[str]()
-    labels = [f"≤ {b} ms" for b in LATENCY_BUCKETS_MS] + [f"> {LATENCY_BUCKETS_MS[-1]} ms"]
-    for row in rows:
-        latency = row.get("latency_ms")
-        if latency is None:
-            continue
-        index = next((i for i, b in enumerate(LATENCY_BUCKETS_MS) if latency <= b), -1)
-        counts[labels[index]] += 1
-    return [(label, counts[label]) for label in labels]
-
-
 def calls_per_minute(rows: list[dict[str, Any]], minutes: int = 30) -> list[tuple[str, int]]:
     """Calls in each of the last `minutes` minutes that had any (by the rows' UTC times)."""
     counts = Counter(str(row["at"])[:16] for row in rows)
@@ -134,8 +118,10 @@ async def mandate_page(web: Web) -> Response:
                 "decisions by reason", [(f"{d} {r}", n) for (d, r), n in ordered[:20]]
             ),
             "burn": burn_down(mandate, rows),
-            "latency": latency_histogram(rows),
-            "latency_chart": _charts.bars("latency of answered calls", latency_histogram(rows)),
+            "latency": _charts.latency_histogram(rows),
+            "latency_chart": _charts.bars(
+                "latency of answered calls", _charts.latency_histogram(rows)
+            ),
             "per_minute": calls_per_minute(rows),
             "per_minute_chart": _charts.bars("calls per minute", calls_per_minute(rows)),
         }

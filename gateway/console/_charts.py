@@ -7,12 +7,13 @@ nodes, escaped like every other value.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["Chart", "bars", "line"]
+__all__ = ["LATENCY_BUCKETS_MS", "Chart", "bars", "latency_histogram", "line"]
 
 WIDTH = 640
 HEIGHT = 200
@@ -97,3 +98,20 @@ def bars(title: str, values: Sequence[tuple[str, Any]]) -> Chart:
             }
         )
     return chart
+
+
+LATENCY_BUCKETS_MS = (10, 50, 100, 250, 500, 1000, 5000)
+
+
+def latency_histogram(rows: Sequence[dict[str, Any]]) -> list[tuple[str, int]]:
+    """Calls (ledger rows, eval cells: anything with `latency_ms`) by latency bucket
+    (upper bounds in ms; the last is open)."""
+    counts = Counter[str]()
+    labels = [f"≤ {b} ms" for b in LATENCY_BUCKETS_MS] + [f"> {LATENCY_BUCKETS_MS[-1]} ms"]
+    for row in rows:
+        latency = row.get("latency_ms")
+        if not isinstance(latency, int | float | Decimal) or isinstance(latency, bool):
+            continue
+        index = next((i for i, b in enumerate(LATENCY_BUCKETS_MS) if latency <= b), -1)
+        counts[labels[index]] += 1
+    return [(label, counts[label]) for label in labels]

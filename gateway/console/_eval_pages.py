@@ -11,9 +11,11 @@ from starlette.responses import JSONResponse, Response
 from evals import resumable
 from evals.reports import COMPARE_FORMATS, REPORT_FORMATS
 from gateway.client._evals import plan_view
+from gateway.console import _charts
 from gateway.console._web import Web, see_other
 from gateway.server._routes_evals import MAX_SUITES, _audience, _money, _own_eval
 from schema.errors import UsageError
+from schema.jsontext import loads
 
 # The report inside the console page: the renderer's own HTML (inline styles, no script)
 # in a sandboxed frame of this origin, under its own policy.
@@ -61,6 +63,49 @@ async def eval_progress(web: Web) -> Response:
             "spent": {k: str(v) for k, v in (view.get("spent") or {}).items()},
         }
     )
+
+
+async def eval_charts(web: Web) -> Response:
+    """Pictures of the eval's report: pass rate by tag per suite and split, latency of
+    its cells (the author audience: the public split only), each with its table."""
+    eval_id = web.request.path_params["eval"]
+    audience = _audience(web.request, web.who)
+    svc = web.svc
+
+    def load() -> dict[str, Any]:
+        _own_eval(svc, web.who, eval_id)
+        report = loads(svc.client.evals.report(eval_id, audience=audience, form="json"))
+        assert isinstance(report, dict)
+        suites = []
+        for suite in report.get("suites", []):
+            splits = []
+            for split, rows in (suite.get("tags") or {}).items():
+                if rows:
+                    bars = [(r["tag"], r["rate"]) for r in rows[:40]]
+                    splits.append(
+                        {
+                            "split": split,
+                            "rows": rows[:40],
+                            "chart": _charts.bars(f"pass rate by tag, {split}", bars),
+                        }
+                    )
+            suites.append({"id": suite.get("id"), "splits": splits})
+        cells = [
+            cell
+            for suite in report.get("suites", [])
+            for case in suite.get("cases", [])
+            for cell in case.get("cells", [])
+        ]
+        latency = _charts.latency_histogram(cells)
+        return {
+            "eval_id": eval_id,
+            "suites": suites,
+            "latency": latency,
+            "latency_chart": _charts.bars("latency of the eval's cells", latency),
+            "cells": len(cells),
+        }
+
+    return web.page("eval_charts.html", audience=audience, **await svc.run(load))
 
 
 def _download(text: str, form: str, media: str, name: str, inline: bool) -> Response:

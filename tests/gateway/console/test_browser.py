@@ -131,7 +131,12 @@ def test_an_author_in_the_browser_never_reaches_holdout_contents(
     with watched_page(chromium) as watched:
         sign_in(watched, console, "org:acme")
         eval_id = console.triage_eval
-        for path in (f"/ui/evals/{eval_id}", "/ui/suites/tiny", f"/ui/agents/{TRIAGE}"):
+        for path in (
+            f"/ui/evals/{eval_id}",
+            f"/ui/evals/{eval_id}/charts",
+            "/ui/suites/tiny",
+            f"/ui/agents/{TRIAGE}",
+        ):
             visit(watched, console, path)
             watched.page.wait_for_load_state("networkidle")
             assert HOLDOUT_TEXT not in frames_text(watched), path

@@ -129,7 +129,11 @@ PAGES = (
 
 def test_every_page_is_under_the_policy_with_nothing_inline(console: World) -> None:
     client = console.sign_in("operator")
-    pages = [*PAGES, f"/ui/evals/{console.triage_eval}", f"/ui/evals/{console.hostile_eval}"]
+    pages = [
+        *PAGES,
+        *(f"/ui/evals/{e}" for e in (console.triage_eval, console.hostile_eval)),
+        *(f"/ui/evals/{e}/charts" for e in (console.triage_eval, console.hostile_eval)),
+    ]
     for path in pages:
         response = client.get(path)
         assert response.status_code == 200, (path, response.text[:300])
@@ -185,6 +189,7 @@ def test_an_author_never_reaches_holdout_contents(console: World) -> None:
         f"/ui/agents/{TRIAGE}",
         f"/ui/evals/{eval_id}",
         f"/ui/evals/{eval_id}/progress",
+        f"/ui/evals/{eval_id}/charts",
         "/ui/suites",
         "/ui/suites/tiny",
         f"/ui/compare?base={eval_id}&candidate={eval_id}",
