@@ -66,6 +66,7 @@ from records._models import EvalCell
 from records._pages import Page
 from records._rate import RateLimit, RatePer, RateState
 from records._secrets import SecretBox, new_key
+from records._sessions import ConsoleSession, SessionRegistry
 from records._statuses import CellStatus, EvalStatus, LedgerStatus
 from records._store import (
     SCHEMA_REVISION,
@@ -98,6 +99,8 @@ __all__ = [
     "REVOCATIONS_PAYLOAD_TYPE",
     "STATEMENT_TYPE",
     "CertificateRegistry",
+    "ConsoleSession",
+    "SessionRegistry",
     "Certify",
     "KeyRegistry",
     "Verified",

@@ -36,12 +36,13 @@ from records._cell_sql import (
     record_sqlite,
 )
 from records._certificate_registry import Certify
+from records._current import current_records, with_staleness
 from records._exposure import ExposureSpend, spend_all
 from records._models import Agent, AgentRecord, AgentVersion, EvalCell, EvalRun, SuiteVersionRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._statuses import CellStatus, EvalStatus
 from records._suites import new_epoch
-from records._types import utc_text, utcnow
+from records._types import utcnow
 from schema.errors import NotFound
 
 if TYPE_CHECKING:
@@ -635,30 +636,13 @@ class EvalRegistry:
         if row is None:
             return None
         record = row.record
-        now = now or utcnow()
-        reasons: builtins.list[str] = []
-        # A probe that found another agent at the endpoint since this eval started.
-        identity = self._store.identities.get(agent_id, version)
-        mismatch = None if identity is None else identity.stale_reason(row.eval_created_at)
-        if mismatch is not None:
-            reasons.append(mismatch)
-        for suite_id, graded in record.get("suites", {}).items():
-            try:
-                active = self._store.suites.get(suite_id)
-            except NotFound:
-                reasons.append(f"suite {suite_id} is no longer installed")
-                continue
-            if active.version == graded.get("version"):
-                continue
-            activated = active.activated_at or active.installed_at
-            until = activated + timedelta(days=active.grace_days)
-            if now >= until:
-                reasons.append(
-                    f"graded on {suite_id} v{graded.get('version')}; v{active.version} is active "
-                    f"and its {active.grace_days}-day grace period ended "
-                    f"{utc_text(until)}"
-                )
-        out = {**record, "stale": bool(reasons), "stale_reasons": reasons}
+        out = with_staleness(
+            record,
+            row.eval_created_at,
+            self._store.identities.get(agent_id, version),
+            self._store.suites.get,
+            now or utcnow(),
+        )
         if holdout_evals:
             # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
             # revealing evals on each suite the record was graded on, counted now.
@@ -666,6 +650,14 @@ class EvalRegistry:
                 agent_id.split("/", 1)[0], record.get("suites", {}).keys()
             )
         return out
+
+    def current_records_with_staleness(
+        self, agents: Sequence[tuple[str, str]], *, now: datetime | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Many agents' current records at once, by agent id (records._current): for each
+        (agent id, version), what `current_record_with_staleness` reads without
+        `holdout_evals`, in a few queries however many agents."""
+        return current_records(self._store, agents, now or utcnow())
 
     def record_history(self, agent_id: str) -> builtins.list[dict[str, Any]]:
         with self._store.read() as session:

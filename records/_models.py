@@ -474,3 +474,16 @@ class CertificateRow(Base):
     created_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
     revoked_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
+
+
+class ConsoleSessionRow(Base):
+    """A web console sign-in: its cookie stored as its sha256, bound to the token it was
+    exchanged for (revoking the token ends the session), with an expiry."""
+
+    __tablename__ = "console_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256 of the cookie
+    token_id: Mapped[str] = mapped_column(String(32), ForeignKey("tokens.id"), index=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    ended_at: Mapped[datetime | None] = mapped_column(nullable=True)  # signed out

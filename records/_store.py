@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0013"
+SCHEMA_REVISION = "0014"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -210,6 +210,7 @@ class Store:
         from records._keys import KeyRegistry
         from records._ledger import LedgerRegistry
         from records._mandates import MandateRegistry
+        from records._sessions import SessionRegistry
         from records._suites import SuiteRegistry
         from records._tokens import TokenRegistry
 
@@ -220,6 +221,7 @@ class Store:
         self.identities = IdentityRegistry(self)
         self.imports = ImportRegistry(self)
         self.tokens = TokenRegistry(self)
+        self.sessions = SessionRegistry(self)
         self.mandates = MandateRegistry(self)
         self.ledger = LedgerRegistry(self)
         self.conformance = ConformanceRegistry(self)

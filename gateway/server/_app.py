@@ -32,6 +32,7 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 
 from agents import AddressGuard, Executor
+from gateway import console
 from gateway._network import NetworkPolicy
 from gateway._tracing import tracing_from_env, tracing_with
 from gateway.client import StoreClient
@@ -246,7 +247,7 @@ def create_app(
         return service.body_timeout_s if service is not None else DEFAULT_BODY_TIMEOUT_S
 
     app = Starlette(
-        routes=[_route(e, state) for e in ENDPOINTS],
+        routes=[*(_route(e, state) for e in ENDPOINTS), *console.routes(state)],
         lifespan=lifespan,
         middleware=[Middleware(RequestGuard, timeout_s=body_timeout_s)],
     )

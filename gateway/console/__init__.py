@@ -1,0 +1,69 @@
+"""The web console (docs/console.md): server-rendered pages under /ui/, signed in with a
+session exchanged for an API token once, every action the API's own operation.
+
+`routes(state)` is all the gateway app mounts; `state["service"]` is filled by its lifespan.
+"""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from gateway.console import _call_pages, _eval_pages, _pages
+from gateway.console._web import Handler, page
+from gateway.server._auth import Access
+from gateway.server._service import Service
+
+__all__ = ["routes"]
+
+ANY: Access = "any"
+ORG: Access = frozenset({"operator", "org"})
+OPERATOR: Access = frozenset({"operator"})
+LEDGER: Access = frozenset({"operator", "caller"})
+
+# (method, path under /ui, access, handler): the access is that of the API route of
+# the same data or operation (gateway/server/_routes_*.py).
+PAGES: list[tuple[str, str, Access, Handler]] = [
+    ("GET", "/sign-in", "none", _pages.sign_in_form),
+    ("POST", "/sign-in", "none", _pages.sign_in),
+    ("POST", "/sign-out", ANY, _pages.sign_out),
+    ("GET", "/", ANY, _pages.overview_page),
+    ("GET", "/agents/{org}/{name}", ORG, _pages.agent_page),
+    ("POST", "/agents/{org}/{name}/disable", ORG, _pages.disable_agent),
+    ("POST", "/agents/{org}/{name}/enable", ORG, _pages.enable_agent),
+    ("GET", "/suites", ANY, _pages.suites_page),
+    ("GET", "/suites/{suite}", ANY, _pages.suite_page),
+    ("POST", "/suites/{suite}/activate", OPERATOR, _pages.activate_suite),
+    ("GET", "/evals/new", OPERATOR, _eval_pages.new_eval),
+    ("POST", "/evals/plan", OPERATOR, _eval_pages.plan_eval),
+    ("POST", "/evals/start", OPERATOR, _eval_pages.start_eval),
+    ("GET", "/evals/{eval}", ORG, _eval_pages.eval_page),
+    ("GET", "/evals/{eval}/progress", ORG, _eval_pages.eval_progress),
+    ("GET", "/evals/{eval}/report", ORG, _eval_pages.eval_report),
+    ("GET", "/evals/{eval}/charts", ORG, _eval_pages.eval_charts),
+    ("POST", "/evals/{eval}/cancel", OPERATOR, _eval_pages.cancel_eval),
+    ("POST", "/evals/{eval}/resume", OPERATOR, _eval_pages.resume_eval),
+    ("GET", "/compare", ORG, _eval_pages.compare_page),
+    ("GET", "/compare/download", ORG, _eval_pages.compare_download),
+    ("GET", "/mandates", LEDGER, _call_pages.mandates_page),
+    ("POST", "/mandates", OPERATOR, _call_pages.grant_mandate),
+    ("GET", "/mandates/{mandate}", LEDGER, _call_pages.mandate_page),
+    ("POST", "/mandates/{mandate}/revoke", OPERATOR, _call_pages.revoke_mandate),
+    ("GET", "/ledger", LEDGER, _call_pages.ledger_page),
+    ("GET", "/ledger.csv", LEDGER, _call_pages.ledger_csv),
+    ("GET", "/tokens", OPERATOR, _call_pages.tokens_page),
+    ("POST", "/tokens", OPERATOR, _call_pages.create_token),
+    ("POST", "/tokens/{token}/revoke", OPERATOR, _call_pages.revoke_token),
+]
+
+
+def routes(state: dict[str, Service]) -> list[BaseRoute]:
+    """The console's routes, all under one mount at /ui."""
+    inner: list[BaseRoute] = [
+        Route(path, page(path, access, handler, state), methods=[method])
+        for method, path, access, handler in PAGES
+    ]
+    inner.append(
+        Mount("/static", StaticFiles(packages=[("gateway.console", "static")]), name="static")
+    )
+    return [Mount("/ui", routes=inner)]

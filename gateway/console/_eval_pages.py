@@ -1,0 +1,279 @@
+"""Console pages over evals: progress, the report with its downloads, compare, and the
+operator's start (plan, then confirm), cancel and resume: each the API's operation."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from starlette.responses import JSONResponse, Response
+
+from evals import resumable
+from evals.reports import COMPARE_FORMATS, REPORT_FORMATS
+from gateway.client._evals import plan_view
+from gateway.console import _charts
+from gateway.console._web import Web, see_other
+from gateway.server._routes_evals import MAX_SUITES, _audience, _money, _own_eval
+from schema.errors import UsageError
+from schema.jsontext import loads
+
+# The report inside the console page: the renderer's own HTML (inline styles, no script)
+# in a sandboxed frame of this origin, under its own policy.
+REPORT_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox"
+)
+SUFFIX = {"html": "html", "json": "json", "md": "md", "junit": "xml"}
+
+
+async def eval_page(web: Web) -> Response:
+    eval_id = web.request.path_params["eval"]
+    audience = _audience(web.request, web.who)
+    svc = web.svc
+
+    def load() -> dict[str, Any]:
+        _own_eval(svc, web.who, eval_id)
+        return svc.client.evals.status(eval_id, operator=web.who.is_operator)
+
+    view = await svc.run(load)
+    progress = view.get("progress") or {}
+    total = sum(int(progress.get(k, 0)) for k in ("pending", "running", "done")) or 1
+    return web.page(
+        "eval.html",
+        view=view,
+        audience=audience,
+        done_share=int(progress.get("done", 0)) / total,
+    )
+
+
+async def eval_progress(web: Web) -> Response:
+    """What the eval page polls while the eval runs (an author: the public cells only)."""
+    eval_id = web.request.path_params["eval"]
+    svc = web.svc
+
+    def load() -> dict[str, Any]:
+        _own_eval(svc, web.who, eval_id)
+        return svc.client.evals.status(eval_id, operator=web.who.is_operator)
+
+    view = await svc.run(load)
+    return JSONResponse(
+        {
+            "status": view["status"],
+            "progress": view.get("progress"),
+            "spent": {k: str(v) for k, v in (view.get("spent") or {}).items()},
+        }
+    )
+
+
+async def eval_charts(web: Web) -> Response:
+    """Pictures of the eval's report: pass rate by tag per suite and split, latency of
+    its cells (the author audience: the public split only), each with its table."""
+    eval_id = web.request.path_params["eval"]
+    audience = _audience(web.request, web.who)
+    svc = web.svc
+
+    def load() -> dict[str, Any]:
+        _own_eval(svc, web.who, eval_id)
+        report = loads(svc.client.evals.report(eval_id, audience=audience, form="json"))
+        assert isinstance(report, dict)
+        suites = []
+        for suite in report.get("suites", []):
+            splits = []
+            for split, rows in (suite.get("tags") or {}).items():
+                if rows:
+                    bars = [(r["tag"], r["rate"]) for r in rows[:40]]
+                    splits.append(
+                        {
+                            "split": split,
+                            "rows": rows[:40],
+                            "chart": _charts.bars(f"pass rate by tag, {split}", bars),
+                        }
+                    )
+            suites.append({"id": suite.get("id"), "splits": splits})
+        cells = [
+            cell
+            for suite in report.get("suites", [])
+            for case in suite.get("cases", [])
+            for cell in case.get("cells", [])
+        ]
+        latency = _charts.latency_histogram(cells)
+        return {
+            "eval_id": eval_id,
+            "suites": suites,
+            "latency": latency,
+            "latency_chart": _charts.bars("latency of the eval's cells", latency),
+            "cells": len(cells),
+        }
+
+    return web.page("eval_charts.html", audience=audience, **await svc.run(load))
+
+
+def _download(text: str, form: str, media: str, name: str, inline: bool) -> Response:
+    response = Response(text, media_type=f"{media}; charset=utf-8")
+    if inline and form == "html":
+        response.headers["Content-Security-Policy"] = REPORT_CSP
+        response.headers["X-Frame-Options"] = "SAMEORIGIN"
+    else:
+        response.headers["Content-Disposition"] = f'attachment; filename="{name}.{SUFFIX[form]}"'
+    return response
+
+
+def _form_of(web: Web, allowed: dict[str, str]) -> str:
+    chosen = web.request.query_params.get("format", "html")
+    if chosen not in allowed:
+        raise UsageError(f"format must be one of {', '.join(allowed)}")
+    return chosen
+
+
+async def eval_report(web: Web) -> Response:
+    eval_id = web.request.path_params["eval"]
+    audience = _audience(web.request, web.who)
+    form = _form_of(web, REPORT_FORMATS)
+    svc = web.svc
+
+    def render() -> str:
+        _own_eval(svc, web.who, eval_id)
+        return svc.client.evals.report(eval_id, audience=audience, form=form)
+
+    text = await svc.run(render)
+    inline = web.request.query_params.get("view") == "1"
+    return _download(text, form, REPORT_FORMATS[form], f"{eval_id}-{audience}", inline)
+
+
+def _pair(web: Web) -> tuple[str, str]:
+    params = web.request.query_params
+    base, candidate = params.get("base", "").strip(), params.get("candidate", "").strip()
+    if not base or not candidate:
+        raise UsageError("name both evals: ?base=EVAL&candidate=EVAL")
+    return base, candidate
+
+
+async def compare_page(web: Web) -> Response:
+    params = web.request.query_params
+    if "base" not in params:
+        return web.page("compare.html", comparison=None, base="", candidate="", audience="")
+    base, candidate = _pair(web)
+    audience = _audience(web.request, web.who)
+    allow = params.get("allow_mismatch") == "true"
+    svc = web.svc
+
+    def load() -> dict[str, Any]:
+        _own_eval(svc, web.who, base)
+        _own_eval(svc, web.who, candidate)
+        comparison, _ = svc.client.evals.compare(
+            base, candidate, audience=audience, allow_mismatch=allow, form="json"
+        )
+        return comparison
+
+    comparison = await svc.run(load)
+    return web.page(
+        "compare.html",
+        comparison=comparison,
+        base=base,
+        candidate=candidate,
+        audience=audience,
+        allow=allow,
+    )
+
+
+async def compare_download(web: Web) -> Response:
+    base, candidate = _pair(web)
+    audience = _audience(web.request, web.who)
+    form = _form_of(web, COMPARE_FORMATS)
+    allow = web.request.query_params.get("allow_mismatch") == "true"
+    svc = web.svc
+
+    def render() -> str:
+        _own_eval(svc, web.who, base)
+        _own_eval(svc, web.who, candidate)
+        _, text = svc.client.evals.compare(
+            base, candidate, audience=audience, allow_mismatch=allow, form=form
+        )
+        return text
+
+    text = await svc.run(render)
+    inline = web.request.query_params.get("view") == "1"
+    return _download(text, form, COMPARE_FORMATS[form], f"{base}-vs-{candidate}-{audience}", inline)
+
+
+# -- operator actions ---------------------------------------------------------------
+
+
+def _plan_fields(web: Web) -> dict[str, Any]:
+    """The start form's fields, checked as the API checks POST /v1/evals's body."""
+    agent = web.field("agent").strip()
+    if not agent or len(agent) > 200:
+        raise UsageError("name the agent: org/name")
+    suites_text = web.form.get("suites", "").strip()
+    suites = [s.strip() for s in suites_text.split(",") if s.strip()] or None
+    if suites is not None and len(suites) > MAX_SUITES:
+        raise UsageError(f"at most {MAX_SUITES} suites")
+    repetitions_text = web.form.get("repetitions", "").strip()
+    repetitions = None
+    if repetitions_text:
+        if not repetitions_text.isdigit() or not 1 <= int(repetitions_text) <= 100:
+            raise UsageError("repetitions must be a whole number from 1 to 100")
+        repetitions = int(repetitions_text)
+    cap_text = web.form.get("max_cost_usd", "").strip()
+    return {
+        "agent": agent,
+        "suites": suites,
+        "repetitions": repetitions,
+        "max_cost": _money(cap_text) if cap_text else None,
+        "form": {
+            "agent": agent,
+            "suites": suites_text,
+            "repetitions": repetitions_text,
+            "max_cost_usd": cap_text,
+        },
+    }
+
+
+def _plan(web: Web, fields: dict[str, Any]) -> Any:
+    return web.svc.client.evals.plan(
+        fields["agent"],
+        suites=fields["suites"],
+        repetitions=fields["repetitions"],
+        concurrency=16,
+        retries=2,
+        pace_s=0.0,
+        max_cost=fields["max_cost"],
+    )
+
+
+async def new_eval(web: Web) -> Response:
+    agent = web.request.query_params.get("agent", "")
+    return web.page("eval_new.html", form={"agent": agent}, plan=None)
+
+
+async def plan_eval(web: Web) -> Response:
+    """The plan with its worst-case cost, and a form to confirm it (POST /v1/evals's
+    dry_run: the same plan operation)."""
+    fields = _plan_fields(web)
+    plan = await web.svc.run(_plan, web, fields)
+    return web.page("eval_new.html", form=fields["form"], plan=plan_view(plan))
+
+
+async def start_eval(web: Web) -> Response:
+    fields = _plan_fields(web)
+    svc = web.svc
+
+    def begin() -> str:
+        plan = _plan(web, fields)
+        return svc.client.evals.begin(plan).id
+
+    eval_id = await svc.run(begin)
+    return see_other(f"/ui/evals/{quote(eval_id)}")
+
+
+async def cancel_eval(web: Web) -> Response:
+    eval_id = web.request.path_params["eval"]
+    await web.svc.run(web.svc.client.evals.cancel, eval_id)
+    return see_other(f"/ui/evals/{quote(eval_id)}")
+
+
+async def resume_eval(web: Web) -> Response:
+    """As POST /v1/evals/{eval}/resume: checked here, worked by the gateway's workers."""
+    eval_id = web.request.path_params["eval"]
+    await web.svc.run(lambda: resumable(web.svc.store, eval_id, home=web.svc.client.home))
+    return see_other(f"/ui/evals/{quote(eval_id)}")

@@ -1,0 +1,177 @@
+"""Console pages over agents and suites, and signing in and out."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from starlette.responses import Response
+
+from evals import author_record
+from evals.suites import load_installed
+from gateway.console import _charts
+from gateway.console._data import overview
+from gateway.console._web import (
+    COOKIE,
+    LIFETIME,
+    Web,
+    html,
+    see_other,
+    signed_in_cookie,
+)
+from gateway.server._routes_agents import MAX_VERSION, _suites_for
+from schema.errors import UsageError
+
+MAX_TOKEN_CHARS = 200  # a token is 47 characters; the form refuses anything far longer
+MAX_CASES_SHOWN = 500
+HISTORY = 50  # records in an agent's score history
+
+
+async def sign_in_form(web: Web) -> Response:
+    if web.who.role:  # signed in already
+        return see_other("/ui/")
+    return html("sign_in.html")
+
+
+async def sign_in(web: Web) -> Response:
+    token = web.field("token", "").strip()
+    svc = web.svc
+    if not token or len(token) > MAX_TOKEN_CHARS:
+        return html("sign_in.html", 401, problem="paste an API token (hol_…)")
+    info = await svc.run(svc.store.tokens.authenticate, token)
+    if info is None:
+        # The API's one answer for every token that does not authenticate.
+        return html("sign_in.html", 401, problem="unknown, revoked or expired token")
+    cookie = await svc.run(svc.store.sessions.create, info.id, LIFETIME)
+    response = see_other("/ui/" if info.role.split(":")[0] != "caller" else "/ui/mandates")
+    signed_in_cookie(response, web.request, cookie, int(LIFETIME.total_seconds()))
+    return response
+
+
+async def sign_out(web: Web) -> Response:
+    cookie = web.request.cookies.get(COOKIE, "")
+    await web.svc.run(web.svc.store.sessions.end, cookie)
+    response = see_other("/ui/sign-in")
+    response.delete_cookie(COOKIE, path="/ui", httponly=True, samesite="strict")
+    return response
+
+
+async def overview_page(web: Web) -> Response:
+    if web.who.kind == "caller":
+        return see_other("/ui/mandates")
+    cursor = web.request.query_params.get("cursor")
+    data = await web.svc.run(overview, web.svc, web.who, cursor)
+    return web.page("overview.html", data=data)
+
+
+def _agent_id(web: Web) -> str:
+    return f"{web.request.path_params['org']}/{web.request.path_params['name']}"
+
+
+def _agent(web: Web, agent_id: str) -> dict[str, Any]:
+    svc, who = web.svc, web.who
+    who.require_agent(agent_id)
+    agent = svc.client.get_agent(agent_id)
+    history = svc.store.evals.record_history(agent_id)[:HISTORY]
+    if not who.is_operator:
+        history = [author_record(r) for r in history]
+    evals = svc.client.evals.list(agent_id, None, 20, operator=who.is_operator)["items"]
+    latest: dict[str, dict[str, Any]] = {}  # suite -> the newest record graded on it
+    for record in history:
+        for suite_id, graded in (record.get("suites") or {}).items():
+            if suite_id not in latest and isinstance(graded, dict):
+                latest[suite_id] = {
+                    "suite": suite_id,
+                    "eval_id": record.get("eval_id"),
+                    "evaluated_at": record.get("evaluated_at"),
+                    "agent_version": record.get("agent_version"),
+                    "score": graded.get("score"),
+                    "threshold": graded.get("threshold"),
+                    "verdict": (graded.get("overfit") or {}).get("verdict"),
+                }
+    points = [
+        (
+            f"{r.get('agent_version')} {str(r.get('evaluated_at', ''))[:10]}",
+            r.get("eval_score"),
+            *(r.get("eval_score_ci95") or (None, None)),
+        )
+        for r in reversed(history)
+    ]
+    chart = _charts.line("eval_score over versions and evals", points)
+    return {
+        "agent": agent,
+        "history": list(reversed(history)),
+        "evals": evals,
+        "latest": sorted(latest.values(), key=lambda e: e["suite"]),
+        "chart": chart,
+    }
+
+
+async def agent_page(web: Web) -> Response:
+    data = await web.svc.run(_agent, web, _agent_id(web))
+    return web.page("agent.html", **data)
+
+
+async def set_disabled(web: Web, disabled: bool) -> Response:
+    agent_id = _agent_id(web)
+    web.who.require_agent(agent_id)  # as the API's disable and enable routes
+    await web.svc.run(web.svc.client.set_agent_disabled, agent_id, disabled)
+    return see_other(f"/ui/agents/{quote(agent_id)}")
+
+
+async def disable_agent(web: Web) -> Response:
+    return await set_disabled(web, True)
+
+
+async def enable_agent(web: Web) -> Response:
+    return await set_disabled(web, False)
+
+
+async def suites_page(web: Web) -> Response:
+    def load() -> list[dict[str, Any]]:
+        return _suites_for(web.who, web.svc, web.svc.client.list_suites()["items"])
+
+    return web.page("suites.html", suites=await web.svc.run(load))
+
+
+def _version(text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    if not text.isdigit() or not 1 <= int(text) <= MAX_VERSION:
+        raise UsageError(f"version must be a whole number from 1 to {MAX_VERSION}")
+    return int(text)
+
+
+async def suite_page(web: Web) -> Response:
+    suite_id = web.request.path_params["suite"]
+    version = _version(web.request.query_params.get("version"))
+    svc = web.svc
+
+    def load() -> dict[str, Any]:
+        view = _suites_for(web.who, svc, [svc.client.get_suite(suite_id, version)])[0]
+        # The API's /v1/suites/{suite}/cases: public cases in full, the holdout as counts.
+        suite = load_installed(svc.store, suite_id, svc.client.home, version)
+        cases = [
+            {"id": c.id, "tags": list(c.tags), "raw": {k: v for k, v in c.raw.items()}}
+            for c in suite.public[:MAX_CASES_SHOWN]
+        ]
+        return {
+            "suite": view,
+            "cases": cases,
+            "more_cases": max(0, len(suite.public) - MAX_CASES_SHOWN),
+            "holdout_cases": suite.holdout_count,
+            # suite.yaml's checks (every case's, unless it names its own): public, as
+            # `holon suites pull` gives them.
+            "checks": list(suite.check_definitions),
+        }
+
+    return web.page("suite.html", **await svc.run(load))
+
+
+async def activate_suite(web: Web) -> Response:
+    suite_id = web.request.path_params["suite"]
+    version = _version(web.field("version"))
+    if version is None:
+        raise UsageError("name the version to activate")
+    await web.svc.run(web.svc.client.activate_suite, suite_id, version)
+    return see_other(f"/ui/suites/{quote(suite_id)}")

@@ -1,0 +1,190 @@
+"""The console's request handling: sessions, CSRF, roles, security headers, error pages.
+
+A browser signs in by pasting an API token once (`/ui/sign-in`); the token
+is exchanged for a session (records._sessions) and the browser keeps only
+the session cookie: HttpOnly (no script reads it), SameSite=Strict (no
+other site's page sends it), Secure under https, Path=/ui, with the
+session's expiry. The session's role is its token's, and each page admits
+the role kinds the API route of the same data admits (gateway/server/_auth.py).
+
+Every state-changing request (POST) must carry the page's CSRF token, an
+HMAC of the session cookie (a page of another origin can neither read the
+cookie nor the token), and, when the browser sends one, an Origin of this
+gateway. Every answer carries a strict Content-Security-Policy: scripts and
+styles from /ui/static only, nothing inline, nothing from elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from gateway.console._render import render
+from gateway.server._auth import Access, Bearer, admit
+from gateway.server._http import check_params, read_body
+from gateway.server._service import Service
+from schema.errors import Forbidden, HolonError, Unauthorized, UsageError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["COOKIE", "CSP", "LIFETIME", "Web", "page"]
+
+COOKIE = "holon_console"
+LIFETIME = timedelta(hours=12)
+MAX_FORM_BYTES = 64 * 1024
+MAX_FIELDS = 64
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",  # no-referrer would make a form's Origin "null"
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+}
+
+
+def csrf_token(cookie: str) -> str:
+    """The CSRF token of a session: derived from its cookie, so nothing more is stored."""
+    return hmac.new(cookie.encode(), b"holon console csrf v1", hashlib.sha256).hexdigest()
+
+
+@dataclass
+class Web:
+    """What a page handler is given: who is signed in, the service, the form (POST)."""
+
+    request: Request
+    who: Bearer
+    svc: Service
+    csrf: str
+    form: dict[str, str]
+
+    def page(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return html(template, status, who=self.who, csrf=self.csrf, **context)
+
+    def field(self, name: str, default: str | None = None) -> str:
+        value = self.form.get(name, default)
+        if value is None:
+            raise UsageError(f"the form needs a field {name!r}", details={"field": name})
+        return value
+
+
+Handler = Callable[[Web], Awaitable[Response]]
+
+
+def html(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    context.setdefault("who", None)
+    context.setdefault("csrf", "")
+    response = HTMLResponse(render(template, **context), status_code=status)
+    response.headers.update(HEADERS)
+    return response
+
+
+def secure(response: Response) -> Response:
+    """The console's headers, where the response has not set its own (a report's frame)."""
+    for name, value in HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+def see_other(path: str) -> Response:
+    """A redirect within the console (a path, never a URL built from the Host header)."""
+    return secure(RedirectResponse(path, status_code=303))
+
+
+def error_page(error: HolonError, who: Bearer | None = None, csrf: str = "") -> HTMLResponse:
+    status = error.http_status if error.http_status >= 400 else 500
+    return html("error.html", status, error=error.to_body()["error"], who=who, csrf=csrf)
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """An urlencoded form, bounded; the last value of a repeated field wins."""
+    raw = await read_body(request, MAX_FORM_BYTES)
+    try:
+        text = raw.decode("ascii")  # urlencoded bodies are ASCII; %-escapes carry UTF-8
+        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FIELDS, errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        raise UsageError("the form is not a valid urlencoded form") from None
+    return dict(pairs)
+
+
+def same_origin(request: Request) -> bool:
+    """The browser's Origin header, if any, names this gateway (a form posted from another
+    site's page carries that site's origin)."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True  # no Origin (an old browser): the CSRF token alone decides
+    host = request.headers.get("host", "")
+    return origin in (f"http://{host}", f"https://{host}")
+
+
+def signed_in_cookie(response: Response, request: Request, value: str, max_age: int) -> None:
+    response.set_cookie(
+        COOKIE,
+        value,
+        max_age=max_age,
+        path="/ui",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+
+
+def page(
+    path: str, access: Access, handler: Handler, state: dict[str, Service]
+) -> Callable[..., Any]:
+    """An endpoint of the console: the session's principal admitted by `access`, POSTs
+    checked for CSRF, every HolonError an error page with its status."""
+
+    async def endpoint(request: Request) -> Response:
+        svc = state["service"]
+        started = time.perf_counter()
+        who: Bearer | None = None
+        csrf = ""
+        try:
+            cookie = request.cookies.get(COOKIE)
+            found = await svc.run(svc.store.sessions.authenticate, cookie) if cookie else None
+            if found is not None and cookie is not None:
+                who = Bearer(found.token.role, found.token.id)
+                csrf = csrf_token(cookie)
+            if who is None and access != "none":
+                if request.method == "GET":
+                    return see_other("/ui/sign-in")
+                raise Unauthorized("sign in first: the session is unknown, ended or expired")
+            form: dict[str, str] = {}
+            if request.method == "POST":
+                form = await read_form(request)
+                if not same_origin(request):
+                    raise Forbidden("a console form may only be posted from the console")
+                if access != "none" and not hmac.compare_digest(form.get("csrf", ""), csrf):
+                    raise Forbidden("the form's CSRF token is missing or wrong: reload the page")
+            check_params(request)  # as the API: no control characters in the query
+            principal = admit(access, who)
+            response = await handler(Web(request, principal, svc, csrf, form))
+        except HolonError as exc:
+            response = error_page(exc, who, csrf)
+        except Exception:
+            log.exception("internal error on console %s %s", request.method, request.url.path)
+            response = error_page(HolonError("internal error"), who, csrf)
+        svc.metrics.request(
+            request.method,
+            "/ui" + path,
+            response.status_code,
+            (time.perf_counter() - started) * 1000,
+        )
+        return secure(response)
+
+    return endpoint
