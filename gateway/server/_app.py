@@ -37,6 +37,7 @@ from gateway._tracing import tracing_from_env, tracing_with
 from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
 from gateway.server import (
+    _mcp,
     _routes_agents,
     _routes_calls,
     _routes_certificates,
@@ -107,6 +108,7 @@ ENDPOINTS: list[Endpoint] = [
     *_routes_evals.ENDPOINTS,
     *_routes_tokens.ENDPOINTS,
     *_routes_certificates.ENDPOINTS,
+    *_mcp.ENDPOINTS,
 ]
 
 
