@@ -37,6 +37,7 @@ from gateway._tracing import tracing_from_env, tracing_with
 from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
 from gateway.server import (
+    _a2a,
     _mcp,
     _routes_agents,
     _routes_calls,
@@ -109,6 +110,7 @@ ENDPOINTS: list[Endpoint] = [
     *_routes_tokens.ENDPOINTS,
     *_routes_certificates.ENDPOINTS,
     *_mcp.ENDPOINTS,
+    *_a2a.ENDPOINTS,
 ]
 
 
@@ -214,6 +216,7 @@ def create_app(
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,
                 body_timeout_s=config.body_timeout_s,
+                public_url=config.public_url,
             )
             workers = _EvalWorkers(
                 opened, config.home, eval_workers, guard, eval_poll_s, tracing.tracer

@@ -17,6 +17,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from records import Store
+from tests.gateway.server._doors import CALLER, INPUT, two_call_gateway
 from tests.gateway.server._gateway import (
     Gateway,
     install_tiny,
@@ -27,18 +28,10 @@ from tests.gateway.server._gateway import (
 
 pytestmark = pytest.mark.slow
 
-INPUT = {"subject": "Refund please", "body": "I was charged twice."}
-CALLER = "caller:finance-bot"
-
 
 @pytest.fixture
 def gw(store: Store, tmp_path: Path) -> Iterator[Gateway]:
-    install_tiny(store, tmp_path)
-    register_triage(store, "acme/priced", pricing={"per_call_usd": "0.004"})
-    store.mandates.grant(
-        mandate(budget={"amount_usd": "0.01", "period": "month"}, max_cost_per_call_usd="0.005")
-    )
-    with running_gateway(store, tmp_path / "home", eval_workers=0) as gateway:
+    with two_call_gateway(store, tmp_path) as gateway:
         yield gateway
 
 
