@@ -185,7 +185,7 @@ async def _stored(rpc: RpcRequest, who: Principal, svc: Service) -> dict[str, An
     return found.task
 
 
-def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> tuple[str, Any]:
+async def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> tuple[str, Any]:
     """(capability, input) of a SendMessage, or the RpcError that says what is wrong."""
     message = params.get("message")
     if not isinstance(message, dict):
@@ -235,7 +235,7 @@ def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> tuple[s
     if "data" in part:
         return door.capability, part["data"]
     if "text" in part and isinstance(part["text"], str):
-        contract = svc.calls.lookups.contract(door.capability)
+        contract = await svc.calls.contract(door.capability)
         if contract is not None and contract.input_schema.get("type") == "string":
             return door.capability, part["text"]
     raise RpcError(
@@ -248,7 +248,7 @@ def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> tuple[s
 
 
 async def _send(rpc: RpcRequest, who: Principal, svc: Service, door: _Door) -> Response:
-    capability, input_ = await svc.run(_parse_message, rpc.params, svc, door)
+    capability, input_ = await _parse_message(rpc.params, svc, door)
     message = rpc.params["message"]
     context_id = message.get("contextId")
     if not isinstance(context_id, str) or not context_id or len(context_id) > MAX_TASK_ID_CHARS:

@@ -154,7 +154,7 @@ async def _tools(who: Principal, svc: Service) -> list[dict[str, Any]]:
             for capability in mandate.capabilities
         }
     )
-    return [tool_of(name, await svc.run(lookups.contract, name)) for name in names]
+    return [tool_of(name, await svc.calls.contract(name)) for name in names]
 
 
 async def _call(rpc: RpcRequest, who: Principal, svc: Service) -> Response:
@@ -169,7 +169,7 @@ async def _call(rpc: RpcRequest, who: Principal, svc: Service) -> Response:
             "arguments must be a JSON object",
             details={"path": "$.params.arguments"},
         )
-    contract = await svc.run(svc.calls.lookups.contract, capability)
+    contract = await svc.calls.contract(capability)
     wrapped_in = contract is not None and not _object_shaped(contract.input_schema)
     wrapped_out = contract is not None and not _object_shaped(contract.output_schema)
     if wrapped_in:
