@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Coroutine
 from datetime import timedelta
 from typing import Any
 
@@ -261,7 +262,8 @@ async def _send(rpc: RpcRequest, who: Principal, svc: Service, door: _Door) -> R
             return svc.calls.invoke(who.name, door.agent_id, capability, input_)
         return svc.calls.route(who.name, capability, input_)
 
-    async def run() -> dict[str, Any]:
+    async def finish() -> dict[str, Any]:
+        """The live call, and its task as it ended."""
         finished: dict[str, Any] = {}
 
         async def encode(body: dict[str, Any], limit: int) -> Response:
@@ -275,24 +277,40 @@ async def _send(rpc: RpcRequest, who: Principal, svc: Service, door: _Door) -> R
             await observed(svc, capability, call(), encode)
         except HolonError as exc:
             finished = _failed_task(task, exc)
-        await svc.run(
-            svc.store.a2a_tasks.put,
-            task["id"],
-            who.name,
-            door.name,
-            finished["status"]["state"],
-            finished,
-        )
         return finished
 
+    async def keep(state: dict[str, Any]) -> None:
+        status = state["status"]["state"]
+        await svc.run(svc.store.a2a_tasks.put, task["id"], who.name, door.name, status, state)
+
     if not immediate:
-        return rpc_result(rpc.id, {"task": await run()})
+        finished = await finish()
+        # Answered first and written right after, as a settlement is: a client holding
+        # the completed task has no reason to poll it, and the answer waits for no write.
+        _later(svc, keep(finished))
+        return rpc_result(rpc.id, {"task": finished})
     working = {**task, "status": {"state": WORKING, "timestamp": utc_text(utcnow())}}
-    await svc.run(svc.store.a2a_tasks.put, task["id"], who.name, door.name, WORKING, working)
-    background = asyncio.get_running_loop().create_task(run())
-    svc.background.add(background)  # held until it ends (the loop keeps weak references)
-    background.add_done_callback(svc.background.discard)
+    await keep(working)
+
+    async def run() -> None:
+        await keep(await finish())
+
+    _later(svc, run())
     return rpc_result(rpc.id, {"task": working})
+
+
+def _later(svc: Service, work: Coroutine[Any, Any, None]) -> None:
+    """`work` on the loop after the answer, held until it ends (the loop holds weak refs)."""
+
+    async def logged() -> None:
+        try:
+            await work
+        except Exception:  # the task stays as last written; GetTask says so
+            log.exception("an A2A task could not be written")
+
+    background = asyncio.get_running_loop().create_task(logged())
+    svc.background.add(background)
+    background.add_done_callback(svc.background.discard)
 
 
 def _completed_task(task: dict[str, Any], capability: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -239,6 +239,8 @@ def create_app(
                     probes.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await probes
+                # A2A tasks still running or being written (their calls settle below).
+                await asyncio.gather(*service.background, return_exceptions=True)
                 await service.calls.drain()  # settlements of answered calls
                 await service.run(service.tokens.drain)  # tokens' last-use times
                 workers.stop()

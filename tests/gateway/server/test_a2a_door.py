@@ -106,6 +106,23 @@ def test_send_message_is_the_routed_live_call(gw: Gateway) -> None:
         ("allow", "settled"),
         ("deny", "denied"),
     ]
+    # A task answered at once is written just after its answer: GetTask finds it.
+    assert _polled(gw, first.id)["artifacts"][0]["parts"][0]["data"]["label"] == "billing"
+    assert _polled(gw, third.id)["status"]["state"] == "TASK_STATE_REJECTED"
+
+
+def _polled(gw: Gateway, task_id: str) -> dict[str, Any]:
+    """GetTask until the task is there and no longer working."""
+    get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task_id}}
+    deadline = time.monotonic() + 30
+    while True:
+        answer = _rpc(gw, ROUTED, get).json()
+        result = answer.get("result")
+        done = result is not None and result["status"]["state"] != "TASK_STATE_WORKING"
+        if done or time.monotonic() > deadline:
+            assert result is not None, answer
+            return dict(result)
+        time.sleep(0.05)
 
 
 def test_a_caller_without_a_mandate_is_denied_as_over_invoke(gw: Gateway) -> None:
@@ -138,12 +155,7 @@ def test_a_polled_task_is_its_callers_alone(gw: Gateway) -> None:
         TaskState.TASK_STATE_COMPLETED,
     )
     get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": working.id}}
-    deadline = time.monotonic() + 30
-    while True:
-        polled = _rpc(gw, ROUTED, get).json()["result"]
-        if polled["status"]["state"] != "TASK_STATE_WORKING" or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    polled = _polled(gw, working.id)
     assert polled["status"]["state"] == "TASK_STATE_COMPLETED"
     assert polled["artifacts"][0]["parts"][0]["data"]["label"] == "billing"
 
