@@ -38,25 +38,21 @@ class A2ATaskRegistry:
 
     def put(self, task_id: str, caller: str, door: str, state: str, task: dict[str, Any]) -> None:
         """Write the task (made, or moved to `state`) as it is now answered."""
+        self.put_many([(task_id, caller, door, state, task)])
+
+    def put_many(self, tasks: list[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+        """Several tasks' writes, in order, in one transaction (the gateway's batches)."""
         now = utcnow()
         with self._store.write() as session:
-            row = session.get(A2ATaskRow, task_id)
-            if row is None:
-                session.add(
-                    A2ATaskRow(
-                        id=task_id,
-                        caller=caller,
-                        door=door,
-                        state=state,
-                        task=task,
-                        created_at=now,
-                        updated_at=now,
-                    )
-                )
-                return
-            row.state = state
-            row.task = task
-            row.updated_at = now
+            for task_id, caller, door, state, task in tasks:
+                row = session.get(A2ATaskRow, task_id)
+                if row is None:
+                    row = A2ATaskRow(id=task_id, caller=caller, door=door, created_at=now)
+                    session.add(row)
+                row.state = state
+                row.task = task
+                row.updated_at = now
+                session.flush()  # a later write of the same task finds this one
 
     def get(self, task_id: str, caller: str) -> A2ATask | None:
         with self._store.read() as session:

@@ -281,7 +281,7 @@ async def _send(rpc: RpcRequest, who: Principal, svc: Service, door: _Door) -> R
 
     async def keep(state: dict[str, Any]) -> None:
         status = state["status"]["state"]
-        await svc.run(svc.store.a2a_tasks.put, task["id"], who.name, door.name, status, state)
+        await _writer(svc).write((task["id"], who.name, door.name, status, state))
 
     if not immediate:
         finished = await finish()
@@ -297,6 +297,47 @@ async def _send(rpc: RpcRequest, who: Principal, svc: Service, door: _Door) -> R
 
     _later(svc, run())
     return rpc_result(rpc.id, {"task": working})
+
+
+TaskWrite = tuple[str, str, str, str, dict[str, Any]]
+
+
+class _TaskWriter:
+    """The task writes of one loop turn in one transaction: on SQLite every write takes
+    the one write lock the ledger's group commit needs too, so one per call would queue
+    the calls behind each other (bench/doors)."""
+
+    def __init__(self, svc: Service) -> None:
+        self.svc = svc
+        self.pending: list[tuple[TaskWrite, asyncio.Future[None]]] = []
+        self.flushing: asyncio.Task[None] | None = None
+
+    async def write(self, write: TaskWrite) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.pending.append((write, done))
+        if self.flushing is None or self.flushing.done():
+            self.flushing = asyncio.get_running_loop().create_task(self._flush())
+        await done
+
+    async def _flush(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending, []
+            try:
+                await self.svc.run(self.svc.store.a2a_tasks.put_many, [w for w, _ in batch])
+            except Exception as exc:
+                for _, done in batch:
+                    done.set_exception(exc)
+            else:
+                for _, done in batch:
+                    done.set_result(None)
+
+
+def _writer(svc: Service) -> _TaskWriter:
+    writer = svc.doors.get("a2a_tasks")
+    if writer is None:
+        writer = svc.doors["a2a_tasks"] = _TaskWriter(svc)
+    assert isinstance(writer, _TaskWriter)
+    return writer
 
 
 def _later(svc: Service, work: Coroutine[Any, Any, None]) -> None:

@@ -34,6 +34,7 @@ class Service:
     public_url: str | None = None  # HOLON_PUBLIC_URL: the A2A cards' interface URL
     # Calls still running for A2A tasks answered at once (returnImmediately).
     background: set[Any] = field(default_factory=set)
+    doors: dict[str, Any] = field(default_factory=dict)  # a front door's state (its writers)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking store work in a worker thread, never on the event loop."""
