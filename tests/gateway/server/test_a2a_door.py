@@ -24,10 +24,13 @@ from joserfc.errors import BadSignatureError
 from joserfc.jwk import KeySet
 
 from records import Store
+from tests._servers import serve
+from tests.gateway.server._agent import Recording, manifest, recording_agent
 from tests.gateway.server._doors import CALLER, INPUT, two_call_gateway
 from tests.gateway.server._gateway import (
     Gateway,
     install_tiny,
+    mandate,
     register_triage,
     running_gateway,
 )
@@ -300,3 +303,38 @@ def test_wrong_types_and_huge_inputs_are_the_callers_errors(gw: Gateway) -> None
     assert _rpc(gw, ROUTED, huge).status_code == 413
     assert _rpc(gw, ROUTED, _raw_send(INPUT), role=None).status_code == 401
     assert _rpc(gw, ROUTED, _raw_send(INPUT), role="org:acme").status_code == 403
+
+
+def test_an_agent_cannot_tell_the_doors_apart(store: Store, tmp_path: Path) -> None:
+    """The same call through /invoke, MCP and A2A reaches the agent as the same request:
+    one live-call path, not three (only the request id and the trace differ)."""
+    install_tiny(store, tmp_path)
+    recording = Recording()
+    with serve(recording_agent("acme/rec", "1.0.0", recording)) as agent_url:
+        store.agents.register(manifest("acme/rec", agent_url))
+        store.mandates.grant(mandate())
+        with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+            invoked = gw.call("POST", ROUTED + "/invoke", CALLER, json={"input": INPUT}).json()
+            call = {"name": "ticket.classify", "arguments": INPUT}
+            rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+            headers = {"Accept": "application/json, text/event-stream"}
+            over_mcp = gw.call("POST", "/mcp", CALLER, json=rpc, headers=headers).json()
+            over_a2a = _rpc(gw, ROUTED, _raw_send(INPUT)).json()["result"]["task"]
+    ids = [
+        invoked["request_id"],
+        over_mcp["result"]["_meta"]["holon"]["request_id"],
+        over_a2a["metadata"]["holon"]["request_id"],
+    ]
+    assert len(recording.calls) == 3 and len(set(ids)) == 3
+
+    def seen(index: int) -> tuple[list[tuple[bytes, bytes]], bytes]:
+        raw_headers, body = recording.calls[index]
+        request_id = ids[index].encode()
+        kept = [
+            (name, value.replace(request_id, b"<id>"))
+            for name, value in raw_headers
+            if name.lower() != b"traceparent"
+        ]
+        return kept, body.replace(request_id, b"<id>")
+
+    assert seen(0) == seen(1) == seen(2)
