@@ -37,6 +37,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agents._outcome import printable
 from gateway.server._a2a_cards import JSON_MODE, agent_card, capability_card
 from gateway.server._auth import Principal
 from gateway.server._http import id_text, json_response
@@ -383,7 +384,7 @@ def _failed_task(task: dict[str, Any], error: HolonError) -> dict[str, Any]:
                 "messageId": str(uuid.uuid4()),
                 "role": "ROLE_AGENT",
                 "parts": [
-                    {"text": f"{body['code']}: {body['message']}"},
+                    {"text": printable(f"{body['code']}: {body['message']}", 4000)},
                     {"data": {"error": body}, "mediaType": JSON_MODE},
                 ],
             },

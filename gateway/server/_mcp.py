@@ -212,7 +212,10 @@ def tool_error(error: HolonError) -> dict[str, Any]:
     """A refused or failed live call as MCP's tool execution error."""
     body = error.to_body()["error"]
     return {
-        "content": [{"type": "text", "text": f"{body['code']}: {body['message']}"}],
+        # Text a model or a screen shows: escaped (the caller's own tool name may be in it).
+        "content": [
+            {"type": "text", "text": printable(f"{body['code']}: {body['message']}", 4000)}
+        ],
         "isError": True,
         "_meta": {"holon": {"error": body}},
     }

@@ -338,3 +338,29 @@ def test_an_agent_cannot_tell_the_doors_apart(store: Store, tmp_path: Path) -> N
         return kept, body.replace(request_id, b"<id>")
 
     assert seen(0) == seen(1) == seen(2)
+
+
+def test_any_gateway_on_the_store_answers_get_task(store: Store, tmp_path: Path) -> None:
+    """Two gateways on one store (as the processes of one deployment): a task one took
+    at once is polled from the other."""
+    with two_call_gateway(store, tmp_path) as first:
+        with running_gateway(store, tmp_path / "home2", eval_workers=0) as second:
+            second.tokens[CALLER] = first.token(CALLER)
+            body = _raw_send(INPUT)
+            body["params"]["configuration"] = {"returnImmediately": True}
+            task = _rpc(first, ROUTED, body).json()["result"]["task"]
+            polled = _polled(second, task["id"])
+    assert polled["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert polled["id"] == task["id"]
+
+
+def test_rate_limit_bites_over_a2a(store: Store, tmp_path: Path) -> None:
+    install_tiny(store, tmp_path)
+    register_triage(store, "acme/priced", pricing={"per_call_usd": "0.0001"})
+    store.mandates.grant(mandate(rate_limit={"calls": 1, "per": "hour"}))
+    with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+        _, (ok, limited) = asyncio.run(_send(gw, ROUTED, [_message(INPUT)] * 2))
+    assert ok.status.state == TaskState.TASK_STATE_COMPLETED
+    assert limited.status.state == TaskState.TASK_STATE_REJECTED
+    error = _error(limited)
+    assert error["code"] == "rate_limited" and error["details"]["retry_after_s"] >= 1

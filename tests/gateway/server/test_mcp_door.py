@@ -226,3 +226,14 @@ def test_an_unknown_tool_is_denied_as_over_invoke(gw: Gateway) -> None:
     result = _rpc(gw, call).json()["result"]
     assert result["isError"] is True
     assert result["_meta"]["holon"]["error"]["code"] in ("not_found", "capability_not_allowed")
+
+
+def test_a_tool_name_with_bidi_text_is_denied_and_its_text_escaped(gw: Gateway) -> None:
+    name = "ticket.\u202eclassify"
+    call = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": name}}
+    answer = _rpc(gw, call)
+    assert answer.status_code == 200
+    result = answer.json()["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "\u202e" not in text and "\\u202e" in text
