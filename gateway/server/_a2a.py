@@ -187,6 +187,17 @@ async def _stored(rpc: RpcRequest, who: Principal, svc: Service) -> dict[str, An
     return found.task
 
 
+def _configuration(params: dict[str, Any]) -> dict[str, Any]:
+    configuration = params.get("configuration", {})
+    if not isinstance(configuration, dict):
+        raise RpcError(
+            INVALID_PARAMS,
+            "params.configuration must be a SendMessageConfiguration object",
+            details={"path": "$.params.configuration"},
+        )
+    return configuration
+
+
 async def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> tuple[str, Any]:
     """(capability, input) of a SendMessage, or the RpcError that says what is wrong."""
     message = params.get("message")
@@ -208,7 +219,7 @@ async def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> t
             "the message must have exactly one part: a DataPart with the input",
             details={"path": "$.params.message.parts"},
         )
-    accepted = (params.get("configuration") or {}).get("acceptedOutputModes")
+    accepted = _configuration(params).get("acceptedOutputModes")
     if isinstance(accepted, list) and accepted and not {JSON_MODE, "*/*"} & set(accepted):
         raise RpcError(
             CONTENT_TYPE_NOT_SUPPORTED,
@@ -256,7 +267,7 @@ async def _send(rpc: RpcRequest, who: Principal, svc: Service, door: _Door) -> R
     if not isinstance(context_id, str) or not context_id or len(context_id) > MAX_TASK_ID_CHARS:
         context_id = str(uuid.uuid4())
     task = {"id": str(uuid.uuid4()), "contextId": context_id}
-    immediate = (rpc.params.get("configuration") or {}).get("returnImmediately") is True
+    immediate = _configuration(rpc.params).get("returnImmediately") is True
 
     def call() -> Any:
         if door.agent_id is not None:

@@ -261,6 +261,17 @@ def _raw_send(data: Any, **extra: Any) -> dict[str, Any]:
         (b'{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {}}', -32004),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": 5}}', -32602),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "\\u202eksaTteG"}', -32601),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": '
+            b'{"parts": [{"data": {}}]}, "configuration": ["returnImmediately"]}}',
+            -32602,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": '
+            b'{"parts": [{"data": {}}]}, '
+            b'"configuration": {"acceptedOutputModes": ["text/plain"]}}}',
+            -32005,
+        ),
     ],
 )
 def test_hostile_requests_are_json_rpc_errors(gw: Gateway, body: bytes, code: int) -> None:
