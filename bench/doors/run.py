@@ -18,7 +18,10 @@ to `invoke`'s and the milliseconds they add. Every answer is checked (an
 MCP `isError` or an A2A task not completed fails the run), and so is the
 ledger afterwards: one settled row per call, whatever door it came through.
 
-    .venv/bin/python bench/doors/run.py [--json] [--calls 400] [--rounds 3]
+    .venv/bin/python bench/doors/run.py [--json] [--calls 400] [--rounds 3] [--postgres]
+
+`--postgres` puts the gateway on a throwaway PostgreSQL database (created,
+dropped; ADMIN_URL of bench/gateway/run.py) instead of a SQLite file.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
-from bench._support import sqlite_url  # noqa: E402
+from bench._support import postgres_url, sqlite_url  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
+    ADMIN_URL,
     CALLER,
     CAPABILITY,
     INPUT,
@@ -155,12 +159,13 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--calls", type=int, default=400, help="calls per door per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--postgres", action="store_true", help="the store on PostgreSQL")
     args = parser.parse_args()
     key = Fernet.generate_key().decode()
     with (
         tempfile.TemporaryDirectory() as tmp,
         agent_server() as agent_url,
-        sqlite_url(Path(tmp)) as url,
+        postgres_url(ADMIN_URL) if args.postgres else sqlite_url(Path(tmp)) as url,
     ):
         home = Path(tmp) / "home"
         token = prepare(url, key, home, agent_url)[CALLER]
