@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -38,8 +37,8 @@ def gw(store: Store, tmp_path: Path) -> Iterator[Gateway]:
 async def _session_calls(gw: Gateway, role: str, calls: list[tuple[str, Any]]) -> list[Any]:
     headers = {"Authorization": f"Bearer {gw.token(role)}"}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        streamable_http_client(gw.url + "/mcp", http_client=http) as (read, write),
+        httpx.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(gw.url + "/mcp", http_client=http) as (read, write, _),
         ClientSession(read, write) as session,
     ):
         init = await session.initialize()
@@ -72,22 +71,22 @@ def test_tools_are_the_mandated_capabilities_and_a_call_is_a_live_call(gw: Gatew
             ],
         )
     )
-    assert init.server_info.name == "holon"
+    assert init.serverInfo.name == "holon"
     tools = {tool.name: tool for tool in listed.tools}
     assert list(tools) == ["ticket.classify"]
-    schema = tools["ticket.classify"].input_schema
+    schema = tools["ticket.classify"].inputSchema
     assert "subject" in schema["required"]  # the tiny suite's schema, as installed
-    assert tools["ticket.classify"].output_schema["type"] == "object"
+    assert tools["ticket.classify"].outputSchema["type"] == "object"
     # Answered with the agent's output as structured content (checked by the client
     # against the tool's output schema) and holon's envelope in _meta.
-    assert first.is_error is False, first
-    assert first.structured_content["label"] == "billing"
+    assert first.isError is False, first
+    assert first.structuredContent["label"] == "billing"
     meta = first.meta["holon"]
     assert meta["agent"] == "acme/priced" and meta["mandate"] == "finance-tickets"
     assert Decimal(meta["cost_usd"]) == Decimal("0.004")
     # The budget (0.01 at a 0.005 cap) holds two calls: the third is denied as over /invoke.
-    assert second.is_error is False
-    assert third.is_error is True
+    assert second.isError is False
+    assert third.isError is True
     error = third.meta["holon"]["error"]
     assert error["code"] == "budget_exhausted", error
     assert third.content[0].text.startswith("budget_exhausted: ")
@@ -108,7 +107,7 @@ def test_a_caller_sees_and_calls_only_what_its_mandates_allow(gw: Gateway) -> No
         _session_calls(gw, "caller:stranger", [("tools/list", None), ("ticket.classify", INPUT)])
     )
     assert listed.tools == []
-    assert called.is_error is True
+    assert called.isError is True
     over_mcp = called.meta["holon"]["error"]
     over_http = gw.call(
         "POST",
@@ -124,7 +123,7 @@ def test_a_caller_sees_and_calls_only_what_its_mandates_allow(gw: Gateway) -> No
 
 def test_an_input_outside_the_schema_is_the_tools_error(gw: Gateway) -> None:
     _, called = asyncio.run(_session_calls(gw, CALLER, [("ticket.classify", {"subject": 5})]))
-    assert called.is_error is True
+    assert called.isError is True
     assert called.meta["holon"]["error"]["code"] == "invalid_input"
 
 
@@ -136,7 +135,7 @@ def test_rate_limit_bites_over_mcp(store: Store, tmp_path: Path) -> None:
         _, ok, limited = asyncio.run(
             _session_calls(gw, CALLER, [("ticket.classify", INPUT), ("ticket.classify", INPUT)])
         )
-    assert ok.is_error is False
+    assert ok.isError is False
     error = limited.meta["holon"]["error"]
     assert error["code"] == "rate_limited" and error["details"]["retry_after_s"] >= 1
 
