@@ -171,7 +171,11 @@ async def _stored(rpc: RpcRequest, who: Principal, svc: Service) -> dict[str, An
         raise RpcError(
             INVALID_PARAMS, "params.id must be a task id", details={"path": "$.params.id"}
         )
-    found = await svc.run(svc.store.a2a_tasks.get, task_id, who.name)
+    # Ours are uuid4s: anything else is no task of ours, and never reaches the store
+    # (PostgreSQL refuses a NUL in text).
+    found = (
+        await svc.run(svc.store.a2a_tasks.get, task_id, who.name) if _is_task_id(task_id) else None
+    )
     if found is None:  # or another caller's: the same answer
         raise RpcError(
             TASK_NOT_FOUND,
@@ -185,6 +189,16 @@ async def _stored(rpc: RpcRequest, who: Principal, svc: Service) -> dict[str, An
             HolonError("the gateway process running this task stopped before it finished"),
         )
     return found.task
+
+
+def _is_task_id(text: str) -> bool:
+    """A uuid4 as this door writes them (lowercase, hyphenated)."""
+    if len(text) != 36:
+        return False
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
 
 
 def _configuration(params: dict[str, Any]) -> dict[str, Any]:
@@ -264,8 +278,19 @@ async def _send(rpc: RpcRequest, who: Principal, svc: Service, door: _Door) -> R
     capability, input_ = await _parse_message(rpc.params, svc, door)
     message = rpc.params["message"]
     context_id = message.get("contextId")
-    if not isinstance(context_id, str) or not context_id or len(context_id) > MAX_TASK_ID_CHARS:
+    if context_id is None:
         context_id = str(uuid.uuid4())
+    elif not (
+        isinstance(context_id, str)
+        and 0 < len(context_id) <= MAX_TASK_ID_CHARS
+        and context_id.isascii()
+        and context_id.isprintable()
+    ):
+        raise RpcError(
+            INVALID_PARAMS,
+            f"contextId must be at most {MAX_TASK_ID_CHARS} printable ASCII characters",
+            details={"path": "$.params.message.contextId"},
+        )
     task = {"id": str(uuid.uuid4()), "contextId": context_id}
     immediate = _configuration(rpc.params).get("returnImmediately") is True
 

@@ -262,6 +262,15 @@ def _raw_send(data: Any, **extra: Any) -> dict[str, Any]:
         (b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": 5}}', -32602),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "\\u202eksaTteG"}', -32601),
         (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "a\\u0000b"}}',
+            -32001,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": '
+            b'{"parts": [{"data": {}}], "contextId": "c\\u0000"}}}',
+            -32602,
+        ),
+        (
             b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": '
             b'{"parts": [{"data": {}}]}, "configuration": ["returnImmediately"]}}',
             -32602,
