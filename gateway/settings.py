@@ -106,6 +106,12 @@ SETTINGS: tuple[Setting, ...] = (
         "start; a slower body gets 408 and its connection is closed.",
     ),
     Setting(
+        "public_url",
+        "unset",
+        "The gateway's URL as callers reach it (https://gateway.example): the interface "
+        "URL of the A2A agent cards it signs; unset, the request's own URL.",
+    ),
+    Setting(
         "log_level",
         "WARNING",
         "Log level of holon's own log lines on stderr (DEBUG, INFO, WARNING, ERROR).",
@@ -139,6 +145,7 @@ class Settings:
     eval_on_register: bool
     body_timeout_s: float
     sources: Mapping[str, str]  # setting name -> "env" | "default"
+    public_url: str | None = None
 
     @property
     def embedded(self) -> bool:
@@ -215,6 +222,11 @@ class Settings:
         from gateway._network import parse_networks
 
         parse_networks(networks)  # refuse a bad value at start-up, not at the first call
+        public_url = read("public_url")
+        if public_url is not None:
+            public_url = public_url.rstrip("/")
+            if not public_url.startswith(("http://", "https://")) or not public_url.isascii():
+                raise UsageError(f"HOLON_PUBLIC_URL must be an http(s) URL, not {public_url!r}")
         return cls(
             probe_interval_s=probe_interval_s,
             eval_on_register=eval_on_register,
@@ -226,6 +238,7 @@ class Settings:
             database_url=database_url,
             secret_key=read("secret_key"),
             gateway_url=read("gateway_url"),
+            public_url=public_url,
             token=read("token"),
             log_level=log_level,
             sources=sources,

@@ -487,3 +487,22 @@ class ConsoleSessionRow(Base):
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
     ended_at: Mapped[datetime | None] = mapped_column(nullable=True)  # signed out
+
+
+class A2ATaskRow(Base):
+    """A task of the gateway's A2A front door (docs/gateway.md, "A2A front door").
+
+    In the store, not in a process: a gateway runs several processes on one
+    PostgreSQL store, and a client polling GetTask may reach any of them.
+    `task` is the A2A Task as it is answered; `caller` alone may read it.
+    """
+
+    __tablename__ = "a2a_tasks"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)  # uuid4
+    caller: Mapped[str] = mapped_column(String(200), index=True)
+    door: Mapped[str] = mapped_column(String(300))  # capability:<name> or agent:<org/name>
+    state: Mapped[str] = mapped_column(String(40))
+    task: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]

@@ -84,6 +84,9 @@ class Contract:
         self.suite_id = suite_id
         self.version = version
         self.capability = capability
+        # As installed: what the front doors publish (MCP tool schemas, A2A skills).
+        self.input_schema = input_schema
+        self.output_schema = output_schema
         self._input = make_validator(input_schema)
         self._input_quick = quick_validity(input_schema)
         self._output = check_validator_class(output_schema)(output_schema)

@@ -244,6 +244,11 @@ class LiveCalls:
             details={"capability": capability, "tried": tried},
         )
 
+    async def contract(self, capability: str) -> Contract | None:
+        """The capability's contract (None: no suite certifies it), read as a live call
+        reads it: from the lookup cache on the loop, else in a worker thread."""
+        return await self._contract(capability)
+
     def check(self, mandate_id: str, agent_id: str, capability: str) -> dict[str, Any]:
         """A dry run of one mandate's decision (no ledger row, nothing reserved)."""
         return check_mandate(self.lookups, mandate_id, agent_id, capability, self.clock())

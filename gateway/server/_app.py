@@ -38,6 +38,8 @@ from gateway._tracing import tracing_from_env, tracing_with
 from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
 from gateway.server import (
+    _a2a,
+    _mcp,
     _routes_agents,
     _routes_calls,
     _routes_certificates,
@@ -108,6 +110,8 @@ ENDPOINTS: list[Endpoint] = [
     *_routes_evals.ENDPOINTS,
     *_routes_tokens.ENDPOINTS,
     *_routes_certificates.ENDPOINTS,
+    *_mcp.ENDPOINTS,
+    *_a2a.ENDPOINTS,
 ]
 
 
@@ -213,6 +217,7 @@ def create_app(
                 max_body_bytes=max_body_bytes,
                 eval_on_register=config.eval_on_register,
                 body_timeout_s=config.body_timeout_s,
+                public_url=config.public_url,
             )
             workers = _EvalWorkers(
                 opened, config.home, eval_workers, guard, eval_poll_s, tracing.tracer
@@ -235,6 +240,8 @@ def create_app(
                     probes.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await probes
+                # A2A tasks still running or being written (their calls settle below).
+                await asyncio.gather(*service.background, return_exceptions=True)
                 await service.calls.drain()  # settlements of answered calls
                 await service.run(service.tokens.drain)  # tokens' last-use times
                 workers.stop()

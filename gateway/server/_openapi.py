@@ -42,6 +42,7 @@ RETRY_AFTER: dict[str, Any] = {
 }
 
 _STATUS_TEXT = {
+    202: "accepted: a JSON-RPC notification (no body)",
     400: "bad request (usage; on a live call also invalid_input: the input breaks the "
     "capability's input schema)",
     401: "no token, or an unknown, revoked or expired one",
@@ -153,6 +154,9 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
         if access != "none":
             statuses |= {401, 403}
         for status in sorted(statuses):
+            if status < 300:  # a success without a body (a JSON-RPC notification's 202)
+                responses[str(status)] = {"description": _STATUS_TEXT.get(status, "ok")}
+                continue
             responses[str(status)] = {"description": _STATUS_TEXT.get(status, "error"), **error}
         if 429 in statuses:
             responses["429"]["headers"] = {"Retry-After": RETRY_AFTER}

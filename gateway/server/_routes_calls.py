@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from anyio import to_thread
@@ -160,20 +161,34 @@ async def answer_response(body: dict[str, Any], limit: int) -> Response:
         text = dumps(body)
     content = text.encode()
     if len(content) > limit:
-        raise AgentCallFailed(
-            f"{body.get('agent')}: invalid_response: the answer would be {len(content)} bytes, "
-            f"more than the {limit} a caller is sent",
-            code="invalid_response",
-            details={"agent": body.get("agent"), "request_id": body.get("request_id")},
-        )
+        raise answer_too_large(body, len(content), limit)
     return Response(content, media_type="application/json")
 
 
-async def _observed(svc: Service, capability: str, call: Any) -> Response:
+def answer_too_large(body: dict[str, Any], size: int, limit: int) -> AgentCallFailed:
+    """The agent's `invalid_response`: its answer, in a door's envelope, is over `limit` bytes."""
+    return AgentCallFailed(
+        f"{body.get('agent')}: invalid_response: the answer would be {size} bytes, "
+        f"more than the {limit} a caller is sent",
+        code="invalid_response",
+        details={"agent": body.get("agent"), "request_id": body.get("request_id")},
+    )
+
+
+Encoder = Callable[[dict[str, Any], int], Awaitable[Response]]
+
+
+async def observed(
+    svc: Service, capability: str, call: Any, encode: Encoder = answer_response
+) -> Response:
+    """A live call's answer as `encode` writes it (a door's own envelope), with its metrics.
+
+    Every door (/invoke, MCP, A2A) answers through here, so each call is counted once,
+    the same way, whatever protocol carried it."""
     started = time.perf_counter()
     try:
         body = await call
-        response = await answer_response(body, svc.calls.max_response_bytes)
+        response = await encode(body, svc.calls.max_response_bytes)
     except (Denied, InvalidInput) as exc:  # both are ledger denials
         svc.metrics.denial(exc.code)
         raise
@@ -192,7 +207,7 @@ async def invoke_agent(request: Request, who: Bearer, svc: Service) -> Response:
     if capability is None:
         raise UsageError("capability is required")
     parent = caller_context(request.headers.getlist("traceparent"))
-    return await _observed(
+    return await observed(
         svc, capability, svc.calls.invoke(who.name, agent_id, capability, input_, parent=parent)
     )
 
@@ -203,7 +218,7 @@ async def invoke_capability(request: Request, who: Bearer, svc: Service) -> Resp
     if named is not None and named != capability:
         raise UsageError(f"the body names capability {named!r}, the path {capability!r}")
     parent = caller_context(request.headers.getlist("traceparent"))
-    return await _observed(
+    return await observed(
         svc, capability, svc.calls.route(who.name, capability, input_, parent=parent)
     )
 

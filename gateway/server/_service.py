@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from anyio import to_thread
@@ -31,6 +31,10 @@ class Service:
     max_body_bytes: int = 8 * 1024 * 1024
     eval_on_register: bool = False  # HOLON_EVAL_ON_REGISTER
     body_timeout_s: float = 10.0  # HOLON_BODY_TIMEOUT_S
+    public_url: str | None = None  # HOLON_PUBLIC_URL: the A2A cards' interface URL
+    # Calls still running for A2A tasks answered at once (returnImmediately).
+    background: set[Any] = field(default_factory=set)
+    doors: dict[str, Any] = field(default_factory=dict)  # a front door's state (its writers)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking store work in a worker thread, never on the event loop."""

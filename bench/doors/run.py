@@ -1,0 +1,196 @@
+"""The front doors' added latency over POST /v1/capabilities/{cap}/invoke, in one run.
+
+The same live call through three doors of one gateway, interleaved round by
+round so the machine's noise falls on all three:
+
+- `invoke`: POST /v1/capabilities/ticket.classify/invoke (the baseline);
+- `mcp`: POST /mcp, a `tools/call` of the tool ticket.classify (the JSON-RPC
+  request an MCP client sends over Streamable HTTP, after its handshake);
+- `a2a`: POST /v1/capabilities/ticket.classify/a2a, a blocking `SendMessage`
+  with one DataPart (A2A 1.0), answered with a completed Task, which the
+  door writes to the store (`a2a_tasks`) before it answers.
+
+Processes, agent, mandate and token as bench/gateway/run.py sets them up
+(the zero-latency agent, a budgeted mandate, one uvicorn worker, SQLite).
+The load client is aiohttp with keep-alive connections, closed loop, at
+concurrency 1 and 8; each door's p50 and p95 are reported with their ratio
+to `invoke`'s and the milliseconds they add. Every answer is checked (an
+MCP `isError` or an A2A task not completed fails the run), and so is the
+ledger afterwards: one settled row per call, whatever door it came through.
+
+    .venv/bin/python bench/doors/run.py [--json] [--calls 400] [--rounds 3] [--postgres]
+
+`--postgres` puts the gateway on a throwaway PostgreSQL database (created,
+dropped; ADMIN_URL of bench/gateway/run.py) instead of a SQLite file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+import aiohttp  # noqa: E402
+from cryptography.fernet import Fernet  # noqa: E402
+
+from bench._support import postgres_url, sqlite_url  # noqa: E402
+from bench.gateway.run import (  # noqa: E402
+    ADMIN_URL,
+    CALLER,
+    CAPABILITY,
+    INPUT,
+    agent_server,
+    check_ledger,
+    gateway_server,
+    prepare,
+)
+
+BODIES = {
+    "invoke": (
+        f"/v1/capabilities/{CAPABILITY}/invoke",
+        {"input": INPUT},
+    ),
+    "mcp": (
+        "/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": CAPABILITY, "arguments": INPUT},
+        },
+    ),
+    "a2a": (
+        f"/v1/capabilities/{CAPABILITY}/a2a",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {
+                "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": INPUT}]}
+            },
+        },
+    ),
+}
+
+
+def _ok(door: str, status: int, payload: bytes) -> bool:
+    if status != 200:
+        return False
+    body = json.loads(payload)
+    if door == "mcp":
+        return body.get("result", {}).get("isError") is False
+    if door == "a2a":
+        state = body.get("result", {}).get("task", {}).get("status", {}).get("state")
+        return bool(state == "TASK_STATE_COMPLETED")
+    return "output" in body
+
+
+async def drive(
+    session: aiohttp.ClientSession, url: str, door: str, calls: int, concurrency: int
+) -> list[float]:
+    path, body = BODIES[door]
+    data = json.dumps(body).encode()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    remaining = calls
+    latencies: list[float] = []
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            started = time.perf_counter()
+            async with session.post(url + path, data=data, headers=headers) as response:
+                payload = await response.read()
+                status = response.status
+            latencies.append((time.perf_counter() - started) * 1000)
+            if not _ok(door, status, payload):
+                raise RuntimeError(f"{door}: {status}: {payload[:300]!r}")
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return latencies
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q * 100) - 1]
+
+
+async def measure(url: str, token: str, calls: int, rounds: int) -> dict[str, Any]:
+    auth = {"Authorization": f"Bearer {token}"}
+    connector = aiohttp.TCPConnector(limit=32, keepalive_timeout=2.0)
+    out: dict[str, Any] = {}
+    async with aiohttp.ClientSession(headers=auth, connector=connector) as session:
+        for door in BODIES:  # warm up: caches, connections, the first task write
+            await drive(session, url, door, 30, 1)
+        for concurrency in (1, 8):
+            samples: dict[str, list[float]] = {door: [] for door in BODIES}
+            for _ in range(rounds):
+                for door in BODIES:
+                    samples[door] += await drive(session, url, door, calls, concurrency)
+            base50 = statistics.median(samples["invoke"])
+            base95 = _quantile(samples["invoke"], 0.95)
+            rows = {}
+            for door, values in samples.items():
+                p50, p95 = statistics.median(values), _quantile(values, 0.95)
+                rows[door] = {
+                    "calls": len(values),
+                    "p50_ms": round(p50, 3),
+                    "p95_ms": round(p95, 3),
+                    "p50_ratio": round(p50 / base50, 3),
+                    "p95_ratio": round(p95 / base95, 3),
+                    "p50_added_ms": round(p50 - base50, 3),
+                    "p95_added_ms": round(p95 - base95, 3),
+                }
+            out[f"c{concurrency}"] = rows
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--calls", type=int, default=400, help="calls per door per round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--postgres", action="store_true", help="the store on PostgreSQL")
+    args = parser.parse_args()
+    key = Fernet.generate_key().decode()
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        agent_server() as agent_url,
+        postgres_url(ADMIN_URL) if args.postgres else sqlite_url(Path(tmp)) as url,
+    ):
+        home = Path(tmp) / "home"
+        token = prepare(url, key, home, agent_url)[CALLER]
+        with gateway_server(url, key, home) as (gateway, _pid):
+            results = asyncio.run(measure(gateway, token, args.calls, args.rounds))
+        total = 30 * len(BODIES) + sum(
+            row["calls"] for level in results.values() for row in level.values()
+        )
+        results["ledger"] = check_ledger(url, key, total)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0 if results["ledger"]["consistent"] else 1
+    print("door     conc  p50 ms  p95 ms  p50 x   p95 x   +p50 ms  +p95 ms")
+    for level, rows in results.items():
+        if level == "ledger":
+            continue
+        for door, row in rows.items():
+            print(
+                f"{door:8} {level[1:]:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
+                f"{row['p50_ratio']:5.2f}   {row['p95_ratio']:5.2f}   "
+                f"{row['p50_added_ms']:7.2f}  {row['p95_added_ms']:7.2f}"
+            )
+    print("ledger:", json.dumps(results["ledger"]))
+    return 0 if results["ledger"]["consistent"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

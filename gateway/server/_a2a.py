@@ -1,0 +1,478 @@
+"""The A2A front door: A2A 1.0 JSON-RPC in front of each capability and each agent.
+
+`POST /v1/capabilities/{capability}/a2a` is the routed live call of
+`/v1/capabilities/{capability}/invoke`, `POST /v1/agents/{org}/{name}/a2a`
+the direct one of `/v1/agents/{org}/{name}/invoke`: `SendMessage` goes
+through the same `LiveCalls` (mandates, ledger row, budget, rate limit,
+contract) and the same metrics (`_routes_calls.observed`) as `/invoke`.
+Their cards: gateway.server._a2a_cards.
+
+The message: one part. A DataPart carries the capability's input (at an
+agent's door, `{"capability", "input"}`, as /invoke's body and holon's own
+`a2a` adapter send it). A TextPart is the input only where the
+capability's input schema is a string; elsewhere it is refused
+(ContentTypeNotSupported, -32005), never guessed into an object.
+
+The answer is a Task: `TASK_STATE_COMPLETED` with one artifact holding one
+DataPart (the output), `TASK_STATE_REJECTED` when the caller's side refused
+it (a mandate, a budget, a rate limit, an input outside the schema: holon
+errors under 500), `TASK_STATE_FAILED` when the agent failed; the status
+message says why in text and holon's error body as a DataPart, and
+`metadata.holon` has /invoke's envelope (agent, cost, mandate, request id)
+or the error. With `configuration.returnImmediately` the task is answered
+`TASK_STATE_WORKING` at once and the call goes on in this process; any
+process answers `GetTask` from the store (records.A2ATaskRegistry), where a
+task is its caller's alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Coroutine
+from datetime import timedelta
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from agents._outcome import printable
+from gateway.server._a2a_cards import JSON_MODE, agent_card, capability_card
+from gateway.server._auth import Bearer
+from gateway.server._http import id_text, json_response
+from gateway.server._jsonrpc import (
+    INVALID_PARAMS,
+    RpcError,
+    RpcRequest,
+    read_request,
+    rpc_error,
+    rpc_result,
+    unknown_method,
+)
+from gateway.server._routes_calls import CALLER, answer_too_large, observed
+from gateway.server._service import Endpoint, Service
+from records import utc_text, utcnow
+from schema.errors import HolonError, UsageError
+from schema.jsontext import dumps
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ENDPOINTS", "STALE_AFTER"]
+
+TASK_NOT_FOUND = -32001
+TASK_NOT_CANCELABLE = -32002
+UNSUPPORTED_OPERATION = -32004
+CONTENT_TYPE_NOT_SUPPORTED = -32005
+METHODS = ("SendMessage", "GetTask", "CancelTask")
+# A2A methods this door knows and does not offer (no streaming, no push, no listing).
+UNSUPPORTED = (
+    "SendStreamingMessage",
+    "SubscribeToTask",
+    "ListTasks",
+    "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "DeleteTaskPushNotificationConfig",
+    "GetExtendedAgentCard",
+)
+# A task still working this long after its last write lost the process running it.
+STALE_AFTER = timedelta(hours=1)
+MAX_TASK_ID_CHARS = 64
+WORKING, COMPLETED, REJECTED, FAILED = (
+    "TASK_STATE_WORKING",
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_REJECTED",
+    "TASK_STATE_FAILED",
+)
+
+
+def _base(request: Request, svc: Service) -> str:
+    if svc.public_url is not None:
+        return svc.public_url
+    return str(request.base_url).rstrip("/")
+
+
+async def capability_card_route(request: Request, who: Any, svc: Service) -> Response:
+    card = await svc.run(
+        capability_card, svc, _base(request, svc), request.path_params["capability"]
+    )
+    return json_response(card)
+
+
+async def agent_card_route(request: Request, who: Any, svc: Service) -> Response:
+    agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
+    return json_response(await svc.run(agent_card, svc, _base(request, svc), agent_id))
+
+
+# -- the JSON-RPC door -----------------------------------------------------------------
+
+
+class _Door:
+    """Which door a request came through: a routed capability, or one agent."""
+
+    def __init__(self, capability: str | None, agent_id: str | None) -> None:
+        self.capability = capability
+        self.agent_id = agent_id
+
+    @property
+    def name(self) -> str:
+        if self.agent_id is not None:
+            return f"agent:{self.agent_id}"
+        return f"capability:{self.capability}"
+
+
+async def capability_door(request: Request, who: Bearer, svc: Service) -> Response:
+    return await _door(request, who, svc, _Door(request.path_params["capability"], None))
+
+
+async def agent_door(request: Request, who: Bearer, svc: Service) -> Response:
+    agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
+    return await _door(request, who, svc, _Door(None, agent_id))
+
+
+async def _door(request: Request, who: Bearer, svc: Service, door: _Door) -> Response:
+    try:
+        rpc = await read_request(request, svc.max_body_bytes)
+    except RpcError as exc:
+        return rpc_error(exc)
+    if rpc.is_notification:
+        return Response(status_code=202)
+    try:
+        if rpc.method == "SendMessage":
+            return await _send(rpc, who, svc, door)
+        if rpc.method == "GetTask":
+            return rpc_result(rpc.id, await _stored(rpc, who, svc))
+        if rpc.method == "CancelTask":
+            task = await _stored(rpc, who, svc)
+            raise RpcError(
+                TASK_NOT_CANCELABLE,
+                "a holon task cannot be canceled: its live call is already with the agent "
+                f"(the task is {task['status']['state']})",
+                holon_code="task_not_cancelable",
+            )
+        if rpc.method in UNSUPPORTED:
+            raise RpcError(
+                UNSUPPORTED_OPERATION,
+                f"{rpc.method} is not offered by holon's A2A door; it answers "
+                + ", ".join(METHODS),
+                holon_code="unsupported_operation",
+                details={"methods": list(METHODS)},
+            )
+        raise unknown_method(rpc, METHODS)
+    except RpcError as exc:
+        exc.request_id = rpc.id
+        return rpc_error(exc)
+
+
+async def _stored(rpc: RpcRequest, who: Bearer, svc: Service) -> dict[str, Any]:
+    task_id = rpc.params.get("id")
+    if not isinstance(task_id, str) or not task_id or len(task_id) > MAX_TASK_ID_CHARS:
+        raise RpcError(
+            INVALID_PARAMS, "params.id must be a task id", details={"path": "$.params.id"}
+        )
+    # Ours are uuid4s: anything else is no task of ours, and never reaches the store
+    # (PostgreSQL refuses a NUL in text).
+    found = (
+        await svc.run(svc.store.a2a_tasks.get, task_id, who.name) if _is_task_id(task_id) else None
+    )
+    if found is None:  # or another caller's: the same answer
+        raise RpcError(
+            TASK_NOT_FOUND,
+            "no such task",
+            holon_code="not_found",
+            details={"task": task_id if task_id.isascii() and task_id.isprintable() else None},
+        )
+    if found.state == WORKING and utcnow() - found.updated_at > STALE_AFTER:
+        return _failed_task(
+            found.task,
+            HolonError("the gateway process running this task stopped before it finished"),
+        )
+    return found.task
+
+
+def _is_task_id(text: str) -> bool:
+    """A uuid4 as this door writes them (lowercase, hyphenated)."""
+    if len(text) != 36:
+        return False
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
+
+
+def _configuration(params: dict[str, Any]) -> dict[str, Any]:
+    configuration = params.get("configuration", {})
+    if not isinstance(configuration, dict):
+        raise RpcError(
+            INVALID_PARAMS,
+            "params.configuration must be a SendMessageConfiguration object",
+            details={"path": "$.params.configuration"},
+        )
+    return configuration
+
+
+async def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> tuple[str, Any]:
+    """(capability, input) of a SendMessage, or the RpcError that says what is wrong."""
+    message = params.get("message")
+    if not isinstance(message, dict):
+        raise RpcError(
+            INVALID_PARAMS, "params.message must be a Message", details={"path": "$.params.message"}
+        )
+    if message.get("taskId"):
+        raise RpcError(
+            UNSUPPORTED_OPERATION,
+            "a holon task takes one message: send a new message without taskId",
+            holon_code="unsupported_operation",
+            details={"path": "$.params.message.taskId"},
+        )
+    parts = message.get("parts")
+    if not isinstance(parts, list) or len(parts) != 1 or not isinstance(parts[0], dict):
+        raise RpcError(
+            INVALID_PARAMS,
+            "the message must have exactly one part: a DataPart with the input",
+            details={"path": "$.params.message.parts"},
+        )
+    accepted = _configuration(params).get("acceptedOutputModes")
+    if isinstance(accepted, list) and accepted and not {JSON_MODE, "*/*"} & set(accepted):
+        raise RpcError(
+            CONTENT_TYPE_NOT_SUPPORTED,
+            f"the output is {JSON_MODE}, which acceptedOutputModes leaves out",
+            holon_code="content_type_not_supported",
+            details={"path": "$.params.configuration.acceptedOutputModes"},
+        )
+    part = parts[0]
+    if door.agent_id is not None:
+        data = part.get("data")
+        if not isinstance(data, dict) or set(data) != {"capability", "input"}:
+            raise RpcError(
+                CONTENT_TYPE_NOT_SUPPORTED if "data" not in part else INVALID_PARAMS,
+                'at an agent\'s door the part is a DataPart {"capability": "...", "input": ...}',
+                holon_code="usage",
+                details={"path": "$.params.message.parts[0]"},
+            )
+        try:
+            capability = id_text(
+                data["capability"], "$.params.message.parts[0].data.capability", "a capability"
+            )
+        except UsageError as exc:
+            raise RpcError.of(exc, INVALID_PARAMS) from None
+        return capability, data["input"]
+    assert door.capability is not None
+    if "data" in part:
+        return door.capability, part["data"]
+    if "text" in part and isinstance(part["text"], str):
+        contract = await svc.calls.contract(door.capability)
+        if contract is not None and contract.input_schema.get("type") == "string":
+            return door.capability, part["text"]
+    raise RpcError(
+        CONTENT_TYPE_NOT_SUPPORTED,
+        f"{door.capability} takes its input as a DataPart ({JSON_MODE}); a text, raw or url "
+        "part is the input only where the capability's input is a string (text)",
+        holon_code="content_type_not_supported",
+        details={"path": "$.params.message.parts[0]", "expected": JSON_MODE},
+    )
+
+
+async def _send(rpc: RpcRequest, who: Bearer, svc: Service, door: _Door) -> Response:
+    capability, input_ = await _parse_message(rpc.params, svc, door)
+    message = rpc.params["message"]
+    context_id = message.get("contextId")
+    if context_id is None:
+        context_id = str(uuid.uuid4())
+    elif not (
+        isinstance(context_id, str)
+        and 0 < len(context_id) <= MAX_TASK_ID_CHARS
+        and context_id.isascii()
+        and context_id.isprintable()
+    ):
+        raise RpcError(
+            INVALID_PARAMS,
+            f"contextId must be at most {MAX_TASK_ID_CHARS} printable ASCII characters",
+            details={"path": "$.params.message.contextId"},
+        )
+    task = {"id": str(uuid.uuid4()), "contextId": context_id}
+    immediate = _configuration(rpc.params).get("returnImmediately") is True
+
+    def call() -> Any:
+        if door.agent_id is not None:
+            return svc.calls.invoke(who.name, door.agent_id, capability, input_)
+        return svc.calls.route(who.name, capability, input_)
+
+    async def finish() -> dict[str, Any]:
+        """The live call, and its task as it ended."""
+        finished: dict[str, Any] = {}
+
+        async def encode(body: dict[str, Any], limit: int) -> Response:
+            finished.update(_completed_task(task, capability, body))
+            content = dumps({"task": finished}).encode()
+            if len(content) > limit:
+                raise answer_too_large(body, len(content), limit)
+            return Response(content)
+
+        try:
+            await observed(svc, capability, call(), encode)
+        except HolonError as exc:
+            finished = _failed_task(task, exc)
+        return finished
+
+    async def keep(state: dict[str, Any]) -> None:
+        status = state["status"]["state"]
+        await _writer(svc).write((task["id"], who.name, door.name, status, state))
+
+    if not immediate:
+        finished = await finish()
+        # Answered first and written right after, as a settlement is: a client holding
+        # the completed task has no reason to poll it, and the answer waits for no write.
+        _later(svc, keep(finished))
+        return rpc_result(rpc.id, {"task": finished})
+    working = {**task, "status": {"state": WORKING, "timestamp": utc_text(utcnow())}}
+    await keep(working)
+
+    async def run() -> None:
+        await keep(await finish())
+
+    _later(svc, run())
+    return rpc_result(rpc.id, {"task": working})
+
+
+TaskWrite = tuple[str, str, str, str, dict[str, Any]]
+
+
+class _TaskWriter:
+    """The task writes of one loop turn in one transaction: on SQLite every write takes
+    the one write lock the ledger's group commit needs too, so one per call would queue
+    the calls behind each other (bench/doors)."""
+
+    def __init__(self, svc: Service) -> None:
+        self.svc = svc
+        self.pending: list[tuple[TaskWrite, asyncio.Future[None]]] = []
+        self.flushing: asyncio.Task[None] | None = None
+
+    async def write(self, write: TaskWrite) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.pending.append((write, done))
+        if self.flushing is None or self.flushing.done():
+            self.flushing = asyncio.get_running_loop().create_task(self._flush())
+        await done
+
+    async def _flush(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending, []
+            try:
+                await self.svc.run(self.svc.store.a2a_tasks.put_many, [w for w, _ in batch])
+            except Exception as exc:
+                for _, done in batch:
+                    done.set_exception(exc)
+            else:
+                for _, done in batch:
+                    done.set_result(None)
+
+
+def _writer(svc: Service) -> _TaskWriter:
+    writer = svc.doors.get("a2a_tasks")
+    if writer is None:
+        writer = svc.doors["a2a_tasks"] = _TaskWriter(svc)
+    assert isinstance(writer, _TaskWriter)
+    return writer
+
+
+def _later(svc: Service, work: Coroutine[Any, Any, None]) -> None:
+    """`work` on the loop after the answer, held until it ends (the loop holds weak refs)."""
+
+    async def logged() -> None:
+        try:
+            await work
+        except Exception:  # the task stays as last written; GetTask says so
+            log.exception("an A2A task could not be written")
+
+    background = asyncio.get_running_loop().create_task(logged())
+    svc.background.add(background)
+    background.add_done_callback(svc.background.discard)
+
+
+def _completed_task(task: dict[str, Any], capability: str, body: dict[str, Any]) -> dict[str, Any]:
+    envelope = {key: value for key, value in body.items() if key != "output"}
+    return {
+        **task,
+        "status": {"state": COMPLETED, "timestamp": utc_text(utcnow())},
+        "artifacts": [
+            {
+                "artifactId": str(body["request_id"]),
+                "name": capability,
+                "parts": [{"data": body["output"], "mediaType": JSON_MODE}],
+            }
+        ],
+        "metadata": {"holon": envelope},
+    }
+
+
+def _failed_task(task: dict[str, Any], error: HolonError) -> dict[str, Any]:
+    body = error.to_body()["error"]
+    state = REJECTED if error.http_status < 500 else FAILED
+    return {
+        "id": task["id"],
+        "contextId": task["contextId"],
+        "status": {
+            "state": state,
+            "timestamp": utc_text(utcnow()),
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_AGENT",
+                "parts": [
+                    {"text": printable(f"{body['code']}: {body['message']}", 4000)},
+                    {"data": {"error": body}, "mediaType": JSON_MODE},
+                ],
+            },
+        },
+        "metadata": {"holon": {"error": body}},
+    }
+
+
+_RPC_REQUEST = {
+    "type": "object",
+    "description": "one A2A 1.0 JSON-RPC request (SendMessage, GetTask, CancelTask)",
+    "required": ["jsonrpc", "method"],
+}
+_RPC_RESPONSE = {"type": "object", "description": "one JSON-RPC 2.0 response"}
+_CARD = {"type": "object", "description": "an A2A AgentCard, signed (docs/gateway.md)"}
+
+ENDPOINTS = [
+    Endpoint(
+        "GET",
+        "/v1/capabilities/{capability}/.well-known/agent-card.json",
+        "any",
+        capability_card_route,
+        "the signed A2A agent card of the routed door for a capability",
+        response=_CARD,
+    ),
+    Endpoint(
+        "GET",
+        "/v1/agents/{org}/{name}/.well-known/agent-card.json",
+        "any",
+        agent_card_route,
+        "the signed A2A agent card of the door in front of one agent, with its certificate",
+        response=_CARD,
+        statuses=(404,),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/capabilities/{capability}/a2a",
+        CALLER,
+        capability_door,
+        "the A2A front door (JSON-RPC, A2A 1.0): a routed live call under the caller's mandates",
+        request=_RPC_REQUEST,
+        response=_RPC_RESPONSE,
+        statuses=(202, 413),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/agents/{org}/{name}/a2a",
+        CALLER,
+        agent_door,
+        "the A2A front door (JSON-RPC, A2A 1.0) of one agent, under the caller's mandates",
+        request=_RPC_REQUEST,
+        response=_RPC_RESPONSE,
+        statuses=(202, 413),
+    ),
+]
