@@ -53,7 +53,7 @@ from gateway.server._jsonrpc import (
 from gateway.server._routes_calls import CALLER, answer_too_large, observed
 from gateway.server._service import Endpoint, Service
 from records import utc_text, utcnow
-from schema.errors import HolonError, UsageError
+from schema.errors import HolonError, RateLimited, UsageError
 from schema.jsontext import dumps
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,11 @@ UNSUPPORTED = (
 # A task still working this long after its last write lost the process running it.
 STALE_AFTER = timedelta(hours=1)
 MAX_TASK_ID_CHARS = 64
+# Detached calls (`returnImmediately`) a caller may have running in one gateway process.
+# A blocking call holds its HTTP request, so the server's connection limits bound those; a
+# detached one holds nothing of the caller's, and without this bound one caller could start
+# calls faster than agents answer them, as many as its budget allows.
+MAX_DETACHED_PER_CALLER = 64
 WORKING, COMPLETED, REJECTED, FAILED = (
     "TASK_STATE_WORKING",
     "TASK_STATE_COMPLETED",
@@ -326,12 +331,33 @@ async def _send(rpc: RpcRequest, who: Bearer, svc: Service, door: _Door) -> Resp
         # the completed task has no reason to poll it, and the answer waits for no write.
         _later(svc, keep(finished))
         return rpc_result(rpc.id, {"task": finished})
+    running: dict[str, int] = svc.doors.setdefault("a2a_detached", {})
+    if running.get(who.name, 0) >= MAX_DETACHED_PER_CALLER:
+        refused = RateLimited(
+            f"{who.name} has {MAX_DETACHED_PER_CALLER} tasks running on this gateway process:"
+            " wait for one to finish, or send without returnImmediately",
+            details={"running": MAX_DETACHED_PER_CALLER, "limit": MAX_DETACHED_PER_CALLER},
+        )
+        return rpc_result(rpc.id, {"task": _failed_task(task, refused)})
+    running[who.name] = running.get(who.name, 0) + 1
     working = {**task, "status": {"state": WORKING, "timestamp": utc_text(utcnow())}}
-    await keep(working)
+
+    def release() -> None:
+        running[who.name] -= 1
+        if not running[who.name]:
+            del running[who.name]
 
     async def run() -> None:
-        await keep(await finish())
+        try:
+            await keep(await finish())
+        finally:
+            release()
 
+    try:
+        await keep(working)
+    except BaseException:
+        release()
+        raise
     _later(svc, run())
     return rpc_result(rpc.id, {"task": working})
 

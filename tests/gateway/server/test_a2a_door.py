@@ -114,12 +114,12 @@ def test_send_message_is_the_routed_live_call(gw: Gateway) -> None:
     assert _polled(gw, third.id)["status"]["state"] == "TASK_STATE_REJECTED"
 
 
-def _polled(gw: Gateway, task_id: str) -> dict[str, Any]:
+def _polled(gw: Gateway, task_id: str, role: str = CALLER) -> dict[str, Any]:
     """GetTask until the task is there and no longer working."""
     get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task_id}}
     deadline = time.monotonic() + 30
     while True:
-        answer = _rpc(gw, ROUTED, get).json()
+        answer = _rpc(gw, ROUTED, get, role=role).json()
         result = answer.get("result")
         done = result is not None and result["status"]["state"] != "TASK_STATE_WORKING"
         if done or time.monotonic() > deadline:
@@ -384,3 +384,41 @@ def test_rate_limit_bites_over_a2a(store: Store, tmp_path: Path) -> None:
     assert limited.status.state == TaskState.TASK_STATE_REJECTED
     error = _error(limited)
     assert error["code"] == "rate_limited" and error["details"]["retry_after_s"] >= 1
+
+
+def test_a_caller_s_detached_calls_are_bounded(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `returnImmediately` call holds no request of the caller's: past the bound of such
+    calls running for one caller in a process, the next is rejected as rate_limited (no
+    ledger row, no agent call) until one finishes; another caller is not held up."""
+    from gateway.server import _a2a
+
+    monkeypatch.setattr(_a2a, "MAX_DETACHED_PER_CALLER", 2)
+    install_tiny(store, tmp_path)
+    recording = Recording(behaviour="slow")  # 3 s an answer
+    with serve(recording_agent("acme/slow", "1.0.0", recording)) as agent_url:
+        store.agents.register(manifest("acme/slow", agent_url))
+        store.mandates.grant(mandate())
+        store.mandates.grant(mandate(id="other-tickets", holder="other-bot"))
+        with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+            body = _raw_send(INPUT, messageId="m")
+            body["params"]["configuration"] = {"returnImmediately": True}
+            states = []
+            for _ in range(3):
+                task = _rpc(gw, ROUTED, body).json()["result"]["task"]
+                states.append((task["id"], task["status"]["state"]))
+            assert [s for _, s in states] == ["TASK_STATE_WORKING"] * 2 + ["TASK_STATE_REJECTED"]
+            refused = _rpc(gw, ROUTED, body).json()["result"]["task"]
+            assert refused["metadata"]["holon"]["error"]["code"] == "rate_limited"
+            other = _rpc(gw, ROUTED, body, role="caller:other-bot").json()["result"]["task"]
+            assert other["status"]["state"] == "TASK_STATE_WORKING"
+            assert _polled(gw, states[0][0])["status"]["state"] == "TASK_STATE_COMPLETED"
+            _polled(gw, states[1][0])
+            again = _rpc(gw, ROUTED, body).json()["result"]["task"]
+            assert again["status"]["state"] == "TASK_STATE_WORKING"
+            _polled(gw, again["id"])
+            _polled(gw, other["id"], role="caller:other-bot")
+            rows = gw.call("GET", "/v1/ledger", "operator").json()["items"]
+    # The two refused sends wrote nothing and called no agent.
+    assert len(rows) == len(recording.calls) == 4
