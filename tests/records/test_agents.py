@@ -6,7 +6,7 @@ import threading
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from records import Store
 from schema.errors import Conflict, NotFound
@@ -100,6 +100,39 @@ def test_listing_pages_with_a_cursor_and_filters(store: Store) -> None:
     ]
     only = store.agents.list(capability="ticket.classify").items
     assert {a.id for a in only} == {"org1/agent-1", "org1/agent-3", "org1/agent-5"}
+
+
+def test_a_listing_page_is_a_few_statements_whatever_its_size(store: Store) -> None:
+    """The manifest and the secret come joined: a page of 300 agents is not 601 reads; a
+    capability's page walks past the agents that lack it and pages as the rest."""
+    for i in range(300):
+        caps = ["ticket.classify"] if i % 3 == 0 else ["invoice.extract"]
+        store.agents.register(manifest(f"org/agent-{i:03}", capabilities=caps))
+    store.agents.set_secret("org/agent-007", "s")
+    statements: list[str] = []
+
+    def count(*args: Any) -> None:
+        statements.append(str(args[2]))
+
+    event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        page = store.agents.list(limit=300)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", count)
+    assert len(page.items) == 300 and page.next_cursor is None
+    assert [a.id for a in page.items if a.has_secret] == ["org/agent-007"]
+    assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) <= 3
+    full = store.agents.list(limit=100)
+    assert len(full.items) == 100 and full.next_cursor is not None
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = store.agents.list(capability="ticket.classify", limit=30, cursor=cursor)
+        seen += [a.id for a in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == [f"org/agent-{i:03}" for i in range(0, 300, 3)]
 
 
 def test_secrets_are_encrypted_at_rest_and_write_only(store: Store) -> None:
