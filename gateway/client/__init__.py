@@ -9,7 +9,6 @@ from gateway.client._interface import (
     MandatesAPI,
     Progress,
     Proposal,
-    TokensAPI,
 )
 from gateway.client._store import StoreClient
 from gateway.client._views import agent_view, login_name, timestamp
@@ -25,7 +24,6 @@ __all__ = [
     "Progress",
     "Proposal",
     "StoreClient",
-    "TokensAPI",
     "agent_view",
     "login_name",
     "timestamp",

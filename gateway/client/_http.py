@@ -17,14 +17,15 @@ import builtins
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.mandates import load_mandate
-from records import DecisionCode, EvalStatus
+from gateway.operations import AGENTS_LIST, AgentsQuery, Operation
+from records import EvalStatus
 from schema.errors import (
     EnvironmentFault,
     GatewayUnreachable,
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 __all__ = ["GatewayUnreachable", "HttpClient"]
 
 JSONObject = dict[str, Any]
+R = TypeVar("R")
 
 DEFAULT_TIMEOUT_S = 60.0
 IMPORT_TIMEOUT_S = 300.0  # POST /v1/evals/import of a report up to 20 MiB
@@ -86,7 +88,6 @@ class HttpClient:
         )
         self._evals = HttpEvals(self)
         self._mandates = HttpMandates(self)
-        self._tokens = HttpTokens(self)
         self._certificates = HttpCertificates(self)
 
     @property
@@ -96,10 +97,6 @@ class HttpClient:
     @property
     def mandates(self) -> HttpMandates:
         return self._mandates
-
-    @property
-    def tokens(self) -> HttpTokens:
-        return self._tokens
 
     @property
     def certificates(self) -> HttpCertificates:
@@ -197,30 +194,28 @@ class HttpClient:
                 hint="is --gateway (HOLON_GATEWAY_URL) the URL of a holon gateway?",
             ) from None
 
+    def call(self, operation: Operation[R], request: R) -> JSONObject:
+        """One operation of the table, sent as its declaration says: path fields in the
+        path, query fields as parameters, body fields as the JSON body."""
+        path = operation.path
+        for field in operation.located("path"):
+            path = path.replace(f"{{{field.name}}}", _segment(str(getattr(request, field.name))))
+        params = {f.name: getattr(request, f.name) for f in operation.located("query")}
+        body = {
+            f.name: getattr(request, f.name)
+            for f in operation.located("body")
+            if getattr(request, f.name) is not None
+        }
+        answer: JSONObject = self.json(
+            operation.method, path, params=params, body=body if operation.located("body") else None
+        )
+        return answer
+
     # -- agents -------------------------------------------------------------
 
     def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:
         result: JSONObject = self.json("POST", "/v1/agents", body=manifest)
         return result
-
-    def list_agents(
-        self,
-        *,
-        org: str | None = None,
-        capability: str | None = None,
-        include_disabled: bool = False,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        params = {
-            "org": org,
-            "capability": capability,
-            "include_disabled": "true" if include_disabled else None,
-            "cursor": cursor,
-            "limit": limit,
-        }
-        page: JSONObject = self.json("GET", "/v1/agents", params=params)
-        return page
 
     def get_agent(self, agent_id: str) -> JSONObject:
         view: JSONObject = self.json("GET", f"/v1/agents/{_agent_path(agent_id)}")
@@ -256,7 +251,7 @@ class HttpClient:
         )
         return pulled
 
-    # -- live calls (caller tokens) and the ledger ---------------------------
+    # -- live calls (caller tokens) -----------------------------------------
 
     def invoke(
         self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
@@ -273,27 +268,6 @@ class HttpClient:
             path = f"/v1/agents/{_agent_path(agent_id)}/invoke"
         answer: JSONObject = self.json("POST", path, body=body)
         return answer
-
-    def ledger(
-        self,
-        *,
-        caller: str | None = None,
-        mandate_id: str | None = None,
-        agent_id: str | None = None,
-        decision: DecisionCode | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        params = {
-            "caller": caller,
-            "mandate": mandate_id,
-            "agent": agent_id,
-            "decision": decision,
-            "cursor": cursor,
-            "limit": limit,
-        }
-        page: JSONObject = self.json("GET", "/v1/ledger", params=params)
-        return page
 
 
 def _param(value: Any) -> str:
@@ -404,7 +378,8 @@ class HttpEvals:
         ids: builtins.list[str] = []
         cursor = None
         while True:
-            page = self.client.list_agents(capability=capability, cursor=cursor, limit=1000)
+            query = AgentsQuery(capability=capability, cursor=cursor, limit=1000)
+            page = self.client.call(AGENTS_LIST, query)
             ids += [a["id"] for a in page["items"]]
             cursor = page["next_cursor"]
             if cursor is None:
@@ -448,31 +423,6 @@ class HttpMandates:
         assert mandate.document is not None
         return self.grant(mandate.document, source=str(path))
 
-    def list(
-        self,
-        *,
-        caller: str | None = None,
-        include_revoked: bool = False,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        params = {
-            "caller": caller,
-            "include_revoked": include_revoked,
-            "cursor": cursor,
-            "limit": limit,
-        }
-        page: JSONObject = self.client.json("GET", "/v1/mandates", params=params)
-        return page
-
-    def get(self, mandate_id: str) -> JSONObject:
-        view: JSONObject = self.client.json("GET", f"/v1/mandates/{_segment(mandate_id)}")
-        return view
-
-    def revisions(self, mandate_id: str) -> JSONObject:
-        page: JSONObject = self.client.json("GET", f"/v1/mandates/{_segment(mandate_id)}/revisions")
-        return page
-
     def revoke(self, mandate_id: str) -> JSONObject:
         view: JSONObject = self.client.json("POST", f"/v1/mandates/{_segment(mandate_id)}/revoke")
         return view
@@ -484,32 +434,6 @@ class HttpMandates:
             body={"agent": agent_id, "capability": capability},
         )
         return verdict
-
-
-class HttpTokens:
-    """API tokens over the API (operator tokens only)."""
-
-    def __init__(self, client: HttpClient) -> None:
-        self.client = client
-
-    def create(
-        self, role: str, *, note: str | None = None, expires_in: str | None = None
-    ) -> JSONObject:
-        body = {"role": role, "note": note, "expires_in": expires_in}
-        created: JSONObject = self.client.json(
-            "POST", "/v1/tokens", body={k: v for k, v in body.items() if v is not None}
-        )
-        return created
-
-    def list(self, *, include_revoked: bool = False) -> JSONObject:
-        page: JSONObject = self.client.json(
-            "GET", "/v1/tokens", params={"include_revoked": include_revoked}
-        )
-        return page
-
-    def revoke(self, token_id: str) -> JSONObject:
-        view: JSONObject = self.client.json("POST", f"/v1/tokens/{_segment(token_id)}/revoke")
-        return view
 
 
 class HttpCertificates:

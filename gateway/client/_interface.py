@@ -16,12 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from records import DecisionCode
 from schema.jsontext import JSONValue
 
+if TYPE_CHECKING:
+    from gateway.operations import Operation
+
 JSONObject = dict[str, Any]
+R = TypeVar("R")
 # Called with {"done", "passed", "cost_usd"} as an eval's cells finish.
 Progress = Callable[[dict[str, Any]], None]
 
@@ -103,7 +106,7 @@ class EvalsAPI(Protocol):
 
 
 class MandatesAPI(Protocol):
-    """Mandates: grant, read, dry-run and revoke (`client.mandates`, `holon mandates`)."""
+    """Mandates: grant, dry-run and revoke (`client.mandates`; reading them: the operations)."""
 
     def grant(self, document: JSONObject, *, source: str = "<request>") -> JSONObject:
         """`{"status": created|updated|unchanged|reinstated, "mandate": mandate view}`."""
@@ -111,42 +114,11 @@ class MandatesAPI(Protocol):
 
     def grant_file(self, path: Path) -> JSONObject: ...
 
-    def list(
-        self,
-        *,
-        caller: str | None = None,
-        include_revoked: bool = False,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject: ...
-
-    def get(self, mandate_id: str) -> JSONObject: ...
-
-    def revisions(self, mandate_id: str) -> JSONObject:
-        """`{"items": [revision view]}`, oldest first: every revision granted, kept."""
-        ...
-
     def revoke(self, mandate_id: str) -> JSONObject: ...
 
     def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
         """A dry run of one mandate's decision: `{"decision": allow|deny, "reason", numbers}`."""
         ...
-
-
-class TokensAPI(Protocol):
-    """API tokens (`client.tokens`; over the gateway, operator tokens only)."""
-
-    def create(
-        self, role: str, *, note: str | None = None, expires_in: str | None = None
-    ) -> JSONObject:
-        """`{"token": the token, shown this once, **its view}`."""
-        ...
-
-    def list(self, *, include_revoked: bool = False) -> JSONObject:
-        """`{"items": [token view]}`: never a token itself."""
-        ...
-
-    def revoke(self, token_id: str) -> JSONObject: ...
 
 
 class CertificatesAPI(Protocol):
@@ -184,6 +156,10 @@ class Client(Protocol):
 
     kind: str  # "store" | "gateway"
 
+    def call(self, operation: Operation[R], request: R) -> JSONObject:
+        """One operation of the table (gateway/operations): its view, as the API answers it."""
+        ...
+
     @property
     def evals(self) -> EvalsAPI: ...
 
@@ -191,26 +167,11 @@ class Client(Protocol):
     def mandates(self) -> MandatesAPI: ...
 
     @property
-    def tokens(self) -> TokensAPI: ...
-
-    @property
     def certificates(self) -> CertificatesAPI: ...
 
     # -- agents -------------------------------------------------------------
     def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:
         """Register or update; `{"status", "agent", "previous_version", "warnings"}`."""
-        ...
-
-    def list_agents(
-        self,
-        *,
-        org: str | None = None,
-        capability: str | None = None,
-        include_disabled: bool = False,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        """`{"items": [agent view], "next_cursor": str | None}`."""
         ...
 
     def get_agent(self, agent_id: str) -> JSONObject:
@@ -236,23 +197,12 @@ class Client(Protocol):
         """`{"id", "version", "files": {relative path: text}}`: the public parts only."""
         ...
 
-    # -- live calls (`holon invoke`) and the ledger (`holon ledger`) ---------
+    # -- live calls (`holon invoke`) -----------------------------------------
     def invoke(
         self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
     ) -> JSONObject:
         """A live call (routed when `agent_id` is None). On the store `caller` names
         whose mandates apply; over the gateway the token's caller does, and it is None."""
         ...
-
-    def ledger(
-        self,
-        *,
-        caller: str | None = None,
-        mandate_id: str | None = None,
-        agent_id: str | None = None,
-        decision: DecisionCode | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject: ...
 
     def close(self) -> None: ...

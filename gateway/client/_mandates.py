@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gateway.client._views import mandate_view, revision_view
+from gateway.client._views import mandate_view
 from gateway.live import Lookups, check_mandate
 from gateway.mandates import load_mandate, mandate_from_dict
 from records import LOCAL, Store, utcnow
@@ -33,25 +33,6 @@ class MandateOps:
         assert mandate.document is not None
         status, info = self.store.mandates.grant(mandate.document)
         return {"status": status, "mandate": mandate_view(info)}
-
-    def list(
-        self,
-        *,
-        caller: str | None = None,
-        include_revoked: bool = False,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        page = self.store.mandates.list(
-            holder=caller, include_revoked=include_revoked, cursor=cursor, limit=limit
-        )
-        return {"items": [mandate_view(m) for m in page.items], "next_cursor": page.next_cursor}
-
-    def get(self, mandate_id: str) -> JSONObject:
-        return mandate_view(self.store.mandates.get(mandate_id))
-
-    def revisions(self, mandate_id: str) -> JSONObject:
-        return {"items": [revision_view(r) for r in self.store.mandates.revisions(mandate_id)]}
 
     def revoke(self, mandate_id: str) -> JSONObject:
         return mandate_view(self.store.mandates.revoke(mandate_id))

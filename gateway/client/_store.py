@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agents import AddressGuard, Executor, load_manifest, manifest_from_dict, secret_problem
 from evals.suites import (
@@ -20,10 +20,8 @@ from gateway.client._certificates import CertificateOps
 from gateway.client._evals import EvalOps, plan_view
 from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.client._mandates import MandateOps
-from gateway.client._tokens import TokenOps
 from gateway.client._views import (
     agent_view,
-    ledger_view,
     login_name,
     reset_view,
     suite_view,
@@ -31,13 +29,17 @@ from gateway.client._views import (
 )
 from gateway.live import LiveCalls, Lookups
 from gateway.settings import Settings, checkout_root
-from records import DecisionCode, Store, open_store
+from records import Store, open_store
 from schema.errors import UsageError
 from schema.jsontext import JSONValue
+
+if TYPE_CHECKING:
+    from gateway.operations import Operation
 
 log = logging.getLogger(__name__)
 
 JSONObject = dict[str, Any]
+R = TypeVar("R")
 
 
 class StoreClient:
@@ -57,7 +59,6 @@ class StoreClient:
         self.first_use: list[str] = []  # what a fresh embedded store was given
         self.evals = StoreEvals(store, home, retention_days, address_guard)
         self.mandates = MandateOps(store)
-        self.tokens = TokenOps(store)
         self.certificates = CertificateOps(store)
 
     @classmethod
@@ -88,7 +89,11 @@ class StoreClient:
     def close(self) -> None:
         self.store.close()
 
-    # -- live calls and the ledger -------------------------------------------
+    def call(self, operation: Operation[R], request: R) -> JSONObject:
+        """One operation of the table, run here on the store (its declared implementation)."""
+        return operation.run(self, request)
+
+    # -- live calls ------------------------------------------------------------
 
     def invoke(
         self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
@@ -108,27 +113,6 @@ class StoreClient:
                 return await calls.invoke(caller, agent_id, capability, input)
 
         return asyncio.run(call())
-
-    def ledger(
-        self,
-        *,
-        caller: str | None = None,
-        mandate_id: str | None = None,
-        agent_id: str | None = None,
-        decision: DecisionCode | None = None,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        self.store.ledger.expire()
-        page = self.store.ledger.list(
-            caller=caller,
-            mandate_id=mandate_id,
-            agent_id=agent_id,
-            decision=decision,
-            cursor=cursor,
-            limit=limit,
-        )
-        return {"items": [ledger_view(e) for e in page.items], "next_cursor": page.next_cursor}
 
     # -- agents -------------------------------------------------------------
 
@@ -158,24 +142,6 @@ class StoreClient:
 
     def _certified_capabilities(self) -> set[str]:
         return self.store.suites.certified_capabilities()
-
-    def list_agents(
-        self,
-        *,
-        org: str | None = None,
-        capability: str | None = None,
-        include_disabled: bool = False,
-        cursor: str | None = None,
-        limit: int = 100,
-    ) -> JSONObject:
-        page = self.store.agents.list(
-            org=org,
-            capability=capability,
-            include_disabled=include_disabled,
-            cursor=cursor,
-            limit=limit,
-        )
-        return {"items": [agent_view(a) for a in page.items], "next_cursor": page.next_cursor}
 
     def get_agent(self, agent_id: str) -> JSONObject:
         info = self.store.agents.get(agent_id)

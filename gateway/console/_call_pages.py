@@ -6,16 +6,32 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from dataclasses import replace
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
 from starlette.responses import Response
 
 from gateway.console import _charts
 from gateway.console._web import Web, see_other
+from gateway.operations import (
+    LEDGER_LIST,
+    MANDATES_LIST,
+    MANDATES_REVISIONS,
+    MANDATES_SHOW,
+    TOKENS_CREATE,
+    TOKENS_LIST,
+    TOKENS_REVOKE,
+    LedgerQuery,
+    MandateRef,
+    MandatesQuery,
+    TokenRef,
+    TokensQuery,
+    filters,
+)
 from gateway.server._http import parse_body
-from records import DECISION_CODES, DecisionCode
+from gateway.server._operations import read_request
 from schema.errors import NotFound, UsageError
 from schema.jsontext import dumps
 
@@ -45,14 +61,13 @@ CSV_FIELDS = (
 
 async def mandates_page(web: Web) -> Response:
     holder = web.who.name if web.who.kind == "caller" else None
-    view = await web.svc.run(
-        lambda: web.svc.client.mandates.list(caller=holder, include_revoked=True, limit=1000)
-    )
+    query = MandatesQuery(caller=holder, include_revoked=True, limit=1000)
+    view = await web.svc.run(web.svc.client.call, MANDATES_LIST, query)
     return web.page("mandates.html", mandates=view["items"])
 
 
 def _held(web: Web, mandate_id: str) -> dict[str, Any]:
-    view = web.svc.client.mandates.get(mandate_id)
+    view = web.svc.client.call(MANDATES_SHOW, MandateRef(mandate_id))
     # A caller who does not hold it learns no more than of a mandate that does not exist.
     if not web.who.is_operator and view["holder"] != web.who.name:
         raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
@@ -105,8 +120,9 @@ async def mandate_page(web: Web) -> Response:
 
     def load() -> dict[str, Any]:
         mandate = _held(web, mandate_id)
-        rows = svc.client.ledger(mandate_id=mandate_id, limit=MANDATE_ROWS)["items"]
-        revisions = svc.client.mandates.revisions(mandate_id)["items"]
+        query = LedgerQuery(mandate=mandate_id, limit=MANDATE_ROWS)
+        rows = svc.client.call(LEDGER_LIST, query)["items"]
+        revisions = svc.client.call(MANDATES_REVISIONS, MandateRef(mandate_id))["items"]
         reasons = Counter((r["decision"], r["reason"] or "") for r in rows)
         ordered = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
         return {
@@ -150,37 +166,22 @@ async def revoke_mandate(web: Web) -> Response:
     return see_other(f"/ui/mandates/{quote(mandate_id)}")
 
 
-def _filters(web: Web) -> dict[str, str | None]:
-    params = web.request.query_params
-    chosen = {k: (params.get(k) or None) for k in ("caller", "mandate", "agent", "decision")}
-    if web.who.kind == "caller":
-        if chosen["caller"] not in (None, web.who.name):
-            raise UsageError("a caller reads its own ledger only")
-        chosen["caller"] = web.who.name
-    if chosen["decision"] not in (None, *DECISION_CODES):
-        raise UsageError(f"decision must be one of {', '.join(DECISION_CODES)}")
-    return chosen
-
-
-def _ledger(web: Web, chosen: dict[str, str | None], cursor: str | None, limit: int) -> Any:
-    return web.svc.client.ledger(
-        caller=chosen["caller"],
-        mandate_id=chosen["mandate"],
-        agent_id=chosen["agent"],
-        decision=cast("DecisionCode | None", chosen["decision"]),  # checked by _filters
-        cursor=cursor,
-        limit=limit,
-    )
+async def _filters(web: Web) -> LedgerQuery:
+    """The ledger's filters from the page's form, read and narrowed as GET /v1/ledger reads
+    them (a caller: its own rows only); the page keeps its own page size."""
+    query, _ = await read_request(LEDGER_LIST, web.request, form=True)
+    assert isinstance(query, LedgerQuery) and LEDGER_LIST.narrow is not None
+    return LEDGER_LIST.narrow(web.who, query)
 
 
 async def ledger_page(web: Web) -> Response:
-    chosen = _filters(web)
-    cursor = web.request.query_params.get("cursor") or None
+    query = replace(
+        await _filters(web), cursor=web.request.query_params.get("cursor") or None, limit=PAGE
+    )
     await web.svc.calls.drain()
-    view = await web.svc.run(_ledger, web, chosen, cursor, PAGE)
-    query = {k: v for k, v in chosen.items() if v is not None}
+    view = await web.svc.run(web.svc.client.call, LEDGER_LIST, query)
     return web.page(
-        "ledger.html", rows=view["items"], next_cursor=view["next_cursor"], filters=query
+        "ledger.html", rows=view["items"], next_cursor=view["next_cursor"], filters=filters(query)
     )
 
 
@@ -191,7 +192,7 @@ def _cell(value: Any) -> str:
 
 
 async def ledger_csv(web: Web) -> Response:
-    chosen = _filters(web)
+    chosen = await _filters(web)
     await web.svc.calls.drain()
 
     def rows() -> str:
@@ -200,7 +201,8 @@ async def ledger_csv(web: Web) -> Response:
         writer.writerow(CSV_FIELDS)
         cursor, written = None, 0
         while written < CSV_ROWS:
-            view = _ledger(web, chosen, cursor, min(1000, CSV_ROWS - written))
+            query = replace(chosen, cursor=cursor, limit=min(1000, CSV_ROWS - written))
+            view = web.svc.client.call(LEDGER_LIST, query)
             for row in view["items"]:
                 writer.writerow([_cell(row.get(f)) for f in CSV_FIELDS])
             written += len(view["items"])
@@ -215,7 +217,7 @@ async def ledger_csv(web: Web) -> Response:
 
 
 async def tokens_page(web: Web) -> Response:
-    view = await web.svc.run(lambda: web.svc.client.tokens.list(include_revoked=True))
+    view = await web.svc.run(web.svc.client.call, TOKENS_LIST, TokensQuery(include_revoked=True))
     return web.page("tokens.html", tokens=view["items"], created=None)
 
 
@@ -225,11 +227,13 @@ async def create_token(web: Web) -> Response:
     expires_in = web.form.get("expires_in", "").strip() or None
     svc = web.svc
 
+    # The form's fields are named as the request's (an error names `expires_in`).
+    values = {"role": role, "note": note, "expires_in": expires_in}
+    request = TOKENS_CREATE.build(values, lambda field: field.name)
+
     def create() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        created = svc.client.tokens.create(
-            role, note=note, expires_in=expires_in, where="expires_in"
-        )
-        return created, svc.client.tokens.list(include_revoked=True)["items"]
+        created = svc.client.call(TOKENS_CREATE, request)
+        return created, svc.client.call(TOKENS_LIST, TokensQuery(include_revoked=True))["items"]
 
     created, tokens = await svc.run(create)
     # The one page that shows the token: the console's no-store keeps it out of caches.
@@ -237,5 +241,6 @@ async def create_token(web: Web) -> Response:
 
 
 async def revoke_token(web: Web) -> Response:
-    await web.svc.run(web.svc.client.tokens.revoke, web.request.path_params["token"])
+    ref = TokenRef(web.request.path_params["token"])
+    await web.svc.run(web.svc.client.call, TOKENS_REVOKE, ref)
     return see_other("/ui/tokens")

@@ -105,6 +105,7 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
                 {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
                 for name in _PARAM.findall(endpoint.path)
             ]
+            + list(endpoint.parameters)
             + [
                 {
                     "name": name,

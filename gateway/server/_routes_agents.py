@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from starlette.requests import Request
@@ -11,12 +10,12 @@ from starlette.responses import Response
 from agents import manifest_from_dict
 from evals import author_record
 from evals.suites import load_installed
-from gateway.client import agent_view
 from gateway.client._views import author_suite_view
+from gateway.operations import AGENTS_LIST
 from gateway.server._auth import Bearer
 from gateway.server._http import body_object, json_response, query_int, read_json
+from gateway.server._operations import endpoint
 from gateway.server._service import Endpoint, Service
-from records import AgentInfo
 from schema.errors import HolonError, Refused, UsageError
 
 ORG = frozenset({"operator", "org"})
@@ -67,85 +66,6 @@ def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
     except HolonError as exc:
         return {"queued_eval": None, "queued_eval_error": exc.to_body()["error"]}
     return {"queued_eval": info.id}
-
-
-# Agents a `?min_eval_score=` listing reads per request, at most (or twice the
-# page size, if more): the bound on one request's cost when few agents
-# qualify. Each agent read costs a record lookup (about 1.5 ms on SQLite,
-# 3 ms on PostgreSQL, measured), so a request stays within twice what a full
-# page of 1000 cost before. A page cut short by it still carries a next_cursor.
-_SCAN_BUDGET = 1000
-
-
-async def list_agents(request: Request, who: Bearer, svc: Service) -> Response:
-    params = request.query_params
-    org = params.get("org")
-    capability = params.get("capability")
-    include_disabled = params.get("include_disabled", "false").lower() in ("1", "true")
-    cursor = params.get("cursor")
-    limit = query_int(request, "limit", 100, 1, 1000)
-    floor = _score_floor(params.get("min_eval_score"))
-    if floor is None:
-        view = await svc.run(
-            lambda: svc.client.list_agents(
-                org=org,
-                capability=capability,
-                include_disabled=include_disabled,
-                cursor=cursor,
-                limit=limit,
-            )
-        )
-        return json_response(view)
-
-    # The score filter runs inside the store's scan, before pagination, so a
-    # page is full unless it is the last and the cursor walks every match
-    # once. It cannot be a WHERE clause: "fresh" compares each suite the
-    # record was graded on with the active suite version and its grace
-    # period at the current time (records' current_record_with_staleness,
-    # the rule mandates use too), over a JSON column, and the same SQL would
-    # have to run on SQLite and PostgreSQL. So the registry reads agents in
-    # chunks and asks this predicate, with a bound on the rows one request
-    # reads (a page cut short by it says so with a next_cursor).
-    def scored() -> dict[str, Any]:
-        page = svc.store.agents.list(
-            org=org,
-            capability=capability,
-            include_disabled=include_disabled,
-            cursor=cursor,
-            limit=limit,
-            keep=lambda info: _scores_at_least(svc, info, floor),
-            max_scan=max(_SCAN_BUDGET, 2 * limit),
-        )
-        return {"items": [agent_view(a) for a in page.items], "next_cursor": page.next_cursor}
-
-    return json_response(await svc.run(scored))
-
-
-def _score_floor(text: str | None) -> Decimal | None:
-    """The `min_eval_score` query value, checked before any store work."""
-    if text is None:
-        return None
-    problem = UsageError(
-        f"min_eval_score must be a number from 0 to 1, got {text!r}",
-        details={"min_eval_score": text},
-    )
-    try:
-        floor = Decimal(text)
-    except InvalidOperation:
-        raise problem from None
-    # NaN and infinities parse as Decimals; a score is a finite fraction.
-    if not floor.is_finite() or not Decimal(0) <= floor <= Decimal(1):
-        raise problem
-    return floor
-
-
-def _scores_at_least(svc: Service, info: AgentInfo, floor: Decimal) -> bool:
-    """The agent's current version has a record that is fresh and scores >= floor."""
-    record = svc.store.evals.current_record_with_staleness(
-        info.id, info.version, holdout_evals=False
-    )
-    score = None if record is None or record["stale"] else record.get("eval_score")
-    return score is not None and Decimal(str(score)) >= floor
 
 
 async def get_agent(request: Request, who: Bearer, svc: Service) -> Response:
@@ -266,21 +186,7 @@ ENDPOINTS = [
         request={"$ref": "agent.schema.json"},
         statuses=(404, 409, 413, 422),
     ),
-    Endpoint(
-        "GET",
-        "/v1/agents",
-        "any",
-        list_agents,
-        "list agents",
-        query=(
-            ("capability", "only agents claiming it"),
-            ("min_eval_score", "only agents whose current, fresh record scores at least this"),
-            ("org", "only this org's agents"),
-            ("include_disabled", "true: disabled agents too"),
-            ("cursor", "from a previous page"),
-            ("limit", "1 to 1000 (default 100)"),
-        ),
-    ),
+    endpoint(AGENTS_LIST),
     Endpoint(
         "GET",
         "/v1/agents/{org}/{name}",

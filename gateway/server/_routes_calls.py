@@ -12,23 +12,16 @@ from starlette.responses import Response
 
 from agents._outcome import printable
 from gateway._tracing import caller_context
+from gateway.operations import LEDGER_LIST, MANDATES_LIST, MANDATES_REVISIONS, MANDATES_SHOW
 from gateway.server._auth import Bearer
-from gateway.server._http import (
-    body_object,
-    id_text,
-    json_response,
-    query_int,
-    read_json,
-    renamed_query,
-)
+from gateway.server._http import body_object, id_text, json_response, read_json
+from gateway.server._operations import endpoint
 from gateway.server._service import Endpoint, Service
-from records import DECISION_CODES
-from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, NotFound, UsageError
+from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
 
 CALLER = frozenset({"caller"})
 OPERATOR = frozenset({"operator"})
-LEDGER = frozenset({"operator", "caller"})
 
 # The one declaration of a live call's body: what is read and what the OpenAPI says.
 INVOKE_KEYS: dict[str, dict[str, Any]] = {
@@ -67,64 +60,6 @@ RESPONSE_SCHEMA: dict[str, Any] = {
         "request_id": {"type": "string"},
         "latency_ms": {"type": "number"},
         "routing": {"type": "object"},
-    },
-}
-
-REVISIONS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["items"],
-    "properties": {
-        "items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id", "revision", "holder", "digest", "granted_at", "granted_by"],
-                "properties": {
-                    "id": {"type": "string", "description": "the mandate's id"},
-                    "revision": {"type": "integer", "minimum": 1},
-                    "holder": {"type": "string"},
-                    "digest": {"type": "string"},
-                    "granted_at": {"type": "string", "format": "date-time"},
-                    "granted_by": {
-                        "type": ["string", "null"],
-                        "description": "the granting token's id; local: the CLI on the store; "
-                        "null: granted before revisions were kept",
-                    },
-                    "mandate": {
-                        "type": "object",
-                        "description": "the document as granted (schema/mandate.schema.json)",
-                    },
-                },
-            },
-        }
-    },
-}
-
-# The ledger row's fields this API documents one by one (the rest: docs/gateway.md).
-LEDGER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["items", "next_cursor"],
-    "properties": {
-        "items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "mandate": {"type": ["string", "null"]},
-                    "mandate_revision": {
-                        "type": ["integer", "null"],
-                        "description": "the revision of `mandate` that allowed (or denied) "
-                        "the call; null on rows older than revisions",
-                    },
-                    "record_eval_id": {
-                        "type": ["string", "null"],
-                        "description": "the eval whose record the decision read; null when "
-                        "the mandate reads no record",
-                    },
-                },
-            },
-        },
-        "next_cursor": {"type": ["string", "null"]},
     },
 }
 
@@ -233,39 +168,6 @@ async def grant_mandate(request: Request, who: Bearer, svc: Service) -> Response
     return json_response(view, 201 if view["status"] == "created" else 200)
 
 
-async def list_mandates(request: Request, who: Bearer, svc: Service) -> Response:
-    params = request.query_params
-    caller, deprecation = renamed_query(request, "caller", "holder")
-    view = await svc.run(
-        lambda: svc.client.mandates.list(
-            caller=caller,
-            include_revoked=params.get("include_revoked", "false").lower() in ("1", "true"),
-            cursor=params.get("cursor"),
-            limit=query_int(request, "limit", 100, 1, 1000),
-        )
-    )
-    return json_response(view, headers=deprecation)
-
-
-async def get_mandate(request: Request, who: Bearer, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.mandates.get, request.path_params["mandate"]))
-
-
-async def mandate_revisions(request: Request, who: Bearer, svc: Service) -> Response:
-    """Every revision of a mandate: for the operator, and for the mandate's holder."""
-    mandate_id = request.path_params["mandate"]
-
-    def read() -> dict[str, Any]:
-        page = svc.client.mandates.revisions(mandate_id)
-        # A caller who does not hold it learns no more than of a mandate that does
-        # not exist (ids are operator-made and may say whom they are for).
-        if not who.is_operator and not any(r["holder"] == who.name for r in page["items"]):
-            raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
-        return page
-
-    return json_response(await svc.run(read))
-
-
 async def revoke_mandate(request: Request, who: Bearer, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.mandates.revoke, request.path_params["mandate"]))
 
@@ -278,30 +180,6 @@ async def check_mandate(request: Request, who: Bearer, svc: Service) -> Response
     mandate_id = request.path_params["mandate"]
     await svc.calls.drain()  # the budget as of this process's answered calls
     return json_response(await svc.run(svc.calls.check, mandate_id, agent, capability))
-
-
-async def ledger(request: Request, who: Bearer, svc: Service) -> Response:
-    params = request.query_params
-    caller = params.get("caller")
-    if who.kind == "caller":
-        if caller not in (None, who.name):
-            raise UsageError("a caller token reads its own ledger only")
-        caller = who.name
-    decision = params.get("decision")
-    if decision is not None and decision not in DECISION_CODES:
-        raise UsageError("decision must be allow or deny")
-    await svc.calls.drain()  # this process's answered calls are read settled
-    view = await svc.run(
-        lambda: svc.client.ledger(
-            caller=caller,
-            mandate_id=params.get("mandate"),
-            agent_id=params.get("agent"),
-            decision=decision,
-            cursor=params.get("cursor"),
-            limit=query_int(request, "limit", 100, 1, 1000),
-        )
-    )
-    return json_response(view)
 
 
 _INVOKE_STATUSES = (402, 404, 413, 422, 429, 502, 504)
@@ -345,31 +223,9 @@ ENDPOINTS = [
         request={"$ref": "mandate.schema.json"},
         statuses=(413, 422),
     ),
-    Endpoint(
-        "GET",
-        "/v1/mandates",
-        OPERATOR,
-        list_mandates,
-        "list mandates",
-        query=(
-            ("caller", "only the mandates this caller holds"),
-            ("include_revoked", "true: revoked too"),
-            ("cursor", "from a previous page"),
-            ("limit", "1 to 1000 (default 100)"),
-        ),
-        renamed=(("holder", "caller"),),
-    ),
-    Endpoint("GET", "/v1/mandates/{mandate}", OPERATOR, get_mandate, "a mandate", statuses=(404,)),
-    Endpoint(
-        "GET",
-        "/v1/mandates/{mandate}/revisions",
-        LEDGER,
-        mandate_revisions,
-        "every revision of a mandate, oldest first, with its time and granting token "
-        "(operator; callers: mandates they hold)",
-        response=REVISIONS_SCHEMA,
-        statuses=(404,),
-    ),
+    endpoint(MANDATES_LIST),
+    endpoint(MANDATES_SHOW),
+    endpoint(MANDATES_REVISIONS),
     Endpoint(
         "POST",
         "/v1/mandates/{mandate}/revoke",
@@ -391,20 +247,5 @@ ENDPOINTS = [
         },
         statuses=(404,),
     ),
-    Endpoint(
-        "GET",
-        "/v1/ledger",
-        LEDGER,
-        ledger,
-        "ledger rows, newest first (callers: their own)",
-        response=LEDGER_SCHEMA,
-        query=(
-            ("caller", "operator only: one caller's rows"),
-            ("mandate", "one mandate's"),
-            ("agent", "one agent's"),
-            ("decision", "allow or deny"),
-            ("cursor", "from a previous page"),
-            ("limit", "1 to 1000 (default 100)"),
-        ),
-    ),
+    endpoint(LEDGER_LIST),
 ]

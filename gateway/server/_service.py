@@ -53,6 +53,8 @@ class Endpoint:
     request: dict[str, Any] | None = None  # JSON Schema of the body
     response: dict[str, Any] | None = None  # JSON Schema of a 2xx body
     query: tuple[tuple[str, str], ...] = ()  # (name, description)
+    # Query parameters as OpenAPI writes them (an operation's, gateway/server/_operations.py).
+    parameters: tuple[dict[str, Any], ...] = ()
     renamed: tuple[tuple[str, str], ...] = ()  # deprecated query names: (old, new)
     headers: tuple[tuple[str, str], ...] = ()  # optional request headers: (name, description)
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403

@@ -7,6 +7,8 @@ import getpass
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
+from gateway.cli._operations import command
+from gateway.operations import AGENTS_LIST
 from schema.errors import UsageError
 
 _AGENT_ID = "ORG/NAME"
@@ -46,13 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     reg.add_argument("file", metavar="FILE", help="manifest (YAML or JSON)")
     reg.set_defaults(handler=do_register)
 
-    ls = group.add_parser("list", parents=both, help="list registered agents")
-    ls.add_argument("--org", help="only this organisation's agents")
-    ls.add_argument("--capability", help="only agents claiming this capability")
-    ls.add_argument("--all", action="store_true", help="include disabled agents")
-    ls.add_argument("--limit", type=int, default=100, help="page size (default 100)")
-    ls.add_argument("--cursor", help="continue after a previous page")
-    ls.set_defaults(handler=do_list)
+    command(group, "list", AGENTS_LIST, parents=both)
 
     show = group.add_parser("show", parents=both, help="show one agent and its versions")
     show.add_argument("agent", type=agent_id, metavar=_AGENT_ID, help="the agent's id")
@@ -127,36 +123,6 @@ def do_register(ctx: Context) -> int:
         "reactivated": f"{manifest.id} is back at version {manifest.version} (was {previous})",
     }
     ctx.out.line(words[status])
-    return 0
-
-
-def do_list(ctx: Context) -> int:
-    page = ctx.client().list_agents(
-        org=ctx.args.org,
-        capability=ctx.args.capability,
-        include_disabled=ctx.args.all,
-        cursor=ctx.args.cursor,
-        limit=ctx.args.limit,
-    )
-    if ctx.out.json_mode:
-        ctx.out.json(page)
-        return 0
-    ctx.out.table(
-        ["agent", "version", "protocol", "capabilities", "disabled"],
-        [
-            (
-                a["id"],
-                a["version"],
-                a["manifest"]["protocol"],
-                a["manifest"]["capabilities"],
-                a["disabled"],
-            )
-            for a in page["items"]
-        ],
-        empty="no agents registered",
-    )
-    if page["next_cursor"]:
-        ctx.more(page["next_cursor"])
     return 0
 
 

@@ -10,9 +10,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gateway.cli._app import common_options, gateway_options, renamed_flag
+from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
+from gateway.cli._operations import command
+from gateway.operations import MANDATES_LIST, MANDATES_REVISIONS, MANDATES_SHOW
 from schema.errors import checked
 from schema.jsontext import dumps
 
@@ -33,28 +35,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     grant.add_argument("file", metavar="FILE", type=Path, help="a mandate (YAML or JSON)")
     grant.set_defaults(handler=do_grant)
 
-    ls = group.add_parser("list", parents=both, help="mandates, with their holders and limits")
-    ls.add_argument("--caller", metavar="NAME", help="only the mandates this caller holds")
-    renamed_flag(ls, "--holder", "--caller", "caller", metavar="NAME")
-    ls.add_argument("--all", action="store_true", help="include revoked mandates")
-    ls.add_argument("--limit", type=int, default=100, help="page size (default 100)")
-    ls.add_argument("--cursor", help="continue after a previous page")
-    ls.set_defaults(handler=do_list)
-
-    show = group.add_parser(
-        "show",
-        parents=both,
-        help="one mandate and its document (or every revision)",
-        description="The mandate's current document; with --revisions every revision "
-        "granted, oldest first, with its time and who granted it (a token id, or local "
-        "for the CLI on the store). Over a gateway a caller's token may read the "
-        "revisions of the mandates it holds.",
-    )
-    show.add_argument("mandate", metavar="ID", help="the mandate's id")
-    show.add_argument(
-        "--revisions", action="store_true", help="every revision, with its time and granter"
-    )
-    show.set_defaults(handler=do_show)
+    command(group, "list", MANDATES_LIST, parents=both)
+    command(group, "show", MANDATES_SHOW, parents=both, switch=("--revisions", MANDATES_REVISIONS))
 
     check = group.add_parser(
         "check",
@@ -79,22 +61,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     revoke.set_defaults(handler=do_revoke)
 
 
-def _status_word(view: dict[str, Any]) -> str:
-    return "active" if view["active"] else "revoked"
-
-
-def _budget_text(document: dict[str, Any]) -> str | None:
-    budget = document.get("budget")
-    return None if budget is None else f"${budget['amount_usd']}/{budget['period']}"
-
-
-def _rate_text(document: dict[str, Any]) -> str | None:
-    limit = document.get("rate_limit")
-    if limit is None:
-        return None
-    return f"{limit['calls']}/{limit['per']}, burst {limit.get('burst', limit['calls'])}"
-
-
 def do_grant(ctx: Context) -> int:
     result = ctx.client().mandates.grant_file(ctx.args.file)
     if ctx.out.json_mode:
@@ -109,112 +75,6 @@ def do_grant(ctx: Context) -> int:
     }
     ctx.out.line(
         f"{words.get(result['status'], result['status'])} mandate {view['id']} for {view['holder']}"
-    )
-    return 0
-
-
-def do_list(ctx: Context) -> int:
-    page = ctx.client().mandates.list(
-        caller=ctx.args.caller,
-        include_revoked=ctx.args.all,
-        cursor=ctx.args.cursor,
-        limit=ctx.args.limit,
-    )
-    if ctx.out.json_mode:
-        ctx.out.json(page)
-        return 0
-    rows = []
-    for view in page["items"]:
-        document = view["mandate"]
-        rows.append(
-            (
-                view["id"],
-                view["holder"],
-                document["capabilities"],
-                document.get("agents", "any"),
-                document.get("min_eval_score"),
-                f"${document['max_cost_per_call_usd']}",
-                _budget_text(document),
-                document.get("expires_at"),
-                _status_word(view),
-            )
-        )
-    ctx.out.table(
-        [
-            "mandate",
-            "holder",
-            "capabilities",
-            "agents",
-            "min score",
-            "cap/call",
-            "budget",
-            "expires",
-            "status",
-        ],
-        rows,
-        empty="no mandates (holon mandates grant FILE)",
-    )
-    if page["next_cursor"]:
-        ctx.more(page["next_cursor"])
-    return 0
-
-
-def _show_revisions(ctx: Context) -> int:
-    page = ctx.client().mandates.revisions(ctx.args.mandate)
-    if ctx.out.json_mode:
-        ctx.out.json(page)
-        return 0
-    rows = [
-        (
-            r["revision"],
-            r["granted_at"],
-            r["granted_by"] or "(before revisions were kept)",
-            r["holder"],
-            r["mandate"]["capabilities"],
-            f"${r['mandate']['max_cost_per_call_usd']}",
-            _budget_text(r["mandate"]),
-            r["digest"][:12],
-        )
-        for r in page["items"]
-    ]
-    ctx.out.table(
-        ["revision", "granted", "by", "holder", "capabilities", "cap/call", "budget", "digest"],
-        rows,
-        empty="no revisions",
-    )
-    return 0
-
-
-def do_show(ctx: Context) -> int:
-    if ctx.args.revisions:
-        return _show_revisions(ctx)
-    view = ctx.client().mandates.get(ctx.args.mandate)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-        return 0
-    document = view["mandate"]
-    ctx.out.fields(
-        [
-            ("mandate", view["id"]),
-            ("holder", view["holder"]),
-            ("status", _status_word(view)),
-            ("revision", view["revision"]),
-            ("capabilities", document["capabilities"]),
-            ("agents", document.get("agents", "any")),
-            ("min_eval_score", document.get("min_eval_score")),
-            ("min_capability_score", document.get("min_capability_score")),
-            ("max_eval_age_days", document.get("max_eval_age_days")),
-            ("deny_on_overfit", document.get("deny_on_overfit", False)),
-            ("cap per call", f"${document['max_cost_per_call_usd']}"),
-            ("timeout_s", document.get("timeout_s")),
-            ("budget", _budget_text(document)),
-            ("rate limit", _rate_text(document)),
-            ("expires", document.get("expires_at")),
-            ("granted", view["granted_at"]),
-            ("updated", view["updated_at"]),
-            ("revoked", view["revoked_at"]),
-            ("digest", view["digest"]),
-        ]
     )
     return 0
 

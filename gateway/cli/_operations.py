@@ -1,0 +1,107 @@
+"""The CLI's door onto the operation table: a command's flags and output from its operation.
+
+A command made here parses the flags its request type declares, builds the
+request (each field's check runs, named by its flag), asks the client (the
+store, or a gateway), and shows the answer as the operation declares: one
+JSON document with --json, else its table, fields or lines. Handlers made here
+never branch on --json themselves; errors and exit codes come from the
+exception raised (schema/errors.py), as for every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from gateway.cli._app import renamed_flag
+from gateway.cli._context import Context
+from gateway.operations import Field, Fields, Lines, Operation, Render, Table
+
+__all__ = ["add_flags", "command", "show"]
+
+SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def add_flags(parser: argparse.ArgumentParser, op: Operation[Any]) -> None:
+    """The flags (and positionals) of `op`'s request, in declaration order."""
+    for field in op.fields:
+        if field.on_cli:
+            _add(parser, field)
+
+
+def _add(parser: argparse.ArgumentParser, field: Field) -> None:
+    spec = field.spec
+    text = spec.cli_help or spec.help
+    flag = field.flag
+    if flag is None:  # a path field: a positional argument
+        parser.add_argument(field.name, metavar=spec.metavar, help=text)
+        return
+    if field.kind == "bool":
+        parser.add_argument(flag, dest=field.name, action="store_true", help=text)
+        return
+    kw: dict[str, Any] = {"dest": field.name, "help": text}
+    if field.kind == "int":
+        kw.update(type=int, default=field.default)
+    if spec.metavar is not None:
+        kw["metavar"] = spec.metavar
+    if spec.choices:
+        kw["choices"] = spec.choices
+    if spec.required:
+        kw["required"] = True
+    parser.add_argument(flag, **kw)
+    if spec.renamed is not None:
+        renamed_flag(parser, "--" + spec.renamed, flag, field.name, metavar=spec.metavar)
+
+
+def command(
+    group: SubParsers,
+    name: str,
+    op: Operation[Any],
+    *,
+    parents: Sequence[argparse.ArgumentParser],
+    switch: tuple[str, Operation[Any]] | None = None,
+) -> argparse.ArgumentParser:
+    """The command `name` running `op`; `switch` (a flag, another operation taking the same
+    request) runs that operation instead when the flag is given (`mandates show --revisions`)."""
+    parser: argparse.ArgumentParser = group.add_parser(
+        name, parents=list(parents), help=op.cli.help, description=op.cli.description
+    )
+    add_flags(parser, op)
+    if switch is not None:
+        flag, other = switch
+        if other.request is not op.request:
+            raise TypeError(f"{flag}: {other.name} takes another request than {op.name}")
+        parser.add_argument(flag, action="store_true", help=other.cli.help)
+
+    def handler(ctx: Context) -> int:
+        chosen = op
+        if switch is not None and getattr(ctx.args, switch[0].lstrip("-").replace("-", "_")):
+            chosen = switch[1]
+        values = {f.name: getattr(ctx.args, f.name) for f in chosen.fields if f.on_cli}
+        request = chosen.build(values, lambda f: f.flag or f.name)
+        show(ctx, chosen.cli.render, ctx.client().call(chosen, request))
+        return 0
+
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
+    """The answer as the operation declares it (one JSON document with --json)."""
+    out = ctx.out
+    if out.json_mode:
+        out.json(render.json(view) if isinstance(render, Lines) and render.json else view)
+        return
+    if isinstance(render, Table):
+        titles = [c.title for c in render.columns]
+        rows = [[c.value(row) for c in render.columns] for row in view["items"]]
+        out.table(titles, rows, empty=render.empty)
+        if view.get("next_cursor"):
+            ctx.more(view["next_cursor"])
+    elif isinstance(render, Fields):
+        out.fields([(c.title, c.value(view)) for c in render.fields])
+    else:
+        out.lines(render.lines(view))
+        for note in render.notes(view):
+            out.note(note)

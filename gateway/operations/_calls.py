@@ -1,0 +1,351 @@
+"""The operations over mandates and the ledger, each declared once (see _declare.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from gateway.operations._declare import (
+    Cli,
+    Column,
+    Fields,
+    JSONObject,
+    Operation,
+    Principal,
+    Table,
+    cursor,
+    key,
+    limit,
+    param,
+)
+from schema.errors import NotFound, UsageError
+
+if TYPE_CHECKING:
+    from gateway.client import StoreClient
+
+OPERATOR = frozenset({"operator"})
+LEDGER_ROLES = frozenset({"operator", "caller"})
+
+REVISIONS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["items"],
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "revision", "holder", "digest", "granted_at", "granted_by"],
+                "properties": {
+                    "id": {"type": "string", "description": "the mandate's id"},
+                    "revision": {"type": "integer", "minimum": 1},
+                    "holder": {"type": "string"},
+                    "digest": {"type": "string"},
+                    "granted_at": {"type": "string", "format": "date-time"},
+                    "granted_by": {
+                        "type": ["string", "null"],
+                        "description": "the granting token's id; local: the CLI on the store; "
+                        "null: granted before revisions were kept",
+                    },
+                    "mandate": {
+                        "type": "object",
+                        "description": "the document as granted (schema/mandate.schema.json)",
+                    },
+                },
+            },
+        }
+    },
+}
+
+# The ledger row's fields this API documents one by one (the rest: docs/gateway.md).
+LEDGER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["items", "next_cursor"],
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "mandate": {"type": ["string", "null"]},
+                    "mandate_revision": {
+                        "type": ["integer", "null"],
+                        "description": "the revision of `mandate` that allowed (or denied) "
+                        "the call; null on rows older than revisions",
+                    },
+                    "record_eval_id": {
+                        "type": ["string", "null"],
+                        "description": "the eval whose record the decision read; null when "
+                        "the mandate reads no record",
+                    },
+                },
+            },
+        },
+        "next_cursor": {"type": ["string", "null"]},
+    },
+}
+
+
+# -- ledger.list -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LedgerQuery:
+    """`GET /v1/ledger`, `holon ledger`, the console's ledger page and its CSV."""
+
+    caller: str | None = param(
+        help="operator only: one caller's rows", cli_help="only this caller's calls", metavar="C"
+    )
+    mandate: str | None = param(
+        help="one mandate's", cli_help="only calls under this mandate", metavar="M"
+    )
+    agent: str | None = param(help="one agent's", cli_help="only calls to this agent", metavar="A")
+    # records.DECISION_CODES, spelled out: building the parser never imports the store.
+    decision: str | None = param(
+        help="allow or deny", cli_help="only allowed or denied", choices=("allow", "deny")
+    )
+    limit: int = limit()
+    cursor: str | None = cursor()
+
+
+def _own_ledger(who: Principal, query: LedgerQuery) -> LedgerQuery:
+    if who.kind != "caller":
+        return query
+    if query.caller not in (None, who.name):
+        raise UsageError("a caller token reads its own ledger only")
+    return replace(query, caller=who.name)
+
+
+def _ledger(client: StoreClient, query: LedgerQuery) -> JSONObject:
+    from gateway.client._views import ledger_view
+
+    client.store.ledger.expire()
+    page = client.store.ledger.list(
+        caller=query.caller,
+        mandate_id=query.mandate,
+        agent_id=query.agent,
+        decision=query.decision,  # type: ignore[arg-type]  # one of the declared choices
+        cursor=query.cursor,
+        limit=query.limit,
+    )
+    return {"items": [ledger_view(e) for e in page.items], "next_cursor": page.next_cursor}
+
+
+def _mandate_text(row: JSONObject) -> str | None:
+    """`id rN`: the mandate and the revision that decided the call."""
+    if row["mandate"] is None or row["mandate_revision"] is None:
+        return None if row["mandate"] is None else str(row["mandate"])
+    return f"{row['mandate']} r{row['mandate_revision']}"
+
+
+LEDGER_LIST = Operation(
+    name="ledger.list",
+    method="GET",
+    path="/v1/ledger",
+    roles=LEDGER_ROLES,
+    request=LedgerQuery,
+    summary="ledger rows, newest first (callers: their own)",
+    run=_ledger,
+    response=LEDGER_SCHEMA,
+    settle=True,
+    narrow=_own_ledger,
+    cli=Cli(
+        help="live calls and their decisions, newest first",
+        description="One row per live call: caller, agent, capability, the mandate and its "
+        "revision that decided it (`ID rN`), decision (with the deny reason), the eval whose "
+        "record it read, outcome and cost. A caller's token reads its own rows.",
+        render=Table(
+            (
+                Column("time", key("at")),
+                Column("caller", key("caller")),
+                Column("agent", key("agent")),
+                Column("capability", key("capability")),
+                Column("mandate", _mandate_text),
+                Column(
+                    "decision",
+                    lambda r: (
+                        r["decision"] if r["reason"] is None else f"{r['decision']}: {r['reason']}"
+                    ),
+                ),
+                Column("record", key("record_eval_id")),
+                Column("outcome", lambda r: r["outcome"] or r["status"]),
+                Column("cost", lambda r: f"${r['cost_usd']}"),
+            ),
+            empty="no live calls yet",
+        ),
+    ),
+)
+
+
+# -- mandates.list -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MandatesQuery:
+    caller: str | None = param(
+        help="only the mandates this caller holds", metavar="NAME", renamed="holder"
+    )
+    include_revoked: bool = param(
+        False, help="true: revoked too", cli_help="include revoked mandates", flag="--all"
+    )
+    limit: int = limit()
+    cursor: str | None = cursor()
+
+
+def _mandates(client: StoreClient, query: MandatesQuery) -> JSONObject:
+    from gateway.client._views import mandate_view
+
+    page = client.store.mandates.list(
+        holder=query.caller,
+        include_revoked=query.include_revoked,
+        cursor=query.cursor,
+        limit=query.limit,
+    )
+    return {"items": [mandate_view(m) for m in page.items], "next_cursor": page.next_cursor}
+
+
+def _status_word(view: JSONObject) -> str:
+    return "active" if view["active"] else "revoked"
+
+
+def budget_text(document: JSONObject) -> str | None:
+    budget = document.get("budget")
+    return None if budget is None else f"${budget['amount_usd']}/{budget['period']}"
+
+
+def _rate_text(document: JSONObject) -> str | None:
+    rate = document.get("rate_limit")
+    if rate is None:
+        return None
+    return f"{rate['calls']}/{rate['per']}, burst {rate.get('burst', rate['calls'])}"
+
+
+def _doc(name: str, default: Any = None) -> Any:
+    return lambda view: view["mandate"].get(name, default)
+
+
+MANDATES_LIST = Operation(
+    name="mandates.list",
+    method="GET",
+    path="/v1/mandates",
+    roles=OPERATOR,
+    request=MandatesQuery,
+    summary="list mandates",
+    run=_mandates,
+    cli=Cli(
+        help="mandates, with their holders and limits",
+        render=Table(
+            (
+                Column("mandate", key("id")),
+                Column("holder", key("holder")),
+                Column("capabilities", lambda v: v["mandate"]["capabilities"]),
+                Column("agents", _doc("agents", "any")),
+                Column("min score", _doc("min_eval_score")),
+                Column("cap/call", lambda v: f"${v['mandate']['max_cost_per_call_usd']}"),
+                Column("budget", lambda v: budget_text(v["mandate"])),
+                Column("expires", _doc("expires_at")),
+                Column("status", _status_word),
+            ),
+            empty="no mandates (holon mandates grant FILE)",
+        ),
+    ),
+)
+
+
+# -- mandates.show and mandates.revisions --------------------------------------------
+
+
+@dataclass(frozen=True)
+class MandateRef:
+    mandate: str = param(required=True, help="the mandate's id", where="path", metavar="ID")
+
+
+def _show(client: StoreClient, ref: MandateRef) -> JSONObject:
+    from gateway.client._views import mandate_view
+
+    return mandate_view(client.store.mandates.get(ref.mandate))
+
+
+MANDATES_SHOW = Operation(
+    name="mandates.show",
+    method="GET",
+    path="/v1/mandates/{mandate}",
+    roles=OPERATOR,
+    request=MandateRef,
+    summary="a mandate",
+    run=_show,
+    statuses=(404,),
+    cli=Cli(
+        help="one mandate and its document (or every revision)",
+        description="The mandate's current document; with --revisions every revision "
+        "granted, oldest first, with its time and who granted it (a token id, or local "
+        "for the CLI on the store). Over a gateway a caller's token may read the "
+        "revisions of the mandates it holds.",
+        render=Fields(
+            (
+                Column("mandate", key("id")),
+                Column("holder", key("holder")),
+                Column("status", _status_word),
+                Column("revision", key("revision")),
+                Column("capabilities", lambda v: v["mandate"]["capabilities"]),
+                Column("agents", _doc("agents", "any")),
+                Column("min_eval_score", _doc("min_eval_score")),
+                Column("min_capability_score", _doc("min_capability_score")),
+                Column("max_eval_age_days", _doc("max_eval_age_days")),
+                Column("deny_on_overfit", _doc("deny_on_overfit", False)),
+                Column("cap per call", lambda v: f"${v['mandate']['max_cost_per_call_usd']}"),
+                Column("timeout_s", _doc("timeout_s")),
+                Column("budget", lambda v: budget_text(v["mandate"])),
+                Column("rate limit", lambda v: _rate_text(v["mandate"])),
+                Column("expires", _doc("expires_at")),
+                Column("granted", key("granted_at")),
+                Column("updated", key("updated_at")),
+                Column("revoked", key("revoked_at")),
+                Column("digest", key("digest")),
+            )
+        ),
+    ),
+)
+
+
+def _revisions(client: StoreClient, ref: MandateRef) -> JSONObject:
+    from gateway.client._views import revision_view
+
+    return {"items": [revision_view(r) for r in client.store.mandates.revisions(ref.mandate)]}
+
+
+def _held_revisions(who: Principal, ref: MandateRef, page: JSONObject) -> None:
+    # A caller who does not hold it learns no more than of a mandate that does
+    # not exist (ids are operator-made and may say whom they are for).
+    if not who.is_operator and not any(r["holder"] == who.name for r in page["items"]):
+        raise NotFound(f"no mandate {ref.mandate!r}", details={"mandate": ref.mandate})
+
+
+MANDATES_REVISIONS = Operation(
+    name="mandates.revisions",
+    method="GET",
+    path="/v1/mandates/{mandate}/revisions",
+    roles=LEDGER_ROLES,
+    request=MandateRef,
+    summary="every revision of a mandate, oldest first, with its time and granting token "
+    "(operator; callers: mandates they hold)",
+    run=_revisions,
+    response=REVISIONS_SCHEMA,
+    statuses=(404,),
+    reveal=_held_revisions,
+    cli=Cli(
+        help="every revision, with its time and granter",
+        render=Table(
+            (
+                Column("revision", key("revision")),
+                Column("granted", key("granted_at")),
+                Column("by", lambda r: r["granted_by"] or "(before revisions were kept)"),
+                Column("holder", key("holder")),
+                Column("capabilities", lambda r: r["mandate"]["capabilities"]),
+                Column("cap/call", lambda r: f"${r['mandate']['max_cost_per_call_usd']}"),
+                Column("budget", lambda r: budget_text(r["mandate"])),
+                Column("digest", lambda r: r["digest"][:12]),
+            ),
+            empty="no revisions",
+        ),
+    ),
+)

@@ -1,0 +1,274 @@
+"""How an operation is declared: its typed request, where each field travels, its output.
+
+An `Operation` is a value: name, HTTP method and path, roles, a request type
+(a frozen dataclass whose fields are declared with `param`), the response's
+JSON Schema, the one implementation over the store client, and how the CLI
+shows its answer. The doors read it: gateway/server/_operations.py makes the
+route and its OpenAPI parameters, gateway/client/_http.py the request it
+sends, gateway/cli/_operations.py the flags and the rendering, the console
+parses its filters with it.
+
+Nothing here imports the store, httpx or Starlette: the CLI builds its parser
+from this table, and `holon --help` loads no store code
+(tests/gateway/test_cli_startup.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+from schema.errors import UsageError
+
+if TYPE_CHECKING:
+    from gateway.client import StoreClient
+
+JSONObject = dict[str, Any]
+Where = Literal["path", "query", "body"]
+R = TypeVar("R")
+Kind = Literal["str", "bool", "int", "custom"]
+
+
+class Principal(Protocol):
+    """Whoever asks (the server's `Bearer`, the console's session): what narrowing reads."""
+
+    @property
+    def kind(self) -> str | None: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def is_operator(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Param:
+    """One request field: its help, where it travels, and how each door spells it.
+
+    `flag` is the CLI's spelling ("--all"), None for a positional, "" for a field the
+    CLI does not offer. `cli_help` replaces `help` where the CLI's wording differs
+    (the API's "operator only" is no news on the store). `check(value, where)` runs
+    in every door, with `where` naming the field the way that door does (`--expires-in`,
+    `$.expires_in`), and returns the value (`parse` for a `custom` field does both).
+    `renamed`: the field's old name (query and flag), accepted for one release.
+    """
+
+    help: str
+    where: Where = "query"
+    flag: str | None = None
+    cli_help: str | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    paging: bool = False  # cursor and limit: not a filter (the console keeps its own page size)
+    renamed: str | None = None
+    required: bool = False
+    check: Callable[[Any, str], Any] | None = None
+    schema: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # more JSON Schema
+    expected: str = "a string"  # a body string's shape, in its error
+
+
+def param(default: Any = None, /, **spec: Any) -> Any:
+    """A request field: `name: str | None = param(help="...")` (see `Param`)."""
+    if spec.pop("required", False):
+        return dataclasses.field(metadata={"holon": Param(required=True, **spec)})
+    return dataclasses.field(default=default, metadata={"holon": Param(**spec)})
+
+
+def cursor() -> Any:
+    return param(
+        help="from a previous page", cli_help="continue after a previous page", paging=True
+    )
+
+
+def limit(default: int = 100, maximum: int = 1000) -> Any:
+    return param(
+        default,
+        help=f"1 to {maximum} (default {default})",
+        cli_help=f"page size (default {default})",
+        minimum=1,
+        maximum=maximum,
+        paging=True,
+    )
+
+
+@dataclass(frozen=True)
+class Field:
+    """A request field as the doors read it: its name, Python kind, default and `Param`."""
+
+    name: str
+    kind: Kind
+    default: Any
+    spec: Param
+
+    @property
+    def flag(self) -> str | None:
+        """The CLI flag; None for a positional argument (a path field)."""
+        if self.spec.flag is not None:
+            return self.spec.flag or None
+        return None if self.spec.where == "path" else "--" + self.name.replace("_", "-")
+
+    @property
+    def on_cli(self) -> bool:
+        return self.spec.flag != ""
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        kind = {"str": "string", "bool": "boolean", "int": "integer"}.get(self.kind)
+        out: dict[str, Any] = {} if kind is None else {"type": kind}
+        if self.spec.choices:
+            out = {"enum": list(self.spec.choices)}
+        if self.spec.minimum is not None:
+            out["minimum"] = self.spec.minimum
+        if self.spec.maximum is not None:
+            out["maximum"] = self.spec.maximum
+        if self.kind in ("bool", "int") and self.default is not None:
+            out["default"] = self.default
+        return {**out, **self.spec.schema}
+
+
+_FIELDS: dict[type[Any], tuple[Field, ...]] = {}
+
+
+def fields(request: type[Any]) -> tuple[Field, ...]:
+    """The declared fields of a request type, in declaration order (read once a type)."""
+    if request not in _FIELDS:
+        _FIELDS[request] = _declared(request)
+    return _FIELDS[request]
+
+
+def _declared(request: type[Any]) -> tuple[Field, ...]:
+    hints = typing.get_type_hints(request)
+    found = []
+    for f in dataclasses.fields(request):
+        spec = f.metadata.get("holon")
+        if not isinstance(spec, Param):
+            raise TypeError(f"{request.__name__}.{f.name} is not declared with param()")
+        hint = hints[f.name]
+        base = {t for t in typing.get_args(hint) if t is not type(None)} or {hint}
+        kind: Kind = "custom"
+        if base == {str}:
+            kind = "str"
+        elif base == {bool}:
+            kind = "bool"
+        elif base == {int}:
+            kind = "int"
+        if kind == "custom" and spec.check is None:
+            raise TypeError(f"{request.__name__}.{f.name}: a {hint} field needs a check")
+        default = None if f.default is dataclasses.MISSING else f.default
+        found.append(Field(f.name, kind, default, spec))
+    return tuple(found)
+
+
+def filters(request: Any) -> dict[str, str]:
+    """The request's filters that are set, as query text (the console's links keep them)."""
+    return {
+        f.name: str(getattr(request, f.name))
+        for f in fields(type(request))
+        if not f.spec.paging and f.spec.where == "query" and getattr(request, f.name) is not None
+    }
+
+
+# -- how the CLI shows an answer -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column (or a `key: value` line): its title and its cell from one row."""
+
+    title: str
+    value: Callable[[JSONObject], Any]
+
+
+def key(name: str) -> Callable[[JSONObject], Any]:
+    return lambda row: row[name]
+
+
+@dataclass(frozen=True)
+class Table:
+    """The answer's `items` as a table; a `next_cursor` becomes the next page's command."""
+
+    columns: tuple[Column, ...]
+    empty: str = ""
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The answer as aligned `key: value` lines."""
+
+    fields: tuple[Column, ...]
+
+
+@dataclass(frozen=True)
+class Lines:
+    """The answer as lines on stdout and notes on stderr; `json` rewrites the --json answer."""
+
+    lines: Callable[[JSONObject], Sequence[str]] = lambda view: ()
+    notes: Callable[[JSONObject], Sequence[str]] = lambda view: ()
+    json: Callable[[JSONObject], Any] | None = None
+
+
+Render = Table | Fields | Lines
+
+
+@dataclass(frozen=True)
+class Cli:
+    """The CLI command: its help line, description and rendering (flags come from the request)."""
+
+    help: str
+    render: Render
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class Operation(Generic[R]):
+    """One operation of holon, declared once (docs/architecture.md, Operations)."""
+
+    name: str  # "ledger.list"
+    method: str
+    path: str  # "/v1/ledger"; its {fields} are the request's path fields
+    roles: frozenset[str] | Literal["any"]
+    request: type[R]
+    summary: str  # the OpenAPI summary
+    run: Callable[[StoreClient, R], JSONObject]  # the implementation over the store
+    cli: Cli
+    response: dict[str, Any] | None = None  # JSON Schema of the answer
+    statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
+    created: int = 200  # the status of a success (201 for a create)
+    no_store: bool = False  # the answer holds a secret: no cache may keep it
+    settle: bool = False  # read after this process's answered live calls are settled
+    # Who may ask what, before the run: returns the request to run, or raises.
+    narrow: Callable[[Principal, R], R] | None = None
+    # After the run, before the answer: may refuse what `who` may not see (NotFound).
+    reveal: Callable[[Principal, R, JSONObject], None] | None = None
+    body_name: str = "the body"  # "a token request": named in an unknown key's error
+    max_body_bytes: int = 16 * 1024
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return fields(self.request)
+
+    def located(self, where: Where) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if f.spec.where == where)
+
+    def build(self, values: Mapping[str, Any], locate: Callable[[Field], str]) -> R:
+        """The request from values read by a door; each field's check runs, named by `locate`."""
+        given = {}
+        for f in self.fields:
+            value = values.get(f.name, f.default)
+            if f.spec.check is not None and (value is not None or f.spec.required):
+                value = f.spec.check(value, locate(f))
+            given[f.name] = value
+        return self.request(**given)
+
+
+def choice(field: Field, value: str) -> str:
+    """A value of a field with choices: one of them, or the usage error that lists them."""
+    if value not in field.spec.choices:
+        raise UsageError(f"{field.name} must be " + " or ".join(field.spec.choices))
+    return value

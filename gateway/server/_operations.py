@@ -1,0 +1,158 @@
+"""The server's door onto the operation table: a route and its OpenAPI for each operation.
+
+The handler reads the request's fields where the declaration says they travel
+(path, query, body), with the located 400 `usage` errors of hand-written
+routes, narrows it to what the bearer may ask, runs the operation on the
+store client in a worker thread, and answers its view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway.operations import Field, Operation, choice
+from gateway.server._auth import Bearer
+from gateway.server._http import (
+    body_object,
+    id_text,
+    json_response,
+    query_int,
+    read_json,
+    renamed_query,
+)
+from gateway.server._service import Endpoint, Service
+from schema.errors import UsageError
+
+__all__ = ["endpoint", "parameters", "read_request", "request_schema"]
+
+
+def _query_value(request: Request, field: Field, headers: dict[str, str]) -> Any:
+    spec = field.spec
+    if field.kind == "int":
+        low = 1 if spec.minimum is None else spec.minimum
+        high = 2**31 - 1 if spec.maximum is None else spec.maximum
+        return query_int(request, field.name, field.default, low, high)
+    if field.kind == "bool":
+        text = request.query_params.get(field.name, "true" if field.default else "false")
+        return text.lower() in ("1", "true")
+    if spec.renamed is not None:
+        value, deprecation = renamed_query(request, field.name, spec.renamed)
+        headers.update(deprecation)
+    else:
+        value = request.query_params.get(field.name)
+    if value is not None and spec.choices:
+        return choice(field, value)
+    return value
+
+
+def _body_values(op: Operation[Any], body: dict[str, Any]) -> dict[str, Any]:
+    known = [f.name for f in op.located("body")]
+    unknown = sorted(set(body) - set(known))
+    if unknown:
+        where = f"$.{unknown[0][:40]}"
+        raise UsageError(
+            f"{where} is not a field of {op.body_name}",
+            details={"path": where, "fields": known},
+        )
+    values: dict[str, Any] = {}
+    for field in op.located("body"):
+        where, value = f"$.{field.name}", body.get(field.name)
+        if field.spec.check is not None:
+            if field.name in body and value is None:  # leave it out for its default
+                field.spec.check(None, where)
+        elif value is not None or field.spec.required:
+            value = id_text(value, where, field.spec.expected)
+        values[field.name] = value
+    return values
+
+
+async def read_request(
+    op: Operation[Any], request: Request, *, form: bool = False
+) -> tuple[Any, dict[str, str]]:
+    """The operation's typed request from an HTTP request, and the response headers a
+    deprecated parameter name earns (`Deprecation`, `Warning`).
+
+    `form`: the query is a page's filter form (the console's): a blank field is no
+    filter, and the paging fields are the page's own, not read here."""
+    headers: dict[str, str] = {}
+    values: dict[str, Any] = {f.name: request.path_params[f.name] for f in op.located("path")}
+    for field in op.located("query"):
+        if form and (field.spec.paging or not request.query_params.get(field.name, "x")):
+            continue
+        values[field.name] = _query_value(request, field, headers)
+    if op.located("body"):
+        body = body_object(await read_json(request, op.max_body_bytes), "the body")
+        values.update(_body_values(op, body))
+
+    def locate(field: Field) -> str:
+        return f"$.{field.name}" if field.spec.where == "body" else field.name
+
+    return op.build(values, locate), headers
+
+
+def endpoint(op: Operation[Any]) -> Endpoint:
+    """The route of `op`, and what /openapi.json says of it."""
+
+    async def handle(request: Request, who: Bearer, svc: Service) -> Response:
+        asked, headers = await read_request(op, request)
+        if op.narrow is not None:
+            asked = op.narrow(who, asked)
+        if op.settle:
+            await svc.calls.drain()  # this process's answered calls are read settled
+
+        def work() -> dict[str, Any]:
+            view = svc.client.call(op, asked)
+            if op.reveal is not None:
+                op.reveal(who, asked, view)
+            return view
+
+        response = json_response(await svc.run(work), op.created, headers=headers or None)
+        if op.no_store:
+            # The answer holds a secret: no cache or proxy along the way may keep it.
+            response.headers["Cache-Control"] = "no-store"
+        return response
+
+    return Endpoint(
+        op.method,
+        op.path,
+        op.roles,
+        handle,
+        op.summary,
+        request=request_schema(op),
+        response=op.response,
+        parameters=parameters(op),
+        renamed=tuple(
+            (f.spec.renamed, f.name) for f in op.located("query") if f.spec.renamed is not None
+        ),
+        statuses=op.statuses,
+    )
+
+
+def parameters(op: Operation[Any]) -> tuple[dict[str, Any], ...]:
+    """The OpenAPI query parameters of `op`, from its request type."""
+    return tuple(
+        {
+            "name": f.name,
+            "in": "query",
+            "required": False,
+            "description": f.spec.help,
+            "schema": f.json_schema,
+        }
+        for f in op.located("query")
+    )
+
+
+def request_schema(op: Operation[Any]) -> dict[str, Any] | None:
+    """The JSON Schema of `op`'s body, from its request type (None: it takes none)."""
+    body = op.located("body")
+    if not body:
+        return None
+    return {
+        "type": "object",
+        "required": [f.name for f in body if f.spec.required],
+        "additionalProperties": False,
+        "properties": {f.name: {**f.json_schema, "description": f.spec.help} for f in body},
+    }
