@@ -18,9 +18,7 @@ from gateway.cli._app import renamed_flag
 from gateway.cli._context import Context
 from gateway.operations import Field, Fields, Lines, Operation, Render, Table
 
-__all__ = ["add_flags", "command", "show"]
-
-SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+__all__ = ["add_flags", "command", "dest", "show"]
 
 
 def add_flags(parser: argparse.ArgumentParser, op: Operation[Any]) -> None:
@@ -30,32 +28,38 @@ def add_flags(parser: argparse.ArgumentParser, op: Operation[Any]) -> None:
             _add(parser, field)
 
 
+def dest(field: Field) -> str:
+    """Where argparse keeps a field: apart from the options every command takes (a request
+    field named `token` is not the bearer token of `--token`)."""
+    return "op_" + field.name
+
+
 def _add(parser: argparse.ArgumentParser, field: Field) -> None:
     spec = field.spec
     text = spec.cli_help or spec.help
     flag = field.flag
     if flag is None:  # a path field: a positional argument
-        parser.add_argument(field.name, metavar=spec.metavar, help=text)
+        parser.add_argument(dest(field), metavar=spec.metavar or field.name.upper(), help=text)
         return
     if field.kind == "bool":
-        parser.add_argument(flag, dest=field.name, action="store_true", help=text)
+        parser.add_argument(flag, dest=dest(field), action="store_true", help=text)
         return
-    kw: dict[str, Any] = {"dest": field.name, "help": text}
+    kw: dict[str, Any] = {"dest": dest(field), "help": text}
     if field.kind == "int":
         kw.update(type=int, default=field.default)
-    if spec.metavar is not None:
-        kw["metavar"] = spec.metavar
     if spec.choices:
-        kw["choices"] = spec.choices
+        kw["choices"] = spec.choices  # argparse shows them: {allow,deny}
+    else:
+        kw["metavar"] = spec.metavar or field.name.upper()
     if spec.required:
         kw["required"] = True
     parser.add_argument(flag, **kw)
     if spec.renamed is not None:
-        renamed_flag(parser, "--" + spec.renamed, flag, field.name, metavar=spec.metavar)
+        renamed_flag(parser, "--" + spec.renamed, flag, dest(field), metavar=kw.get("metavar"))
 
 
 def command(
-    group: SubParsers,
+    group: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
     op: Operation[Any],
     *,
@@ -78,7 +82,7 @@ def command(
         chosen = op
         if switch is not None and getattr(ctx.args, switch[0].lstrip("-").replace("-", "_")):
             chosen = switch[1]
-        values = {f.name: getattr(ctx.args, f.name) for f in chosen.fields if f.on_cli}
+        values = {f.name: getattr(ctx.args, dest(f)) for f in chosen.fields if f.on_cli}
         request = chosen.build(values, lambda f: f.flag or f.name)
         show(ctx, chosen.cli.render, ctx.client().call(chosen, request))
         return 0
