@@ -18,7 +18,7 @@ from gateway.cli._app import renamed_flag
 from gateway.cli._context import Context
 from gateway.operations import Field, Fields, Lines, Operation, Render, Table
 
-__all__ = ["add_flags", "command", "dest", "show"]
+__all__ = ["add_flags", "command", "dest", "operation_commands", "show"]
 
 
 def add_flags(parser: argparse.ArgumentParser, op: Operation[Any]) -> None:
@@ -87,8 +87,26 @@ def command(
         show(ctx, chosen.cli.render, ctx.client().call(chosen, request))
         return 0
 
-    parser.set_defaults(handler=handler)
+    # `operations`: what the command runs, for the references and the table's tests.
+    ran = ((op.name, ()),) if switch is None else ((op.name, ()), (switch[1].name, (switch[0],)))
+    parser.set_defaults(handler=handler, operations=ran)
     return parser
+
+
+def operation_commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:
+    """Each operation the CLI runs, and the command words (and switch) that run it."""
+    found: dict[str, tuple[str, ...]] = {}
+
+    def walk(node: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+        for name, switch in node.get_default("operations") or ():
+            found[name] = (*words, *switch)
+        for action in node._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for word, child in action.choices.items():
+                    walk(child, (*words, word))
+
+    walk(parser, ())
+    return found
 
 
 def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:

@@ -1,0 +1,102 @@
+"""docs/operations.md, generated from the operation table.
+
+    python -m gateway.operations._reference > docs/operations.md
+
+Each operation of the table with its route, roles, CLI command, and every
+request field: where it travels, its CLI flag, its type and help. A filter
+added to a request type is documented by regenerating this page, and
+tests/gateway/test_operations.py fails while the committed page is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from gateway.operations import OPERATIONS, Field, Operation
+
+__all__ = ["REGENERATE", "render"]
+
+REGENERATE = "python -m gateway.operations._reference > docs/operations.md"
+
+_PREAMBLE = f"""\
+# Operations
+
+<!-- Generated from gateway.operations.OPERATIONS by `{REGENERATE}`. Do not edit. -->
+
+The operations declared in the operation table (`gateway/operations`,
+[architecture.md](architecture.md#operations)): for each, its route, the
+roles that may call it, the CLI command that runs it, and its request's
+fields. One declaration gives the route and its OpenAPI parameters, the HTTP
+client's request, the store client's work, the CLI's flags and output, and the
+console's filters, so what is listed here is what every door accepts: a
+field's CLI flag and its API parameter take the same values, and `in` says
+where the API reads it (`path`, `query` or the JSON `body`). The other routes
+are still written by hand ([gateway.md](gateway.md#routes)).
+"""
+
+
+def _type(field: Field) -> str:
+    schema = field.json_schema
+    if "enum" in schema:
+        return " \\| ".join(f"`{v}`" for v in schema["enum"])
+    text = str(schema.get("type", "string"))
+    if "minimum" in schema and "maximum" in schema:
+        text += f" {schema['minimum']}–{schema['maximum']}"
+    if field.kind in ("bool", "int") and field.default is not None:
+        shown = str(field.default).lower() if field.kind == "bool" else field.default
+        text += f" (default {shown})"
+    return text
+
+
+def _flag(field: Field) -> str:
+    if not field.on_cli:
+        return "(API only)"
+    flag = field.flag
+    shown = f"`{field.spec.metavar or field.name.upper()}`" if flag is None else f"`{flag}`"
+    if field.spec.renamed is not None:
+        shown += f" (was `--{field.spec.renamed}`)"
+    return shown
+
+
+def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[str]:
+    roles = op.roles if isinstance(op.roles, str) else ", ".join(sorted(op.roles))
+    words = commands.get(op.name)
+    cli = "(none)" if words is None else "`holon " + " ".join(words) + "`"
+    lines = [
+        f"## {op.name}",
+        "",
+        f"`{op.method} {op.path}` · roles: {roles} · CLI: {cli}",
+        "",
+        op.summary[:1].upper() + op.summary[1:] + ".",
+        "",
+    ]
+    if not op.fields:
+        return lines
+    lines += ["| field | in | CLI | type | what |", "|---|---|---|---|---|"]
+    for f in op.fields:
+        renamed = "" if f.spec.renamed is None else f" (was `{f.spec.renamed}`)"
+        help_text = f.spec.help.replace("|", "\\|")
+        lines.append(
+            f"| `{f.name}`{renamed} | {f.spec.where} | {_flag(f)} | {_type(f)} | {help_text} |"
+        )
+    return [*lines, ""]
+
+
+def render() -> str:
+    from gateway.cli._app import build_parser
+    from gateway.cli._operations import operation_commands
+
+    commands = operation_commands(build_parser())
+    out = [_PREAMBLE]
+    for op in sorted(OPERATIONS, key=lambda o: o.name):
+        out += _section(op, commands)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def main() -> None:
+    sys.stdout.write(render())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+"""Each operation of the table is declared once, and every door reads that declaration.
+
+For every operation: the OpenAPI parameters and body schema, the CLI's flags,
+the HTTP client's request and the route's parsing of it are each compared
+with the request type's fields. A request type with one more field (the
+ledger's `outcome`, as a next filter would be) gets it in every door with no
+other edit. docs/operations.md is generated from the table and must be
+current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import difflib
+import threading
+from collections.abc import Iterator
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import pytest
+from starlette.requests import Request
+from starlette.routing import Match, Route
+
+from gateway.cli._app import _Parser, build_parser, common_options
+from gateway.cli._operations import command, dest, operation_commands
+from gateway.client import HttpClient
+from gateway.operations import LEDGER_LIST, OPERATIONS, Field, LedgerQuery, Operation, param
+from gateway.operations._reference import REGENERATE, render
+from gateway.server import ENDPOINTS
+from gateway.server._openapi import openapi
+from gateway.server._operations import endpoint, read_request
+from schema.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = openapi(ENDPOINTS)
+IDS = [op.name for op in OPERATIONS]
+
+
+@dataclasses.dataclass(frozen=True)
+class WithOutcome(LedgerQuery):
+    """The ledger's request with one more filter, declared here alone."""
+
+    outcome: str | None = param(help="one outcome's", choices=("ok", "timeout"))
+
+
+WITH_OUTCOME: Operation[WithOutcome] = dataclasses.replace(  # type: ignore[arg-type]
+    LEDGER_LIST, request=WithOutcome
+)
+
+
+# -- OpenAPI ------------------------------------------------------------------------
+
+
+def _described(op: Operation[Any], spec: dict[str, Any]) -> dict[str, Any]:
+    operation: dict[str, Any] = spec["paths"][op.path][op.method.lower()]
+    return operation
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_openapi_comes_from_the_declaration(op: Operation[Any]) -> None:
+    described = _described(op, SPEC)
+    roles = ["any"] if op.roles == "any" else sorted(op.roles)
+    assert described["x-holon-roles"] == roles
+    assert described["summary"] == op.summary
+    params = described["parameters"]
+    assert [p["name"] for p in params if p["in"] == "path"] == [f.name for f in op.located("path")]
+    current = [p for p in params if p["in"] == "query" and not p.get("deprecated")]
+    assert [(p["name"], p["description"], p["schema"]) for p in current] == [
+        (f.name, f.spec.help, f.json_schema) for f in op.located("query")
+    ]
+    deprecated = [p["name"] for p in params if p.get("deprecated")]
+    assert deprecated == [f.spec.renamed for f in op.located("query") if f.spec.renamed]
+    body = op.located("body")
+    if body:
+        schema = described["requestBody"]["content"]["application/json"]["schema"]
+        assert list(schema["properties"]) == [f.name for f in body]
+        assert schema["required"] == [f.name for f in body if f.spec.required]
+        assert schema["additionalProperties"] is False
+    else:
+        assert "requestBody" not in described
+    ok = described["responses"][str(op.created)]["content"]["application/json"]["schema"]
+    assert ok == (op.response or {"type": "object"})
+
+
+def test_every_operation_is_routed_once() -> None:
+    routed = [(e.method, e.path) for e in ENDPOINTS]
+    for op in OPERATIONS:
+        assert routed.count((op.method, op.path)) == 1, op.name
+    assert len({op.name for op in OPERATIONS}) == len(OPERATIONS)
+
+
+# -- the CLI ------------------------------------------------------------------------
+
+
+def _subparser(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> argparse.ArgumentParser:
+    for word in words:
+        if word.startswith("--"):  # a switch to another operation of the same command
+            break
+        (group,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        parser = group.choices[word]
+    return parser
+
+
+def _check_flags(op: Operation[Any], parser: argparse.ArgumentParser) -> None:
+    actions = [a for a in parser._actions if a.dest.startswith("op_")]
+    old = [a for a in actions if (a.help or "").startswith("deprecated: the old name of")]
+    renamed = {a.option_strings[0] for a in old}
+    current = {a.dest: a for a in actions if a not in old}
+    assert len(current) == len(actions) - len(old)
+    assert set(current) == {dest(f) for f in op.fields if f.on_cli}
+    for f in op.fields:
+        if not f.on_cli:
+            continue
+        action = current[dest(f)]
+        assert action.option_strings == ([] if f.flag is None else [f.flag]), f.name
+        assert action.help == (f.spec.cli_help or f.spec.help)
+        assert tuple(action.choices or ()) == f.spec.choices
+        assert action.required == (f.spec.required or f.flag is None)
+        if f.kind == "int":
+            assert action.type is int and action.default == f.default
+    assert renamed == {f"--{f.spec.renamed}" for f in op.fields if f.spec.renamed}
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_cli_flags_come_from_the_declaration(op: Operation[Any]) -> None:
+    parser = build_parser()
+    words = operation_commands(parser)[op.name]
+    command_parser = _subparser(parser, words)
+    _check_flags(op, command_parser)
+    if op.cli.description is not None and not words[-1].startswith("--"):
+        assert command_parser.description == op.cli.description
+
+
+def test_a_switch_runs_an_operation_of_the_same_request() -> None:
+    parser = _Parser(prog="t")
+    sub = parser.add_subparsers()
+    with pytest.raises(TypeError, match="takes another request"):
+        command(sub, "x", LEDGER_LIST, parents=[], switch=("--other", OPERATIONS[0]))
+
+
+# -- the HTTP client and the route --------------------------------------------------
+
+
+def _sample(f: Field) -> Any:
+    if f.name == "expires_in":
+        return "2h"  # checked as a duration in every door
+    if f.spec.choices:
+        return f.spec.choices[-1]
+    if f.kind == "bool":
+        return True
+    if f.kind == "int":
+        return 7
+    if f.kind == "custom":
+        return Decimal("0.5")
+    return f"x {f.name} é"  # quoted in a path, encoded in a query
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """A real server on 127.0.0.1 that keeps each request it is sent and answers `{}`."""
+
+    seen: list[tuple[str, str, bytes]] = []
+
+    def _answer(self) -> None:
+        size = int(self.headers.get("content-length") or 0)
+        self.seen.append((self.command, self.path, self.rfile.read(size)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+
+@pytest.fixture(scope="module")
+def recorder() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _sent(op: Operation[Any], url: str, asked: Any) -> tuple[str, str, bytes]:
+    _Recorder.seen.clear()
+    client = HttpClient(url, "hol_test")
+    try:
+        assert client.call(op, asked) == {}
+    finally:
+        client.close()
+    ((method, target, body),) = _Recorder.seen
+    return method, target, body
+
+
+def _parsed(op: Operation[Any], method: str, target: str, body: bytes) -> Any:
+    """What the route reads of the request the client sent (the route's own matching)."""
+    parts = urlsplit(target)
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": method,
+        "path": unquote(parts.path),
+        "raw_path": parts.path.encode(),
+        "query_string": parts.query.encode(),
+        "headers": [(b"content-length", str(len(body)).encode())],
+    }
+    match, child = Route(op.path, lambda r: None, methods=[op.method]).matches(scope)
+    assert match is Match.FULL, target
+    scope.update(child)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def read() -> Any:
+        asked, _ = await read_request(op, Request(scope, receive))
+        return asked
+
+    return asyncio.run(read())
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+def test_the_client_sends_what_the_route_reads(op: Operation[Any], recorder: str) -> None:
+    asked = op.request(**{f.name: _sample(f) for f in op.fields})
+    method, target, body = _sent(op, recorder, asked)
+    assert method == op.method
+    query = parse_qs(urlsplit(target).query)
+    assert set(query) == {f.name for f in op.located("query")}
+    assert (body != b"") == bool(op.located("body"))
+    assert _parsed(op, method, target, body) == asked
+
+
+# -- one more filter: one declaration -----------------------------------------------
+
+
+def test_one_more_field_reaches_every_door(recorder: str) -> None:
+    described = _described(WITH_OUTCOME, openapi([endpoint(WITH_OUTCOME)]))
+    (outcome,) = [p for p in described["parameters"] if p["name"] == "outcome"]
+    assert outcome["schema"] == {"enum": ["ok", "timeout"]}
+
+    parser = _Parser(prog="holon")
+    sub = parser.add_subparsers()
+    ledger = command(sub, "ledger", WITH_OUTCOME, parents=[common_options()])
+    _check_flags(WITH_OUTCOME, ledger)
+    args = parser.parse_args(["ledger", "--outcome", "timeout", "--mandate", "m1"])
+    assert (args.op_outcome, args.op_mandate) == ("timeout", "m1")
+
+    asked = WithOutcome(mandate="m1", outcome="timeout")
+    method, target, body = _sent(WITH_OUTCOME, recorder, asked)
+    assert parse_qs(urlsplit(target).query)["outcome"] == ["timeout"]
+    assert _parsed(WITH_OUTCOME, method, target, body) == asked
+    # ...and its choices are enforced by the route, with the usage error of the others.
+    with pytest.raises(UsageError, match="^outcome must be ok or timeout$"):
+        _parsed(WITH_OUTCOME, "GET", "/v1/ledger?outcome=lost", b"")
+
+
+def test_a_bad_value_is_a_located_usage_error() -> None:
+    with pytest.raises(UsageError, match="^decision must be allow or deny$"):
+        _parsed(LEDGER_LIST, "GET", "/v1/ledger?decision=maybe", b"")
+    with pytest.raises(UsageError, match="query parameter limit must be an integer") as caught:
+        _parsed(LEDGER_LIST, "GET", "/v1/ledger?limit=0", b"")
+    assert caught.value.details["parameter"] == "limit"
+
+
+def test_a_request_field_must_be_declared() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Bare:
+        plain: str | None = None
+
+    with pytest.raises(TypeError, match=r"Bare.plain is not declared with param\(\)"):
+        dataclasses.replace(LEDGER_LIST, request=Bare).fields  # noqa: B018
+
+
+# -- docs/operations.md ---------------------------------------------------------------
+
+
+def test_operations_reference_is_current() -> None:
+    page = ROOT / "docs" / "operations.md"
+    expected = render()
+    actual = page.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = "".join(
+            difflib.unified_diff(
+                actual.splitlines(keepends=True), expected.splitlines(keepends=True), n=1
+            )
+        )
+        pytest.fail(f"docs/operations.md is stale: regenerate it with `{REGENERATE}`\n{diff}")
