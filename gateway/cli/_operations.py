@@ -16,7 +16,7 @@ from typing import Any
 
 from gateway.cli._app import renamed_flag
 from gateway.cli._context import Context
-from gateway.operations import Field, Fields, Lines, Operation, Render, Table
+from gateway.operations import Field, Fields, Lines, Operation, Render, Sections, Table
 
 __all__ = ["add_flags", "command", "dest", "operation_commands", "show"]
 
@@ -38,13 +38,15 @@ def _add(parser: argparse.ArgumentParser, field: Field) -> None:
     spec = field.spec
     text = spec.cli_help or spec.help
     flag = field.flag
+    typed: dict[str, Any] = {} if spec.cli_type is None else {"type": spec.cli_type}
     if flag is None:  # a path field: a positional argument
-        parser.add_argument(dest(field), metavar=spec.metavar or field.name.upper(), help=text)
+        metavar = spec.metavar or field.name.upper()
+        parser.add_argument(dest(field), metavar=metavar, help=text, **typed)
         return
     if field.kind == "bool":
         parser.add_argument(flag, dest=dest(field), action="store_true", help=text)
         return
-    kw: dict[str, Any] = {"dest": dest(field), "help": text}
+    kw: dict[str, Any] = {"dest": dest(field), "help": text, **typed}
     if field.kind == "int":
         kw.update(type=int, default=field.default)
     if spec.choices:
@@ -115,11 +117,16 @@ def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
     if out.json_mode:
         out.json(render.json(view) if isinstance(render, Lines) and render.json else view)
         return
-    if isinstance(render, Table):
+    if isinstance(render, Sections):
+        for n, part in enumerate(render.parts):
+            if n and render.gap:
+                out.line()
+            show(ctx, part, view)
+    elif isinstance(render, Table):
         titles = [c.title for c in render.columns]
-        rows = [[c.value(row) for c in render.columns] for row in view["items"]]
+        rows = [[c.value(row) for c in render.columns] for row in view[render.items]]
         out.table(titles, rows, empty=render.empty)
-        if view.get("next_cursor"):
+        if render.items == "items" and view.get("next_cursor"):
             ctx.more(view["next_cursor"])
     elif isinstance(render, Fields):
         out.fields([(c.title, c.value(view)) for c in render.fields])

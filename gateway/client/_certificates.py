@@ -18,13 +18,6 @@ class CertificateOps:
         version = self.store.agents.get(agent_id).version
         return self.store.certificates.current(agent_id, version)
 
-    def keys(self) -> JSONObject:
-        items = self.store.keys.list()
-        return {"issuer": self.store.keys.issuer(), "items": items}
-
-    def rotate_key(self) -> JSONObject:
-        return self.store.keys.rotate()
-
     def jwks(self) -> JSONObject:
         return self.store.keys.jwks()
 

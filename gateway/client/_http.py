@@ -199,7 +199,14 @@ class HttpClient:
         path, query fields as parameters, body fields as the JSON body."""
         path = operation.path
         for field in operation.located("path"):
-            path = path.replace(f"{{{field.name}}}", _segment(str(getattr(request, field.name))))
+            value = str(getattr(request, field.name))
+            names = field.spec.segments or (field.name,)
+            # An agent id `org/name` fills {org}/{name}; each part is one quoted segment.
+            parts = value.split("/", len(names) - 1) if len(names) > 1 else [value]
+            if len(parts) != len(names):
+                raise UsageError(f"{field.name} must be {'/'.join(names)}, got {value!r}")
+            for name, part in zip(names, parts, strict=True):
+                path = path.replace(f"{{{name}}}", _segment(part))
         params = {f.name: getattr(request, f.name) for f in operation.located("query")}
         body = {
             f.name: getattr(request, f.name)
@@ -217,10 +224,6 @@ class HttpClient:
         result: JSONObject = self.json("POST", "/v1/agents", body=manifest)
         return result
 
-    def get_agent(self, agent_id: str) -> JSONObject:
-        view: JSONObject = self.json("GET", f"/v1/agents/{_agent_path(agent_id)}")
-        return view
-
     def set_agent_disabled(self, agent_id: str, disabled: bool) -> JSONObject:
         action = "disable" if disabled else "enable"
         view: JSONObject = self.json("POST", f"/v1/agents/{_agent_path(agent_id)}/{action}")
@@ -234,16 +237,6 @@ class HttpClient:
         return bool(answer.get("cleared"))
 
     # -- suites -------------------------------------------------------------
-
-    def list_suites(self) -> JSONObject:
-        page: JSONObject = self.json("GET", "/v1/suites")
-        return page
-
-    def get_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
-        view: JSONObject = self.json(
-            "GET", f"/v1/suites/{_segment(suite_id)}", params={"version": version}
-        )
-        return view
 
     def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
         pulled: JSONObject = self.json(
@@ -448,13 +441,6 @@ class HttpCertificates:
 
     def certificate(self, agent_id: str) -> JSONObject:
         return self._get(f"/v1/records/{_agent_path(agent_id)}/certificate")
-
-    def keys(self) -> JSONObject:
-        return self._get("/v1/keys")
-
-    def rotate_key(self) -> JSONObject:
-        view: JSONObject = self.client.json("POST", "/v1/keys/rotate")
-        return view
 
     def jwks(self) -> JSONObject:
         return self._get("/.well-known/jwks.json")

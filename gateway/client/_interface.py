@@ -128,14 +128,6 @@ class CertificatesAPI(Protocol):
         """The signed certificate (a DSSE envelope) of the agent's current record."""
         ...
 
-    def keys(self) -> JSONObject:
-        """`{"issuer", "items": [key view]}`: the signing key first (operator only)."""
-        ...
-
-    def rotate_key(self) -> JSONObject:
-        """A new signing key; the old ones stay in the key set (operator only)."""
-        ...
-
     def jwks(self) -> JSONObject:
         """The public key set (`/.well-known/jwks.json`)."""
         ...
@@ -174,10 +166,6 @@ class Client(Protocol):
         """Register or update; `{"status", "agent", "previous_version", "warnings"}`."""
         ...
 
-    def get_agent(self, agent_id: str) -> JSONObject:
-        """The agent view with its version history."""
-        ...
-
     def set_agent_disabled(self, agent_id: str, disabled: bool) -> JSONObject: ...
 
     def set_agent_secret(self, agent_id: str, secret: str) -> None: ...
@@ -185,14 +173,6 @@ class Client(Protocol):
     def clear_agent_secret(self, agent_id: str) -> bool: ...
 
     # -- suites -------------------------------------------------------------
-    def list_suites(self) -> JSONObject:
-        """`{"items": [suite view of each active version]}`."""
-        ...
-
-    def get_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
-        """The suite view with its installed versions."""
-        ...
-
     def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
         """`{"id", "version", "files": {relative path: text}}`: the public parts only."""
         ...

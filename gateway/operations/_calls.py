@@ -313,11 +313,14 @@ def _revisions(client: StoreClient, ref: MandateRef) -> JSONObject:
     return {"items": [revision_view(r) for r in client.store.mandates.revisions(ref.mandate)]}
 
 
-def _held_revisions(who: Principal, ref: MandateRef, page: JSONObject) -> None:
+def _held_revisions(
+    who: Principal, ref: MandateRef, page: JSONObject, client: StoreClient
+) -> JSONObject:
     # A caller who does not hold it learns no more than of a mandate that does
     # not exist (ids are operator-made and may say whom they are for).
     if not who.is_operator and not any(r["holder"] == who.name for r in page["items"]):
         raise NotFound(f"no mandate {ref.mandate!r}", details={"mandate": ref.mandate})
+    return page
 
 
 MANDATES_REVISIONS = Operation(
@@ -331,7 +334,7 @@ MANDATES_REVISIONS = Operation(
     run=_revisions,
     response=REVISIONS_SCHEMA,
     statuses=(404,),
-    reveal=_held_revisions,
+    present=_held_revisions,
     cli=Cli(
         help="every revision, with its time and granter",
         render=Table(

@@ -55,6 +55,7 @@ class Param:
     in every door, with `where` naming the field the way that door does (`--expires-in`,
     `$.expires_in`), and returns the value (`parse` for a `custom` field does both).
     `renamed`: the field's old name (query and flag), accepted for one release.
+    `segments`: the path parameters a path field spans, joined by "/".
     """
 
     help: str
@@ -71,6 +72,11 @@ class Param:
     check: Callable[[Any, str], Any] | None = None
     schema: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # more JSON Schema
     expected: str = "a string"  # a body string's shape, in its error
+    # A path field over several segments: an agent id `org/name` is {org}/{name}.
+    segments: tuple[str, ...] = ()
+    # The CLI's own check, as an argparse type (its error names the argument, as argparse
+    # does): for values the API reads as given (a path the router already split).
+    cli_type: Callable[[str], Any] | None = None
 
 
 def param(default: Any = None, /, **spec: Any) -> Any:
@@ -191,10 +197,12 @@ def key(name: str) -> Callable[[JSONObject], Any]:
 
 @dataclass(frozen=True)
 class Table:
-    """The answer's `items` as a table; a `next_cursor` becomes the next page's command."""
+    """The answer's `items` (or another list of it) as a table; a `next_cursor` becomes the
+    next page's command."""
 
     columns: tuple[Column, ...]
     empty: str = ""
+    items: str = "items"
 
 
 @dataclass(frozen=True)
@@ -213,7 +221,15 @@ class Lines:
     json: Callable[[JSONObject], Any] | None = None
 
 
-Render = Table | Fields | Lines
+@dataclass(frozen=True)
+class Sections:
+    """Several renderings of one answer, one after the other (`gap`: a blank line between)."""
+
+    parts: tuple[Table | Fields | Lines, ...]
+    gap: bool = True
+
+
+Render = Table | Fields | Lines | Sections
 
 
 @dataclass(frozen=True)
@@ -244,8 +260,10 @@ class Operation(Generic[R]):
     settle: bool = False  # read after this process's answered live calls are settled
     # Who may ask what, before the run: returns the request to run, or raises.
     narrow: Callable[[Principal, R], R] | None = None
-    # After the run, before the answer: may refuse what `who` may not see (NotFound).
-    reveal: Callable[[Principal, R, JSONObject], None] | None = None
+    # After the run, in the worker thread: the view as `who` may see it (an author's keyed
+    # digests), or the refusal of what it may not see (NotFound). The store client (the
+    # CLI, operator) answers the view as it is.
+    present: Callable[[Principal, R, JSONObject, StoreClient], JSONObject] | None = None
     body_name: str = "the body"  # "a token request": named in an unknown key's error
     max_body_bytes: int = 16 * 1024
 

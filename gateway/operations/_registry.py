@@ -1,7 +1,8 @@
-"""The operations over agents and API tokens, each declared once (see _declare.py)."""
+"""The operations over agents and suites, each declared once (see _declare.py)."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -9,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 from gateway.operations._declare import (
     Cli,
     Column,
+    Fields,
     JSONObject,
-    Lines,
     Operation,
+    Principal,
+    Sections,
     Table,
     cursor,
     key,
@@ -23,8 +26,6 @@ from schema.errors import UsageError
 if TYPE_CHECKING:
     from gateway.client import StoreClient
     from records import AgentInfo
-
-OPERATOR = frozenset({"operator"})
 
 # -- agents.list ---------------------------------------------------------------------
 
@@ -136,190 +137,208 @@ AGENTS_LIST = Operation(
 )
 
 
-# -- tokens.create, tokens.list, tokens.revoke ----------------------------------------
+# -- agents.show -------------------------------------------------------------------
 
-TOKEN_VIEW: dict[str, Any] = {
-    "type": "object",
-    "required": ["id", "role", "prefix", "created_at", "expired"],
-    "properties": {
-        "id": {"type": "string", "description": "tok_ and a ULID"},
-        "role": {"type": "string", "description": "operator, org:ORG or caller:NAME"},
-        "prefix": {"type": "string", "description": "the token's first characters, and …"},
-        "note": {"type": ["string", "null"]},
-        "created_at": {"type": "string", "format": "date-time"},
-        "expires_at": {
-            "type": ["string", "null"],
-            "format": "date-time",
-            "description": "null: never expires",
-        },
-        "expired": {"type": "boolean"},
-        "last_used_at": {
-            "type": ["string", "null"],
-            "format": "date-time",
-            "description": "coarse: written at most once a minute",
-        },
-        "revoked_at": {"type": ["string", "null"], "format": "date-time"},
-    },
-}
-CREATED_VIEW: dict[str, Any] = {
-    **TOKEN_VIEW,
-    "required": ["token", *TOKEN_VIEW["required"]],
-    "properties": {
-        "token": {"type": "string", "description": "the token: in this response only"},
-        **TOKEN_VIEW["properties"],
-    },
-}
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
-def duration(text: Any, where: str) -> str:
-    """A duration (90s, 12h, 30d), checked where it is given (a flag, a JSON path)."""
-    from records import parse_duration  # here: building the CLI's parser loads no store
-
-    parse_duration(text, where)
-    return str(text)
+def agent_id(text: str) -> str:
+    """An `org/name` argument, checked before anything is asked of the store (the CLI's
+    argparse type: its error names the argument)."""
+    org, sep, name = text.partition("/")
+    ok = sep and all(
+        part and len(part) <= 39 and part[0].isalnum() and all(c in _ID_CHARS for c in part)
+        for part in (org, name)
+    )
+    if not ok:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an agent id: expected org/name "
+            "(lowercase letters, digits and '-', each side 1 to 39 characters)"
+        )
+    return text
 
 
 @dataclass(frozen=True)
-class TokenRequest:
-    role: str = param(
+class AgentRef:
+    agent: str = param(
         required=True,
-        help="operator, org:ORG or caller:NAME",
-        where="body",
-        expected="a role: operator, org:ORG or caller:NAME",
-    )
-    note: str | None = param(
-        help="what the token is for (shown in listings)",
-        where="body",
-        expected="a note (a string of at most 200 characters)",
-        schema={"maxLength": 200},
-    )
-    expires_in: str | None = param(
-        help="a duration (90s, 15m, 12h, 30d; at most 3650d); none: never expires",
-        cli_help="expire after DURATION: a whole number and s, m, h or d (90s, 12h, 30d)",
-        where="body",
-        metavar="DURATION",
-        check=duration,
-        schema={"pattern": "^[1-9][0-9]{0,5}[smhd]$"},
+        help="the agent's id",
+        where="path",
+        metavar="ORG/NAME",
+        segments=("org", "name"),
+        cli_type=agent_id,
     )
 
 
-def _create(client: StoreClient, request: TokenRequest) -> JSONObject:
-    from gateway.client._views import token_view
-    from records import parse_duration, utcnow
+def _agent(client: StoreClient, ref: AgentRef) -> JSONObject:
+    return client.get_agent(ref.agent)  # the console's agent page reads it too
 
-    now = utcnow()
-    span = None if request.expires_in is None else parse_duration(request.expires_in, "expires_in")
-    info, token = client.store.tokens.create(
-        request.role, request.note, expires_at=None if span is None else now + span
+
+def _pairs(values: dict[str, Any]) -> str | None:
+    return ", ".join(f"{k}={v}" for k, v in values.items()) or None
+
+
+AGENT_FIELDS = Fields(
+    (
+        Column("agent", key("id")),
+        Column("version", key("version")),
+        Column("protocol", lambda v: v["manifest"]["protocol"]),
+        Column("endpoint", lambda v: v["manifest"]["endpoint"]),
+        Column("capabilities", lambda v: v["manifest"]["capabilities"]),
+        Column("limits", lambda v: _pairs(v["manifest"].get("limits", {}))),
+        Column("pricing", lambda v: _pairs(v["manifest"].get("pricing", {}))),
+        Column("contact", lambda v: v["manifest"].get("contact")),
+        Column("disabled", key("disabled")),
+        Column("secret", lambda v: "set" if v["secret_set"] else "not set"),
+        Column("registered", key("created_at")),
+        Column("updated", key("updated_at")),
     )
-    return {"token": token, **token_view(info, now)}
+)
 
-
-def _created_note(view: JSONObject) -> list[str]:
-    until = f", expires {view['expires_at']}" if view["expires_at"] else ""
-    return [f"token {view['id']} for {view['role']}{until}: shown once, stored only as its hash"]
-
-
-TOKENS_CREATE = Operation(
-    name="tokens.create",
-    method="POST",
-    path="/v1/tokens",
-    roles=OPERATOR,
-    request=TokenRequest,
-    summary="create a token (shown in this response only, stored as its hash)",
-    run=_create,
-    response=CREATED_VIEW,
-    statuses=(413,),
-    created=201,
-    no_store=True,
-    body_name="a token request",
+AGENTS_SHOW = Operation(
+    name="agents.show",
+    method="GET",
+    path="/v1/agents/{org}/{name}",
+    roles="any",
+    request=AgentRef,
+    summary="an agent and its versions",
+    run=_agent,
+    statuses=(404,),
     cli=Cli(
-        help="create a token (shown once, stored hashed)",
-        description="Create a random token for ROLE: operator, org:ORG or caller:NAME. "
-        "It is printed once and stored only as its hash; keep it. With --expires-in it "
-        "stops working at that time (by default it never expires).",
-        render=Lines(lines=lambda view: [view["token"]], notes=_created_note),
+        help="show one agent and its versions",
+        render=Sections(
+            (
+                AGENT_FIELDS,
+                Table(
+                    (
+                        Column("version", key("version")),
+                        Column("registered", key("registered_at")),
+                        Column("manifest digest", lambda v: v["manifest_digest"][:16]),
+                        Column("current", key("current")),
+                    ),
+                    items="versions",
+                ),
+            )
+        ),
     ),
 )
 
 
+# -- suites.list, suites.show ------------------------------------------------------
+
+# Suite versions are 32-bit integer columns (PostgreSQL's integer).
+MAX_VERSION = 2**31 - 1
+
+
+def suites_for(who: Principal, client: StoreClient, views: list[JSONObject]) -> list[JSONObject]:
+    """Suite views as `who` may read them: keyed digests for anyone but an operator."""
+    if who.is_operator:
+        return views
+    from gateway.client._views import author_suite_view
+
+    secret = client.store.suites.holdout_secret()  # one store read for the whole listing
+    return [author_suite_view(view, secret) for view in views]
+
+
+def _suites(client: StoreClient, _: SuitesQuery) -> JSONObject:
+    return client.list_suites()  # the console's suites page reads it too
+
+
+def _listed_for(
+    who: Principal, _: SuitesQuery, view: JSONObject, client: StoreClient
+) -> JSONObject:
+    return {**view, "items": suites_for(who, client, view["items"])}
+
+
 @dataclass(frozen=True)
-class TokensQuery:
-    include_revoked: bool = param(
-        False, help="true: revoked too", cli_help="include revoked tokens", flag="--all"
-    )
+class SuitesQuery:
+    """The active suites: no filters yet."""
 
 
-def _tokens(client: StoreClient, query: TokensQuery) -> JSONObject:
-    from gateway.client._views import token_view
-    from records import utcnow
-
-    now = utcnow()
-    items = client.store.tokens.list(include_revoked=query.include_revoked)
-    return {"items": [token_view(t, now) for t in items]}
-
-
-def _expiry(view: JSONObject) -> str | None:
-    if view["expires_at"] is None:
-        return None
-    return str(view["expires_at"]) + (" (expired)" if view["expired"] else "")
-
-
-TOKENS_LIST = Operation(
-    name="tokens.list",
+SUITES_LIST = Operation(
+    name="suites.list",
     method="GET",
-    path="/v1/tokens",
-    roles=OPERATOR,
-    request=TokensQuery,
-    summary="list tokens (never the tokens themselves)",
-    run=_tokens,
-    response={"type": "object", "properties": {"items": {"type": "array", "items": TOKEN_VIEW}}},
+    path="/v1/suites",
+    roles="any",
+    request=SuitesQuery,
+    summary="the active suites",
+    run=_suites,
+    present=_listed_for,
     cli=Cli(
-        help="tokens with their expiry and last use, never the tokens",
+        help="the installed suites (active versions)",
         render=Table(
             (
-                Column("token", key("id")),
-                Column("role", key("role")),
-                Column("starts", key("prefix")),
-                Column("note", key("note")),
-                Column("created", key("created_at")),
-                Column("expires", _expiry),
-                Column("last used", key("last_used_at")),
-                Column("revoked", key("revoked_at")),
+                Column("suite", key("id")),
+                Column("version", key("version")),
+                Column("capability", key("capability")),
+                Column("public", lambda v: v["public"]["cases"]),
+                Column("holdout", lambda v: v["holdout"]["cases"]),
+                Column("digest", lambda v: v["suite_digest"][:16]),
             ),
-            empty="no tokens",
+            empty="no suites installed (holon suites add PATH)",
         ),
     ),
 )
 
 
 @dataclass(frozen=True)
-class TokenRef:
-    token: str = param(required=True, help="a token id (tok_…)", where="path", metavar="TOKEN_ID")
+class SuiteRef:
+    suite: str = param(required=True, help="an installed suite's id", where="path", metavar="ID")
+    version: int | None = param(
+        help="an installed version (default: the active one)",
+        cli_help="an installed version (default: active)",
+        minimum=1,
+        maximum=MAX_VERSION,
+    )
 
 
-def _revoke(client: StoreClient, ref: TokenRef) -> JSONObject:
-    from gateway.client._views import token_view
-    from records import utcnow
-
-    return token_view(client.store.tokens.revoke(ref.token), utcnow())
+def _suite(client: StoreClient, ref: SuiteRef) -> JSONObject:
+    return client.get_suite(ref.suite, ref.version)  # the console's suite page reads it too
 
 
-TOKENS_REVOKE = Operation(
-    name="tokens.revoke",
-    method="POST",
-    path="/v1/tokens/{token}/revoke",
-    roles=OPERATOR,
-    request=TokenRef,
-    summary="revoke a token (kept, listed with --all)",
-    run=_revoke,
-    response=TOKEN_VIEW,
+def _shown_for(who: Principal, _: SuiteRef, view: JSONObject, client: StoreClient) -> JSONObject:
+    return suites_for(who, client, [view])[0]
+
+
+SUITE_FIELDS = Fields(
+    (
+        Column(
+            "suite", lambda v: f"{v['id']} v{v['version']}" + (" (active)" if v["active"] else "")
+        ),
+        Column("capability", key("capability")),
+        Column("title", key("title")),
+        Column("public cases", lambda v: v["public"]["cases"]),
+        Column("holdout cases", lambda v: f"{v['holdout']['cases']} ({v['holdout']['kind']})"),
+        Column("suite digest", key("suite_digest")),
+        Column("installed", key("installed_at")),
+    )
+)
+
+SUITES_SHOW = Operation(
+    name="suites.show",
+    method="GET",
+    path="/v1/suites/{suite}",
+    roles="any",
+    request=SuiteRef,
+    summary="a suite: counts and digests",
+    run=_suite,
+    present=_shown_for,
     statuses=(404,),
     cli=Cli(
-        help="revoke a token",
-        render=Lines(
-            lines=lambda view: [f"token {view['id']} ({view['role']}) is revoked"],
-            json=lambda view: {**view, "revoked": True},
+        help="one suite: counts, digests, versions",
+        render=Sections(
+            (
+                SUITE_FIELDS,
+                Table(
+                    (
+                        Column("version", key("version")),
+                        Column("digest", lambda v: v["suite_digest"][:16]),
+                        Column("active", key("active")),
+                        Column("installed", key("installed_at")),
+                    ),
+                    items="versions",
+                ),
+            )
         ),
     ),
 )

@@ -78,7 +78,10 @@ async def read_request(
     `form`: the query is a page's filter form (the console's): a blank field is no
     filter, and the paging fields are the page's own, not read here."""
     headers: dict[str, str] = {}
-    values: dict[str, Any] = {f.name: request.path_params[f.name] for f in op.located("path")}
+    values: dict[str, Any] = {
+        f.name: "/".join(request.path_params[s] for s in f.spec.segments or (f.name,))
+        for f in op.located("path")
+    }
     for field in op.located("query"):
         if form and (field.spec.paging or not request.query_params.get(field.name, "x")):
             continue
@@ -105,9 +108,7 @@ def endpoint(op: Operation[Any]) -> Endpoint:
 
         def work() -> dict[str, Any]:
             view = svc.client.call(op, asked)
-            if op.reveal is not None:
-                op.reveal(who, asked, view)
-            return view
+            return view if op.present is None else op.present(who, asked, view, svc.client)
 
         response = json_response(await svc.run(work), op.created, headers=headers or None)
         if op.no_store:

@@ -10,8 +10,14 @@ from starlette.responses import Response
 from agents import manifest_from_dict
 from evals import author_record
 from evals.suites import load_installed
-from gateway.client._views import author_suite_view
-from gateway.operations import AGENTS_LIST
+from gateway.operations import (
+    AGENTS_LIST,
+    AGENTS_SHOW,
+    SUITES_LIST,
+    SUITES_SHOW,
+    suites_for,
+)
+from gateway.operations import MAX_VERSION as MAX_VERSION  # the console's suite pages
 from gateway.server._auth import Bearer
 from gateway.server._http import body_object, json_response, query_int, read_json
 from gateway.server._operations import endpoint
@@ -68,10 +74,6 @@ def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
     return {"queued_eval": info.id}
 
 
-async def get_agent(request: Request, who: Bearer, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.get_agent, _agent_id(request)))
-
-
 async def disable_agent(request: Request, who: Bearer, svc: Service) -> Response:
     who.require_agent(_agent_id(request))
     return json_response(await svc.run(svc.client.set_agent_disabled, _agent_id(request), True))
@@ -101,37 +103,15 @@ async def clear_secret(request: Request, who: Bearer, svc: Service) -> Response:
 
 
 def _suites_for(who: Bearer, svc: Service, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Suite views as `who` may read them: keyed digests for anyone but an operator."""
-    if who.is_operator:
-        return views
-    secret = svc.store.suites.holdout_secret()  # one store read for the whole listing
-    return [author_suite_view(view, secret) for view in views]
-
-
-async def list_suites(request: Request, who: Bearer, svc: Service) -> Response:
-    def load() -> dict[str, Any]:
-        view = svc.client.list_suites()
-        return {**view, "items": _suites_for(who, svc, view["items"])}
-
-    return json_response(await svc.run(load))
-
-
-# Suite versions are 32-bit integer columns (PostgreSQL's integer).
-MAX_VERSION = 2**31 - 1
+    """Suite views as `who` may read them (the console's suite pages; suites.list and
+    suites.show present theirs with the same rule)."""
+    return suites_for(who, svc.client, views)
 
 
 def _version(request: Request) -> int | None:
     if request.query_params.get("version") is None:
         return None
     return query_int(request, "version", 1, 1, MAX_VERSION)
-
-
-async def get_suite(request: Request, who: Bearer, svc: Service) -> Response:
-    suite_id = request.path_params["suite"]
-    version = _version(request)
-    return json_response(
-        await svc.run(lambda: _suites_for(who, svc, [svc.client.get_suite(suite_id, version)])[0])
-    )
 
 
 async def suite_cases(request: Request, who: Bearer, svc: Service) -> Response:
@@ -187,14 +167,7 @@ ENDPOINTS = [
         statuses=(404, 409, 413, 422),
     ),
     endpoint(AGENTS_LIST),
-    Endpoint(
-        "GET",
-        "/v1/agents/{org}/{name}",
-        "any",
-        get_agent,
-        "an agent and its versions",
-        statuses=(404,),
-    ),
+    endpoint(AGENTS_SHOW),
     Endpoint(
         "POST",
         "/v1/agents/{org}/{name}/disable",
@@ -232,16 +205,8 @@ ENDPOINTS = [
         "clear the agent's bearer secret",
         statuses=(404,),
     ),
-    Endpoint("GET", "/v1/suites", "any", list_suites, "the active suites"),
-    Endpoint(
-        "GET",
-        "/v1/suites/{suite}",
-        "any",
-        get_suite,
-        "a suite: counts and digests",
-        query=(("version", "an installed version (default: the active one)"),),
-        statuses=(404,),
-    ),
+    endpoint(SUITES_LIST),
+    endpoint(SUITES_SHOW),
     Endpoint(
         "GET",
         "/v1/suites/{suite}/cases",

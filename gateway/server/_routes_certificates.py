@@ -9,8 +9,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway.operations import KEYS_LIST, KEYS_ROTATE
 from gateway.server._auth import Bearer
 from gateway.server._http import body_object, json_response, read_json
+from gateway.server._operations import endpoint
 from gateway.server._service import Endpoint, Service
 from records import CERTIFICATE_MAX_BYTES, JWKS_MAX_BYTES, REVOCATIONS_MAX_BYTES
 from schema.errors import UsageError
@@ -25,18 +27,6 @@ JWKS: dict[str, Any] = {
     "properties": {
         "issuer": {"type": "string", "description": "the issuer these keys sign for"},
         "keys": {"type": "array", "items": {"type": "object"}},
-    },
-}
-KEY_VIEW: dict[str, Any] = {
-    "type": "object",
-    "required": ["kid", "algorithm", "created_at", "active"],
-    "properties": {
-        "kid": {"type": "string", "description": "RFC 7638 JWK thumbprint"},
-        "algorithm": {"type": "string"},
-        "curve": {"type": "string"},
-        "created_at": {"type": "string", "format": "date-time"},
-        "retired_at": {"type": ["string", "null"], "format": "date-time"},
-        "active": {"type": "boolean"},
     },
 }
 IMPORT_SCHEMA: dict[str, Any] = {
@@ -65,14 +55,6 @@ async def jwks(request: Request, who: Any, svc: Service) -> Response:
 
 async def revocations(request: Request, who: Any, svc: Service) -> Response:
     return json_response(await svc.run(svc.client.certificates.revocations))
-
-
-async def list_keys(request: Request, who: Bearer, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.certificates.keys))
-
-
-async def rotate_key(request: Request, who: Bearer, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.certificates.rotate_key))
 
 
 async def import_certificate(request: Request, who: Bearer, svc: Service) -> Response:
@@ -120,27 +102,8 @@ ENDPOINTS = [
         "this store's signed revocation list (a DSSE envelope)",
         response=ENVELOPE,
     ),
-    Endpoint(
-        "GET",
-        "/v1/keys",
-        OPERATOR,
-        list_keys,
-        "this store's signing keys (public parts)",
-        response={
-            "type": "object",
-            "properties": {
-                "issuer": {"type": "string"},
-                "items": {"type": "array", "items": KEY_VIEW},
-            },
-        },
-    ),
-    Endpoint(
-        "POST",
-        "/v1/keys/rotate",
-        OPERATOR,
-        rotate_key,
-        "retire the signing key and make a new one (the old one keeps verifying)",
-    ),
+    endpoint(KEYS_LIST),
+    endpoint(KEYS_ROTATE),
     Endpoint(
         "POST",
         "/v1/certificates/import",

@@ -68,7 +68,9 @@ def test_openapi_comes_from_the_declaration(op: Operation[Any]) -> None:
     assert described["x-holon-roles"] == roles
     assert described["summary"] == op.summary
     params = described["parameters"]
-    assert [p["name"] for p in params if p["in"] == "path"] == [f.name for f in op.located("path")]
+    assert [p["name"] for p in params if p["in"] == "path"] == [
+        name for f in op.located("path") for name in f.spec.segments or (f.name,)
+    ]
     current = [p for p in params if p["in"] == "query" and not p.get("deprecated")]
     assert [(p["name"], p["description"], p["schema"]) for p in current] == [
         (f.name, f.spec.help, f.json_schema) for f in op.located("query")
@@ -149,6 +151,8 @@ def test_a_switch_runs_an_operation_of_the_same_request() -> None:
 def _sample(f: Field) -> Any:
     if f.name == "expires_in":
         return "2h"  # checked as a duration in every door
+    if f.spec.segments:
+        return "/".join(f"x {name} é" for name in f.spec.segments)  # one quoted segment each
     if f.spec.choices:
         return f.spec.choices[-1]
     if f.kind == "bool":

@@ -8,29 +8,12 @@ import getpass
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
 from gateway.cli._operations import command
-from gateway.operations import AGENTS_LIST
+from gateway.operations import AGENTS_LIST, AGENTS_SHOW
+from gateway.operations import agent_id as agent_id  # the commands' argparse type
 from schema.errors import UsageError
 
 _AGENT_ID = "ORG/NAME"
 MAX_SECRET_CHARS = 4096
-
-
-def agent_id(text: str) -> str:
-    """An `org/name` argument, checked before anything is asked of the store."""
-    org, sep, name = text.partition("/")
-    ok = sep and all(
-        part and len(part) <= 39 and part[0].isalnum() and all(c in _ID_CHARS for c in part)
-        for part in (org, name)
-    )
-    if not ok:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not an agent id: expected org/name "
-            "(lowercase letters, digits and '-', each side 1 to 39 characters)"
-        )
-    return text
-
-
-_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,9 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     command(group, "list", AGENTS_LIST, parents=both)
 
-    show = group.add_parser("show", parents=both, help="show one agent and its versions")
-    show.add_argument("agent", type=agent_id, metavar=_AGENT_ID, help="the agent's id")
-    show.set_defaults(handler=do_show)
+    command(group, "show", AGENTS_SHOW, parents=both)
 
     for action, disabled in (("disable", True), ("enable", False)):
         p = group.add_parser(
@@ -81,29 +62,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s_clear.set_defaults(handler=do_secret_clear)
 
 
-def _print_agent(ctx: Context, view: dict[str, object]) -> None:
-    manifest = view["manifest"]
-    assert isinstance(manifest, dict)
-    limits = manifest.get("limits", {})
-    pricing = manifest.get("pricing", {})
-    ctx.out.fields(
-        [
-            ("agent", view["id"]),
-            ("version", view["version"]),
-            ("protocol", manifest["protocol"]),
-            ("endpoint", manifest["endpoint"]),
-            ("capabilities", manifest["capabilities"]),
-            ("limits", ", ".join(f"{k}={v}" for k, v in limits.items()) or None),
-            ("pricing", ", ".join(f"{k}={v}" for k, v in pricing.items()) or None),
-            ("contact", manifest.get("contact")),
-            ("disabled", view["disabled"]),
-            ("secret", "set" if view["secret_set"] else "not set"),
-            ("registered", view["created_at"]),
-            ("updated", view["updated_at"]),
-        ]
-    )
-
-
 def do_register(ctx: Context) -> int:
     from agents import load_manifest
 
@@ -123,23 +81,6 @@ def do_register(ctx: Context) -> int:
         "reactivated": f"{manifest.id} is back at version {manifest.version} (was {previous})",
     }
     ctx.out.line(words[status])
-    return 0
-
-
-def do_show(ctx: Context) -> int:
-    view = ctx.client().get_agent(ctx.args.agent)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-        return 0
-    _print_agent(ctx, view)
-    ctx.out.line()
-    ctx.out.table(
-        ["version", "registered", "manifest digest", "current"],
-        [
-            (v["version"], v["registered_at"], v["manifest_digest"][:16], v["current"])
-            for v in view["versions"]
-        ],
-    )
     return 0
 
 

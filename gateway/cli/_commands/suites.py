@@ -11,6 +11,8 @@ from typing import Any
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
+from gateway.cli._operations import command, show
+from gateway.operations import SUITE_FIELDS, SUITES_LIST, SUITES_SHOW
 from schema.documents import write_error, write_file
 from schema.errors import InputError, Location, UsageError
 
@@ -38,13 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     activate.add_argument("version", metavar="VERSION", type=int, help="an installed version")
     activate.set_defaults(handler=do_activate)
 
-    ls = group.add_parser("list", parents=both, help="the installed suites (active versions)")
-    ls.set_defaults(handler=do_list)
-
-    show = group.add_parser("show", parents=both, help="one suite: counts, digests, versions")
-    show.add_argument("suite", metavar="ID", help="an installed suite's id")
-    show.add_argument("--version", type=int, help="an installed version (default: active)")
-    show.set_defaults(handler=do_show)
+    command(group, "list", SUITES_LIST, parents=both)
+    command(group, "show", SUITES_SHOW, parents=both)
 
     validate = group.add_parser(
         "validate",
@@ -114,17 +111,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _print_suite(ctx: Context, view: dict[str, Any]) -> None:
-    ctx.out.fields(
-        [
-            ("suite", f"{view['id']} v{view['version']}" + (" (active)" if view["active"] else "")),
-            ("capability", view["capability"]),
-            ("title", view["title"]),
-            ("public cases", view["public"]["cases"]),
-            ("holdout cases", f"{view['holdout']['cases']} ({view['holdout']['kind']})"),
-            ("suite digest", view["suite_digest"]),
-            ("installed", view["installed_at"]),
-        ]
-    )
+    show(ctx, SUITE_FIELDS, view)
 
 
 def do_add(ctx: Context) -> int:
@@ -147,46 +134,6 @@ def do_activate(ctx: Context) -> int:
         ctx.out.json(view)
     else:
         ctx.out.line(f"{view['id']} v{view['version']} is active")
-    return 0
-
-
-def do_list(ctx: Context) -> int:
-    page = ctx.client().list_suites()
-    if ctx.out.json_mode:
-        ctx.out.json(page)
-        return 0
-    ctx.out.table(
-        ["suite", "version", "capability", "public", "holdout", "digest"],
-        [
-            (
-                v["id"],
-                v["version"],
-                v["capability"],
-                v["public"]["cases"],
-                v["holdout"]["cases"],
-                v["suite_digest"][:16],
-            )
-            for v in page["items"]
-        ],
-        empty="no suites installed (holon suites add PATH)",
-    )
-    return 0
-
-
-def do_show(ctx: Context) -> int:
-    view = ctx.client().get_suite(ctx.args.suite, ctx.args.version)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-        return 0
-    _print_suite(ctx, view)
-    ctx.out.line()
-    ctx.out.table(
-        ["version", "digest", "active", "installed"],
-        [
-            (v["version"], v["suite_digest"][:16], v["active"], v["installed_at"])
-            for v in view["versions"]
-        ],
-    )
     return 0
 
 
