@@ -224,11 +224,6 @@ class HttpClient:
         result: JSONObject = self.json("POST", "/v1/agents", body=manifest)
         return result
 
-    def set_agent_disabled(self, agent_id: str, disabled: bool) -> JSONObject:
-        action = "disable" if disabled else "enable"
-        view: JSONObject = self.json("POST", f"/v1/agents/{_agent_path(agent_id)}/{action}")
-        return view
-
     def set_agent_secret(self, agent_id: str, secret: str) -> None:
         self.send("PUT", f"/v1/agents/{_agent_path(agent_id)}/secret", body={"secret": secret})
 
@@ -415,10 +410,6 @@ class HttpMandates:
         mandate = load_mandate(path)
         assert mandate.document is not None
         return self.grant(mandate.document, source=str(path))
-
-    def revoke(self, mandate_id: str) -> JSONObject:
-        view: JSONObject = self.client.json("POST", f"/v1/mandates/{_segment(mandate_id)}/revoke")
-        return view
 
     def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
         verdict: JSONObject = self.client.json(

@@ -34,9 +34,6 @@ class MandateOps:
         status, info = self.store.mandates.grant(mandate.document)
         return {"status": status, "mandate": mandate_view(info)}
 
-    def revoke(self, mandate_id: str) -> JSONObject:
-        return mandate_view(self.store.mandates.revoke(mandate_id))
-
     def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
         return check_mandate(
             Lookups(self.store, ttl_s=0), mandate_id, agent_id, capability, utcnow()

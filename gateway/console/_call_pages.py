@@ -19,6 +19,7 @@ from gateway.operations import (
     LEDGER_LIST,
     MANDATES_LIST,
     MANDATES_REVISIONS,
+    MANDATES_REVOKE,
     MANDATES_SHOW,
     TOKENS_CREATE,
     TOKENS_LIST,
@@ -162,7 +163,7 @@ async def grant_mandate(web: Web) -> Response:
 
 async def revoke_mandate(web: Web) -> Response:
     mandate_id = web.request.path_params["mandate"]
-    await web.svc.run(web.svc.client.mandates.revoke, mandate_id)
+    await web.svc.run(web.svc.client.call, MANDATES_REVOKE, MandateRef(mandate_id))
     return see_other(f"/ui/mandates/{quote(mandate_id)}")
 
 

@@ -11,6 +11,7 @@ from gateway.operations._calls import (
     LEDGER_LIST,
     MANDATES_LIST,
     MANDATES_REVISIONS,
+    MANDATES_REVOKE,
     MANDATES_SHOW,
     LedgerQuery,
     MandateRef,
@@ -36,6 +37,8 @@ from gateway.operations._declare import (
 )
 from gateway.operations._registry import (
     AGENT_FIELDS,
+    AGENTS_DISABLE,
+    AGENTS_ENABLE,
     AGENTS_LIST,
     AGENTS_SHOW,
     MAX_VERSION,
@@ -65,11 +68,14 @@ from gateway.operations._tokens import (
 OPERATIONS: tuple[Operation[Any], ...] = (
     AGENTS_LIST,
     AGENTS_SHOW,
+    AGENTS_DISABLE,
+    AGENTS_ENABLE,
     SUITES_LIST,
     SUITES_SHOW,
     MANDATES_LIST,
     MANDATES_SHOW,
     MANDATES_REVISIONS,
+    MANDATES_REVOKE,
     LEDGER_LIST,
     TOKENS_CREATE,
     TOKENS_LIST,
@@ -79,6 +85,9 @@ OPERATIONS: tuple[Operation[Any], ...] = (
 )
 
 __all__ = [
+    "AGENTS_DISABLE",
+    "AGENTS_ENABLE",
+    "MANDATES_REVOKE",
     "AGENTS_LIST",
     "AGENTS_SHOW",
     "AGENT_FIELDS",

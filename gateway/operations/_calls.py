@@ -10,6 +10,7 @@ from gateway.operations._declare import (
     Column,
     Fields,
     JSONObject,
+    Lines,
     Operation,
     Principal,
     Table,
@@ -349,6 +350,33 @@ MANDATES_REVISIONS = Operation(
                 Column("digest", lambda r: r["digest"][:12]),
             ),
             empty="no revisions",
+        ),
+    ),
+)
+
+
+# -- mandates.revoke ---------------------------------------------------------------
+
+
+def _revoke(client: StoreClient, ref: MandateRef) -> JSONObject:
+    from gateway.client._views import mandate_view
+
+    return mandate_view(client.store.mandates.revoke(ref.mandate))
+
+
+MANDATES_REVOKE = Operation(
+    name="mandates.revoke",
+    method="POST",
+    path="/v1/mandates/{mandate}/revoke",
+    roles=OPERATOR,
+    request=MandateRef,
+    summary="revoke a mandate (kept for the ledger)",
+    run=_revoke,
+    statuses=(404,),
+    cli=Cli(
+        help="revoke a mandate (kept, with its ledger rows)",
+        render=Lines(
+            lambda v: [f"mandate {v['id']} ({v['holder']}) is revoked; its ledger rows stay"]
         ),
     ),
 )

@@ -44,6 +44,10 @@ class Principal(Protocol):
     @property
     def is_operator(self) -> bool: ...
 
+    def require_agent(self, agent_id: str) -> None:
+        """Forbidden unless an operator, or the org whose agent it is."""
+        ...
+
 
 @dataclass(frozen=True)
 class Param:

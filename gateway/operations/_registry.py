@@ -12,6 +12,7 @@ from gateway.operations._declare import (
     Column,
     Fields,
     JSONObject,
+    Lines,
     Operation,
     Principal,
     Sections,
@@ -222,6 +223,43 @@ AGENTS_SHOW = Operation(
         ),
     ),
 )
+
+
+# -- agents.disable, agents.enable -------------------------------------------------
+
+ORG = frozenset({"operator", "org"})
+
+
+def _own_agent(who: Principal, ref: AgentRef) -> AgentRef:
+    who.require_agent(ref.agent)
+    return ref
+
+
+def _switch(disabled: bool) -> Operation[AgentRef]:
+    action = "disable" if disabled else "enable"
+
+    def run(client: StoreClient, ref: AgentRef) -> JSONObject:
+        return client.set_agent_disabled(ref.agent, disabled)  # the console's too
+
+    return Operation(
+        name=f"agents.{action}",
+        method="POST",
+        path=f"/v1/agents/{{org}}/{{name}}/{action}",
+        roles=ORG,
+        request=AgentRef,
+        summary=f"{action} an agent (history kept)",
+        run=run,
+        statuses=(404,),
+        narrow=_own_agent,
+        cli=Cli(
+            help=f"{action} an agent (history is kept)",
+            render=Lines(lambda v: [f"{v['id']} is {action}d"]),
+        ),
+    )
+
+
+AGENTS_DISABLE = _switch(True)
+AGENTS_ENABLE = _switch(False)
 
 
 # -- suites.list, suites.show ------------------------------------------------------

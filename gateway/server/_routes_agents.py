@@ -11,6 +11,8 @@ from agents import manifest_from_dict
 from evals import author_record
 from evals.suites import load_installed
 from gateway.operations import (
+    AGENTS_DISABLE,
+    AGENTS_ENABLE,
     AGENTS_LIST,
     AGENTS_SHOW,
     SUITES_LIST,
@@ -72,16 +74,6 @@ def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
     except HolonError as exc:
         return {"queued_eval": None, "queued_eval_error": exc.to_body()["error"]}
     return {"queued_eval": info.id}
-
-
-async def disable_agent(request: Request, who: Bearer, svc: Service) -> Response:
-    who.require_agent(_agent_id(request))
-    return json_response(await svc.run(svc.client.set_agent_disabled, _agent_id(request), True))
-
-
-async def enable_agent(request: Request, who: Bearer, svc: Service) -> Response:
-    who.require_agent(_agent_id(request))
-    return json_response(await svc.run(svc.client.set_agent_disabled, _agent_id(request), False))
 
 
 async def set_secret(request: Request, who: Bearer, svc: Service) -> Response:
@@ -168,22 +160,8 @@ ENDPOINTS = [
     ),
     endpoint(AGENTS_LIST),
     endpoint(AGENTS_SHOW),
-    Endpoint(
-        "POST",
-        "/v1/agents/{org}/{name}/disable",
-        ORG,
-        disable_agent,
-        "disable an agent (history kept)",
-        statuses=(404,),
-    ),
-    Endpoint(
-        "POST",
-        "/v1/agents/{org}/{name}/enable",
-        ORG,
-        enable_agent,
-        "enable an agent",
-        statuses=(404,),
-    ),
+    endpoint(AGENTS_DISABLE),
+    endpoint(AGENTS_ENABLE),
     Endpoint(
         "PUT",
         "/v1/agents/{org}/{name}/secret",

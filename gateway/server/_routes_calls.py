@@ -12,7 +12,13 @@ from starlette.responses import Response
 
 from agents._outcome import printable
 from gateway._tracing import caller_context
-from gateway.operations import LEDGER_LIST, MANDATES_LIST, MANDATES_REVISIONS, MANDATES_SHOW
+from gateway.operations import (
+    LEDGER_LIST,
+    MANDATES_LIST,
+    MANDATES_REVISIONS,
+    MANDATES_REVOKE,
+    MANDATES_SHOW,
+)
 from gateway.server._auth import Bearer
 from gateway.server._http import body_object, id_text, json_response, read_json
 from gateway.server._operations import endpoint
@@ -168,10 +174,6 @@ async def grant_mandate(request: Request, who: Bearer, svc: Service) -> Response
     return json_response(view, 201 if view["status"] == "created" else 200)
 
 
-async def revoke_mandate(request: Request, who: Bearer, svc: Service) -> Response:
-    return json_response(await svc.run(svc.client.mandates.revoke, request.path_params["mandate"]))
-
-
 async def check_mandate(request: Request, who: Bearer, svc: Service) -> Response:
     body = body_object(await read_json(request, 64 * 1024), "the body")
     shape = ' (the body is {"agent": "org/name", "capability": "..."})'
@@ -226,14 +228,7 @@ ENDPOINTS = [
     endpoint(MANDATES_LIST),
     endpoint(MANDATES_SHOW),
     endpoint(MANDATES_REVISIONS),
-    Endpoint(
-        "POST",
-        "/v1/mandates/{mandate}/revoke",
-        OPERATOR,
-        revoke_mandate,
-        "revoke a mandate (kept for the ledger)",
-        statuses=(404,),
-    ),
+    endpoint(MANDATES_REVOKE),
     Endpoint(
         "POST",
         "/v1/mandates/{mandate}/check",

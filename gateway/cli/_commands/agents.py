@@ -8,7 +8,7 @@ import getpass
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
 from gateway.cli._operations import command
-from gateway.operations import AGENTS_LIST, AGENTS_SHOW
+from gateway.operations import AGENTS_DISABLE, AGENTS_ENABLE, AGENTS_LIST, AGENTS_SHOW
 from gateway.operations import agent_id as agent_id  # the commands' argparse type
 from schema.errors import UsageError
 
@@ -35,14 +35,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     command(group, "show", AGENTS_SHOW, parents=both)
 
-    for action, disabled in (("disable", True), ("enable", False)):
-        p = group.add_parser(
-            action,
-            parents=both,
-            help=f"{action} an agent (history is kept)",
-        )
-        p.add_argument("agent", type=agent_id, metavar=_AGENT_ID, help="the agent's id")
-        p.set_defaults(handler=do_disable if disabled else do_enable)
+    command(group, "disable", AGENTS_DISABLE, parents=both)
+    command(group, "enable", AGENTS_ENABLE, parents=both)
 
     secret = group.add_parser("secret", help="the agent's bearer secret (write-only)")
     secret_group = secret.add_subparsers(dest="secret_command", metavar="ACTION", required=True)
@@ -82,23 +76,6 @@ def do_register(ctx: Context) -> int:
     }
     ctx.out.line(words[status])
     return 0
-
-
-def _set_disabled(ctx: Context, disabled: bool) -> int:
-    view = ctx.client().set_agent_disabled(ctx.args.agent, disabled)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-    else:
-        ctx.out.line(f"{view['id']} is {'disabled' if disabled else 'enabled'}")
-    return 0
-
-
-def do_disable(ctx: Context) -> int:
-    return _set_disabled(ctx, True)
-
-
-def do_enable(ctx: Context) -> int:
-    return _set_disabled(ctx, False)
 
 
 def _read_secret(ctx: Context) -> str:

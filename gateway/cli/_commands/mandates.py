@@ -14,7 +14,7 @@ from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
 from gateway.cli._operations import command
-from gateway.operations import MANDATES_LIST, MANDATES_REVISIONS, MANDATES_SHOW
+from gateway.operations import MANDATES_LIST, MANDATES_REVISIONS, MANDATES_REVOKE, MANDATES_SHOW
 from schema.errors import checked
 from schema.jsontext import dumps
 
@@ -54,11 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check.add_argument("--capability", metavar="CAP", required=True, help="the capability")
     check.set_defaults(handler=do_check)
 
-    revoke = group.add_parser(
-        "revoke", parents=both, help="revoke a mandate (kept, with its ledger rows)"
-    )
-    revoke.add_argument("mandate", metavar="ID", help="the mandate's id")
-    revoke.set_defaults(handler=do_revoke)
+    command(group, "revoke", MANDATES_REVOKE, parents=both)
 
 
 def do_grant(ctx: Context) -> int:
@@ -120,12 +116,3 @@ def do_check(ctx: Context) -> int:
     if rate is not None:
         ctx.out.line(f"  rate limit: {numbers_text(rate, set())}")
     return checked(allowed)
-
-
-def do_revoke(ctx: Context) -> int:
-    view = ctx.client().mandates.revoke(ctx.args.mandate)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-    else:
-        ctx.out.line(f"mandate {view['id']} ({view['holder']}) is revoked; its ledger rows stay")
-    return 0
