@@ -29,12 +29,22 @@ from starlette.routing import Match, Route
 from gateway.cli._app import _Parser, build_parser, common_options
 from gateway.cli._operations import command, dest, operation_commands
 from gateway.client import HttpClient
-from gateway.operations import LEDGER_LIST, OPERATIONS, Field, LedgerQuery, Operation, param
+from gateway.operations import (
+    AGENTS_DISABLE,
+    LEDGER_LIST,
+    OPERATIONS,
+    AgentRef,
+    Field,
+    LedgerQuery,
+    Operation,
+    param,
+)
 from gateway.operations._reference import REGENERATE, render
 from gateway.server import ENDPOINTS
+from gateway.server._auth import Bearer
 from gateway.server._openapi import openapi
 from gateway.server._operations import endpoint, read_request
-from schema.errors import UsageError
+from schema.errors import Forbidden, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = openapi(ENDPOINTS)
@@ -274,6 +284,45 @@ def test_a_bad_value_is_a_located_usage_error() -> None:
     with pytest.raises(UsageError, match="query parameter limit must be an integer") as caught:
         _parsed(LEDGER_LIST, "GET", "/v1/ledger?limit=0", b"")
     assert caught.value.details["parameter"] == "limit"
+
+
+def test_a_filter_form_reads_blanks_as_no_filter_and_leaves_paging_to_the_page() -> None:
+    # The console's ledger page and CSV: a submitted form sends every field, blank or not.
+    target = "/v1/ledger?caller=&mandate=m1&agent=&decision=&limit=oops&cursor=c1"
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": "GET",
+        "path": "/v1/ledger",
+        "query_string": urlsplit(target).query.encode(),
+        "headers": [],
+    }
+
+    async def read(query: str) -> Any:
+        asked, _ = await read_request(
+            LEDGER_LIST, Request({**scope, "query_string": query.encode()}), form=True
+        )
+        return asked
+
+    assert asyncio.run(read(scope["query_string"].decode())) == LedgerQuery(mandate="m1")
+    with pytest.raises(UsageError, match="^decision must be allow or deny$"):
+        asyncio.run(read("decision=maybe"))
+
+
+def test_narrowing_is_the_operations_own() -> None:
+    narrow = LEDGER_LIST.narrow
+    assert narrow is not None
+    caller = Bearer("caller:finance-bot", "tok_1")
+    assert narrow(caller, LedgerQuery()) == LedgerQuery(caller="finance-bot")
+    assert narrow(caller, LedgerQuery(caller="finance-bot")).caller == "finance-bot"
+    with pytest.raises(UsageError, match="^a caller token reads its own ledger only$"):
+        narrow(caller, LedgerQuery(caller="someone-else"))
+    # An org may disable its own agents only (the route's rule, now the operation's).
+    assert AGENTS_DISABLE.narrow is not None
+    org = Bearer("org:acme", "tok_3")
+    assert AGENTS_DISABLE.narrow(org, AgentRef("acme/bot")) == AgentRef("acme/bot")
+    with pytest.raises(Forbidden):
+        AGENTS_DISABLE.narrow(org, AgentRef("other/bot"))
+    assert narrow(Bearer("operator", "tok_2"), LedgerQuery(caller="x")) == LedgerQuery(caller="x")
 
 
 def test_a_request_field_must_be_declared() -> None:
