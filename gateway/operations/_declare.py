@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from gateway.client import StoreClient
 
 JSONObject = dict[str, Any]
+# The table's own types compare by identity and generate no __eq__, __hash__ or __repr__:
+# each generated method costs an exec when the module loads, on every CLI start.
+_LEAN: dict[str, bool] = {"eq": False, "repr": False}
 Where = Literal["path", "query", "body"]
 R = TypeVar("R")
 Kind = Literal["str", "bool", "int", "custom"]
@@ -49,7 +52,7 @@ class Principal(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Param:
     """One request field: its help, where it travels, and how each door spells it.
 
@@ -107,7 +110,7 @@ def limit(default: int = 100, maximum: int = 1000) -> Any:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Field:
     """A request field as the doors read it: its name, Python kind, default and `Param`."""
 
@@ -187,7 +190,7 @@ def filters(request: Any) -> dict[str, str]:
 # -- how the CLI shows an answer -----------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Column:
     """A table column (or a `key: value` line): its title and its cell from one row."""
 
@@ -199,7 +202,7 @@ def key(name: str) -> Callable[[JSONObject], Any]:
     return lambda row: row[name]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Table:
     """The answer's `items` (or another list of it) as a table; a `next_cursor` becomes the
     next page's command."""
@@ -209,14 +212,14 @@ class Table:
     items: str = "items"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Fields:
     """The answer as aligned `key: value` lines."""
 
     fields: tuple[Column, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Lines:
     """The answer as lines on stdout and notes on stderr; `json` rewrites the --json answer."""
 
@@ -225,7 +228,7 @@ class Lines:
     json: Callable[[JSONObject], Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Sections:
     """Several renderings of one answer, one after the other (`gap`: a blank line between)."""
 
@@ -236,7 +239,7 @@ class Sections:
 Render = Table | Fields | Lines | Sections
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Cli:
     """The CLI command: its help line, description and rendering (flags come from the request)."""
 
@@ -245,7 +248,7 @@ class Cli:
     description: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_LEAN)
 class Operation(Generic[R]):
     """One operation of holon, declared once (docs/architecture.md, Operations)."""
 
