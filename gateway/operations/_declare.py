@@ -60,7 +60,8 @@ class Param:
     CLI does not offer. `cli_help` replaces `help` where the CLI's wording differs
     (the API's "operator only" is no news on the store). `check(value, where)` runs
     in every door, with `where` naming the field the way that door does (`--expires-in`,
-    `$.expires_in`), and returns the value (`parse` for a `custom` field does both).
+    `$.expires_in`), and returns the value: a `custom` field's check also parses it
+    (`min_eval_score`: query text to a Decimal).
     `renamed`: the field's old name (query and flag), accepted for one release.
     `segments`: the path parameters a path field spans, joined by "/".
     """
