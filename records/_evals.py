@@ -506,6 +506,22 @@ class EvalRegistry:
         with self._store.read() as session:
             return list(session.scalars(query))
 
+    def cell_state(self, eval_id: str) -> tuple[int, int, int, datetime | None]:
+        """What changes when any cell of the eval changes, in one aggregate: how many cells,
+        how many still hold an output (retention drops them), the sum of their fences
+        (every claim raises one) and the last finish. A cached report of a finished eval
+        is keyed by it (evals.reports.ReportCache)."""
+        c = EvalCell.__table__.c
+        query = select(
+            func.count(),
+            func.count(c.output),
+            func.coalesce(func.sum(c.fence), 0),
+            func.max(c.finished_at),
+        ).where(c.eval_id == eval_id)
+        with self._store.read() as session:
+            n, outputs, fences, last = session.execute(query).one()
+        return int(n), int(outputs), int(fences), last
+
     def scored_cells(self, eval_id: str) -> builtins.list[ScoredCell]:
         """Every cell of the eval, in order, as scoring reads it (no JSON column, and
         plain rows: building ORM objects was most of the cost of finishing an eval)."""
