@@ -12,8 +12,9 @@ still hold an output: retention drops them, their fences, the last finish). What
 another gateway process changes in the store changes the key, so a text kept here is
 never served for a report that reads differently; nothing needs invalidating.
 
-Only a `done` eval is kept (a running one changes by the second, a cancelled one may be
-resumed); the texts are bounded in bytes, least recently used out first.
+Only a `done` eval is kept (a running one changes by the second, a cancelled one may
+still have a cell in flight recorded); the texts are bounded in characters, least
+recently used out first.
 """
 
 from __future__ import annotations
