@@ -154,6 +154,37 @@ def test_bare_ui_leads_to_the_console(console: World) -> None:
         assert browser.post("/ui").status_code in (404, 405)
 
 
+def test_resuming_a_running_eval_goes_on_and_a_done_reports_page_is_kept(
+    console: World,
+) -> None:
+    """Resume from the console is the API's check (the gateway's workers do the work):
+    a running eval is resumed to its end. Its report in the page, once done, is the
+    same bytes on every request, and an author's is never the operator's."""
+    import time
+
+    gw = console.gw
+    client = console.sign_in("operator")
+    started = gw.call("POST", "/v1/evals", "operator", json={"agent": TRIAGE, "pace_s": 0.3})
+    eval_id = started.json()["eval"]["id"]
+    page = client.get(f"/ui/evals/{eval_id}")
+    assert gw.store.evals.get(eval_id).status == "running"  # paced: still running
+    resumed = client.post(f"/ui/evals/{eval_id}/resume", data={"csrf": csrf_of(page.text)})
+    assert resumed.status_code == 303 and resumed.headers["location"] == f"/ui/evals/{eval_id}"
+    deadline = time.monotonic() + 60
+    while gw.store.evals.get(eval_id).status == "running":
+        assert time.monotonic() < deadline, "the resumed eval did not finish"
+        time.sleep(0.05)
+    assert gw.store.evals.get(eval_id).status == "done"
+    frame = f"/ui/evals/{eval_id}/report?format=html&view=1"
+    first = client.get(frame + "&audience=operator")
+    assert first.status_code == 200 and "holdout" in first.text
+    assert client.get(frame + "&audience=operator").text == first.text
+    api = gw.call("GET", f"/v1/evals/{eval_id}/report?format=html&audience=operator", "operator")
+    assert api.text == first.text
+    author = client.get(frame + "&audience=author")
+    assert author.status_code == 200 and author.text != first.text
+
+
 PAGES = (
     "/ui/",
     f"/ui/agents/{TRIAGE}",
