@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents import AddressGuard, Executor, load_manifest, manifest_from_dict, secret_problem
 from evals.suites import (
@@ -34,6 +34,9 @@ from gateway.settings import Settings, checkout_root
 from records import DecisionCode, Store, open_store
 from schema.errors import UsageError
 from schema.jsontext import JSONValue
+
+if TYPE_CHECKING:
+    from evals.reports import ReportCache
 
 log = logging.getLogger(__name__)
 
@@ -294,6 +297,26 @@ class StoreClient:
 class StoreEvals(EvalOps):
     """The eval operations with what the CLI's client interface adds (runs in this process)."""
 
+    def __init__(
+        self,
+        store: Store,
+        home: Path,
+        retention_days: int = 30,
+        address_guard: AddressGuard | None = None,
+    ) -> None:
+        super().__init__(store, home, retention_days, address_guard)
+        self._reports: ReportCache | None = None
+
+    @property
+    def reports(self) -> ReportCache:
+        """The reports of done evals this process rendered, kept (evals.reports._cache);
+        made on first use, as the report renderers are imported (a CLI start stays fast)."""
+        if self._reports is None:
+            from evals.reports import ReportCache
+
+            self._reports = ReportCache()
+        return self._reports
+
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
         plan = self.plan(
             agent_id,
@@ -314,21 +337,21 @@ class StoreEvals(EvalOps):
 
     def report(self, eval_id: str, *, audience: str, form: str) -> str:
         from evals.reports import (
-            build_report,
             render_html,
             render_json,
             render_junit,
             render_markdown,
         )
 
-        report = build_report(self.store, eval_id, audience=audience)
         renderers = {
             "json": render_json,
             "md": render_markdown,
             "html": render_html,
             "junit": render_junit,
         }
-        return renderers[form](report)
+        return self.reports.report(
+            self.store, eval_id, audience=audience, form=form, render=renderers[form]
+        )
 
     def compare(
         self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
