@@ -48,6 +48,7 @@ _T = TypeVar("_T")
 GRADING_MARGIN_S = 30.0
 MAX_INFRASTRUCTURE_FAILURES = 3
 STATUS_EVERY_S = 1.0  # how stale a runner's view of the eval's status may get
+TALLY_EVERY_S = 0.25  # with shared_progress: how often the store's tally is read again
 INLINE_LOCK_WAIT_S = 0.05  # the longest a group commit on the event loop waits for SQLite
 
 
@@ -100,6 +101,7 @@ class Runner:
         wait_for_others: bool = True,
         address_guard: AddressGuard | None = None,
         tracer: Tracer | None = None,
+        shared_progress: bool = False,
     ) -> None:
         self.store = store
         # Each cell's span (eval.cell), a trace of its own: cells sharing a trace
@@ -138,6 +140,10 @@ class Runner:
             for p in plan.suites
         }
         self.tally: dict[str, Any] | None = None  # progress: this process's view
+        # Other local processes work this eval too (evals._processes): the tally is
+        # read again from the store now and then, so progress counts their cells.
+        self.shared_progress = shared_progress
+        self._tally_at = 0.0
         self.fatal: HolonError | None = None  # raised by run() once the workers stop
         self._queue: asyncio.Queue[ClaimedCell | None] = asyncio.Queue()
         self._wake = asyncio.Event()
@@ -421,8 +427,12 @@ class Runner:
         if lost:
             log.warning("eval %s: %d results not recorded (lease lost)", self.eval_id, lost)
         if self.progress is not None:
-            if self.tally is None:
+            now = time.monotonic()
+            if self.tally is None or (
+                self.shared_progress and now - self._tally_at >= TALLY_EVERY_S
+            ):
                 self.tally = await self._db(self.store.evals.progress, self.eval_id)
+                self._tally_at = now
             else:
                 done = set(recorded)
                 for row in rows:

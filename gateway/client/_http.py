@@ -309,6 +309,15 @@ class HttpEvals:
         self.client = client
 
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
+        if options.processes != 1:
+            # The gateway runs the eval in its own workers, not in this process.
+            raise UsageError(
+                f"--processes {options.processes} spreads an eval over this machine's "
+                "processes; with --gateway the gateway runs it in its eval workers",
+                hint="scale those out with `holon worker` on hosts sharing the gateway's "
+                "store (or `holon gateway serve --eval-workers N`), or drop --gateway "
+                "to run the eval here",
+            )
         body: JSONObject = {
             "agent": agent_id,
             "concurrency": options.concurrency,

@@ -36,6 +36,8 @@ class EvalOptions:
     retries: int = 2
     pace_s: float = 0.0
     max_cost: Decimal | None = None
+    # Local processes sharing the concurrency (evals._processes); the store's client only.
+    processes: int = 1
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Proposal:
     agent: str
     view: JSONObject
     plan: Any
+    processes: int = 1  # EvalOptions.processes, checked against the plan
 
     @property
     def cells(self) -> int:

@@ -318,6 +318,9 @@ class StoreEvals(EvalOps):
         return self._reports
 
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
+        from evals import check_processes
+
+        check_processes(options.processes, options.concurrency)  # before planning
         plan = self.plan(
             agent_id,
             suites=options.suites,
@@ -327,10 +330,10 @@ class StoreEvals(EvalOps):
             pace_s=options.pace_s,
             max_cost=options.max_cost,
         )
-        return Proposal(agent_id, plan_view(plan), plan)
+        return Proposal(agent_id, plan_view(plan), plan, processes=options.processes)
 
     def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
-        return self.run(proposal.plan, progress)
+        return self.run(proposal.plan, progress, processes=proposal.processes)
 
     def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
         return self.import_checked(raw, source=source, imported_by=f"cli:{login_name()}", file=file)

@@ -86,6 +86,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     run.add_argument("--concurrency", type=int, default=16, help="cells in flight (default 16)")
     run.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="share --concurrency among N local processes, this one and N-1 forked "
+        "(default 1; at most 4 per CPU and at most --concurrency; not with --gateway, "
+        "whose eval workers run the eval: scale those with `holon worker`)",
+    )
+    run.add_argument(
         "--infrastructure-retries",
         type=int,
         default=2,
@@ -332,6 +341,7 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
         retries=args.infrastructure_retries,
         pace_s=args.pace,
         max_cost=args.max_cost,
+        processes=args.processes,
     )
     proposal = ops.propose(agent, options)
     view = proposal.view
