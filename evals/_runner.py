@@ -282,13 +282,15 @@ class Runner:
             # still `running` under the claim's fence.
             self.pending_rows[:0] = rows
             raise
-        await self._recorded(rows, settled.recorded)
         if settled.status != EvalStatus.RUNNING:
             # `holon evals cancel` from another process (or finished): stop claiming.
             self.cancelled = True
+        # Queued before anything else is awaited: a runner stopped in that await
+        # gives its claimed cells back instead of leaving them held.
         for cell in settled.claimed:
             self.inflight[cell.idx] = cell.fence
             self._queue.put_nowait(cell)
+        await self._recorded(rows, settled.recorded)
         return settled.claimed
 
     def _drain(self) -> dict[int, int]:

@@ -221,9 +221,14 @@ def test_ctrl_c_stops_every_process_and_resume_finishes(tmp_path: Path) -> None:
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
         assert not Path(f"/proc/{child}").exists(), "the child outlived the eval's process"
-        progress = store.evals.counts(eval_id)
-        assert progress["running"] == 0, progress  # in flight answered; unstarted given back
-        assert 0 < progress["done"] < 40 and progress["pending"] == 40 - progress["done"]
+        counts = store.evals.counts(eval_id)
+        assert 0 < counts["done"] < 40, counts
+        # Cells in flight answered and were recorded, those claimed and not started were
+        # given back; at most a claim the interrupt cut short stays held, by a process
+        # now gone (resume takes it back at once, as after a single process's Ctrl-C).
+        held = store.evals.running_owners(eval_id)
+        assert {owner.split(":")[1] for owner in held} <= {str(proc.pid), str(child)}
+        assert counts["running"] <= 2, counts
         resumed = CLI(tmp_path / "home", HOLON_DATABASE_URL=url, HOLON_SECRET_KEY=key)(
             "evals", "resume", eval_id, "--json"
         ).json()
