@@ -151,12 +151,17 @@ def resumable(store: Store, eval_id_: str, *, home: Path) -> tuple[EvalInfo, Pla
 
 
 def resume(
-    store: Store, eval_id_: str, *, home: Path, progress: Progress | None = None
+    store: Store,
+    eval_id_: str,
+    *,
+    home: Path,
+    progress: Progress | None = None,
+    processes: int = 1,
 ) -> EvalInfo:
     info, plan = resumable(store, eval_id_, home=home)
     if plan is None:
         return info
-    return work(store, plan, info, home=home, progress=progress)
+    return work(store, plan, info, home=home, progress=progress, processes=processes)
 
 
 def imported_refusal(info: EvalInfo, action: str) -> Refused:

@@ -202,8 +202,8 @@ class EvalOps:
         done = work(self.store, plan, info, home=self.home, progress=progress, processes=processes)
         return eval_view(done, self.store.evals.counts(done.id))
 
-    def resume(self, eval_id: str, progress: Progress | None) -> JSONObject:
-        done = resume(self.store, eval_id, home=self.home, progress=progress)
+    def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
+        done = resume(self.store, eval_id, home=self.home, progress=progress, processes=processes)
         return eval_view(done, self.store.evals.counts(done.id))
 
     def status(self, eval_id: str, *, operator: bool = True) -> JSONObject:

@@ -69,8 +69,9 @@ class EvalsAPI(Protocol):
         """Start a proposed eval and follow it to its end; the final eval view."""
         ...
 
-    def resume(self, eval_id: str, progress: Progress | None) -> JSONObject:
-        """Continue an interrupted eval and follow it to its end."""
+    def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
+        """Continue an interrupted eval and follow it to its end (over `processes`
+        local processes: the store's client only)."""
         ...
 
     def status(self, eval_id: str) -> JSONObject:

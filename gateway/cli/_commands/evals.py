@@ -85,15 +85,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--repetitions", type=int, help="override each suite's repetitions (no record)"
     )
     run.add_argument("--concurrency", type=int, default=16, help="cells in flight (default 16)")
-    run.add_argument(
-        "--processes",
-        type=int,
-        default=1,
-        metavar="N",
-        help="share --concurrency among N local processes, this one and N-1 forked "
-        "(default 1; at most 4 per CPU and at most --concurrency; not with --gateway, "
-        "whose eval workers run the eval: scale those with `holon worker`)",
-    )
+    _processes_option(run)
     run.add_argument(
         "--infrastructure-retries",
         type=int,
@@ -124,6 +116,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ):
         p = group.add_parser(action, parents=both, help=text)
         p.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
+        if action == "resume":
+            _processes_option(p)
         p.set_defaults(handler=handler)
     reports.add_to(group)
     imported = group.add_parser(
@@ -177,6 +171,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show.add_argument("agent", type=agent_id, metavar="ORG/AGENT", help="the agent's id")
     show.set_defaults(handler=do_record)
     certificates.register_record_certificate(rgroup)
+
+
+def _processes_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="share the eval's concurrency among N local processes, this one and N-1 "
+        "forked (default 1; at most 4 per CPU and at most the concurrency; not with "
+        "--gateway, whose eval workers run the eval: scale those with `holon worker`)",
+    )
 
 
 def _ops(ctx: Context) -> EvalsAPI:
@@ -366,7 +372,10 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
 def do_resume(ctx: Context) -> int:
     ops = _ops(ctx)
     status = ops.status(ctx.args.eval_id)
-    result = _run_with_progress(ctx, status["cells"], lambda p: ops.resume(ctx.args.eval_id, p))
+    processes = ctx.args.processes
+    result = _run_with_progress(
+        ctx, status["cells"], lambda p: ops.resume(ctx.args.eval_id, p, processes=processes)
+    )
     if ctx.out.json_mode:
         ctx.out.json(result)
     else:

@@ -229,9 +229,10 @@ def test_ctrl_c_stops_every_process_and_resume_finishes(tmp_path: Path) -> None:
         held = store.evals.running_owners(eval_id)
         assert {owner.split(":")[1] for owner in held} <= {str(proc.pid), str(child)}
         assert counts["running"] <= 2, counts
-        resumed = CLI(tmp_path / "home", HOLON_DATABASE_URL=url, HOLON_SECRET_KEY=key)(
-            "evals", "resume", eval_id, "--json"
-        ).json()
+        cli = CLI(tmp_path / "home", HOLON_DATABASE_URL=url, HOLON_SECRET_KEY=key)
+        refused = cli("evals", "resume", eval_id, "--processes", "3")  # concurrency 2
+        assert refused.code == 2 and "more than --concurrency 2" in refused.stderr
+        resumed = cli("evals", "resume", eval_id, "--json", "--processes", "2").json()
         assert resumed["status"] == "done", resumed
         assert resumed["progress"] == {"pending": 0, "running": 0, "done": 40}
         assert sorted(c.idx for c in store.evals.cells(eval_id)) == list(range(40))
