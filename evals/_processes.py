@@ -12,9 +12,10 @@ it held, claimed again at once by the parent once it has reaped the child
 Why fork, and fork here: a child must rebuild nothing. A spawned process
 (`multiprocessing` spawn or forkserver, or `holon worker`) would import
 holon, open the store and rebuild the plan from its JSON (loading and
-checking each suite's cases) before its first claim: about 0.9 s of CPU on
-the bench suite (docs/performance.md), more than the whole ideal run of a
-20 ms agent at concurrency 64 (0.625 s). A fork costs a few milliseconds and
+checking each suite's cases) before its first claim: 0.9-1.4 s of CPU and
+1.3-1.9 s of wall time for the bench suite's 2,000 cells (docs/performance.md),
+more than the whole ideal run of a 20 ms agent at concurrency 64 (0.625 s).
+A fork (with the pool's connections closed first) took 11-36 ms there, and
 inherits the loaded plan. It happens before any event loop or store thread
 exists in the parent, and after the parent's pooled connections are closed
 (`engine.dispose()`), so no connection, socket or lock held by another
@@ -257,7 +258,7 @@ def spread(
                 pdf=pdf,
                 progress=progress,
                 wait_for_others=False,  # the children are waited for below, not polled
-                shared_progress=True,
+                shared=True,
             )
             run_loop(runner.run())
 
@@ -290,6 +291,7 @@ def _child(store: Store, plan: Plan, local: LocalProcesses, errors: int) -> NoRe
                 cache=cache_for(local.home),
                 pdf=pdf,
                 wait_for_others=False,
+                shared=True,
             )
             code = run_loop(_until_sigterm(runner.run()))
     except HolonError as exc:
