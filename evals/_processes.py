@@ -247,8 +247,8 @@ def spread(
     """
     check_processes(processes, plan.concurrency)
     local = LocalProcesses(store, plan, eval_id, home=home, processes=processes, pdf_pool=pdf_pool)
-    local.start()
     try:
+        local.start()  # a fork that fails (a process limit) stops those already started
         with pdf_pool(plan) as pdf:
             runner = Runner(
                 store,
@@ -267,6 +267,7 @@ def spread(
                 progress(store.evals.progress(eval_id))
 
         local.join(report)
+        report()  # the last word: every process's cells recorded
     except BaseException:
         local.stop()
         local.warn()

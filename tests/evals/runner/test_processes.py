@@ -70,8 +70,14 @@ def test_two_processes_score_and_report_as_one(store: Store, tmp_path: Path) -> 
     runs = {}
     for processes in (1, 2):
         plan = make_plan(store, agent, home=home, concurrency=4)
-        info = work(store, plan, start(store, plan), home=home, processes=processes)
+        seen: list[dict[str, Any]] = []
+        info = work(
+            store, plan, start(store, plan), home=home, processes=processes, progress=seen.append
+        )
         assert info.status == "done" and info.result is not None
+        # Progress counts every process's cells, and only goes up.
+        done = [p["done"] for p in seen]
+        assert done == sorted(done) and done[-1] == 30, done
         runs[processes] = info
     one, two = runs[1], runs[2]
     assert _scored(two.result["record"]) == _scored(one.result["record"])
