@@ -206,7 +206,7 @@ def _confirm(ctx: Context, plan_json: dict[str, Any]) -> None:
     )
 
 
-def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
+def _print_plan(ctx: Context, view: dict[str, Any], processes: int = 1) -> None:
     ctx.out.line(f"plan: {view['agent']} {view['agent_version']}")
     ctx.out.table(
         ["suite", "version", "public", "holdout", "reps", "cells", "cap/case", "worst case"],
@@ -235,7 +235,9 @@ def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
         )
     ctx.out.line(
         f"{view['cells']} cells, worst case ${view['worst_case_usd']}, "
-        f"concurrency {view['concurrency']}" + ("" if view["full"] else "; narrowed: no record")
+        f"concurrency {view['concurrency']}"
+        + ("" if processes == 1 else f" over {processes} local processes")
+        + ("" if view["full"] else "; narrowed: no record")
     )
 
 
@@ -352,7 +354,7 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
     proposal = ops.propose(agent, options)
     view = proposal.view
     if not ctx.out.json_mode:
-        _print_plan(ctx, view)
+        _print_plan(ctx, view, options.processes)
     _confirm(ctx, view)
     result = _run_with_progress(ctx, proposal.cells, lambda p: ops.execute(proposal, p))
     if args.junit is not None:

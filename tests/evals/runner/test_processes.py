@@ -147,6 +147,18 @@ def test_the_cli_refuses_before_planning(tmp_path: Path, argv: list[str], messag
     assert cli("evals", "list", "--json").json()["items"] == []
 
 
+def test_the_plan_says_how_many_processes_share_it(tmp_path: Path) -> None:
+    cli = CLI(tmp_path / "home")
+    _cli_setup(cli, tmp_path)
+    res = cli("eval", "acme/ticket-triage", "--yes", "--processes", "2", "--concurrency", "4")
+    assert res.code in (0, 1), res.stderr
+    assert "12 cells, worst case $0.12, concurrency 4 over 2 local processes" in res.stdout
+    eval_id = cli("evals", "list", "--json").json()["items"][0]["id"]
+    status = cli("evals", "status", eval_id, "--json").json()
+    assert status["status"] == "done"
+    assert status["progress"] == {"pending": 0, "running": 0, "done": 12}
+
+
 def _children(pid: int) -> list[int]:
     text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
     return [int(p) for p in text.split()]
