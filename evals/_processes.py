@@ -116,7 +116,11 @@ class _Child:
             return str(self.error)
         assert self.status is not None
         if os.WIFSIGNALED(self.status):
-            return f"killed by {signal.Signals(os.WTERMSIG(self.status)).name}"
+            number = os.WTERMSIG(self.status)
+            try:
+                return f"killed by {signal.Signals(number).name}"
+            except ValueError:  # a signal Python has no name for (a real-time one)
+                return f"killed by signal {number}"
         code = os.waitstatus_to_exitcode(self.status)
         if code in (0, _STOPPED):
             return None
@@ -222,7 +226,7 @@ class LocalProcesses:
             if what is not None:
                 log.warning(
                     "eval %s: process %d (of --processes %d) stopped: %s; the cells it "
-                    "held were claimed again",
+                    "held are claimed again (at once: its process is gone)",
                     self.eval_id,
                     child.pid,
                     self.processes,
