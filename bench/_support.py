@@ -1,5 +1,5 @@
-"""What the benches share: loopback servers in subprocesses, throwaway stores, and a
-cProfile that follows every thread.
+"""What the benches share: loopback servers in subprocesses, throwaway stores, a
+finished 2,000-cell eval, and a cProfile that follows every thread.
 
 Each bench puts the repository root on `sys.path` and imports this as
 `bench._support`.
@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,6 +26,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 __all__ = [
+    "FinishedEval",
+    "finished_eval",
     "free_port",
     "postgres_url",
     "process",
@@ -102,6 +105,49 @@ def postgres_url(admin_url: str, prefix: str = "holon_bench_") -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@dataclass(frozen=True)
+class FinishedEval:
+    store: Any  # records.Store
+    home: Path
+    root: Path
+    eval_id: str
+    cells: int
+
+
+@contextmanager
+def finished_eval(cases: int = 1000, repetitions: int = 2) -> Iterator[FinishedEval]:
+    """A real, finished eval of bench/eval's suite (`cases` × `repetitions` cells; half
+    the cases holdout) by its in-process bench agent (`bench/eval/bench_agent.py`), on a
+    fresh SQLite store in a temp dir, closed and removed when the block ends."""
+    import tempfile
+
+    eval_dir = Path(__file__).resolve().parent / "eval"
+    # First on the path: the agent's endpoint is asgi:bench_agent:app, and `run` is the
+    # eval bench's (not the calling bench's own run.py, whose directory Python put first).
+    sys.path.insert(0, str(eval_dir))
+    import bench_agent
+    import run as eval_bench
+
+    from evals import make_plan, start, work
+    from evals.suites import install_suite
+    from records import new_key, open_store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        home = root / "home"
+        store = open_store(
+            f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
+        )
+        try:
+            install_suite(store, eval_bench.make_suite(root, cases, repetitions))
+            store.agents.register(eval_bench.manifest("asgi:bench_agent:app"))
+            plan = make_plan(store, bench_agent.AGENT_ID, home=home, concurrency=64)
+            info = work(store, plan, start(store, plan), home=home)
+            yield FinishedEval(store, home, root, info.id, plan.cells_total)
+        finally:
+            store.close()
 
 
 @contextmanager

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from evals._last_run import LastRuns
     from evals._plan import Plan, PlannedSuite, make_plan, rebuild
     from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
+    from evals._processes import check_processes, max_processes
     from evals._responses import ResponseCache
     from evals._worker import WorkerStats, run_worker
     from evals.fixtures import FixtureCache
@@ -43,6 +44,7 @@ __all__ = [
     "author_digests",
     "author_record",
     "call_limits",
+    "check_processes",
     "eval_score_lower",
     "finish",
     "import_report",
@@ -51,6 +53,7 @@ __all__ = [
     "load_suite",
     "make_plan",
     "manifest_agent",
+    "max_processes",
     "practice",
     "practice_agent",
     "prepare",
@@ -93,6 +96,8 @@ _HOMES: dict[str, str] = {
     "PlannedSuite": "evals._plan",
     "make_plan": "evals._plan",
     "rebuild": "evals._plan",
+    "check_processes": "evals._processes",
+    "max_processes": "evals._processes",
     "PracticeReport": "evals._practice",
     "manifest_agent": "evals._practice",
     "practice": "evals._practice",

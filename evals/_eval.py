@@ -9,6 +9,7 @@ from pathlib import Path
 from agents import AddressGuard, Executor, Identity, frozen_gc, run_loop
 from evals._finish import finish
 from evals._plan import Plan, rebuild
+from evals._processes import spread
 from evals._runner import Progress, Runner, cache_for
 from evals.checks import PdfPool, open_pdf_pool
 from records import CellStatus, EvalInfo, EvalStatus, Store, eval_id
@@ -87,15 +88,35 @@ def work(
     *,
     home: Path,
     progress: Progress | None = None,
+    processes: int = 1,
 ) -> EvalInfo:
-    """Work the eval's cells until none is left, then finish it if it is complete."""
+    """Work the eval's cells until none is left, then finish it if it is complete.
+
+    With `processes` > 1, this process and `processes` - 1 forked ones share
+    the concurrency (evals._processes); whatever a child left (it died) is
+    claimed here afterwards.
+    """
     try:
         with frozen_gc():  # the runner's loop and the finish (agents._loop)
-            with pdf_pool_for(plan) as pdf:
-                runner = Runner(
-                    store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress
+            left = True
+            if processes > 1:
+                spread(
+                    store,
+                    plan,
+                    info.id,
+                    home=home,
+                    processes=processes,
+                    progress=progress,
+                    pdf_pool=pdf_pool_for,
                 )
-                run_loop(runner.run())
+                counts = store.evals.counts(info.id)
+                left = bool(counts[CellStatus.PENDING] or counts[CellStatus.RUNNING])
+            if left:
+                with pdf_pool_for(plan) as pdf:
+                    runner = Runner(
+                        store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress
+                    )
+                    run_loop(runner.run())
             current = store.evals.get(info.id)
             if current.status == EvalStatus.RUNNING:
                 counts = store.evals.counts(info.id)
@@ -130,12 +151,17 @@ def resumable(store: Store, eval_id_: str, *, home: Path) -> tuple[EvalInfo, Pla
 
 
 def resume(
-    store: Store, eval_id_: str, *, home: Path, progress: Progress | None = None
+    store: Store,
+    eval_id_: str,
+    *,
+    home: Path,
+    progress: Progress | None = None,
+    processes: int = 1,
 ) -> EvalInfo:
     info, plan = resumable(store, eval_id_, home=home)
     if plan is None:
         return info
-    return work(store, plan, info, home=home, progress=progress)
+    return work(store, plan, info, home=home, progress=progress, processes=processes)
 
 
 def imported_refusal(info: EvalInfo, action: str) -> Refused:

@@ -27,10 +27,10 @@ from __future__ import annotations
 import re  # noqa: TID251
 from collections.abc import Iterator
 
-__all__ = ["UNSAFE", "escape_char", "visible", "visible_runs", "xml_text"]
+__all__ = ["UNSAFE", "UNSAFE_CLASS", "escape_char", "visible", "visible_runs", "xml_text"]
 
 # Cc minus \t \n; the Cf list of Unicode 14 (Python 3.11's unicodedata); Cs; Zl; Zp.
-_CLASS = (
+UNSAFE_CLASS = (
     "\x00-\x08\x0b-\x1f\x7f-\x9f"
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
     "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
@@ -38,7 +38,7 @@ _CLASS = (
     "\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
 )
-UNSAFE = re.compile(f"[{_CLASS}]+")
+UNSAFE = re.compile(f"[{UNSAFE_CLASS}]+")
 
 
 def escape_char(char: str) -> str:

@@ -42,6 +42,7 @@ from records._evals import (
     ClaimedCell,
     EvalInfo,
     EvalRegistry,
+    ReportCell,
     ScoredCell,
 )
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
@@ -158,6 +159,7 @@ __all__ = [
     "RateLimit",
     "RatePer",
     "RateState",
+    "ReportCell",
     "ScoredCell",
     "Registration",
     "Reserve",

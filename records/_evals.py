@@ -92,6 +92,29 @@ class CellResultRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ReportCell:
+    """What a report reads of a cell (evals.reports._data): no lease, fence or times."""
+
+    idx: int
+    suite_id: str
+    split: str
+    case_id: str
+    case_digest: str
+    repetition: int
+    tags: Any
+    request_id: str
+    status: str
+    outcome_code: str | None
+    passed: bool | None
+    cost_usd: str | None
+    latency_ms: float | None
+    attempts: int
+    outcome: Any
+    output: Any
+    checks: Any
+
+
+@dataclass(frozen=True, slots=True)
 class ScoredCell:
     """What scoring reads of a cell: no JSON column (decoding those is most of a load)."""
 
@@ -505,6 +528,53 @@ class EvalRegistry:
         query = select(EvalCell).where(EvalCell.eval_id == eval_id).order_by(EvalCell.idx)
         with self._store.read() as session:
             return list(session.scalars(query))
+
+    def report_cells(self, eval_id: str) -> builtins.list[ReportCell]:
+        """Every cell of the eval, in order, as a report reads it: plain rows of the
+        columns it shows (ORM objects of every column cost twice the read, half of it
+        building the objects: docs/performance.md, "Console")."""
+        c = EvalCell.__table__.c
+        query = (
+            select(
+                c.idx,
+                c.suite_id,
+                c.split,
+                c.case_id,
+                c.case_digest,
+                c.repetition,
+                c.tags,
+                c.request_id,
+                c.status,
+                c.outcome_code,
+                c.passed,
+                c.cost_usd,
+                c.latency_ms,
+                c.attempts,
+                c.outcome,
+                c.output,
+                c.checks,
+            )
+            .where(c.eval_id == eval_id)
+            .order_by(c.idx)
+        )
+        with self._store.read() as session:
+            return [ReportCell(*tuple(row)) for row in session.execute(query)]
+
+    def cell_state(self, eval_id: str) -> tuple[int, int, int, datetime | None]:
+        """What changes when any cell of the eval changes, in one aggregate: how many cells,
+        how many still hold an output (retention drops them), the sum of their fences
+        (every claim raises one) and the last finish. A cached report of a finished eval
+        is keyed by it (evals.reports.ReportCache)."""
+        c = EvalCell.__table__.c
+        query = select(
+            func.count(),
+            func.count(c.output),
+            func.coalesce(func.sum(c.fence), 0),
+            func.max(c.finished_at),
+        ).where(c.eval_id == eval_id)
+        with self._store.read() as session:
+            n, outputs, fences, last = session.execute(query).one()
+        return int(n), int(outputs), int(fences), last
 
     def scored_cells(self, eval_id: str) -> builtins.list[ScoredCell]:
         """Every cell of the eval, in order, as scoring reads it (no JSON column, and

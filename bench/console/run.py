@@ -1,17 +1,25 @@
 """The console's server-side rendering, as a ratio to the same data as plain JSON.
 
-Two pages, each timed against `schema.jsontext.dumps` of exactly the data the
-page shows, in the same run (the JSON listing an API client would be sent):
+Each page is timed against exactly the data it shows as JSON (the listing an API
+client would be sent), in the same run, interleaved:
 
 - the overview with 1,000 agents (`--agents`), each with a real record (the
-  record of the eval below), grouped by capability: `overview.html` vs dumps;
+  record of the eval below), grouped by capability: `overview.html` vs
+  `schema.jsontext.dumps` of its data;
 - the eval page of a real 2,000-cell eval (`--cases` × `--repetitions`, the
-  eval bench's suite and in-process agent): `eval.html` over the eval's status
-  vs dumps of that status; and the report shown in the page (`render_html`)
-  vs the JSON report (`render_json`) of the same `build_report` data.
+  eval bench's suite and in-process agent: `bench._support.finished_eval`):
+  `eval.html` over the eval's status vs dumps of that status;
+- the report shown in that page (its frame, `/ui/evals/{eval}/report?view=1`), as
+  the gateway serves it: `StoreClient.evals.report(form="html")` vs the same
+  call with `form="json"` (`GET /v1/evals/{eval}/report`), each
+  `build_report` + its renderer; cold (an empty report cache each time: the
+  store read, the report built and rendered) and warm (a done eval's report
+  kept, `evals.reports.ReportCache`: its key read from the store, the text
+  served); and the renderers alone over one built report.
 
-Also shown: the store reads behind the overview (1,000 agents and their
-current records), which the page and a JSON listing would share.
+Every figure is the best of `--runs`, wall and CPU time (this process). Also
+shown: the store reads behind the overview, which the page and a JSON listing
+would share.
 
     .venv/bin/python bench/console/run.py [--json] [--agents 1000] [--runs 5]
 """
@@ -21,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,15 +41,13 @@ sys.path.insert(0, str(ROOT / "bench" / "eval"))
 import bench_agent  # noqa: E402
 import run as eval_bench  # noqa: E402
 
-from evals import make_plan, start, work  # noqa: E402
-from evals.reports import build_report, render_html, render_json  # noqa: E402
-from evals.suites import install_suite  # noqa: E402
+from bench._support import finished_eval  # noqa: E402
+from evals.reports import ReportCache, build_report, render_html, render_json  # noqa: E402
 from gateway.client import StoreClient  # noqa: E402
 from gateway.console._data import grouped, overview, record_row  # noqa: E402
 from gateway.console._render import render  # noqa: E402
 from gateway.server._auth import Bearer  # noqa: E402
 from gateway.server._service import Service  # noqa: E402
-from records import new_key, open_store  # noqa: E402
 from schema.jsontext import dumps  # noqa: E402
 
 OPERATOR = Bearer("operator", None)
@@ -50,21 +55,31 @@ GOAL_RATIO = 3.0
 GOAL_MS = 100.0
 
 
-def best_ms(runs: int, fn: Callable[[], Any]) -> float:
-    times = []
+def best_ms(runs: int, fn: Callable[[], Any]) -> tuple[float, float]:
+    """The best wall and the best CPU milliseconds of `runs` calls."""
+    walls, cpus = [], []
     for _ in range(runs):
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - began)
-    return min(times) * 1000
+        walls.append(time.perf_counter() - began)
+        cpus.append(time.process_time() - began_cpu)
+    return min(walls) * 1000, min(cpus) * 1000
 
 
 def compare(runs: int, page: Callable[[], str], listing: Callable[[], str]) -> dict[str, Any]:
+    """The page against its JSON, interleaved: one call of each per round."""
     page()  # warm: templates compiled once per process
-    page_ms, json_ms = best_ms(runs, page), best_ms(runs, listing)
+    listing()
+    rounds = [(best_ms(1, page), best_ms(1, listing)) for _ in range(runs)]
+    page_ms = min(r[0][0] for r in rounds)
+    page_cpu = min(r[0][1] for r in rounds)
+    json_ms = min(r[1][0] for r in rounds)
+    json_cpu = min(r[1][1] for r in rounds)
     return {
         "page_ms": round(page_ms, 2),
+        "page_cpu_ms": round(page_cpu, 2),
         "json_ms": round(json_ms, 2),
+        "json_cpu_ms": round(json_cpu, 2),
         "ratio": round(page_ms / json_ms, 2),
         "page_bytes": len(page()),
         "json_bytes": len(listing()),
@@ -73,63 +88,67 @@ def compare(runs: int, page: Callable[[], str], listing: Callable[[], str]) -> d
 
 
 def measure(agents: int, cases: int, repetitions: int, runs: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        home = root / "home"
-        store = open_store(
-            f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
+    with finished_eval(cases, repetitions) as done:
+        store, eval_id = done.store, done.eval_id
+        client = StoreClient(store, done.home)
+        for i in range(agents - 1):
+            manifest = eval_bench.manifest("http://127.0.0.1:9/agent")
+            manifest["id"] = f"org{i % 20:02d}/agent-{i:04d}"
+            store.agents.register(manifest)
+        record = store.evals.current_record_with_staleness(
+            bench_agent.AGENT_ID, bench_agent.VERSION, holdout_evals=False
         )
-        try:
-            install_suite(store, eval_bench.make_suite(root, cases, repetitions))
-            store.agents.register(eval_bench.manifest("asgi:bench_agent:app"))
-            plan = make_plan(store, bench_agent.AGENT_ID, home=home, concurrency=64)
-            info = work(store, plan, start(store, plan), home=home)
-            client = StoreClient(store, home)
-            for i in range(agents - 1):
-                manifest = eval_bench.manifest("http://127.0.0.1:9/agent")
-                manifest["id"] = f"org{i % 20:02d}/agent-{i:04d}"
-                store.agents.register(manifest)
-            record = store.evals.current_record_with_staleness(
-                bench_agent.AGENT_ID, bench_agent.VERSION, holdout_evals=False
+        assert record is not None
+        infos = store.agents.list(include_disabled=True, limit=1000).items
+
+        # The overview: every agent with the real record (the same dict for each).
+        data = grouped([record_row(a, record) for a in infos], None)
+
+        def overview_page() -> str:
+            return render("overview.html", data=data, who=OPERATOR, csrf="0" * 64)
+
+        overview_result = compare(runs, overview_page, lambda: dumps(data))
+        svc = cast(Service, type("Svc", (), {"store": store})())
+        gather = best_ms(runs, lambda: overview(svc, OPERATOR, None))[0]
+
+        # The eval page: its status, as the page and as the API's JSON.
+        view = client.evals.status(eval_id)
+
+        def eval_page() -> str:
+            return render(
+                "eval.html",
+                view=view,
+                audience="operator",
+                done_share=1.0,
+                who=OPERATOR,
+                csrf="0" * 64,
             )
-            assert record is not None
-            infos = store.agents.list(include_disabled=True, limit=1000).items
 
-            # The overview: every agent with the real record (the same dict for each).
-            data = grouped([record_row(a, record) for a in infos], None)
+        eval_result = compare(runs, eval_page, lambda: dumps(view))
 
-            def overview_page() -> str:
-                return render("overview.html", data=data, who=OPERATOR, csrf="0" * 64)
+        # The report in the page's frame, as the gateway serves it.
+        def served(form: str, cold: bool) -> Callable[[], str]:
+            def call() -> str:
+                if cold:
+                    client.evals._reports = ReportCache()
+                return client.evals.report(eval_id, audience="operator", form=form)
 
-            overview_result = compare(runs, overview_page, lambda: dumps(data))
-            svc = cast(Service, type("Svc", (), {"store": store})())
-            gather = best_ms(runs, lambda: overview(svc, OPERATOR, None))
+            return call
 
-            # The eval page: its status, as the page and as the API's JSON.
-            view = client.evals.status(info.id)
-
-            def eval_page() -> str:
-                return render(
-                    "eval.html",
-                    view=view,
-                    audience="operator",
-                    done_share=1.0,
-                    who=OPERATOR,
-                    csrf="0" * 64,
-                )
-
-            eval_result = compare(runs, eval_page, lambda: dumps(view))
-            report = build_report(store, info.id, audience="operator")
-            report_result = compare(runs, lambda: render_html(report), lambda: render_json(report))
-        finally:
-            store.close()
+        cold = compare(runs, served("html", True), served("json", True))
+        client.evals._reports = ReportCache()
+        warm = compare(runs, served("html", False), served("json", False))
+        report = build_report(store, eval_id, audience="operator")
+        renderers = compare(runs, lambda: render_html(report), lambda: render_json(report))
     return {
         "agents": len(infos),
-        "cells": plan.cells_total,
+        "cells": done.cells,
         "overview": overview_result,
         "overview_store_reads_ms": round(gather, 1),
         "eval_page": eval_result,
-        "eval_report": report_result,
+        "report_cold": cold,
+        "report_warm": warm,
+        "report_renderers": renderers,
     }
 
 
@@ -146,10 +165,11 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"{result['agents']} agents, a {result['cells']}-cell eval")
-    for name in ("overview", "eval_page", "eval_report"):
+    for name in ("overview", "eval_page", "report_cold", "report_warm", "report_renderers"):
         r = result[name]
         print(
-            f"{name:12} page {r['page_ms']:8.2f} ms  json {r['json_ms']:8.2f} ms  "
+            f"{name:16} page {r['page_ms']:8.2f} ms (cpu {r['page_cpu_ms']:8.2f})  "
+            f"json {r['json_ms']:8.2f} ms (cpu {r['json_cpu_ms']:8.2f})  "
             f"ratio {r['ratio']:5.2f}  ({r['page_bytes']} vs {r['json_bytes']} bytes)  "
             f"goal {'met' if r['meets_goal'] else 'NOT met'}"
         )

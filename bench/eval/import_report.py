@@ -1,7 +1,8 @@
 """`holon evals import`: checking a report, as a ratio to rendering it.
 
 A real eval of bench/eval's suite (default 1,000 cases × 2 repetitions =
-2,000 cells) by the in-process bench agent, on a fresh SQLite store; then, in
+2,000 cells) by the in-process bench agent, on a fresh SQLite store
+(`bench._support.finished_eval`, as the console bench's); then, in
 the same run, its operator report is rendered (`build_report` + `render_json`:
 the baseline, what `holon evals report --format json --audience operator`
 costs) and imported into the same store (`import_report`: read, schema,
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -26,15 +26,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
-import bench_agent  # noqa: E402
-import run  # noqa: E402
-
-from evals import import_report, make_plan, start, work  # noqa: E402
+from bench._support import finished_eval  # noqa: E402
+from evals import import_report  # noqa: E402
 from evals._import import _counts, _read, _recompute  # noqa: E402
 from evals._import_suites import check_suite  # noqa: E402
 from evals.reports import build_report, render_json  # noqa: E402
-from evals.suites import install_suite  # noqa: E402
-from records import new_key, open_store  # noqa: E402
 
 
 def best(runs: int, fn: Any) -> float:
@@ -47,41 +43,30 @@ def best(runs: int, fn: Any) -> float:
 
 
 def measure(cases: int, repetitions: int, runs: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        home = root / "home"
-        store = open_store(
-            f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
-        )
-        try:
-            install_suite(store, run.make_suite(root, cases, repetitions))
-            store.agents.register(run.manifest("asgi:bench_agent:app"))
-            plan = make_plan(store, bench_agent.AGENT_ID, home=home, concurrency=64)
-            info = work(store, plan, start(store, plan), home=home)
-            raw = render_json(build_report(store, info.id, audience="operator")).encode()
+    with finished_eval(cases, repetitions) as done:
+        store, home = done.store, done.home
+        raw = render_json(build_report(store, done.eval_id, audience="operator")).encode()
 
-            def render() -> None:
-                render_json(build_report(store, info.id, audience="operator"))
+        def render() -> None:
+            render_json(build_report(store, done.eval_id, audience="operator"))
 
-            def load() -> None:
-                import_report(store, raw, home=home)
+        def load() -> None:
+            import_report(store, raw, home=home)
 
-            rendered = best(runs, render)
-            imported = best(runs, load)
-            began = time.perf_counter()
-            report = _read(raw, None)
-            read = time.perf_counter()
-            _counts(report, None)
-            secret = store.suites.holdout_secret()
-            _recompute(report, secret, None)
-            recomputed = time.perf_counter()
-            for i, suite in enumerate(report["suites"]):
-                check_suite(store, home, i, suite, secret, None)
-            checked = time.perf_counter()
-        finally:
-            store.close()
+        rendered = best(runs, render)
+        imported = best(runs, load)
+        began = time.perf_counter()
+        report = _read(raw, None)
+        read = time.perf_counter()
+        _counts(report, None)
+        secret = store.suites.holdout_secret()
+        _recompute(report, secret, None)
+        recomputed = time.perf_counter()
+        for i, suite in enumerate(report["suites"]):
+            check_suite(store, home, i, suite, secret, None)
+        checked = time.perf_counter()
     return {
-        "cells": plan.cells_total,
+        "cells": done.cells,
         "report_bytes": len(raw),
         "render_s": round(rendered, 3),
         "import_s": round(imported, 3),

@@ -1,7 +1,7 @@
 """The agents of `protocols.py`, each served by uvicorn in its own process.
 
 - `openai:app`: a zero-latency OpenAI-compatible server, a bare ASGI callable
-  answering every POST with one fixed chat completion (no framework cost);
+  answering every POST with one fixed chat completion (zero_agent.fixed_answer);
 - `mcp:app`: an MCP server built with the official SDK (FastMCP, stateful
   Streamable HTTP, answers as an event stream), one tool `classify`
   returning structured content: what an MCP agent in the field runs.
@@ -10,9 +10,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from mcp.server.fastmcp import FastMCP
+from zero_agent import fixed_answer  # run with --app-dir bench/executor, as uvicorn is
 
 MODEL = "bench-model"
 COMPLETION = json.dumps(
@@ -31,26 +32,7 @@ COMPLETION = json.dumps(
         "usage": {"prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128},
     }
 ).encode()
-_HEADERS = [
-    (b"content-type", b"application/json"),
-    (b"content-length", str(len(COMPLETION)).encode()),
-]
-
-
-async def openai(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    more = True
-    while more:
-        more = (await receive()).get("more_body", False)
-    await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
-    await send({"type": "http.response.body", "body": COMPLETION})
+openai = fixed_answer(COMPLETION)
 
 
 class Label(TypedDict):

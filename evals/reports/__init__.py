@@ -3,13 +3,15 @@
 `build_report` makes the canonical report (`schema/report.schema.json`) of
 one eval for an audience; `render_markdown`, `render_html` and
 `render_junit` render that JSON and nothing else; `render_json` writes it (or a comparison) as JSON
-text. `compare_evals` pairs the cells of two evals and gates on critical
-cases; `render_compare_markdown` and `render_compare_html` render it
+text. `ReportCache` keeps the rendered reports of done evals, keyed by a digest of
+what each is made of (`report_key`). `compare_evals` pairs the cells of two evals and
+gates on critical cases; `render_compare_markdown` and `render_compare_html` render it
 (`render_comparison` by format). Whatever a store holds, every
 renderer finishes, bounded, with unsafe characters shown as escapes
 (`_values`, `_visible`).
 """
 
+from evals.reports._cache import ReportCache, report_key
 from evals.reports._compare import COMPARE_VERSION, compare_evals
 from evals.reports._compare_formats import COMPARE_FORMATS, render_comparison
 from evals.reports._compare_html import render_compare_html
@@ -33,6 +35,7 @@ __all__ = [
     "COMPARE_VERSION",
     "REPORT_FORMATS",
     "REPORT_VERSION",
+    "ReportCache",
     "build_report",
     "compare_evals",
     "render_compare_html",
@@ -42,4 +45,5 @@ __all__ = [
     "render_json",
     "render_junit",
     "render_markdown",
+    "report_key",
 ]

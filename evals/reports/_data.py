@@ -23,7 +23,7 @@ from typing import Any
 from evals._integrity import author_digests, keyed_digest
 from evals.reports._values import bounded_text, text_of
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
-from records import CellStatus, EvalCell, EvalInfo, EvalStatus, Store
+from records import CellStatus, EvalInfo, EvalStatus, ReportCell, Store
 from schema.documents import parse_document
 from schema.errors import HolonError, NotFound
 from schema.jsontext import loads
@@ -256,7 +256,7 @@ def _tokens(value: Any) -> int | None:
     return value if is_count else None
 
 
-def _cell(row: EvalCell) -> CellData:
+def _cell(row: ReportCell) -> CellData:
     outcome = row.outcome if isinstance(row.outcome, dict) else {}
     checks = row.checks
     source = outcome.get("cost_source")
@@ -302,7 +302,7 @@ def load_eval(store: Store, eval_id: str) -> EvalData:
     plan_suites: Sequence[dict[str, Any]] = info.plan.get("suites", [])
     secret = store.suites.holdout_secret()
     suites = tuple(_suite(store, entry, secret) for entry in plan_suites)
-    cells = tuple(_cell(row) for row in store.evals.cells(eval_id))
+    cells = tuple(_cell(row) for row in store.evals.report_cells(eval_id))
     try:
         manifest: dict[str, Any] | None = store.agents.manifest(info.agent_id, info.agent_version)
     except NotFound:  # the agent is gone: the report still reads

@@ -137,7 +137,10 @@ def _check(result: dict[str, Any]) -> dict[str, Any]:
     shown = [text_of(o) for o in offending[:OFFENDING_SHOWN]]
     if len(offending) > OFFENDING_SHOWN:
         shown.append(f"… and {len(offending) - OFFENDING_SHOWN} more")
-    metrics = bounded(result.get("metrics"), METRICS_LIMIT)
+    metrics = result.get("metrics")
+    # Most checks have no metrics: nothing to bound (`bounded` would give {} or None back).
+    if metrics is not None and metrics != {}:
+        metrics = bounded(metrics, METRICS_LIMIT)
     out.update(
         passed=result.get("passed") is True,
         critical=result.get("critical") is True,

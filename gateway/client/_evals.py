@@ -197,13 +197,13 @@ class EvalOps:
         probe(self.store, plan, address_guard=self.address_guard)
         return start(self.store, plan)
 
-    def run(self, plan: Plan, progress: Progress | None) -> JSONObject:
+    def run(self, plan: Plan, progress: Progress | None, *, processes: int = 1) -> JSONObject:
         info = self.begin(plan)
-        done = work(self.store, plan, info, home=self.home, progress=progress)
+        done = work(self.store, plan, info, home=self.home, progress=progress, processes=processes)
         return eval_view(done, self.store.evals.counts(done.id))
 
-    def resume(self, eval_id: str, progress: Progress | None) -> JSONObject:
-        done = resume(self.store, eval_id, home=self.home, progress=progress)
+    def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
+        done = resume(self.store, eval_id, home=self.home, progress=progress, processes=processes)
         return eval_view(done, self.store.evals.counts(done.id))
 
     def status(self, eval_id: str, *, operator: bool = True) -> JSONObject:

@@ -52,6 +52,19 @@ POLL_FIRST_S = 0.05
 POLL_MAX_S = 0.5
 
 
+def _local_only(processes: int) -> None:
+    """`--processes` spreads an eval over this machine's processes; a gateway runs
+    its evals in its own eval workers, not in this one."""
+    if processes != 1:
+        raise UsageError(
+            f"--processes {processes} spreads an eval over this machine's processes; "
+            "with --gateway the gateway runs it in its eval workers",
+            hint="scale those out with `holon worker` on hosts sharing the gateway's store "
+            "(or `holon gateway serve --eval-workers N`), or drop --gateway to run the "
+            "eval here",
+        )
+
+
 def _segment(text: str) -> str:
     return quote(text, safe="")
 
@@ -271,6 +284,7 @@ class HttpEvals:
         self.client = client
 
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
+        _local_only(options.processes)
         body: JSONObject = {
             "agent": agent_id,
             "concurrency": options.concurrency,
@@ -299,7 +313,8 @@ class HttpEvals:
             )
         return self.follow(view["id"], progress)
 
-    def resume(self, eval_id: str, progress: Progress | None) -> JSONObject:
+    def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
+        _local_only(processes)
         self.client.json("POST", f"/v1/evals/{_segment(eval_id)}/resume")
         return self.follow(eval_id, progress)
 

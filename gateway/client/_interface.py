@@ -39,6 +39,8 @@ class EvalOptions:
     retries: int = 2
     pace_s: float = 0.0
     max_cost: Decimal | None = None
+    # Local processes sharing the concurrency (evals._processes); the store's client only.
+    processes: int = 1
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Proposal:
     agent: str
     view: JSONObject
     plan: Any
+    processes: int = 1  # EvalOptions.processes, checked against the plan
 
     @property
     def cells(self) -> int:
@@ -69,8 +72,9 @@ class EvalsAPI(Protocol):
         """Start a proposed eval and follow it to its end; the final eval view."""
         ...
 
-    def resume(self, eval_id: str, progress: Progress | None) -> JSONObject:
-        """Continue an interrupted eval and follow it to its end."""
+    def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
+        """Continue an interrupted eval and follow it to its end (over `processes`
+        local processes: the store's client only)."""
         ...
 
     def status(self, eval_id: str) -> JSONObject:

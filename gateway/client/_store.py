@@ -34,6 +34,7 @@ from schema.errors import UsageError
 from schema.jsontext import JSONValue
 
 if TYPE_CHECKING:
+    from evals.reports import ReportCache
     from gateway.operations import Operation
 
 log = logging.getLogger(__name__)
@@ -260,7 +261,30 @@ class StoreClient:
 class StoreEvals(EvalOps):
     """The eval operations with what the CLI's client interface adds (runs in this process)."""
 
+    def __init__(
+        self,
+        store: Store,
+        home: Path,
+        retention_days: int = 30,
+        address_guard: AddressGuard | None = None,
+    ) -> None:
+        super().__init__(store, home, retention_days, address_guard)
+        self._reports: ReportCache | None = None
+
+    @property
+    def reports(self) -> ReportCache:
+        """The reports of done evals this process rendered, kept (evals.reports._cache);
+        made on first use, as the report renderers are imported (a CLI start stays fast)."""
+        if self._reports is None:
+            from evals.reports import ReportCache
+
+            self._reports = ReportCache()
+        return self._reports
+
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
+        from evals import check_processes
+
+        check_processes(options.processes, options.concurrency)  # before planning
         plan = self.plan(
             agent_id,
             suites=options.suites,
@@ -270,31 +294,31 @@ class StoreEvals(EvalOps):
             pace_s=options.pace_s,
             max_cost=options.max_cost,
         )
-        return Proposal(agent_id, plan_view(plan), plan)
+        return Proposal(agent_id, plan_view(plan), plan, processes=options.processes)
 
     def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
-        return self.run(proposal.plan, progress)
+        return self.run(proposal.plan, progress, processes=proposal.processes)
 
     def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
         return self.import_checked(raw, source=source, imported_by=f"cli:{login_name()}", file=file)
 
     def report(self, eval_id: str, *, audience: str, form: str) -> str:
         from evals.reports import (
-            build_report,
             render_html,
             render_json,
             render_junit,
             render_markdown,
         )
 
-        report = build_report(self.store, eval_id, audience=audience)
         renderers = {
             "json": render_json,
             "md": render_markdown,
             "html": render_html,
             "junit": render_junit,
         }
-        return renderers[form](report)
+        return self.reports.report(
+            self.store, eval_id, audience=audience, form=form, render=renderers[form]
+        )
 
     def compare(
         self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str

@@ -6,11 +6,16 @@ session exchanged for an API token once, every action the API's own operation.
 
 from __future__ import annotations
 
-from starlette.routing import BaseRoute, Mount, Route
+from typing import Any
+
+from starlette.datastructures import URLPath
+from starlette.responses import RedirectResponse
+from starlette.routing import BaseRoute, Match, Mount, NoMatchFound, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from gateway.console import _call_pages, _eval_pages, _pages
-from gateway.console._web import Handler, page
+from gateway.console._web import Handler, page, secure
 from gateway.server._auth import Access
 from gateway.server._service import Service
 
@@ -57,8 +62,28 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
 ]
 
 
+class _Bare(BaseRoute):
+    """`/ui` itself, where people type (a Mount matches only below its path): a GET sent
+    on to the console's `/ui/`. Not a `Route`: the API's routes are those of the OpenAPI
+    document, and the gateway redirects no other slash (see gateway/server/_app.py)."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and scope["path"] == "/ui" and scope["method"] in _GET:
+            return Match.FULL, {}
+        return Match.NONE, {}
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        raise NoMatchFound(name, path_params)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await secure(RedirectResponse("/ui/", status_code=308))(scope, receive, send)
+
+
+_GET = ("GET", "HEAD")
+
+
 def routes(state: dict[str, Service]) -> list[BaseRoute]:
-    """The console's routes, all under one mount at /ui."""
+    """The console's routes, all under one mount at /ui, and /ui itself sent there."""
     inner: list[BaseRoute] = [
         Route(path, page(path, access, handler, state), methods=[method])
         for method, path, access, handler in PAGES
@@ -66,4 +91,4 @@ def routes(state: dict[str, Service]) -> list[BaseRoute]:
     inner.append(
         Mount("/static", StaticFiles(packages=[("gateway.console", "static")]), name="static")
     )
-    return [Mount("/ui", routes=inner)]
+    return [_Bare(), Mount("/ui", routes=inner)]

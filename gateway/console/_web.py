@@ -10,7 +10,11 @@ the role kinds the API route of the same data admits (gateway/server/_auth.py).
 Every state-changing request (POST) must carry the page's CSRF token, an
 HMAC of the session cookie (a page of another origin can neither read the
 cookie nor the token), and, when the browser sends one, an Origin of this
-gateway. Every answer carries a strict Content-Security-Policy: scripts and
+gateway. Signing in has no session to derive a token from, so its form must
+name this gateway as its Origin (or, a browser that sends none, its Referer),
+and is refused without either: else another site's page could sign a
+browser in with the attacker's token (login CSRF) and watch what its user
+then does there. Every answer carries a strict Content-Security-Policy: scripts and
 styles from /ui/static only, nothing inline, nothing from elsewhere.
 """
 
@@ -24,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -127,8 +131,24 @@ def same_origin(request: Request) -> bool:
     origin = request.headers.get("origin")
     if origin is None:
         return True  # no Origin (an old browser): the CSRF token alone decides
+    return origin in _own_origins(request)
+
+
+def posted_from_here(request: Request) -> bool:
+    """A form posted without a session (signing in) comes from this gateway's own page:
+    its Origin names it, or, when there is no Origin, its Referer does (the console's
+    Referrer-Policy sends it to this origin). Neither, or "null", is refused."""
+    own = _own_origins(request)
+    origin = request.headers.get("origin")
+    if origin is not None:
+        return origin in own
+    referer = urlsplit(request.headers.get("referer", ""))
+    return bool(referer.scheme) and f"{referer.scheme}://{referer.netloc}" in own
+
+
+def _own_origins(request: Request) -> tuple[str, str]:
     host = request.headers.get("host", "")
-    return origin in (f"http://{host}", f"https://{host}")
+    return f"http://{host}", f"https://{host}"
 
 
 def signed_in_cookie(response: Response, request: Request, value: str, max_age: int) -> None:
@@ -167,6 +187,11 @@ def page(
             form: dict[str, str] = {}
             if request.method == "POST":
                 form = await read_form(request)
+                if access == "none" and not posted_from_here(request):
+                    raise Forbidden(
+                        "sign in from this gateway's own sign-in page: the form must come "
+                        "with an Origin (or Referer) of this gateway"
+                    )
                 if not same_origin(request):
                     raise Forbidden("a console form may only be posted from the console")
                 if access != "none" and not hmac.compare_digest(form.get("csrf", ""), csrf):

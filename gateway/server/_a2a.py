@@ -45,8 +45,7 @@ from gateway.server._jsonrpc import (
     INVALID_PARAMS,
     RpcError,
     RpcRequest,
-    read_request,
-    rpc_error,
+    answer,
     rpc_result,
     unknown_method,
 )
@@ -137,13 +136,7 @@ async def agent_door(request: Request, who: Bearer, svc: Service) -> Response:
 
 
 async def _door(request: Request, who: Bearer, svc: Service, door: _Door) -> Response:
-    try:
-        rpc = await read_request(request, svc.max_body_bytes)
-    except RpcError as exc:
-        return rpc_error(exc)
-    if rpc.is_notification:
-        return Response(status_code=202)
-    try:
+    async def dispatch(rpc: RpcRequest) -> Response:
         if rpc.method == "SendMessage":
             return await _send(rpc, who, svc, door)
         if rpc.method == "GetTask":
@@ -165,9 +158,8 @@ async def _door(request: Request, who: Bearer, svc: Service, door: _Door) -> Res
                 details={"methods": list(METHODS)},
             )
         raise unknown_method(rpc, METHODS)
-    except RpcError as exc:
-        exc.request_id = rpc.id
-        return rpc_error(exc)
+
+    return await answer(request, svc.max_body_bytes, dispatch)
 
 
 async def _stored(rpc: RpcRequest, who: Bearer, svc: Service) -> dict[str, Any]:

@@ -18,6 +18,7 @@ method name, a key) is escaped and bounded (`agents._outcome.printable`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "PARSE_ERROR",
     "RpcError",
     "RpcRequest",
+    "answer",
     "read_request",
     "rpc_error",
     "rpc_result",
@@ -145,6 +147,26 @@ async def read_request(request: Request, limit: int) -> RpcRequest:
             request_id=request_id,
         )
     return RpcRequest(request_id, method, params)
+
+
+Dispatch = Callable[[RpcRequest], Awaitable[Response]]
+
+
+async def answer(request: Request, limit: int, dispatch: Dispatch) -> Response:
+    """One JSON-RPC exchange, the same at every door: the body read and held to JSON-RPC,
+    a notification answered 202 with nothing (Streamable HTTP's rule, which A2A's HTTP
+    binding shares), and any RpcError `dispatch` raises answered with the request's id."""
+    try:
+        rpc = await read_request(request, limit)
+    except RpcError as exc:
+        return rpc_error(exc)
+    if rpc.is_notification:
+        return Response(status_code=202)
+    try:
+        return await dispatch(rpc)
+    except RpcError as exc:
+        exc.request_id = rpc.id
+        return rpc_error(exc)
 
 
 def unknown_method(request: RpcRequest, known: tuple[str, ...]) -> RpcError:

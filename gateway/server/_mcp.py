@@ -38,8 +38,8 @@ from gateway.server._jsonrpc import (
     INVALID_PARAMS,
     RpcError,
     RpcRequest,
-    read_request,
-    rpc_error,
+    answer,
+    encode_result,
     rpc_result,
     unknown_method,
 )
@@ -94,14 +94,8 @@ def _wrapped(schema: dict[str, Any], key: str) -> dict[str, Any]:
 
 async def mcp_post(request: Request, who: Bearer, svc: Service) -> Response:
     _check_origin(request)
-    try:
-        rpc = await read_request(request, svc.max_body_bytes)
-    except RpcError as exc:
-        return rpc_error(exc)
-    if rpc.is_notification:
-        # notifications/initialized, cancellations: nothing to answer (Streamable HTTP: 202).
-        return Response(status_code=202)
-    try:
+
+    async def dispatch(rpc: RpcRequest) -> Response:
         if rpc.method == "initialize":
             return rpc_result(rpc.id, _initialize(rpc))
         if rpc.method == "ping":
@@ -111,9 +105,8 @@ async def mcp_post(request: Request, who: Bearer, svc: Service) -> Response:
         if rpc.method == "tools/call":
             return await _call(rpc, who, svc)
         raise unknown_method(rpc, METHODS)
-    except RpcError as exc:
-        exc.request_id = rpc.id
-        return rpc_error(exc)
+
+    return await answer(request, svc.max_body_bytes, dispatch)
 
 
 def _check_origin(request: Request) -> None:
@@ -195,7 +188,7 @@ async def _call(rpc: RpcRequest, who: Bearer, svc: Service) -> Response:
         }
         if isinstance(structured, dict):
             result["structuredContent"] = structured
-        content = dumps({"jsonrpc": "2.0", "id": rpc.id, "result": result}).encode()
+        content = encode_result(rpc.id, result)
         if len(content) > limit * ANSWER_FACTOR:
             raise answer_too_large(body, len(content), limit * ANSWER_FACTOR)
         return Response(content, media_type="application/json")

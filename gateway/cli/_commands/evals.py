@@ -85,6 +85,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--repetitions", type=int, help="override each suite's repetitions (no record)"
     )
     run.add_argument("--concurrency", type=int, default=16, help="cells in flight (default 16)")
+    _processes_option(run)
     run.add_argument(
         "--infrastructure-retries",
         type=int,
@@ -115,6 +116,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ):
         p = group.add_parser(action, parents=both, help=text)
         p.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
+        if action == "resume":
+            _processes_option(p)
         p.set_defaults(handler=handler)
     reports.add_to(group)
     imported = group.add_parser(
@@ -170,6 +173,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     certificates.register_record_certificate(rgroup)
 
 
+def _processes_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="share the eval's concurrency among N local processes, this one and N-1 "
+        "forked (default 1; at most 4 per CPU and at most the concurrency; not with "
+        "--gateway, whose eval workers run the eval: scale those with `holon worker`)",
+    )
+
+
 def _ops(ctx: Context) -> EvalsAPI:
     """The store's eval operations, or the gateway's (whose workers then run the eval)."""
     return ctx.client().evals
@@ -191,7 +206,7 @@ def _confirm(ctx: Context, plan_json: dict[str, Any]) -> None:
     )
 
 
-def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
+def _print_plan(ctx: Context, view: dict[str, Any], processes: int = 1) -> None:
     ctx.out.line(f"plan: {view['agent']} {view['agent_version']}")
     ctx.out.table(
         ["suite", "version", "public", "holdout", "reps", "cells", "cap/case", "worst case"],
@@ -220,7 +235,9 @@ def _print_plan(ctx: Context, view: dict[str, Any]) -> None:
         )
     ctx.out.line(
         f"{view['cells']} cells, worst case ${view['worst_case_usd']}, "
-        f"concurrency {view['concurrency']}" + ("" if view["full"] else "; narrowed: no record")
+        f"concurrency {view['concurrency']}"
+        + ("" if processes == 1 else f" over {processes} local processes")
+        + ("" if view["full"] else "; narrowed: no record")
     )
 
 
@@ -332,11 +349,12 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
         retries=args.infrastructure_retries,
         pace_s=args.pace,
         max_cost=args.max_cost,
+        processes=args.processes,
     )
     proposal = ops.propose(agent, options)
     view = proposal.view
     if not ctx.out.json_mode:
-        _print_plan(ctx, view)
+        _print_plan(ctx, view, options.processes)
     _confirm(ctx, view)
     result = _run_with_progress(ctx, proposal.cells, lambda p: ops.execute(proposal, p))
     if args.junit is not None:
@@ -356,7 +374,10 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
 def do_resume(ctx: Context) -> int:
     ops = _ops(ctx)
     status = ops.status(ctx.args.eval_id)
-    result = _run_with_progress(ctx, status["cells"], lambda p: ops.resume(ctx.args.eval_id, p))
+    processes = ctx.args.processes
+    result = _run_with_progress(
+        ctx, status["cells"], lambda p: ops.resume(ctx.args.eval_id, p, processes=processes)
+    )
     if ctx.out.json_mode:
         ctx.out.json(result)
     else:

@@ -111,7 +111,9 @@ def _evaluate_any(gw: Gateway, agent_id: str) -> str:
 def signed_in(gw: Gateway, role: str) -> httpx.Client:
     """A client holding a console session of `role` (signed in through the form)."""
     client = httpx.Client(base_url=gw.url, timeout=30)
-    response = client.post("/ui/sign-in", data={"token": gw.tokens[role]})
+    response = client.post(
+        "/ui/sign-in", data={"token": gw.tokens[role]}, headers={"origin": gw.url}
+    )
     if response.status_code != 303:
         client.close()
         raise AssertionError(response.text)

@@ -36,10 +36,13 @@ def test_a_session_is_a_hashed_cookie_that_survives_restarts_and_ends_with_its_t
     with running_gateway(store, tmp_path / "home") as gw:
         with httpx.Client(base_url=gw.url) as anonymous:
             assert anonymous.get("/ui/").headers["location"] == "/ui/sign-in"
-            refused = anonymous.post("/ui/sign-in", data={"token": "hol_not-a-token"})
+            here = {"origin": gw.url}
+            refused = anonymous.post("/ui/sign-in", data={"token": "hol_not-a-token"}, headers=here)
             assert refused.status_code == 401 and COOKIE not in refused.cookies
             assert "unknown, revoked or expired token" in refused.text
-            signed = anonymous.post("/ui/sign-in", data={"token": gw.tokens["org:acme"]})
+            signed = anonymous.post(
+                "/ui/sign-in", data={"token": gw.tokens["org:acme"]}, headers=here
+            )
             assert signed.status_code == 303
             header = signed.headers["set-cookie"].lower()
             assert "httponly" in header and "samesite=strict" in header and "path=/ui" in header
@@ -52,7 +55,7 @@ def test_a_session_is_a_hashed_cookie_that_survives_restarts_and_ends_with_its_t
         https = httpx.post(
             gw.url + "/ui/sign-in",
             data={"token": gw.tokens["org:acme"]},
-            headers={"x-forwarded-proto": "https"},
+            headers={"x-forwarded-proto": "https", "origin": gw.url.replace("http:", "https:")},
         )
         assert https.status_code == 303 and "; secure" in https.headers["set-cookie"].lower()
         # Only the cookie's hash is stored.
@@ -73,7 +76,8 @@ def test_a_session_is_a_hashed_cookie_that_survives_restarts_and_ends_with_its_t
             assert replay.get("/ui/").headers["location"] == "/ui/sign-in"
         # A session of a token stops working when the token is revoked.
         with httpx.Client(base_url=again.url) as other:
-            assert other.post("/ui/sign-in", data={"token": token}).status_code == 303
+            signed = other.post("/ui/sign-in", data={"token": token}, headers={"origin": again.url})
+            assert signed.status_code == 303
             assert other.get("/ui/").status_code == 200
             info = store.tokens.authenticate(token)
             assert info is not None
@@ -110,6 +114,75 @@ def test_every_form_needs_its_csrf_token_and_this_origin(console: World) -> None
     # Without a session a form is refused, never run.
     with httpx.Client(base_url=gw.url) as stranger:
         assert stranger.post(path, data={"csrf": token}).status_code == 401
+
+
+def test_signing_in_is_only_from_this_gateways_page(console: World) -> None:
+    """Login CSRF: another site's page posting the sign-in form with the attacker's
+    token would sign the victim's browser in as the attacker. Without a session there
+    is no CSRF token, so the form must name this gateway as its Origin or Referer."""
+    gw = console.gw
+    token = gw.tokens["operator"]
+    for headers in (
+        {},  # neither Origin nor Referer
+        {"origin": "https://evil.example"},  # another site's page
+        {"origin": "null"},  # a sandboxed frame, a data: page
+        {"origin": gw.url.replace("127.0.0.1", "localhost")},  # not this origin exactly
+        {"referer": "https://evil.example/ui/sign-in"},  # no Origin, another site's Referer
+        {"origin": "https://evil.example", "referer": gw.url + "/ui/sign-in"},  # Origin wins
+    ):
+        with httpx.Client(base_url=gw.url) as browser:
+            refused = browser.post("/ui/sign-in", data={"token": token}, headers=headers)
+            assert refused.status_code == 403, headers
+            assert COOKIE not in refused.cookies and "set-cookie" not in refused.headers
+            assert "sign in from this gateway&#39;s own sign-in page" in refused.text
+            assert refused.headers["content-security-policy"] == CSP
+    # This gateway's page: by its Origin, or by its Referer when a browser sends no Origin.
+    for headers in ({"origin": gw.url}, {"referer": gw.url + "/ui/sign-in"}):
+        with httpx.Client(base_url=gw.url) as browser:
+            signed = browser.post("/ui/sign-in", data={"token": token}, headers=headers)
+            assert signed.status_code == 303 and COOKIE in signed.cookies, headers
+
+
+def test_bare_ui_leads_to_the_console(console: World) -> None:
+    with httpx.Client(base_url=console.gw.url) as browser:
+        moved = browser.get("/ui")
+        assert moved.status_code == 308 and moved.headers["location"] == "/ui/"
+        assert moved.headers["content-security-policy"] == CSP
+        followed = browser.get("/ui", follow_redirects=True)
+        assert followed.url.path == "/ui/sign-in"  # not signed in: on to the sign-in page
+        # Only GET: anything else at /ui is no route.
+        assert browser.post("/ui").status_code in (404, 405)
+
+
+def test_resuming_a_running_eval_goes_on_and_a_done_reports_page_is_kept(
+    console: World,
+) -> None:
+    """Resume from the console is the API's check (the gateway's workers do the work):
+    a running eval is resumed to its end. Its report in the page, once done, is the
+    same bytes on every request, and an author's is never the operator's."""
+    import time
+
+    gw = console.gw
+    client = console.sign_in("operator")
+    started = gw.call("POST", "/v1/evals", "operator", json={"agent": TRIAGE, "pace_s": 0.3})
+    eval_id = started.json()["eval"]["id"]
+    page = client.get(f"/ui/evals/{eval_id}")
+    assert gw.store.evals.get(eval_id).status == "running"  # paced: still running
+    resumed = client.post(f"/ui/evals/{eval_id}/resume", data={"csrf": csrf_of(page.text)})
+    assert resumed.status_code == 303 and resumed.headers["location"] == f"/ui/evals/{eval_id}"
+    deadline = time.monotonic() + 60
+    while gw.store.evals.get(eval_id).status == "running":
+        assert time.monotonic() < deadline, "the resumed eval did not finish"
+        time.sleep(0.05)
+    assert gw.store.evals.get(eval_id).status == "done"
+    frame = f"/ui/evals/{eval_id}/report?format=html&view=1"
+    first = client.get(frame + "&audience=operator")
+    assert first.status_code == 200 and "holdout" in first.text
+    assert client.get(frame + "&audience=operator").text == first.text
+    api = gw.call("GET", f"/v1/evals/{eval_id}/report?format=html&audience=operator", "operator")
+    assert api.text == first.text
+    author = client.get(frame + "&audience=author")
+    assert author.status_code == 200 and author.text != first.text
 
 
 PAGES = (
