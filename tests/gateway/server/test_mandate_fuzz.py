@@ -14,8 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.client._mandates import MandateOps
+from gateway.client import StoreClient
 from gateway.mandates import load_mandate, mandate_from_dict
+from gateway.operations import MANDATES_LIST, MandatesQuery
 from records import Store
 from schema.documents import load_document
 from schema.errors import HolonError, InputError
@@ -101,10 +102,12 @@ def test_files_load_or_fail_with_file_and_line(
         assert exc.exit_code in (2, 3)
 
 
-def test_a_refused_grant_changes_nothing(store: Store) -> None:
-    ops = MandateOps(store)
+def test_a_refused_grant_changes_nothing(store: Store, tmp_path: Path) -> None:
+    client = StoreClient(store, tmp_path)
+    ops = client.mandates
     ops.grant(BASES[0])
-    before = ops.list(include_revoked=True)
+    listing = MandatesQuery(include_revoked=True)
+    before = client.call(MANDATES_LIST, listing)
     bad = [
         {**BASES[0], "max_cost_per_call_usd": 0.05},
         {**BASES[0], "budget": {"amount_usd": "1"}},
@@ -118,4 +121,4 @@ def test_a_refused_grant_changes_nothing(store: Store) -> None:
             assert exc.code == "invalid_mandate"
         else:
             raise AssertionError(f"granted {document}")
-    assert ops.list(include_revoked=True) == before
+    assert client.call(MANDATES_LIST, listing) == before
