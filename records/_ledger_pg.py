@@ -2,15 +2,17 @@
 
 A group of writes (`Reserve`, `Settle`, `Deny`: what one event-loop turn
 queued, or what queued while the previous group was in flight) is one call
-of `holon_ledger_apply` (migration 0013) on an asyncio psycopg connection in
-autocommit: one round trip, one transaction. The function does what
-`LedgerRegistry._apply_in` does in Python (settlements, then the budgets and
-rate buckets locked in key order, the reservations in arrival order,
-denials, the live-conformance counts), so the budget and bucket rows are
+of `holon_ledger_apply` (migration 0013; 0016 takes a rate limit's token in
+one UPDATE) on an asyncio psycopg connection in autocommit: one round
+trip, one transaction. The function does what `LedgerRegistry._apply_in`
+does in Python (settlements, then the budgets and rate buckets locked in
+key order, the reservations in arrival order, denials, the live-conformance
+counts), so the budget and bucket rows are
 locked for that one statement, not for several round trips and a commit,
 and another gateway process waits for them at most that long.
 
-The rows are built here as in Python (`reserve_row`, `deny_row`: ids,
+`Group` builds a group's arguments, and its results from the function's
+answer: the rows are built as in Python (`reserve_row`, `deny_row`: ids,
 times and details), so a reservation's entry is known without reading it
 back; a settlement's comes back from the function as the row's JSON.
 Each write's result is what `LedgerRegistry.apply` gives for it.
@@ -209,32 +211,34 @@ class Group:
     def results(self, out: dict[str, Any]) -> list[Any]:
         """Each write's result, in order, from the function's answer `out`."""
         results = self._results
-        for (index, write), value in zip(self._settles, out["settles"], strict=True):
+        for (index, settle), value in zip(self._settles, out["settles"], strict=True):
             results[index] = (
-                NotFound(f"no ledger row {write.ledger_id!r}")
+                NotFound(f"no ledger row {settle.ledger_id!r}")
                 if value is None
                 else entry_from_row(_row_from_json(value))
             )
-        for (index, write, period), value in zip(self._reserves, out["reserves"], strict=True):
+        for (index, reserve, period), value in zip(self._reserves, out["reserves"], strict=True):
             if value is True:
                 continue
             if "budget" in value:
                 spent, held = value["budget"]
-                assert write.budget is not None and period is not None
+                assert reserve.budget is not None and period is not None
                 results[index] = BudgetState(
-                    write.mandate_id,
+                    reserve.mandate_id,
                     period,
-                    write.budget[1],
+                    reserve.budget[1],
                     Decimal(spent),
                     Decimal(held),
-                    write.cap,
+                    reserve.cap,
                     True,
                 )
             else:
                 level, at = value["rate"]
-                assert write.rate_limit is not None
+                assert reserve.rate_limit is not None
                 retry_at, seconds = retry_after(
-                    write.rate_limit, int(level), datetime.fromisoformat(at).astimezone(UTC)
+                    reserve.rate_limit, int(level), datetime.fromisoformat(at).astimezone(UTC)
                 )
-                results[index] = RateState(write.mandate_id, write.rate_limit, retry_at, seconds)
+                results[index] = RateState(
+                    reserve.mandate_id, reserve.rate_limit, retry_at, seconds
+                )
         return results

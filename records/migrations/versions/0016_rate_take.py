@@ -292,4 +292,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.execute(_previous())
-        op.execute("DROP FUNCTION holon_rate_level(bigint, timestamptz, timestamptz, numeric, numeric)")
+        op.execute(
+            "DROP FUNCTION holon_rate_level(bigint, timestamptz, timestamptz, numeric, numeric)"
+        )
