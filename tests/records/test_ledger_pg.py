@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -308,3 +308,45 @@ async def test_concurrent_groups_share_a_bucket_exactly(pg_store: Store, budget:
         assert pg_store.ledger.budget("crowded", period) == (Decimal(0), Decimal("0.10"))
     for ledger in ledgers:
         ledger.close()
+
+
+async def test_a_bucket_whose_time_is_ahead_refills_nothing_and_keeps_it(pg_store: Store) -> None:
+    """A bucket last written by a process whose clock is ahead (records._rate): the function,
+    as the Python path, refills nothing, keeps the bucket's time, takes a token while there
+    is a whole one and then refuses until a token's refill after that time."""
+    from sqlalchemy import Table, insert, select
+
+    from records._models import RateBucketRow
+    from records._rate import UNITS_PER_TOKEN
+
+    buckets = cast(Table, RateBucketRow.__table__)
+    ahead = utcnow().replace(microsecond=0) + timedelta(hours=2)
+    with pg_store.engine.begin() as connection:
+        for side in ("py", "fn"):
+            connection.execute(
+                insert(buckets).values(
+                    mandate_id=f"rate-{side}", level=UNITS_PER_TOKEN + 7, updated_at=ahead
+                )
+            )
+
+    async def python(writes: Sequence[LedgerWrite]) -> list[Any]:
+        results = pg_store.ledger.apply(writes)
+        assert results is not None
+        return results
+
+    function = pg_store.ledger.async_ledger().apply
+    outs = {}
+    for side, apply in {"py": python, "fn": function}.items():
+        outs[side] = await apply([_reserve(side, "0.01", budget=False) for _ in range(2)])
+    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
+    taken, refused = outs["fn"]
+    assert isinstance(taken, LedgerEntry) and isinstance(refused, RateState)
+    # One call an hour: the next whole token is an hour (less 7 units) after the bucket's
+    # time, counted from that time (the store's clock has not reached it).
+    assert (refused.retry_at, refused.retry_after_s) == (ahead + timedelta(hours=1), 3600)
+    with pg_store.engine.connect() as connection:
+        rows = connection.execute(
+            select(buckets.c.mandate_id, buckets.c.level, buckets.c.updated_at)
+        )
+        state = {m: (level, at) for m, level, at in rows}
+    assert state["rate-fn"] == state["rate-py"] == (7, ahead)
