@@ -10,8 +10,8 @@ reading its budget (a fourth) and before holding the budget (a fifth); a
 reservation without a limit checks and holds its budget in one UPDATE.
 Here the bucket's refill, check and take are one UPDATE (which also checks
 the budget, so a call the budget refuses still takes no token), then the
-budget's hold: two statements where there were five, about half the
-server time a rate limit added to a reservation's group (docs/performance.md).
+budget's hold: two statements where there were five, and about a third
+less of the server time a rate limit adds to a group (docs/performance.md).
 The bucket's row is locked by that UPDATE, after every budget of the
 group, so the lock order of 0013 holds; a group with the reservations of
 several rate-limited mandates still locks their buckets up front, in id
@@ -21,7 +21,11 @@ inlined SQL function, so the arithmetic is written once).
 The bucket's semantics do not change (records._rate; the tests run the
 Python path and this function on the same writes and compare): a
 concurrent take of the same bucket waits for the row and is checked again
-on the version it waited for, so no two takes share a token.
+on the version it waited for, so no two takes share a token. A take that
+finds no whole token in the version it reads refuses without waiting for
+a concurrent one: that take can only have left less by this statement's
+clock (its own clock earlier) or refilled to a later clock than this one,
+so the refusal is what taking them in clock order gives.
 """
 
 from __future__ import annotations
@@ -83,7 +87,8 @@ BEGIN
     -- Locks, each kind in key order: the rows to settle (by id); every budget of the
     -- group once (those of the rows still held, and the reservations', created where
     -- missing), so two groups never wait on each other in a cycle; the reservations'
-    -- rate buckets (by mandate, created empty at the epoch).
+    -- rate buckets (by mandate, created empty at the epoch) where there are several,
+    -- else the one is locked by its take, after the budgets all the same.
     IF jsonb_array_length(p_settles) > 1 THEN
         PERFORM 1 FROM ledger
             WHERE id IN (SELECT x->>'id' FROM jsonb_array_elements(p_settles) x)
