@@ -11,7 +11,7 @@ from sqlalchemy import inspect, text
 
 from records import SCHEMA_REVISION, open_engine, open_store, schema_status, upgrade
 from records._models import Base
-from records._store import MIGRATIONS_DIR
+from records._store import MIGRATIONS_DIR, _alembic_config
 from schema.errors import SchemaMismatch, StoreUnavailable, UsageError
 
 
@@ -41,6 +41,42 @@ def test_upgrade_from_empty_matches_the_models(store_url: str) -> None:
         assert diff == [], f"models and migrations disagree: {diff}"
         # Upgrading again is a no-op.
         assert upgrade(engine).current == SCHEMA_REVISION
+    finally:
+        engine.dispose()
+
+
+def test_the_rate_take_migration_downgrades_and_upgrades_again(store_url: str) -> None:
+    """0016 replaces holon_ledger_apply (PostgreSQL) and adds holon_rate_level; its
+    downgrade puts 0013's function back and drops the helper; upgrading again restores it.
+    On SQLite it changes nothing either way."""
+    from alembic import command
+
+    engine = open_engine(store_url)
+    postgres = engine.dialect.name == "postgresql"
+    probe = "SELECT count(*) FROM pg_proc WHERE proname = 'holon_rate_level'"
+    body = "SELECT prosrc FROM pg_proc WHERE proname = 'holon_ledger_apply'"
+
+    def functions() -> tuple[int, str] | None:
+        if not postgres:
+            return None
+        with engine.connect() as conn:
+            return conn.execute(text(probe)).scalar_one(), conn.execute(text(body)).scalar_one()
+
+    try:
+        upgrade(engine)
+        assert schema_status(engine).current == "0016"
+        head = functions()
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0015")
+        assert schema_status(engine).current == "0015"
+        down = functions()
+        if head is not None and down is not None:
+            assert head[0] == 1 and "holon_rate_level" in head[1]
+            assert down[0] == 0 and "holon_rate_level" not in down[1]
+            assert "SET level = (lvl - unit)::bigint" in down[1]  # 0013's separate write
+        upgrade(engine)
+        assert schema_status(engine).current == SCHEMA_REVISION
+        assert functions() == head
     finally:
         engine.dispose()
 
