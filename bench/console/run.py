@@ -12,10 +12,15 @@ client would be sent), in the same run, interleaved:
 - the report shown in that page (its frame, `/ui/evals/{eval}/report?view=1`), as
   the gateway serves it: `StoreClient.evals.report(form="html")` vs the same
   call with `form="json"` (`GET /v1/evals/{eval}/report`), each
-  `build_report` + its renderer; cold (an empty report cache each time: the
-  store read, the report built and rendered) and warm (a done eval's report
-  kept, `evals.reports.ReportCache`: its key read from the store, the text
-  served); and the renderers alone over one built report.
+  `build_report` + its renderer; cold (an empty report cache each time and
+  nothing stored: the store read, the report built and rendered), cold process
+  with the report stored (an empty report cache each time, as in a fresh gateway
+  process, and the rendered text in the store's `eval_reports`: its key read,
+  the text read back, `records.EvalReportRegistry`) and warm (a done eval's
+  report kept in this process, `evals.reports.ReportCache`: its key read from
+  the store, the text served); and the renderers alone over one built report.
+  Also timed once: pre-rendering the eval's reports into the store
+  (`StoreEvals.prerender`, what a gateway's eval worker does after the eval).
 
 Every figure is the best of `--runs`, wall and CPU time (this process). Also
 shown: the store reads behind the overview, which the page and a JSON listing
@@ -127,17 +132,28 @@ def measure(agents: int, cases: int, repetitions: int, runs: int) -> dict[str, A
         eval_result = compare(runs, eval_page, lambda: dumps(view))
 
         # The report in the page's frame, as the gateway serves it.
-        def served(form: str, cold: bool) -> Callable[[], str]:
+        # `fresh`: the cache this process would start with (None: keep the one there).
+        def served(form: str, fresh: Callable[[], ReportCache] | None) -> Callable[[], str]:
             def call() -> str:
-                if cold:
-                    client.evals._reports = ReportCache()
+                if fresh is not None:
+                    client.evals._reports = fresh()
                 return client.evals.report(eval_id, audience="operator", form=form)
 
             return call
 
-        cold = compare(runs, served("html", True), served("json", True))
+        def unstored() -> ReportCache:
+            return ReportCache(stored=False)
+
+        cold = compare(runs, served("html", unstored), served("json", unstored))
+        began, began_cpu = time.perf_counter(), time.process_time()
+        prerendered = client.evals.prerender(eval_id)
+        prerender_ms = (time.perf_counter() - began) * 1000
+        prerender_cpu_ms = (time.process_time() - began_cpu) * 1000
+        assert prerendered == 4, prerendered
+        stored = compare(runs, served("html", ReportCache), served("json", ReportCache))
+        assert client.evals.reports.renders == 0  # read from the store, never rendered
         client.evals._reports = ReportCache()
-        warm = compare(runs, served("html", False), served("json", False))
+        warm = compare(runs, served("html", None), served("json", None))
         report = build_report(store, eval_id, audience="operator")
         renderers = compare(runs, lambda: render_html(report), lambda: render_json(report))
     return {
@@ -147,7 +163,10 @@ def measure(agents: int, cases: int, repetitions: int, runs: int) -> dict[str, A
         "overview_store_reads_ms": round(gather, 1),
         "eval_page": eval_result,
         "report_cold": cold,
+        "report_stored": stored,
         "report_warm": warm,
+        "prerender_ms": round(prerender_ms, 1),
+        "prerender_cpu_ms": round(prerender_cpu_ms, 1),
         "report_renderers": renderers,
     }
 
@@ -165,7 +184,8 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"{result['agents']} agents, a {result['cells']}-cell eval")
-    for name in ("overview", "eval_page", "report_cold", "report_warm", "report_renderers"):
+    names = ("overview", "eval_page", "report_cold", "report_stored", "report_warm")
+    for name in (*names, "report_renderers"):
         r = result[name]
         print(
             f"{name:16} page {r['page_ms']:8.2f} ms (cpu {r['page_cpu_ms']:8.2f})  "
@@ -174,6 +194,10 @@ def main() -> None:
             f"goal {'met' if r['meets_goal'] else 'NOT met'}"
         )
     print(f"overview store reads (shared by page and JSON): {result['overview_store_reads_ms']} ms")
+    print(
+        f"pre-rendering the eval's reports into the store (HTML and JSON, both audiences, "
+        f"once): {result['prerender_ms']} ms (cpu {result['prerender_cpu_ms']})"
+    )
 
 
 if __name__ == "__main__":
