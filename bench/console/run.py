@@ -53,6 +53,7 @@ from gateway.console._data import grouped, overview, record_row  # noqa: E402
 from gateway.console._render import render  # noqa: E402
 from gateway.server._auth import Bearer  # noqa: E402
 from gateway.server._service import Service  # noqa: E402
+from records._models import EvalReportRow  # noqa: E402
 from schema.jsontext import dumps  # noqa: E402
 
 OPERATOR = Bearer("operator", None)
@@ -152,6 +153,11 @@ def measure(agents: int, cases: int, repetitions: int, runs: int) -> dict[str, A
         assert prerendered == 4, prerendered
         stored = compare(runs, served("html", ReportCache), served("json", ReportCache))
         assert client.evals.reports.renders == 0  # read from the store, never rendered
+        with store.read() as session:
+            stored_bytes = {
+                form: len(session.get(EvalReportRow, (eval_id, "operator", form)).body)
+                for form in ("html", "json")
+            }
         client.evals._reports = ReportCache()
         warm = compare(runs, served("html", None), served("json", None))
         report = build_report(store, eval_id, audience="operator")
@@ -165,6 +171,7 @@ def measure(agents: int, cases: int, repetitions: int, runs: int) -> dict[str, A
         "report_cold": cold,
         "report_stored": stored,
         "report_warm": warm,
+        "stored_bytes": stored_bytes,
         "prerender_ms": round(prerender_ms, 1),
         "prerender_cpu_ms": round(prerender_cpu_ms, 1),
         "report_renderers": renderers,
@@ -194,6 +201,7 @@ def main() -> None:
             f"goal {'met' if r['meets_goal'] else 'NOT met'}"
         )
     print(f"overview store reads (shared by page and JSON): {result['overview_store_reads_ms']} ms")
+    print(f"stored (zlib) operator report: {result['stored_bytes']} bytes")
     print(
         f"pre-rendering the eval's reports into the store (HTML and JSON, both audiences, "
         f"once): {result['prerender_ms']} ms (cpu {result['prerender_cpu_ms']})"
