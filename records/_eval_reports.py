@@ -39,7 +39,8 @@ MAX_STORED_REPORT_BYTES = 32 * 1024 * 1024
 # Below this a text is stored as it is: compressing would save little.
 COMPRESS_FROM_BYTES = 16 * 1024
 # zlib's level: the write is off the reader's path (after an eval, or after a
-# render of most of a second); reading back costs about the same at any level.
+# render of most of a second): a 6 MB HTML report compresses to 160 KB in about
+# 33 ms (level 1: 315 KB, 16 ms), and reads back in about 5 ms at either level.
 _LEVEL = 6
 
 
@@ -121,6 +122,15 @@ class EvalReportRegistry:
                 )
             )
         return True
+
+    def discard(self, eval_id: str, audience: str, form: str, key: str) -> bool:
+        """Forget this report if it is still stored under `key`; whether it was."""
+        t = EvalReportRow.__table__.c
+        query = delete(EvalReportRow).where(
+            t.eval_id == eval_id, t.audience == audience, t.form == form, t.key == key
+        )
+        with self._store.write() as session:
+            return bool(session.execute(query).rowcount)  # type: ignore[attr-defined]
 
     def count(self, eval_id: str) -> int:
         """How many reports of the eval are kept (every audience and format)."""

@@ -210,9 +210,15 @@ class ReportCache:
                 "the report of eval %s (%s, %s) was not stored: %s", eval_id, audience, form, exc
             )
             return
-        if written:
-            with self._lock:
-                self.stored_writes += 1
+        if not written:
+            return
+        # Changed while it was written (retention dropping the outputs it shows, say):
+        # whichever came last, the row goes (drop_outputs deleted it, or this does).
+        if report_key(store, eval_id, audience, form) != key:
+            store.eval_reports.discard(eval_id, audience, form, key)
+            return
+        with self._lock:
+            self.stored_writes += 1
 
     def _keep(self, key: str, text: str) -> None:
         if len(text) > self.max_characters:

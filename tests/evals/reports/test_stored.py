@@ -110,6 +110,10 @@ def test_a_large_text_is_stored_compressed_and_read_back_identical(
     assert store.eval_reports.put(done, "operator", "md", key, odd)
     assert other.eval_reports.get(done, "operator", "md", key) == odd
     assert other.eval_reports.get(done, "operator", "md", "j" * 64) is None
+    # Discarded only under the key it was stored with.
+    assert not store.eval_reports.discard(done, "operator", "md", "j" * 64)
+    assert store.eval_reports.discard(done, "operator", "md", key)
+    assert store.eval_reports.key(done, "operator", "md") is None
 
 
 def test_a_changed_key_renders_again_and_replaces_the_row(
