@@ -94,6 +94,11 @@ def test_an_eval_the_workers_finish_has_its_report_rendered_into_the_store(
                 "GET", f"/v1/evals/{info.id}/report?format=html&audience=operator", "operator"
             )
             assert served.status_code == 200, served.text
+            # The agent's org reads the author's stored report, never the operator's.
+            authored = gw.call("GET", f"/v1/evals/{info.id}/report?format=html", "org:acme")
+            assert authored.status_code == 200, authored.text
+            assert authored.text == render_html(build_report(store, info.id, audience="author"))
+            assert authored.text != served.text
     cache = ReportCache()
     text = cache.report(store, info.id, audience="operator", form="html", render=render_html)
     assert cache.renders == 0 and cache.stored_hits == 1
