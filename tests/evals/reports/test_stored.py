@@ -5,7 +5,7 @@ an audience's row never another's, a too-large text not stored."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,6 @@ from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import run_eval, setup
 
 RENDERERS = {"json": render_json, "md": render_markdown, "html": render_html, "junit": render_junit}
-Render = Callable[[dict[str, Any]], str]
 
 
 def _fresh(store: Store, eval_id: str, audience: str, form: str) -> str:
@@ -169,10 +168,12 @@ def test_an_author_is_never_served_the_operators_row(store: Store, other: Store,
     fresh = ReportCache()
     assert _kept(fresh, other, done, "author", "json") == author
     assert fresh.renders == 1 and fresh.stored_hits == 0
-    # Whatever the caller calls its audience, anything not the operator reads as the author.
-    assert _kept(ReportCache(), other, done, "author", "html") != _kept(
-        ReportCache(), other, done, "operator", "html"
-    )
+    # In HTML as in JSON: with both stored, each audience reads its own.
+    operator_html = _kept(ReportCache(), other, done, "operator", "html")
+    author_html = _kept(ReportCache(), other, done, "author", "html")
+    reread = ReportCache()
+    assert _kept(reread, store, done, "author", "html") == author_html != operator_html
+    assert author_html == _fresh(store, done, "author", "html") and reread.stored_hits == 1
 
 
 def test_a_report_over_the_bound_is_not_stored(store: Store, other: Store, done: str) -> None:
