@@ -22,7 +22,7 @@ from __future__ import annotations
 import zlib
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from records._models import EvalReportRow
@@ -136,7 +136,9 @@ class EvalReportRegistry:
         """How many reports of the eval are kept (every audience and format)."""
         t = EvalReportRow.__table__.c
         with self._store.read() as session:
-            return len(session.execute(select(t.form).where(t.eval_id == eval_id)).all())
+            return int(
+                session.execute(select(func.count()).where(t.eval_id == eval_id)).scalar_one()
+            )
 
     def drop(self, eval_id: str) -> int:
         """Forget every kept report of the eval; how many there were."""
