@@ -204,6 +204,7 @@ class Store:
         from records._agents import AgentRegistry
         from records._certificate_registry import CertificateRegistry
         from records._conformance import ConformanceRegistry
+        from records._eval_reports import EvalReportRegistry
         from records._evals import EvalRegistry
         from records._exposure import ExposureRegistry
         from records._identities import IdentityRegistry
@@ -218,6 +219,7 @@ class Store:
         self.agents = AgentRegistry(self)
         self.suites = SuiteRegistry(self)
         self.evals = EvalRegistry(self)
+        self.eval_reports = EvalReportRegistry(self)
         self.exposure = ExposureRegistry(self)
         self.identities = IdentityRegistry(self)
         self.imports = ImportRegistry(self)

@@ -137,3 +137,43 @@ def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     finally:
         store.close()
+
+
+def test_the_kept_reports_table_goes_down_and_up_again(store_url: str) -> None:
+    """The head (eval_reports) goes down one revision cleanly, rows and all, and back up."""
+    from alembic import command
+
+    from records._store import _alembic_config
+
+    engine = open_engine(store_url)
+    try:
+        upgrade(engine)
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO evals (id, agent_id, agent_version, plan, plan_digest, full_plan,"
+                    " status, cells_total, created_at) VALUES ('ev_1', 'a/b', '1', '{}', 'd',"
+                    " false, 'done', 0, '2026-12-01 00:00:00')"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO eval_reports (eval_id, audience, form, key, compressed, body,"
+                    " created_at) VALUES ('ev_1', 'operator', 'html', :key, false, :body,"
+                    " '2026-12-01 00:00:00')"
+                ),
+                {"key": "k" * 64, "body": b"<html>"},
+            )
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "-1")
+        assert schema_status(engine).current == _script().get_revision("head").down_revision
+        assert "eval_reports" not in inspect(engine).get_table_names()
+        status = upgrade(engine)
+        assert status.current == SCHEMA_REVISION and status.up_to_date
+        assert "eval_reports" in inspect(engine).get_table_names()
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM eval_reports")).scalar() == 0
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        assert diff == []
+    finally:
+        engine.dispose()
