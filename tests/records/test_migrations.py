@@ -63,7 +63,7 @@ def test_the_rate_take_migration_downgrades_and_upgrades_again(store_url: str) -
             return conn.execute(text(probe)).scalar_one(), conn.execute(text(body)).scalar_one()
 
     try:
-        upgrade(engine)
+        upgrade(engine, "0016")
         assert schema_status(engine).current == "0016"
         head = functions()
         with engine.begin() as conn:
