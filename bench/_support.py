@@ -117,10 +117,13 @@ class FinishedEval:
 
 
 @contextmanager
-def finished_eval(cases: int = 1000, repetitions: int = 2) -> Iterator[FinishedEval]:
+def finished_eval(
+    cases: int = 1000, repetitions: int = 2, url: str | None = None
+) -> Iterator[FinishedEval]:
     """A real, finished eval of bench/eval's suite (`cases` × `repetitions` cells; half
     the cases holdout) by its in-process bench agent (`bench/eval/bench_agent.py`), on a
-    fresh SQLite store in a temp dir, closed and removed when the block ends."""
+    fresh SQLite store in a temp dir (or the empty database at `url`), closed and
+    removed when the block ends."""
     import tempfile
 
     eval_dir = Path(__file__).resolve().parent / "eval"
@@ -138,7 +141,7 @@ def finished_eval(cases: int = 1000, repetitions: int = 2) -> Iterator[FinishedE
         root = Path(tmp)
         home = root / "home"
         store = open_store(
-            f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
+            url or f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
         )
         try:
             install_suite(store, eval_bench.make_suite(root, cases, repetitions))

@@ -37,6 +37,8 @@ from schema.errors import HolonError, StoreUnavailable
 log = logging.getLogger(__name__)
 
 Report = Callable[[str], None]
+# Told the id of each eval this worker saw done at its finish (before its next look).
+Finished = Callable[[str], None]
 
 BACKOFF_FIRST_S = 0.5  # the first wait after the store stopped answering
 BACKOFF_MAX_S = 15.0  # the longest wait between two tries
@@ -75,6 +77,7 @@ def run_worker(
     max_outage_s: float | None = None,
     address_guard: AddressGuard | None = None,
     tracer: Tracer | None = None,
+    finished: Finished | None = None,
 ) -> WorkerStats:
     """Work running evals until stopped (or, with `once`, until none has work left).
 
@@ -83,7 +86,10 @@ def run_worker(
     StoreUnavailable. Setting `stop` ends a wait at once. Any other error
     propagates as before. `address_guard` judges every connection to an
     agent (a gateway's network policy, for its own eval workers); `tracer`
-    makes a span of each cell (a gateway's tracing).
+    makes a span of each cell (a gateway's tracing). `finished` is told each
+    eval this worker finished (or found finished) done, once; it should return
+    at once (the gateway hands the id to a thread), and an error it raises is
+    logged, never the worker's.
     """
     owner = new_owner()
     stats = WorkerStats()
@@ -104,7 +110,9 @@ def run_worker(
                     + (f"; recorded {recorded} answers held meanwhile" if recorded else "")
                 )
                 outage = None
-            worked = _work_once(store, home, owner, stats, say, unsettled, address_guard, tracer)
+            worked = _work_once(
+                store, home, owner, stats, say, unsettled, address_guard, tracer, finished
+            )
         except StoreUnavailable as exc:
             began = outage is None
             if outage is None:
@@ -161,6 +169,7 @@ def _work_once(
     unsettled: dict[str, list[CellResultRow]],
     address_guard: AddressGuard | None,
     tracer: Tracer | None = None,
+    finished: Finished | None = None,
 ) -> bool:
     """One look at every running eval, working those with cells to claim: whether any had."""
     worked = False
@@ -211,6 +220,11 @@ def _work_once(
             if done.status == EvalStatus.DONE and info.id not in stats.evals_finished:
                 stats.evals_finished.add(info.id)
                 say(f"eval {info.id} is complete")
+                if finished is not None:
+                    try:
+                        finished(info.id)
+                    except Exception:  # the eval is done whatever its listener does
+                        log.exception("after eval %s finished", info.id)
     return worked
 
 

@@ -36,6 +36,7 @@ from records._conformance import (
     LiveConformance,
     live_window_start,
 )
+from records._eval_reports import MAX_STORED_REPORT_BYTES, EvalReportRegistry
 from records._evals import (
     CellResultRow,
     CellSpec,
@@ -120,6 +121,8 @@ __all__ = [
     "LAST_USED_EVERY",
     "LOCAL",
     "SCHEMA_REVISION",
+    "MAX_STORED_REPORT_BYTES",
+    "EvalReportRegistry",
     "AgentInfo",
     "AgentRegistry",
     "BudgetPeriod",

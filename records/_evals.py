@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     Integer,
+    delete,
     func,
     insert,
     select,
@@ -38,7 +39,15 @@ from records._cell_sql import (
 from records._certificate_registry import Certify
 from records._current import current_records, with_staleness
 from records._exposure import ExposureSpend, spend_all
-from records._models import Agent, AgentRecord, AgentVersion, EvalCell, EvalRun, SuiteVersionRow
+from records._models import (
+    Agent,
+    AgentRecord,
+    AgentVersion,
+    EvalCell,
+    EvalReportRow,
+    EvalRun,
+    SuiteVersionRow,
+)
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._statuses import CellStatus, EvalStatus
 from records._suites import new_epoch
@@ -514,8 +523,15 @@ class EvalRegistry:
             return [_info(r) for r in rows]
 
     def drop_outputs(self, older_than: datetime) -> int:
-        """Retention: forget agent outputs recorded before `older_than`; grades stay."""
+        """Retention: forget agent outputs recorded before `older_than`; grades stay.
+        The kept reports of the evals it touches go too (they show those outputs)."""
+        dropped = (
+            select(EvalCell.eval_id)
+            .where(EvalCell.finished_at < older_than, EvalCell.output.is_not(None))
+            .distinct()
+        )
         with self._store.write() as session:
+            session.execute(delete(EvalReportRow).where(EvalReportRow.eval_id.in_(dropped)))
             result = session.execute(
                 update(EvalCell)
                 .where(EvalCell.finished_at < older_than, EvalCell.output.is_not(None))

@@ -2,15 +2,17 @@
 
 A group of writes (`Reserve`, `Settle`, `Deny`: what one event-loop turn
 queued, or what queued while the previous group was in flight) is one call
-of `holon_ledger_apply` (migration 0013) on an asyncio psycopg connection in
-autocommit: one round trip, one transaction. The function does what
-`LedgerRegistry._apply_in` does in Python (settlements, then the budgets and
-rate buckets locked in key order, the reservations in arrival order,
-denials, the live-conformance counts), so the budget and bucket rows are
+of `holon_ledger_apply` (migration 0013; 0016 takes a rate limit's token in
+one UPDATE) on an asyncio psycopg connection in autocommit: one round
+trip, one transaction. The function does what `LedgerRegistry._apply_in`
+does in Python (settlements, then the budgets and rate buckets locked in
+key order, the reservations in arrival order, denials, the live-conformance
+counts), so the budget and bucket rows are
 locked for that one statement, not for several round trips and a commit,
 and another gateway process waits for them at most that long.
 
-The rows are built here as in Python (`reserve_row`, `deny_row`: ids,
+`Group` builds a group's arguments, and its results from the function's
+answer: the rows are built as in Python (`reserve_row`, `deny_row`: ids,
 times and details), so a reservation's entry is known without reading it
 back; a settlement's comes back from the function as the row's JSON.
 Each write's result is what `LedgerRegistry.apply` gives for it.
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AsyncLedger"]
+__all__ = ["STATEMENT", "AsyncLedger", "Group"]
 
 LEDGER = cast(Table, LedgerRow.__table__)
 STATEMENT = "SELECT holon_ledger_apply(%s, %s, %s::jsonb, %s::jsonb, %s::json, %s::json)::text"
@@ -123,54 +125,8 @@ class AsyncLedger:
     async def apply(self, writes: Sequence[LedgerWrite]) -> list[Any]:
         """Apply `writes` in one transaction; each one's result or HolonError, in order (as
         `LedgerRegistry.apply`). An exception: the whole group failed, nothing was written."""
-        from records._ledger import Deny, Reserve, Settle, deny_row, reserve_row
-
-        now = utcnow()
-        results: list[Any] = [None] * len(writes)
-        settles: list[tuple[int, Settle]] = []
-        reserves: list[tuple[int, Reserve, str | None]] = []
-        settle_args: list[dict[str, Any]] = []
-        reserve_args: list[dict[str, Any]] = []
-        reserve_rows: list[dict[str, Any]] = []
-        deny_rows: list[dict[str, Any]] = []
-        for index, write in enumerate(writes):
-            if isinstance(write, Settle):
-                settles.append((index, write))
-                settle_args.append(
-                    {
-                        "id": write.ledger_id,
-                        "cost": str(write.cost),
-                        "cost_source": write.cost_source,
-                        "outcome_code": write.outcome_code,
-                        "latency_ms": write.latency_ms,
-                    }
-                )
-            elif isinstance(write, Reserve):
-                period = None if write.budget is None else period_key(write.budget[0], now)
-                row = reserve_row(write, period, now)
-                results[index] = entry_from_row(row)
-                reserves.append((index, write, period))
-                limit = write.rate_limit
-                reserve_rows.append(_json_row(row))
-                control: dict[str, Any] = {"m": write.mandate_id, "cap": str(write.cap)}
-                if write.budget is not None:
-                    control.update(p=period, amount=str(write.budget[1]))
-                if limit is not None:  # its keys only with a limit (the function asks `?`)
-                    control.update(units=limit.units_per_us, capacity=limit.capacity)
-                reserve_args.append(control)
-            else:
-                assert isinstance(write, Deny)
-                row = deny_row(write, now)
-                results[index] = entry_from_row(row)
-                deny_rows.append(_json_row(row))
-        params = (
-            now,
-            now.date().isoformat(),  # the conformance day (records._conformance)
-            dumps(settle_args),
-            dumps(reserve_args),
-            dumps(reserve_rows),
-            dumps(deny_rows),
-        )
+        group = Group(writes)
+        params = group.params
         try:
             connection = await self._connect()
         except psycopg.Error as exc:
@@ -193,33 +149,96 @@ class AsyncLedger:
             raise
         self._idle.append(connection)
         assert found is not None
-        out = read_stored_json(found[0])
-        for (index, write), value in zip(settles, out["settles"], strict=True):
+        return group.results(read_stored_json(found[0]))
+
+
+class Group:
+    """One group's arguments of `holon_ledger_apply` (`params`, for `STATEMENT`), and each
+    write's result from the function's answer (`results`). The rows are built here as in
+    Python (`reserve_row`, `deny_row`), so a reservation's entry is known without reading it
+    back."""
+
+    def __init__(self, writes: Sequence[LedgerWrite]) -> None:
+        from records._ledger import Deny, Reserve, Settle, deny_row, reserve_row
+
+        now = utcnow()
+        self._results: list[Any] = [None] * len(writes)
+        self._settles: list[tuple[int, Settle]] = []
+        self._reserves: list[tuple[int, Reserve, str | None]] = []
+        settle_args: list[dict[str, Any]] = []
+        reserve_args: list[dict[str, Any]] = []
+        reserve_rows: list[dict[str, Any]] = []
+        deny_rows: list[dict[str, Any]] = []
+        for index, write in enumerate(writes):
+            if isinstance(write, Settle):
+                self._settles.append((index, write))
+                settle_args.append(
+                    {
+                        "id": write.ledger_id,
+                        "cost": str(write.cost),
+                        "cost_source": write.cost_source,
+                        "outcome_code": write.outcome_code,
+                        "latency_ms": write.latency_ms,
+                    }
+                )
+            elif isinstance(write, Reserve):
+                period = None if write.budget is None else period_key(write.budget[0], now)
+                row = reserve_row(write, period, now)
+                self._results[index] = entry_from_row(row)
+                self._reserves.append((index, write, period))
+                limit = write.rate_limit
+                reserve_rows.append(_json_row(row))
+                control: dict[str, Any] = {"m": write.mandate_id, "cap": str(write.cap)}
+                if write.budget is not None:
+                    control.update(p=period, amount=str(write.budget[1]))
+                if limit is not None:  # its keys only with a limit (the function asks `?`)
+                    control.update(units=limit.units_per_us, capacity=limit.capacity)
+                reserve_args.append(control)
+            else:
+                assert isinstance(write, Deny)
+                row = deny_row(write, now)
+                self._results[index] = entry_from_row(row)
+                deny_rows.append(_json_row(row))
+        self.params = (
+            now,
+            now.date().isoformat(),  # the conformance day (records._conformance)
+            dumps(settle_args),
+            dumps(reserve_args),
+            dumps(reserve_rows),
+            dumps(deny_rows),
+        )
+
+    def results(self, out: dict[str, Any]) -> list[Any]:
+        """Each write's result, in order, from the function's answer `out`."""
+        results = self._results
+        for (index, settle), value in zip(self._settles, out["settles"], strict=True):
             results[index] = (
-                NotFound(f"no ledger row {write.ledger_id!r}")
+                NotFound(f"no ledger row {settle.ledger_id!r}")
                 if value is None
                 else entry_from_row(_row_from_json(value))
             )
-        for (index, write, period), value in zip(reserves, out["reserves"], strict=True):
+        for (index, reserve, period), value in zip(self._reserves, out["reserves"], strict=True):
             if value is True:
                 continue
             if "budget" in value:
                 spent, held = value["budget"]
-                assert write.budget is not None and period is not None
+                assert reserve.budget is not None and period is not None
                 results[index] = BudgetState(
-                    write.mandate_id,
+                    reserve.mandate_id,
                     period,
-                    write.budget[1],
+                    reserve.budget[1],
                     Decimal(spent),
                     Decimal(held),
-                    write.cap,
+                    reserve.cap,
                     True,
                 )
             else:
                 level, at = value["rate"]
-                assert write.rate_limit is not None
+                assert reserve.rate_limit is not None
                 retry_at, seconds = retry_after(
-                    write.rate_limit, int(level), datetime.fromisoformat(at).astimezone(UTC)
+                    reserve.rate_limit, int(level), datetime.fromisoformat(at).astimezone(UTC)
                 )
-                results[index] = RateState(write.mandate_id, write.rate_limit, retry_at, seconds)
+                results[index] = RateState(
+                    reserve.mandate_id, reserve.rate_limit, retry_at, seconds
+                )
         return results

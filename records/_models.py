@@ -506,3 +506,23 @@ class A2ATaskRow(Base):
     task: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+
+
+class EvalReportRow(Base):
+    """A done eval's rendered report, kept for every process (records._eval_reports).
+
+    One row per audience and format: an author's report is never another row's. `key`
+    is the digest of everything the report was made of (evals.reports.report_key); a
+    reader whose key differs renders again and replaces the row. `body` is the text in
+    UTF-8, zlib-compressed when `compressed`.
+    """
+
+    __tablename__ = "eval_reports"
+
+    eval_id: Mapped[str] = mapped_column(ForeignKey("evals.id"), primary_key=True)
+    audience: Mapped[str] = mapped_column(String(16), primary_key=True)
+    form: Mapped[str] = mapped_column(String(8), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64))
+    compressed: Mapped[bool] = mapped_column(Boolean)
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime]

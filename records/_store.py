@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0015"
+SCHEMA_REVISION = "0017"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -204,6 +204,7 @@ class Store:
         from records._agents import AgentRegistry
         from records._certificate_registry import CertificateRegistry
         from records._conformance import ConformanceRegistry
+        from records._eval_reports import EvalReportRegistry
         from records._evals import EvalRegistry
         from records._exposure import ExposureRegistry
         from records._identities import IdentityRegistry
@@ -218,6 +219,7 @@ class Store:
         self.agents = AgentRegistry(self)
         self.suites = SuiteRegistry(self)
         self.evals = EvalRegistry(self)
+        self.eval_reports = EvalReportRegistry(self)
         self.exposure = ExposureRegistry(self)
         self.identities = IdentityRegistry(self)
         self.imports = ImportRegistry(self)

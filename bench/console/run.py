@@ -12,21 +12,31 @@ client would be sent), in the same run, interleaved:
 - the report shown in that page (its frame, `/ui/evals/{eval}/report?view=1`), as
   the gateway serves it: `StoreClient.evals.report(form="html")` vs the same
   call with `form="json"` (`GET /v1/evals/{eval}/report`), each
-  `build_report` + its renderer; cold (an empty report cache each time: the
-  store read, the report built and rendered) and warm (a done eval's report
-  kept, `evals.reports.ReportCache`: its key read from the store, the text
-  served); and the renderers alone over one built report.
+  `build_report` + its renderer; cold (an empty report cache each time and
+  nothing stored: the store read, the report built and rendered), cold process
+  with the report stored (an empty report cache each time, as in a fresh gateway
+  process, and the rendered text in the store's `eval_reports`: its key read,
+  the text read back, `records.EvalReportRegistry`) and warm (a done eval's
+  report kept in this process, `evals.reports.ReportCache`: its key read from
+  the store, the text served); and the renderers alone over one built report.
+  Also timed once: pre-rendering the eval's reports into the store
+  (`StoreEvals.prerender`, what a gateway's eval worker does after the eval).
 
 Every figure is the best of `--runs`, wall and CPU time (this process). Also
 shown: the store reads behind the overview, which the page and a JSON listing
 would share.
 
     .venv/bin/python bench/console/run.py [--json] [--agents 1000] [--runs 5]
+        [--postgres ADMIN_URL]
+
+`--postgres`: the store is a throwaway PostgreSQL database made through ADMIN_URL
+(as the gateway's processes share one), not a SQLite file.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -41,13 +51,14 @@ sys.path.insert(0, str(ROOT / "bench" / "eval"))
 import bench_agent  # noqa: E402
 import run as eval_bench  # noqa: E402
 
-from bench._support import finished_eval  # noqa: E402
+from bench._support import finished_eval, postgres_url  # noqa: E402
 from evals.reports import ReportCache, build_report, render_html, render_json  # noqa: E402
 from gateway.client import StoreClient  # noqa: E402
 from gateway.console._data import grouped, overview, record_row  # noqa: E402
 from gateway.console._render import render  # noqa: E402
 from gateway.server._auth import Bearer  # noqa: E402
 from gateway.server._service import Service  # noqa: E402
+from records._models import EvalReportRow  # noqa: E402
 from schema.jsontext import dumps  # noqa: E402
 
 OPERATOR = Bearer("operator", None)
@@ -87,59 +98,82 @@ def compare(runs: int, page: Callable[[], str], listing: Callable[[], str]) -> d
     }
 
 
-def measure(agents: int, cases: int, repetitions: int, runs: int) -> dict[str, Any]:
-    with finished_eval(cases, repetitions) as done:
-        store, eval_id = done.store, done.eval_id
-        client = StoreClient(store, done.home)
-        for i in range(agents - 1):
-            manifest = eval_bench.manifest("http://127.0.0.1:9/agent")
-            manifest["id"] = f"org{i % 20:02d}/agent-{i:04d}"
-            store.agents.register(manifest)
-        record = store.evals.current_record_with_staleness(
-            bench_agent.AGENT_ID, bench_agent.VERSION, holdout_evals=False
+def measure(
+    agents: int, cases: int, repetitions: int, runs: int, postgres: str | None = None
+) -> dict[str, Any]:
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(postgres_url(postgres)) if postgres else None
+        return _measure(stack.enter_context(finished_eval(cases, repetitions, url)), agents, runs)
+
+
+def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
+    store, eval_id = done.store, done.eval_id
+    client = StoreClient(store, done.home)
+    for i in range(agents - 1):
+        manifest = eval_bench.manifest("http://127.0.0.1:9/agent")
+        manifest["id"] = f"org{i % 20:02d}/agent-{i:04d}"
+        store.agents.register(manifest)
+    record = store.evals.current_record_with_staleness(
+        bench_agent.AGENT_ID, bench_agent.VERSION, holdout_evals=False
+    )
+    assert record is not None
+    infos = store.agents.list(include_disabled=True, limit=1000).items
+
+    # The overview: every agent with the real record (the same dict for each).
+    data = grouped([record_row(a, record) for a in infos], None)
+
+    def overview_page() -> str:
+        return render("overview.html", data=data, who=OPERATOR, csrf="0" * 64)
+
+    overview_result = compare(runs, overview_page, lambda: dumps(data))
+    svc = cast(Service, type("Svc", (), {"store": store})())
+    gather = best_ms(runs, lambda: overview(svc, OPERATOR, None))[0]
+
+    # The eval page: its status, as the page and as the API's JSON.
+    view = client.evals.status(eval_id)
+
+    def eval_page() -> str:
+        return render(
+            "eval.html",
+            view=view,
+            audience="operator",
+            done_share=1.0,
+            who=OPERATOR,
+            csrf="0" * 64,
         )
-        assert record is not None
-        infos = store.agents.list(include_disabled=True, limit=1000).items
 
-        # The overview: every agent with the real record (the same dict for each).
-        data = grouped([record_row(a, record) for a in infos], None)
+    eval_result = compare(runs, eval_page, lambda: dumps(view))
 
-        def overview_page() -> str:
-            return render("overview.html", data=data, who=OPERATOR, csrf="0" * 64)
+    # The report in the page's frame, as the gateway serves it.
+    # `fresh`: the cache this process would start with (None: keep the one there).
+    def served(form: str, fresh: Callable[[], ReportCache] | None) -> Callable[[], str]:
+        def call() -> str:
+            if fresh is not None:
+                client.evals._reports = fresh()
+            return client.evals.report(eval_id, audience="operator", form=form)
 
-        overview_result = compare(runs, overview_page, lambda: dumps(data))
-        svc = cast(Service, type("Svc", (), {"store": store})())
-        gather = best_ms(runs, lambda: overview(svc, OPERATOR, None))[0]
+        return call
 
-        # The eval page: its status, as the page and as the API's JSON.
-        view = client.evals.status(eval_id)
+    def unstored() -> ReportCache:
+        return ReportCache(stored=False)
 
-        def eval_page() -> str:
-            return render(
-                "eval.html",
-                view=view,
-                audience="operator",
-                done_share=1.0,
-                who=OPERATOR,
-                csrf="0" * 64,
-            )
-
-        eval_result = compare(runs, eval_page, lambda: dumps(view))
-
-        # The report in the page's frame, as the gateway serves it.
-        def served(form: str, cold: bool) -> Callable[[], str]:
-            def call() -> str:
-                if cold:
-                    client.evals._reports = ReportCache()
-                return client.evals.report(eval_id, audience="operator", form=form)
-
-            return call
-
-        cold = compare(runs, served("html", True), served("json", True))
-        client.evals._reports = ReportCache()
-        warm = compare(runs, served("html", False), served("json", False))
-        report = build_report(store, eval_id, audience="operator")
-        renderers = compare(runs, lambda: render_html(report), lambda: render_json(report))
+    cold = compare(runs, served("html", unstored), served("json", unstored))
+    began, began_cpu = time.perf_counter(), time.process_time()
+    prerendered = client.evals.prerender(eval_id)
+    prerender_ms = (time.perf_counter() - began) * 1000
+    prerender_cpu_ms = (time.process_time() - began_cpu) * 1000
+    assert prerendered == 4, prerendered
+    stored = compare(runs, served("html", ReportCache), served("json", ReportCache))
+    assert client.evals.reports.renders == 0  # read from the store, never rendered
+    with store.read() as session:
+        stored_bytes = {
+            form: len(session.get(EvalReportRow, (eval_id, "operator", form)).body)
+            for form in ("html", "json")
+        }
+    client.evals._reports = ReportCache()
+    warm = compare(runs, served("html", None), served("json", None))
+    report = build_report(store, eval_id, audience="operator")
+    renderers = compare(runs, lambda: render_html(report), lambda: render_json(report))
     return {
         "agents": len(infos),
         "cells": done.cells,
@@ -147,7 +181,11 @@ def measure(agents: int, cases: int, repetitions: int, runs: int) -> dict[str, A
         "overview_store_reads_ms": round(gather, 1),
         "eval_page": eval_result,
         "report_cold": cold,
+        "report_stored": stored,
         "report_warm": warm,
+        "stored_bytes": stored_bytes,
+        "prerender_ms": round(prerender_ms, 1),
+        "prerender_cpu_ms": round(prerender_cpu_ms, 1),
         "report_renderers": renderers,
     }
 
@@ -159,13 +197,15 @@ def main() -> None:
     parser.add_argument("--repetitions", type=int, default=2)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--postgres", metavar="ADMIN_URL", default=None)
     args = parser.parse_args()
-    result = measure(args.agents, args.cases, args.repetitions, args.runs)
+    result = measure(args.agents, args.cases, args.repetitions, args.runs, args.postgres)
     if args.json:
         print(json.dumps(result, indent=2))
         return
     print(f"{result['agents']} agents, a {result['cells']}-cell eval")
-    for name in ("overview", "eval_page", "report_cold", "report_warm", "report_renderers"):
+    names = ("overview", "eval_page", "report_cold", "report_stored", "report_warm")
+    for name in (*names, "report_renderers"):
         r = result[name]
         print(
             f"{name:16} page {r['page_ms']:8.2f} ms (cpu {r['page_cpu_ms']:8.2f})  "
@@ -174,6 +214,11 @@ def main() -> None:
             f"goal {'met' if r['meets_goal'] else 'NOT met'}"
         )
     print(f"overview store reads (shared by page and JSON): {result['overview_store_reads_ms']} ms")
+    print(f"stored (zlib) operator report: {result['stored_bytes']} bytes")
+    print(
+        f"pre-rendering the eval's reports into the store (HTML and JSON, both audiences, "
+        f"once): {result['prerender_ms']} ms (cpu {result['prerender_cpu_ms']})"
+    )
 
 
 if __name__ == "__main__":

@@ -30,13 +30,18 @@ the input and the output check), the quick path and the full validator.
 Goal (reported, never asserted): <= 0.1 ms added at p50 with both on.
 
     .venv/bin/python bench/gateway/contract.py [--json] [--rate 200] [--seconds 4]
-        [--rounds 3] [--postgres ADMIN_URL]
+        [--rounds 3] [--postgres ADMIN_URL [--function-from MIGRATION]]
+
+With `--function-from`, every round runs its streams twice, with the
+ledger's PostgreSQL function as it is now and as that migration made it
+(`before`), so that a change of the function is measured in one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import secrets
 import sys
@@ -50,7 +55,9 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
+import psycopg  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
 
 from bench._support import postgres_url, sqlite_url  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
@@ -134,8 +141,41 @@ def setup(url: str, key: str, home: Path, agent_url: str, root: Path) -> dict[st
     return tokens
 
 
+def _function(migration: Path) -> str:
+    """The `holon_ledger_apply` that a migration file installs (its FUNCTION)."""
+    spec = importlib.util.spec_from_file_location(f"holon_bench_{migration.stem}", migration)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return str(module.FUNCTION)
+
+
+class Swap:
+    """PostgreSQL: puts another migration's `holon_ledger_apply` in place and back, between
+    streams (the gateway's connections use the new definition from their next call)."""
+
+    def __init__(self, url: str, before: Path) -> None:
+        self._url = make_url(url).set(drivername="postgresql").render_as_string(False)
+        with psycopg.connect(self._url) as connection:  # the store's own, as upgraded
+            found = connection.execute(
+                "SELECT pg_get_functiondef('holon_ledger_apply'::regproc)"
+            ).fetchone()
+        assert found is not None
+        self._functions = {"before": _function(before), "now": str(found[0])}
+
+    def __call__(self, variant: str) -> None:
+        with psycopg.connect(self._url, autocommit=True) as connection:
+            connection.execute(self._functions[variant])
+
+
 async def load(
-    gateway_url: str, pid: int, tokens: dict[str, str], rate: float, seconds: float, rounds: int
+    gateway_url: str,
+    pid: int,
+    tokens: dict[str, str],
+    rate: float,
+    seconds: float,
+    rounds: int,
+    swap: Swap | None = None,
 ) -> dict[str, Any]:
     url = f"{gateway_url}/v1/agents/{AGENT}/invoke"
 
@@ -150,31 +190,51 @@ async def load(
     }
     calls = max(50, int(rate * seconds))
     names = list(targets)
-    mixed: dict[str, list[float]] = {name: [] for name in targets}
-    sent: dict[str, list[float]] = {name: [] for name in targets}
-    cpu: dict[str, float] = dict.fromkeys(targets, 0.0)
+    variants = ["now", "before"] if swap is not None else ["now"]
+    mixed = {v: {name: [] for name in targets} for v in variants}
+    sent = {v: {name: [] for name in targets} for v in variants}
+    cpu = {v: dict.fromkeys(targets, 0.0) for v in variants}
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         for headers, body in targets.values():  # warm pools, caches, the compiled contract
             await drive_paced(session, url, headers, 400, 16, rate, body)
         for _ in range(rounds):
-            # Side by side: the targets' calls interleaved in one paced stream.
-            each = await drive_paced_mix(session, url, list(targets.values()), calls, 16, rate)
-            for name, (values, _) in zip(names, each, strict=True):
-                mixed[name] += values
-            # One target a stream: what each costs the gateway's CPU, and its latency
-            # when the whole load is of that kind.
-            for name, (headers, body) in targets.items():
-                before = cpu_seconds(pid)
-                values, _ = await drive_paced(session, url, headers, calls, 16, rate, body)
-                cpu[name] += cpu_seconds(pid) - before
-                sent[name] += values
+            for variant in variants:
+                if swap is not None:
+                    swap(variant)
+                    headers, body = targets["both"]  # its new plans made before the timing
+                    await drive_paced(session, url, headers, 50, 16, rate, body)
+                # Side by side: the targets' calls interleaved in one paced stream.
+                each = await drive_paced_mix(session, url, list(targets.values()), calls, 16, rate)
+                for name, (values, _) in zip(names, each, strict=True):
+                    mixed[variant][name] += values
+                # One target a stream: what each costs the gateway's CPU, and its latency
+                # when the whole load is of that kind.
+                for name, (headers, body) in targets.items():
+                    before = cpu_seconds(pid)
+                    values, _ = await drive_paced(session, url, headers, calls, 16, rate, body)
+                    cpu[variant][name] += cpu_seconds(pid) - before
+                    sent[variant][name] += values
+        if swap is not None:
+            swap("now")
+    out = _summary(mixed["now"], sent["now"], cpu["now"], rounds * calls)
+    if swap is not None:
+        out["before"] = _summary(mixed["before"], sent["before"], cpu["before"], rounds * calls)
+    return out
+
+
+def _summary(
+    mixed: dict[str, list[float]],
+    sent: dict[str, list[float]],
+    cpu: dict[str, float],
+    calls: int,
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         name: {
             "p50_ms": round(percentile(mixed[name], 0.50), 3),
             "p95_ms": round(percentile(mixed[name], 0.95), 3),
             "alone_p50_ms": round(percentile(values, 0.50), 3),
             "alone_p95_ms": round(percentile(values, 0.95), 3),
-            "gateway_cpu_ms_per_call": round(cpu[name] * 1000 / (rounds * calls), 3),
+            "gateway_cpu_ms_per_call": round(cpu[name] * 1000 / calls, 3),
             "calls": len(values) + len(mixed[name]),
         }
         for name, values in sent.items()
@@ -231,7 +291,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--postgres", metavar="ADMIN_URL", help="PostgreSQL instead of SQLite")
+    parser.add_argument(
+        "--function-from",
+        metavar="MIGRATION",
+        type=Path,
+        help="with --postgres: every round runs again with the holon_ledger_apply that this"
+        " migration file installs (`before`), e.g. records/migrations/versions/"
+        "0013_ledger_apply.py: the function's before and after in one run",
+    )
     args = parser.parse_args()
+    if args.function_from and not args.postgres:
+        parser.error("--function-from needs --postgres")
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="holon-bench-contract-") as tmp:
         root = Path(tmp)
@@ -241,9 +311,10 @@ def main() -> None:
             key = Fernet.generate_key().decode()
             home = root / f"home-{secrets.token_hex(4)}"
             tokens = setup(url, key, home, agent_url, root)
+            swap = Swap(url, args.function_from) if args.function_from else None
             with gateway_server(url, key, home) as (gateway_url, pid):
                 results["paced"] = asyncio.run(
-                    load(gateway_url, pid, tokens, args.rate, args.seconds, args.rounds)
+                    load(gateway_url, pid, tokens, args.rate, args.seconds, args.rounds, swap)
                 )
         results["backend"] = "postgresql" if args.postgres else "sqlite"
     if args.json:
@@ -254,6 +325,10 @@ def main() -> None:
     print(f"paced 16@{args.rate:g}/s on {results['backend']}:")
     for name in ("off", "contract", "both", "contract_added", "both_added"):
         print(f"  {name:14} {paced[name]}")
+    if "before" in paced:
+        print(f"with {args.function_from.name}'s function, the same rounds:")
+        for name in ("off", "contract", "both", "contract_added", "both_added"):
+            print(f"  {name:14} {paced['before'][name]}")
 
 
 if __name__ == "__main__":

@@ -10,14 +10,26 @@ too generous to refuse anything (so every reservation takes a token),
 interleaved, `--rounds` times each. Reported: the median and p95 time of
 one transaction, in microseconds, and the difference.
 
+On PostgreSQL the gateway does not run that Python path: a group is one
+call of `holon_ledger_apply` (records._ledger_pg). `function` is that
+call's server time (`EXPLAIN (ANALYZE, TIMING OFF)`'s execution time: the
+function's statements, without the round trip and the commit's flush) for
+the same groups, interleaved the same way; with `--function-from`, also for
+the function a migration file installs (as `holon_ledger_apply_before`, in
+the same rounds), so that a change of the function is measured in one run.
+Each timed call is followed by a plain one (`wall`: the round trip and the
+commit, its wait for the WAL flush, as the gateway waits for it).
+
     .venv/bin/python bench/gateway/rate_limit.py [--rounds 2000] [--group 1,8]
-        [--postgres ADMIN_URL | --no-postgres] [--json]
+        [--postgres ADMIN_URL | --no-postgres] [--function-from MIGRATION] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -31,6 +43,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
+import psycopg  # noqa: E402
+
 from bench._support import postgres_url, sqlite_url  # noqa: E402
 from records import (  # noqa: E402
     CallEntry,
@@ -42,6 +56,7 @@ from records import (  # noqa: E402
     open_store,
     utcnow,
 )
+from records._ledger_pg import STATEMENT, Group  # noqa: E402
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 GENEROUS = RateLimit(1_000_000, "second", 1_000_000)
@@ -89,6 +104,76 @@ def measure(store: Store, rounds: int, group: int) -> dict[str, Any]:
     return out
 
 
+def _stats(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {
+        "p50_us": round(statistics.median(ordered), 1),
+        "p95_us": round(ordered[int(0.95 * (len(ordered) - 1))], 1),
+    }
+
+
+def _before(migration: Path) -> str:
+    """The `holon_ledger_apply` a migration file installs, as `holon_ledger_apply_before`."""
+    spec = importlib.util.spec_from_file_location(f"holon_bench_{migration.stem}", migration)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    function = str(module.FUNCTION)
+    return function.replace("FUNCTION holon_ledger_apply(", "FUNCTION holon_ledger_apply_before(")
+
+
+def measure_function(store: Store, rounds: int, group: int, before: Path | None) -> dict[str, Any]:
+    """Server time of one `holon_ledger_apply` group (PostgreSQL), without and with a limit;
+    with `before`, of that migration's function too, interleaved."""
+    url = store.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    functions = {"now": STATEMENT}
+    times: dict[tuple[str, str], list[float]] = {}
+    n = 0
+    with psycopg.connect(url, autocommit=True, options="-c TimeZone=UTC") as connection:
+        if before is not None:
+            connection.execute(_before(before))
+            functions["before"] = STATEMENT.replace(
+                "holon_ledger_apply(", "holon_ledger_apply_before("
+            )
+        for warm in (True, False):
+            for _ in range(50 if warm else rounds):
+                for variant, statement in functions.items():
+                    for name, limit in (("none", None), ("limited", GENEROUS)):
+                        writes = [_reserve(n + i, f"fn-{name}", limit, group) for i in range(group)]
+                        n += group
+                        plan = connection.execute(
+                            "EXPLAIN (ANALYZE, TIMING OFF) " + statement, Group(writes).params
+                        ).fetchall()
+                        found = re.search(r"Execution Time: ([0-9.]+) ms", plan[-1][0])
+                        assert found is not None, plan
+                        # The same again as the gateway sends it: with the round trip
+                        # and the commit (its wait for the WAL flush).
+                        writes = [_reserve(n + i, f"fn-{name}", limit, group) for i in range(group)]
+                        n += group
+                        params = Group(writes).params
+                        started = time.perf_counter()
+                        connection.execute(statement, params).fetchone()
+                        wall = (time.perf_counter() - started) * 1e6
+                        if not warm:
+                            times.setdefault((variant, name), []).append(
+                                float(found.group(1)) * 1000
+                            )
+                            times.setdefault((variant, name + " wall"), []).append(wall)
+    out: dict[str, Any] = {}
+    for variant in functions:
+        none, limited = _stats(times[(variant, "none")]), _stats(times[(variant, "limited")])
+        wall = {name: _stats(times[(variant, f"{name} wall")]) for name in ("none", "limited")}
+        out[variant] = {
+            "none": none,
+            "limited": limited,
+            "added_p50_us": round(limited["p50_us"] - none["p50_us"], 1),
+            "added_p95_us": round(limited["p95_us"] - none["p95_us"], 1),
+            "wall": wall,
+            "wall_added_p50_us": round(wall["limited"]["p50_us"] - wall["none"]["p50_us"], 1),
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=2000)
@@ -100,6 +185,13 @@ def main() -> None:
     )
     parser.add_argument("--postgres", metavar="ADMIN_URL", default=ADMIN_URL)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--function-from",
+        metavar="MIGRATION",
+        type=Path,
+        help="PostgreSQL: also time the holon_ledger_apply this migration file installs, e.g."
+        " records/migrations/versions/0013_ledger_apply.py",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     backends: dict[str, Any] = {"sqlite": sqlite_url}
@@ -114,18 +206,38 @@ def main() -> None:
                     results[backend] = {
                         str(group): measure(store, args.rounds, group) for group in args.group
                     }
+                    if backend == "postgresql":
+                        results["function"] = {
+                            str(group): measure_function(
+                                store, args.rounds, group, args.function_from
+                            )
+                            for group in args.group
+                        }
                 finally:
                     store.close()
     if args.json:
         print(json.dumps(results, indent=2))
         return
     for backend, groups in results.items():
+        if backend == "function":
+            continue
         for group, r in groups.items():
             print(
                 f"{backend:<11} group {group:>3}: no limit {r['none']['p50_us']:>7.1f}/"
                 f"{r['none']['p95_us']:>7.1f} us, limited {r['limited']['p50_us']:>7.1f}/"
                 f"{r['limited']['p95_us']:>7.1f} us (p50/p95): adds "
                 f"{r['added_p50_us']:+.1f}/{r['added_p95_us']:+.1f} us a transaction"
+            )
+
+    for group, variants in results.get("function", {}).items():
+        for variant, r in variants.items():
+            print(
+                f"function ({variant:<6}) group {group:>3}: no limit {r['none']['p50_us']:>7.1f}/"
+                f"{r['none']['p95_us']:>7.1f} us, limited {r['limited']['p50_us']:>7.1f}/"
+                f"{r['limited']['p95_us']:>7.1f} us of server time (p50/p95): adds "
+                f"{r['added_p50_us']:+.1f}/{r['added_p95_us']:+.1f} us a group; the call's"
+                f" wall time {r['wall']['none']['p50_us']:.1f} and"
+                f" {r['wall']['limited']['p50_us']:.1f} us ({r['wall_added_p50_us']:+.1f})"
             )
 
 

@@ -15,22 +15,42 @@ never served for a report that reads differently; nothing needs invalidating.
 Only a `done` eval is kept (a running one changes by the second, a cancelled one may
 still have a cell in flight recorded); the texts are bounded in characters, least
 recently used out first.
+
+Behind the process's texts, the store's (records.EvalReportRegistry, the
+`eval_reports` table): a text rendered here is written through under its key, and a
+text missing here is looked for there, under the same key, before it is rendered, so
+a fresh process (a restart, another of the gateway's processes) serves a done eval's
+report without building it. `prerender` fills the store's for an eval just finished
+(the gateway's eval workers call it off the eval's path). A text over the store's
+bound (`max_stored_bytes`) is not stored; it is rendered by each process that shows it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from evals.reports._model import REPORT_VERSION, build_report, check_audience
-from records import EvalStatus, Store
-from schema.errors import NotFound
+from evals.reports._data import load_eval
+from evals.reports._model import (
+    AUDIENCES,
+    REPORT_VERSION,
+    build_report,
+    check_audience,
+    report_from_data,
+)
+from records import MAX_STORED_REPORT_BYTES, EvalStatus, Store
+from schema.errors import HolonError, NotFound
 from schema.jsontext import dumps
 
 __all__ = ["DEFAULT_MAX_CHARACTERS", "ReportCache", "report_key"]
+
+log = logging.getLogger(__name__)
+
+Render = Callable[[dict[str, Any]], str]
 
 # About ten 2,000-cell operator reports in HTML (6 million characters each).
 DEFAULT_MAX_CHARACTERS = 64_000_000
@@ -80,19 +100,33 @@ def report_key(store: Store, eval_id: str, audience: str, form: str) -> str | No
 
 
 class ReportCache:
-    """Rendered reports of done evals, at most `max_characters` of text in all.
+    """Rendered reports of done evals, at most `max_characters` of text in all, in front
+    of the store's (`stored`: off for a cache of this process alone).
 
     Safe to share between threads (the gateway renders in a thread pool); a text is
     built outside the lock, so two first requests for one report may both build it.
+    `renders`, `stored_hits` and `stored_writes` count what it did (for tests and
+    benches: a report served from the store is one that was not rendered).
     """
 
-    def __init__(self, max_characters: int = DEFAULT_MAX_CHARACTERS) -> None:
+    def __init__(
+        self,
+        max_characters: int = DEFAULT_MAX_CHARACTERS,
+        *,
+        stored: bool = True,
+        max_stored_bytes: int = MAX_STORED_REPORT_BYTES,
+    ) -> None:
         self.max_characters = max_characters
+        self.stored = stored
+        self.max_stored_bytes = max_stored_bytes
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._characters = 0
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.renders = 0
+        self.stored_hits = 0
+        self.stored_writes = 0
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -104,7 +138,7 @@ class ReportCache:
         *,
         audience: str,
         form: str,
-        render: Callable[[dict[str, Any]], str],
+        render: Render,
     ) -> str:
         """`render(build_report(store, eval_id, audience=audience))`, kept for a done eval."""
         chosen = check_audience(audience)
@@ -117,12 +151,78 @@ class ReportCache:
                     self.hits += 1
                     return text
                 self.misses += 1
+            if self.stored:
+                text = store.eval_reports.get(eval_id, chosen, form, key)
+                if text is not None:
+                    with self._lock:
+                        self.stored_hits += 1
+                    self._keep(key, text)
+                    return text
+        with self._lock:
+            self.renders += 1
         text = render(build_report(store, eval_id, audience=chosen))
-        # Kept only if nothing changed while it was built (read again: a few small reads).
-        if key is None or len(text) > self.max_characters:
-            return text
-        if report_key(store, eval_id, chosen, form) != key:
-            return text
+        if key is not None:
+            self._kept(store, eval_id, chosen, form, key, text)
+        return text
+
+    def prerender(self, store: Store, eval_id: str, renderers: Mapping[str, Render]) -> int:
+        """Render the eval's report for every audience in each of `renderers`' formats
+        into the store (and this process), unless the store holds it already; how many
+        were rendered. Nothing for an eval that is not done. The eval is read once."""
+        wanted = []
+        for audience in AUDIENCES:
+            for form in renderers:
+                key = report_key(store, eval_id, audience, form)
+                if key is None:
+                    return 0  # not done (or no longer)
+                if not self.stored or store.eval_reports.key(eval_id, audience, form) != key:
+                    wanted.append((audience, form, key))
+        if not wanted:
+            return 0
+        data = load_eval(store, eval_id)
+        for audience in AUDIENCES:
+            forms = [(form, key) for chosen, form, key in wanted if chosen == audience]
+            if not forms:
+                continue
+            report = report_from_data(data, audience)
+            for form, key in forms:
+                with self._lock:
+                    self.renders += 1
+                self._kept(store, eval_id, audience, form, key, renderers[form](report))
+        return len(wanted)
+
+    def _kept(
+        self, store: Store, eval_id: str, audience: str, form: str, key: str, text: str
+    ) -> None:
+        """Keep `text`, rendered from `key`, here and in the store, if nothing it is made
+        of changed while it was built (read again: a few small reads)."""
+        if report_key(store, eval_id, audience, form) != key:
+            return
+        self._keep(key, text)
+        if not self.stored:
+            return
+        try:
+            written = store.eval_reports.put(
+                eval_id, audience, form, key, text, max_bytes=self.max_stored_bytes
+            )
+        except HolonError as exc:  # served all the same; the next process renders it
+            log.warning(
+                "the report of eval %s (%s, %s) was not stored: %s", eval_id, audience, form, exc
+            )
+            return
+        if not written:
+            return
+        # Changed while it was written (retention dropping the outputs it shows, say):
+        # whichever came last, the row goes (drop_outputs deleted it, or this does).
+        if report_key(store, eval_id, audience, form) != key:
+            store.eval_reports.discard(eval_id, audience, form, key)
+            return
+        with self._lock:
+            self.stored_writes += 1
+
+    def _keep(self, key: str, text: str) -> None:
+        if len(text) > self.max_characters:
+            return
         with self._lock:
             if key not in self._texts:
                 self._texts[key] = text
@@ -130,4 +230,3 @@ class ReportCache:
             while self._characters > self.max_characters:
                 _, dropped = self._texts.popitem(last=False)
                 self._characters -= len(dropped)
-        return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -303,21 +304,17 @@ class StoreEvals(EvalOps):
         return self.import_checked(raw, source=source, imported_by=f"cli:{login_name()}", file=file)
 
     def report(self, eval_id: str, *, audience: str, form: str) -> str:
-        from evals.reports import (
-            render_html,
-            render_json,
-            render_junit,
-            render_markdown,
+        return self.reports.report(
+            self.store, eval_id, audience=audience, form=form, render=_renderers()[form]
         )
 
-        renderers = {
-            "json": render_json,
-            "md": render_markdown,
-            "html": render_html,
-            "junit": render_junit,
-        }
-        return self.reports.report(
-            self.store, eval_id, audience=audience, form=form, render=renderers[form]
+    def prerender(self, eval_id: str) -> int:
+        """Render a done eval's report into the store (and this process) for every
+        audience, in the formats the console shows first: HTML (the eval page's frame)
+        and JSON (its charts, the API). How many were rendered (none if kept already)."""
+        renderers = _renderers()
+        return self.reports.prerender(
+            self.store, eval_id, {form: renderers[form] for form in PRERENDERED}
         )
 
     def compare(
@@ -329,3 +326,14 @@ class StoreEvals(EvalOps):
             self.store, base, candidate, audience=audience, allow_mismatch=allow_mismatch
         )
         return comparison, render_comparison(comparison, form)
+
+
+# The formats of a report rendered as soon as its eval is done (StoreEvals.prerender).
+PRERENDERED = ("html", "json")
+
+
+def _renderers() -> dict[str, Callable[[dict[str, Any]], str]]:
+    """Each report format's renderer (imported on first use: a CLI start stays fast)."""
+    from evals.reports import render_html, render_json, render_junit, render_markdown
+
+    return {"json": render_json, "md": render_markdown, "html": render_html, "junit": render_junit}

@@ -17,7 +17,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +221,13 @@ def create_app(
                 public_url=config.public_url,
             )
             workers = _EvalWorkers(
-                opened, config.home, eval_workers, guard, eval_poll_s, tracing.tracer
+                opened,
+                config.home,
+                eval_workers,
+                guard,
+                eval_poll_s,
+                tracing.tracer,
+                prerender=client.evals.prerender,
             )
             state["service"] = service
             workers.start()
@@ -307,7 +314,14 @@ def create_app(
 
 class _EvalWorkers:
     """Background threads that work running evals (started over the API or anywhere),
-    their calls judged by the gateway's network policy (`guard`)."""
+    their calls judged by the gateway's network policy (`guard`).
+
+    An eval they finish done has its report rendered into the store (`prerender`,
+    StoreEvals.prerender) by one more thread, one eval at a time, so its first view
+    in any of the gateway's processes is read, not built; the eval's finish never
+    waits for it, and a failure is logged. Stopping drops the renders not started
+    and waits for the one under way (the store closes next).
+    """
 
     def __init__(
         self,
@@ -317,8 +331,11 @@ class _EvalWorkers:
         guard: AddressGuard | None = None,
         poll_s: float = 1.0,
         tracer: Tracer | None = None,
+        prerender: Callable[[str], object] | None = None,
     ) -> None:
         self.store = store
+        self.prerender = prerender
+        self._renders = ThreadPoolExecutor(1, thread_name_prefix="holon-report-prerender")
         self.tracer = tracer
         self.home = home
         self.count = count
@@ -347,12 +364,25 @@ class _EvalWorkers:
                     stop=self._stop,
                     address_guard=self.guard,
                     tracer=self.tracer,
+                    finished=self._finished,
                 )
             except Exception:  # a worker must outlive one bad eval
                 log.exception("eval worker failed; restarting in 5 s")
                 self._stop.wait(5)
 
+    def _finished(self, eval_id: str) -> None:
+        if self.prerender is not None and not self._stop.is_set():
+            self._renders.submit(self._prerender, eval_id)
+
+    def _prerender(self, eval_id: str) -> None:
+        assert self.prerender is not None
+        try:
+            self.prerender(eval_id)
+        except Exception:  # the report is rendered when it is first shown instead
+            log.exception("the report of eval %s was not rendered ahead", eval_id)
+
     def stop(self) -> None:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=30)
+        self._renders.shutdown(wait=True, cancel_futures=True)

@@ -10,8 +10,9 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
+import anyio
 import pytest
 
 from records import (
@@ -199,3 +200,153 @@ async def test_every_connection_names_its_process_unless_the_url_names_it(
         ledger.close()
     finally:
         named.close()
+
+
+def _limited(side: str, cap: str, mandate: str = "both") -> Reserve:
+    """A reservation under a mandate with a budget (0.05 a month) and a rate limit (burst 2)."""
+    return Reserve(
+        CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{side}", "1.0.0"),
+        mandate_id=f"{mandate}-{side}",
+        cap=Decimal(cap),
+        expires_at=utcnow() + timedelta(seconds=60),
+        budget=("month", Decimal("0.05")),
+        details={},
+        rate_limit=LIMIT,
+    )
+
+
+async def test_a_budget_and_a_rate_limit_together_as_the_python_path(pg_store: Store) -> None:
+    """The token and the budget in one reservation (migration 0016: the take's UPDATE checks
+    the budget): a call the budget refuses takes no token, a call the bucket refuses holds
+    no budget; a bucket's first use; a group with two rate-limited mandates (their buckets
+    locked up front) and one with a single one (locked by its take)."""
+
+    async def python(writes: Sequence[LedgerWrite]) -> list[Any]:
+        results = pg_store.ledger.apply(writes)
+        assert results is not None
+        return results
+
+    function = pg_store.ledger.async_ledger().apply
+    outs: dict[str, list[Any]] = {}
+    for side, apply in {"py": python, "fn": function}.items():
+        one = await apply(
+            [
+                _limited(side, "0.03"),  # the bucket's first use: a token, 0.03 held
+                _limited(side, "0.03"),  # over the budget: refused, no token taken
+                _limited(side, "0.01"),  # the second token
+                _limited(side, "0.01"),  # fits the budget; no token left: nothing held
+            ]
+        )
+        two = await apply(
+            [
+                _limited(side, "0.01", mandate="pair-b"),
+                _limited(side, "0.01", mandate="pair-a"),
+                _limited(side, "0.01", mandate="pair-b"),
+                _limited(side, "0.01", mandate="pair-b"),  # pair-b's third: refused
+            ]
+        )
+        outs[side] = [*one, *two]
+    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
+    kinds = [type(r).__name__ for r in outs["fn"]]
+    assert kinds == ["LedgerEntry", "BudgetState", "LedgerEntry", "RateState"] + [
+        "LedgerEntry",
+        "LedgerEntry",
+        "LedgerEntry",
+        "RateState",
+    ]
+    period = period_key("month", utcnow())
+    for side in ("py", "fn"):
+        assert pg_store.ledger.budget(f"both-{side}", period) == (Decimal(0), Decimal("0.04"))
+        assert pg_store.ledger.budget(f"pair-b-{side}", period) == (Decimal(0), Decimal("0.02"))
+        for mandate in ("both", "pair-a", "pair-b"):
+            expected = 1 if mandate == "pair-a" else 0
+            assert pg_store.ledger.rate_available(f"{mandate}-{side}", LIMIT) == expected
+
+
+@pytest.mark.parametrize("budget", [False, True], ids=["no budget", "budget"])
+async def test_concurrent_groups_share_a_bucket_exactly(pg_store: Store, budget: bool) -> None:
+    """Groups in flight at once on several connections (as three per gateway process, and
+    several processes, make them), each taking a token of one bucket that does not exist
+    yet: exactly the burst is granted. Without a budget nothing else serialises them: the
+    take's own row lock, and its check again on the version it waited for, must."""
+    burst = 10
+    limit = RateLimit(calls=1, per="hour", burst=burst)
+    ledgers = [pg_store.ledger.async_ledger() for _ in range(6)]
+
+    def write() -> Reserve:
+        return Reserve(
+            CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", "acme/many", "1.0.0"),
+            mandate_id="crowded",
+            cap=Decimal("0.01"),
+            expires_at=utcnow() + timedelta(seconds=60),
+            budget=("month", Decimal("1000")) if budget else None,
+            details={},
+            rate_limit=limit,
+        )
+
+    async def many(ledger: Any) -> list[Any]:
+        results: list[Any] = []
+        for _ in range(10):
+            results += await ledger.apply([write(), write()])
+        return results
+
+    found: list[list[Any]] = [[] for _ in ledgers]
+
+    async def run(index: int) -> None:
+        found[index] = await many(ledgers[index])
+
+    async with anyio.create_task_group() as group:
+        for index in range(len(ledgers)):
+            group.start_soon(run, index)
+    results = [r for rs in found for r in rs]
+    assert len(results) == 120
+    assert sum(isinstance(r, LedgerEntry) for r in results) == burst
+    assert sum(isinstance(r, RateState) for r in results) == 120 - burst
+    assert len(pg_store.ledger.list(limit=500).items) == burst
+    if budget:
+        period = period_key("month", utcnow())
+        assert pg_store.ledger.budget("crowded", period) == (Decimal(0), Decimal("0.10"))
+    for ledger in ledgers:
+        ledger.close()
+
+
+async def test_a_bucket_whose_time_is_ahead_refills_nothing_and_keeps_it(pg_store: Store) -> None:
+    """A bucket last written by a process whose clock is ahead (records._rate): the function,
+    as the Python path, refills nothing, keeps the bucket's time, takes a token while there
+    is a whole one and then refuses until a token's refill after that time."""
+    from sqlalchemy import Table, insert, select
+
+    from records._models import RateBucketRow
+    from records._rate import UNITS_PER_TOKEN
+
+    buckets = cast(Table, RateBucketRow.__table__)
+    ahead = utcnow().replace(microsecond=0) + timedelta(hours=2)
+    with pg_store.engine.begin() as connection:
+        for side in ("py", "fn"):
+            connection.execute(
+                insert(buckets).values(
+                    mandate_id=f"rate-{side}", level=UNITS_PER_TOKEN + 7, updated_at=ahead
+                )
+            )
+
+    async def python(writes: Sequence[LedgerWrite]) -> list[Any]:
+        results = pg_store.ledger.apply(writes)
+        assert results is not None
+        return results
+
+    function = pg_store.ledger.async_ledger().apply
+    outs = {}
+    for side, apply in {"py": python, "fn": function}.items():
+        outs[side] = await apply([_reserve(side, "0.01", budget=False) for _ in range(2)])
+    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
+    taken, refused = outs["fn"]
+    assert isinstance(taken, LedgerEntry) and isinstance(refused, RateState)
+    # One call an hour: the next whole token is an hour (less 7 units) after the bucket's
+    # time, counted from that time (the store's clock has not reached it).
+    assert (refused.retry_at, refused.retry_after_s) == (ahead + timedelta(hours=1), 3600)
+    with pg_store.engine.connect() as connection:
+        rows = connection.execute(
+            select(buckets.c.mandate_id, buckets.c.level, buckets.c.updated_at)
+        )
+        state = {m: (level, at) for m, level, at in rows}
+    assert state["rate-fn"] == state["rate-py"] == (7, ahead)

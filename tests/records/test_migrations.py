@@ -11,7 +11,7 @@ from sqlalchemy import inspect, text
 
 from records import SCHEMA_REVISION, open_engine, open_store, schema_status, upgrade
 from records._models import Base
-from records._store import MIGRATIONS_DIR
+from records._store import MIGRATIONS_DIR, _alembic_config
 from schema.errors import SchemaMismatch, StoreUnavailable, UsageError
 
 
@@ -41,6 +41,42 @@ def test_upgrade_from_empty_matches_the_models(store_url: str) -> None:
         assert diff == [], f"models and migrations disagree: {diff}"
         # Upgrading again is a no-op.
         assert upgrade(engine).current == SCHEMA_REVISION
+    finally:
+        engine.dispose()
+
+
+def test_the_rate_take_migration_downgrades_and_upgrades_again(store_url: str) -> None:
+    """0016 replaces holon_ledger_apply (PostgreSQL) and adds holon_rate_level; its
+    downgrade puts 0013's function back and drops the helper; upgrading again restores it.
+    On SQLite it changes nothing either way."""
+    from alembic import command
+
+    engine = open_engine(store_url)
+    postgres = engine.dialect.name == "postgresql"
+    probe = "SELECT count(*) FROM pg_proc WHERE proname = 'holon_rate_level'"
+    body = "SELECT prosrc FROM pg_proc WHERE proname = 'holon_ledger_apply'"
+
+    def functions() -> tuple[int, str] | None:
+        if not postgres:
+            return None
+        with engine.connect() as conn:
+            return conn.execute(text(probe)).scalar_one(), conn.execute(text(body)).scalar_one()
+
+    try:
+        upgrade(engine, "0016")
+        assert schema_status(engine).current == "0016"
+        head = functions()
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0015")
+        assert schema_status(engine).current == "0015"
+        down = functions()
+        if head is not None and down is not None:
+            assert head[0] == 1 and "holon_rate_level" in head[1]
+            assert down[0] == 0 and "holon_rate_level" not in down[1]
+            assert "SET level = (lvl - unit)::bigint" in down[1]  # 0013's separate write
+        upgrade(engine)
+        assert schema_status(engine).current == SCHEMA_REVISION
+        assert functions() == head
     finally:
         engine.dispose()
 
@@ -101,3 +137,43 @@ def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     finally:
         store.close()
+
+
+def test_the_kept_reports_table_goes_down_and_up_again(store_url: str) -> None:
+    """The head (eval_reports) goes down one revision cleanly, rows and all, and back up."""
+    from alembic import command
+
+    from records._store import _alembic_config
+
+    engine = open_engine(store_url)
+    try:
+        upgrade(engine)
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO evals (id, agent_id, agent_version, plan, plan_digest, full_plan,"
+                    " status, cells_total, created_at) VALUES ('ev_1', 'a/b', '1', '{}', 'd',"
+                    " false, 'done', 0, '2026-12-01 00:00:00')"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO eval_reports (eval_id, audience, form, key, compressed, body,"
+                    " created_at) VALUES ('ev_1', 'operator', 'html', :key, false, :body,"
+                    " '2026-12-01 00:00:00')"
+                ),
+                {"key": "k" * 64, "body": b"<html>"},
+            )
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "-1")
+        assert schema_status(engine).current == _script().get_revision("head").down_revision
+        assert "eval_reports" not in inspect(engine).get_table_names()
+        status = upgrade(engine)
+        assert status.current == SCHEMA_REVISION and status.up_to_date
+        assert "eval_reports" in inspect(engine).get_table_names()
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM eval_reports")).scalar() == 0
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        assert diff == []
+    finally:
+        engine.dispose()

@@ -64,3 +64,43 @@ def test_a_new_version_registered_over_the_api_is_evaluated(store: Store, tmp_pa
             body = second.json()
             assert body["queued_eval"] is None
             assert body["queued_eval_error"]["code"] == "identity_mismatch"
+
+
+def test_an_eval_the_workers_finish_has_its_report_rendered_into_the_store(
+    store: Store, tmp_path: Path
+) -> None:
+    """Off the eval's path: the eval is done first, its reports land in the store after,
+    and another process then serves them without rendering."""
+    from evals import make_plan, start
+    from evals.reports import ReportCache, build_report, render_html, report_key
+
+    install_tiny(store, tmp_path)
+    recording = Recording()
+    home = tmp_path / "home"
+    with serve(recording_agent("acme/fresh", "1.0.0", recording)) as url:
+        store.agents.register(manifest("acme/fresh", url))
+        info = start(store, make_plan(store, "acme/fresh", home=home))
+        assert store.eval_reports.count(info.id) == 0
+        with running_gateway(store, home, eval_poll_s=0.1) as gw:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and store.eval_reports.count(info.id) < 4:
+                time.sleep(0.1)
+            assert store.evals.get(info.id).status == "done"
+            for audience in ("author", "operator"):
+                for form in ("html", "json"):
+                    key = report_key(store, info.id, audience, form)
+                    assert store.eval_reports.key(info.id, audience, form) == key
+            served = gw.call(
+                "GET", f"/v1/evals/{info.id}/report?format=html&audience=operator", "operator"
+            )
+            assert served.status_code == 200, served.text
+            # The agent's org reads the author's stored report, never the operator's.
+            authored = gw.call("GET", f"/v1/evals/{info.id}/report?format=html", "org:acme")
+            assert authored.status_code == 200, authored.text
+            assert authored.text == render_html(build_report(store, info.id, audience="author"))
+            assert authored.text != served.text
+    cache = ReportCache()
+    text = cache.report(store, info.id, audience="operator", form="html", render=render_html)
+    assert cache.renders == 0 and cache.stored_hits == 1
+    assert text == render_html(build_report(store, info.id, audience="operator"))
+    assert served.text == text
