@@ -19,6 +19,7 @@ from gateway.operations._calls import (
     budget_text,
 )
 from gateway.operations._declare import (
+    Bearer,
     Cli,
     Column,
     Field,
@@ -26,7 +27,6 @@ from gateway.operations._declare import (
     Lines,
     Operation,
     Param,
-    Principal,
     Render,
     Sections,
     Table,
@@ -118,7 +118,7 @@ __all__ = [
     "Nothing",
     "Operation",
     "Param",
-    "Principal",
+    "Bearer",
     "Render",
     "Sections",
     "SuiteRef",

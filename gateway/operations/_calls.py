@@ -6,13 +6,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gateway.operations._declare import (
+    Bearer,
     Cli,
     Column,
     Fields,
     JSONObject,
     Lines,
     Operation,
-    Principal,
     Table,
     cursor,
     key,
@@ -108,7 +108,7 @@ class LedgerQuery:
     cursor: str | None = cursor()
 
 
-def _own_ledger(who: Principal, query: LedgerQuery) -> LedgerQuery:
+def _own_ledger(who: Bearer, query: LedgerQuery) -> LedgerQuery:
     if who.kind != "caller":
         return query
     if query.caller not in (None, who.name):
@@ -315,7 +315,7 @@ def _revisions(client: StoreClient, ref: MandateRef) -> JSONObject:
 
 
 def _held_revisions(
-    who: Principal, ref: MandateRef, page: JSONObject, client: StoreClient
+    who: Bearer, ref: MandateRef, page: JSONObject, client: StoreClient
 ) -> JSONObject:
     # A caller who does not hold it learns no more than of a mandate that does
     # not exist (ids are operator-made and may say whom they are for).

@@ -35,8 +35,9 @@ R = TypeVar("R")
 Kind = Literal["str", "bool", "int", "custom"]
 
 
-class Principal(Protocol):
-    """Whoever asks (the server's `Bearer`, the console's session): what narrowing reads."""
+class Bearer(Protocol):
+    """A bearer as the operations read it (`gateway.server._auth.Bearer`, or the console's
+    session, which stands for its token): what narrowing reads."""
 
     @property
     def kind(self) -> str | None: ...
@@ -267,11 +268,11 @@ class Operation(Generic[R]):
     no_store: bool = False  # the answer holds a secret: no cache may keep it
     settle: bool = False  # read after this process's answered live calls are settled
     # Who may ask what, before the run: returns the request to run, or raises.
-    narrow: Callable[[Principal, R], R] | None = None
+    narrow: Callable[[Bearer, R], R] | None = None
     # After the run, in the worker thread: the view as `who` may see it (an author's keyed
     # digests), or the refusal of what it may not see (NotFound). The store client (the
     # CLI, operator) answers the view as it is.
-    present: Callable[[Principal, R, JSONObject, StoreClient], JSONObject] | None = None
+    present: Callable[[Bearer, R, JSONObject, StoreClient], JSONObject] | None = None
     body_name: str = "the body"  # "a token request": named in an unknown key's error
     max_body_bytes: int = 16 * 1024
 

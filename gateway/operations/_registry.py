@@ -8,13 +8,13 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from gateway.operations._declare import (
+    Bearer,
     Cli,
     Column,
     Fields,
     JSONObject,
     Lines,
     Operation,
-    Principal,
     Sections,
     Table,
     cursor,
@@ -230,7 +230,7 @@ AGENTS_SHOW = Operation(
 ORG = frozenset({"operator", "org"})
 
 
-def _own_agent(who: Principal, ref: AgentRef) -> AgentRef:
+def _own_agent(who: Bearer, ref: AgentRef) -> AgentRef:
     who.require_agent(ref.agent)
     return ref
 
@@ -268,7 +268,7 @@ AGENTS_ENABLE = _switch(False)
 MAX_VERSION = 2**31 - 1
 
 
-def suites_for(who: Principal, client: StoreClient, views: list[JSONObject]) -> list[JSONObject]:
+def suites_for(who: Bearer, client: StoreClient, views: list[JSONObject]) -> list[JSONObject]:
     """Suite views as `who` may read them: keyed digests for anyone but an operator."""
     if who.is_operator:
         return views
@@ -282,9 +282,7 @@ def _suites(client: StoreClient, _: SuitesQuery) -> JSONObject:
     return client.list_suites()  # the console's suites page reads it too
 
 
-def _listed_for(
-    who: Principal, _: SuitesQuery, view: JSONObject, client: StoreClient
-) -> JSONObject:
+def _listed_for(who: Bearer, _: SuitesQuery, view: JSONObject, client: StoreClient) -> JSONObject:
     return {**view, "items": suites_for(who, client, view["items"])}
 
 
@@ -334,7 +332,7 @@ def _suite(client: StoreClient, ref: SuiteRef) -> JSONObject:
     return client.get_suite(ref.suite, ref.version)  # the console's suite page reads it too
 
 
-def _shown_for(who: Principal, _: SuiteRef, view: JSONObject, client: StoreClient) -> JSONObject:
+def _shown_for(who: Bearer, _: SuiteRef, view: JSONObject, client: StoreClient) -> JSONObject:
     return suites_for(who, client, [view])[0]
 
 
