@@ -334,6 +334,6 @@ PRERENDERED = ("html", "json")
 
 def _renderers() -> dict[str, Callable[[dict[str, Any]], str]]:
     """Each report format's renderer (imported on first use: a CLI start stays fast)."""
-    from evals.reports import render_html, render_json, render_junit, render_markdown
+    from evals.reports import RENDERERS
 
-    return {"json": render_json, "md": render_markdown, "html": render_html, "junit": render_junit}
+    return RENDERERS

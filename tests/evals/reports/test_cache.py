@@ -10,12 +10,9 @@ import pytest
 
 from evals import make_plan, resume, start
 from evals.reports import (
+    RENDERERS,
     ReportCache,
     build_report,
-    render_html,
-    render_json,
-    render_junit,
-    render_markdown,
     report_key,
 )
 from gateway.client import StoreClient
@@ -23,8 +20,6 @@ from records import CellResultRow, Store, utcnow
 from schema.errors import NotFound, UsageError
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import run_eval, setup
-
-RENDERERS = {"json": render_json, "md": render_markdown, "html": render_html, "junit": render_junit}
 
 
 def _fresh(store: Store, eval_id: str, audience: str, form: str) -> str:

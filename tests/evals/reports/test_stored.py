@@ -15,12 +15,11 @@ from sqlalchemy import select, update
 
 from evals import make_plan, start
 from evals.reports import (
+    RENDERERS,
     ReportCache,
     build_report,
     render_html,
     render_json,
-    render_junit,
-    render_markdown,
     report_key,
 )
 from gateway.client import StoreClient
@@ -28,8 +27,6 @@ from records import Store, open_store, utcnow
 from records._models import EvalReportRow
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import run_eval, setup
-
-RENDERERS = {"json": render_json, "md": render_markdown, "html": render_html, "junit": render_junit}
 
 
 def _fresh(store: Store, eval_id: str, audience: str, form: str) -> str:
