@@ -11,9 +11,6 @@ renderer finishes, bounded, with unsafe characters shown as escapes
 (`_values`, `_visible`).
 """
 
-from collections.abc import Callable
-from typing import Any
-
 from evals.reports._cache import ReportCache, report_key
 from evals.reports._compare import COMPARE_VERSION, compare_evals
 from evals.reports._compare_formats import COMPARE_FORMATS, render_comparison
@@ -29,16 +26,8 @@ from evals.reports._model import (
     Audience,
     build_report,
 )
+from evals.reports._renderers import RENDERERS
 from evals.reports._values import render_json
-
-# Each of REPORT_FORMATS' renderer of a built report, by the format's name in the API and CLI.
-RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "json": render_json,
-    "md": render_markdown,
-    "html": render_html,
-    "junit": render_junit,
-}
-assert RENDERERS.keys() == REPORT_FORMATS.keys()
 
 __all__ = [
     "AUDIENCES",
