@@ -19,6 +19,7 @@ from records import CellResultRow, Store
 from schema import __version__, validator
 from schema.errors import NotFound, UsageError
 from schema.jsontext import dumps, loads
+from tests.evals._stable import without
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import (
     GENERATED_YAML,
@@ -262,11 +263,7 @@ VOLATILE = {
 
 def _stable(value: Any) -> Any:
     """A report without what differs between two runs of one plan: ids, times, latencies."""
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
+    return without(value, VOLATILE)
 
 
 def test_a_resumed_eval_reports_like_one_that_never_crashed(sqlite: Store, tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from evals import check_processes, make_plan, max_processes, start, work
 from evals.reports import build_report
 from records import Store, new_key, open_store
 from schema.errors import UsageError
+from tests.evals._stable import without
 from tests.evals.runner.test_eval import _scored, _setup
 from tests.evals.suites._make import case, make_suite
 from tests.gateway._cli import CLI
@@ -50,11 +51,7 @@ VOLATILE = {
 
 
 def _stable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
+    return without(value, VOLATILE)
 
 
 def _cells(store: Store, eval_id: str) -> list[tuple[Any, ...]]:

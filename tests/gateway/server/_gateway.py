@@ -81,9 +81,12 @@ class Gateway:
 
     def _wait_for_prerender(self, eval_id: str, deadline: float) -> None:
         """The gateway renders a done eval's reports ahead, in the background, reading the
-        store as it does (gateway.server._app._EvalWorkers): wait for those four (HTML and
+        store as it does (gateway.server._app._EvalWorkers): wait for those (HTML and
         JSON, author and operator), so that what a test counts next is its own work."""
-        while self.store.eval_reports.count(eval_id) < 4:
+        from evals.reports import AUDIENCES
+        from gateway.client._store import PRERENDERED
+
+        while self.store.eval_reports.count(eval_id) < len(AUDIENCES) * len(PRERENDERED):
             if time.monotonic() > deadline:
                 raise AssertionError(f"eval {eval_id}'s reports were not rendered ahead")
             time.sleep(0.02)
