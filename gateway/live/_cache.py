@@ -24,6 +24,7 @@ thread only when something must be read.
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -61,6 +62,10 @@ class Lookups:
         self._mandates: dict[str, Mandate] = {}
         # A suite version's contract is fixed content: compiled once, by (suite id, version).
         self._contracts: dict[tuple[str, int], Contract] = {}
+        # One compile per version: a cold gateway's first calls, all missing it at once in
+        # their worker threads, wait for that compile instead of each doing it (16 callers
+        # compiled it 15 times, half a second of CPU each for a large suite).
+        self._compiling = threading.Lock()
         self._only_cached = False
         self._view: Lookups | None = None
 
@@ -186,9 +191,12 @@ class Lookups:
         if compiled is None:
             if self._only_cached:
                 raise CacheMiss(key)
-            files = self.store.suites.files(*key)
-            compiled = contract_from_files(key[0], key[1], capability, files)
-            self._contracts[key] = compiled
+            with self._compiling:
+                compiled = self._contracts.get(key)
+                if compiled is None:
+                    files = self.store.suites.files(*key)
+                    compiled = contract_from_files(key[0], key[1], capability, files)
+                    self._contracts[key] = compiled
         return compiled
 
     def live(self, agent_id: str, capability: str) -> LiveConformance:

@@ -12,7 +12,9 @@ the validator quickly and come back as bounded errors.
 from __future__ import annotations
 
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ import pytest
 
 from evals.checks import grade
 from evals.suites import contract_from_files, load_suite, suite_files
+from gateway.live import Lookups
 from gateway.server._routes_calls import INVOKE_KEYS
 from records import Store, period_key, utcnow
 from tests.gateway.server._adder import (
@@ -32,7 +35,7 @@ from tests.gateway.server._adder import (
     serving_adder,
     write_adder_suite,
 )
-from tests.gateway.server._gateway import Gateway, running_gateway
+from tests.gateway.server._gateway import Gateway, install_tiny, running_gateway
 
 CALLER = "caller:finance-bot"
 INVOKE = f"/v1/agents/{AGENT}/invoke"
@@ -344,3 +347,20 @@ def test_heavy_documents_are_checked_off_the_loop(value: Any, big: bool) -> None
     started = time.perf_counter()
     assert heavy([[0, 0]] * 4_000_000)
     assert time.perf_counter() - started < 1
+
+
+def test_a_cold_gateway_compiles_a_contract_once(store: Store, tmp_path: Path) -> None:
+    """The first calls of a cold gateway, all missing the contract at once in their worker
+    threads, share one compile: every one of them gets the same compiled contract."""
+    install_tiny(store, tmp_path / "suite")
+    lookups = Lookups(store)
+    start = threading.Barrier(16)
+
+    def first_call() -> Any:
+        start.wait()
+        return lookups.contract("ticket.classify")
+
+    with ThreadPoolExecutor(16) as pool:
+        found = list(pool.map(lambda _: first_call(), range(16)))
+    assert found[0] is not None
+    assert all(contract is found[0] for contract in found)
