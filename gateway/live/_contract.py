@@ -83,7 +83,10 @@ async def check_output(
     """
     if contract is None:
         return None
-    big = (size is not None and size > INLINE_BYTES) or heavy(value)
+    if size is None:
+        big = heavy(value)
+    else:  # every value and character takes a byte of its JSON: a short one is not heavy
+        big = size > INLINE_BYTES or (size >= LARGE_NODES and heavy(value))
     found: Violation | None = await _violation(contract.output_violation, value, big)
     return found
 

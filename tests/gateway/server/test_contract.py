@@ -20,12 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evals.checks import grade
 from evals.suites import contract_from_files, load_suite, suite_files
 from gateway.live import Lookups
 from gateway.server._routes_calls import INVOKE_KEYS
 from records import Store, period_key, utcnow
+from schema.jsontext import LARGE_NODES, dumps
 from tests.gateway.server._adder import (
     AGENT,
     CAPABILITY,
@@ -364,3 +367,23 @@ def test_a_cold_gateway_compiles_a_contract_once(store: Store, tmp_path: Path) -
         found = list(pool.map(lambda _: first_call(), range(16)))
     assert found[0] is not None
     assert all(contract is found[0] for contract in found)
+
+
+_small_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-9, 9) | st.text(max_size=400),
+    lambda children: st.lists(children, max_size=700)
+    | st.dictionaries(st.text(max_size=40), children, max_size=50),
+    max_leaves=1500,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_small_values)
+def test_an_output_shorter_than_large_nodes_is_never_heavy(value: Any) -> None:
+    """check_output skips the walk for an output whose JSON is under LARGE_NODES bytes:
+    every value and character takes at least a byte of it, so it cannot be heavy."""
+    from gateway.live._contract import heavy
+
+    if len(dumps(value).encode()) < LARGE_NODES:
+        assert not heavy(value)
+
