@@ -371,8 +371,10 @@ def test_a_cold_gateway_compiles_a_contract_once(store: Store, tmp_path: Path) -
 
 _small_values = st.recursive(
     st.none() | st.booleans() | st.integers(-9, 9) | st.text(max_size=400),
-    lambda children: st.lists(children, max_size=700)
-    | st.dictionaries(st.text(max_size=40), children, max_size=50),
+    lambda children: (
+        st.lists(children, max_size=700)
+        | st.dictionaries(st.text(max_size=40), children, max_size=50)
+    ),
     max_leaves=1500,
 )
 
@@ -386,4 +388,3 @@ def test_an_output_shorter_than_large_nodes_is_never_heavy(value: Any) -> None:
 
     if len(dumps(value).encode()) < LARGE_NODES:
         assert not heavy(value)
-
