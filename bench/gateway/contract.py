@@ -10,12 +10,13 @@ whose mandate has no rate limit, one whose mandate has a rate limit too
 high ever to refuse (bench/gateway/run.py's RATE_LIMIT), so its calls pay
 the bucket's lock and write in the reservation transaction. The targets:
 `off` (unchecked capability, no limit), `contract` (checked, no limit) and
-`both` (checked, rate limited). One gateway process
+`both` (checked, rate limited), and `control`, which is `off` again: what it
+"adds" is the noise floor of the comparison. One gateway process
 (bench/gateway/serve.py, lookups at their default 1 s TTL) over one store
 answers both; the load is paced (16 callers at `--rate`, default 200/s),
 rounds alternating between the targets so the machine's noise falls on
 all. Each round first sends the three targets' calls interleaved in one
-paced stream (call k to target k mod 3), so that they meet the same load,
+paced stream (call k to target k mod 4), so that they meet the same load,
 queue and noise: the differences of their latencies there are what the
 contract, and the contract with a rate limit, add to a call (`p50_ms`,
 `p95_ms`). Then each target alone, one paced stream each: the gateway's CPU
@@ -187,6 +188,7 @@ async def load(
         "off": target(UNCHECKED, CALLER),
         "contract": target(CHECKED, CALLER),
         "both": target(CHECKED, LIMITED),
+        "control": target(UNCHECKED, CALLER),  # `off` again: the noise floor
     }
     calls = max(50, int(rate * seconds))
     names = list(targets)
@@ -239,7 +241,7 @@ def _summary(
         }
         for name, values in sent.items()
     }
-    for name in ("contract", "both"):
+    for name in ("contract", "both", "control"):
         out[f"{name}_added"] = {
             key: round(out[name][key] - out["off"][key], 3)
             for key in (
@@ -284,6 +286,9 @@ def micro(root: Path) -> dict[str, float]:
     }
 
 
+NAMES = ("off", "contract", "both", "control", "contract_added", "both_added", "control_added")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true")
@@ -323,11 +328,11 @@ def main() -> None:
     paced = results["paced"]
     print(f"micro (us per call): {results['micro']}")
     print(f"paced 16@{args.rate:g}/s on {results['backend']}:")
-    for name in ("off", "contract", "both", "contract_added", "both_added"):
+    for name in NAMES:
         print(f"  {name:14} {paced[name]}")
     if "before" in paced:
         print(f"with {args.function_from.name}'s function, the same rounds:")
-        for name in ("off", "contract", "both", "contract_added", "both_added"):
+        for name in NAMES:
             print(f"  {name:14} {paced['before'][name]}")
 
 
