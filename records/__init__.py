@@ -50,7 +50,7 @@ from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo,
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
 from records._imports import ImportRegistry, NewImport, imported_view
-from records._keys import KeyRegistry, Signer
+from records._keys import KeyInfo, KeyRegistry, Signer
 from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
 from records._ledger_values import (
     DECISION_CODES,
@@ -104,6 +104,7 @@ __all__ = [
     "ConsoleSession",
     "SessionRegistry",
     "Certify",
+    "KeyInfo",
     "KeyRegistry",
     "Verified",
     "agent_identity",
