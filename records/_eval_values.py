@@ -8,12 +8,14 @@ writes `CellSpec`, a claim returns `ClaimedCell`, a worker writes back a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from records._models import EvalRun
 from records._statuses import EvalStatus
+from records._types import utc_text, utc_text_or_none
 
 __all__ = [
     "CellResultRow",
@@ -124,6 +126,72 @@ class EvalInfo:
     @property
     def imported(self) -> bool:
         return self.origin is not None
+
+    def to_json(
+        self,
+        counts: dict[str, int] | None = None,
+        *,
+        author_record: Callable[[Any], Any] | None = None,
+    ) -> dict[str, Any]:
+        """Schema `entities/eval`: the eval as the API and the CLI show it, with its progress
+        when `counts` are given.
+
+        The operator's view, unless `author_record` is given: then what anyone else may
+        read (docs/integrity.md): the summary of the public cells only, the record as
+        `author_record` makes it (each holdout split as its rate and interval: the
+        evals layer's rule), no plan digest (it hashes epochs); `counts` must then be
+        of the public split. Asking for an author's view takes that rule, so it cannot
+        be had with the operator's record by leaving it out.
+        """
+        from records._imports import imported_view  # it reads EvalInfo rows itself
+
+        operator = author_record is None
+        view: dict[str, Any] = {
+            "id": self.id,
+            "agent": self.agent_id,
+            "agent_version": self.agent_version,
+            "status": self.status,
+            "full_plan": self.full_plan,
+            "cells": self.cells_total,
+            "cells_by_split": _cells_by_split(self.plan),
+            "created_at": utc_text(self.created_at),
+            "finished_at": utc_text_or_none(self.finished_at),
+        }
+        if operator:
+            view["plan_digest"] = self.plan_digest
+        # Run elsewhere, checked here, no record written here (docs/evals.md, "Imported evals").
+        view["imported"] = (
+            None if self.origin is None else imported_view(self.origin, operator=operator)
+        )
+        withheld = [
+            {"suite": entry["id"], **entry["holdout_withheld"]}
+            for entry in self.plan.get("suites", [])
+            if entry.get("holdout_withheld")
+        ]
+        if withheld:
+            view["holdout_withheld"] = withheld
+        if counts is not None:
+            view["progress"] = counts
+            view["progress_of"] = "all" if operator else "public"
+        if self.result is not None:
+            record = self.result["record"]
+            if author_record is None:
+                view["summary"] = self.result["summary"]
+                view["record"] = record
+            else:
+                # Evals finished before public summaries were kept show none to authors.
+                view["summary"] = self.result.get("public_summary")
+                view["record"] = author_record(record) if isinstance(record, dict) else record
+            view["meets_thresholds"] = self.result["meets_thresholds"]
+        return view
+
+
+def _cells_by_split(plan: dict[str, Any]) -> dict[str, int]:
+    out = {"public": 0, "holdout": 0}
+    for entry in plan.get("suites", []):
+        for split in out:
+            out[split] += int(entry["cases"][split]) * int(entry["repetitions"])
+    return out
 
 
 @dataclass(frozen=True)

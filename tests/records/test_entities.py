@@ -12,11 +12,13 @@ import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import records
+from evals import author_record
 from records import (
     INVALID_OUTPUT,
     BudgetState,
@@ -31,6 +33,7 @@ from records import (
 )
 from records._exposure import spend_all
 from schema import entity_names, entity_schema, make_validator
+from tests.evals.reports._setup import run_eval, setup
 from tests.gateway.server._gateway import mandate
 from tests.records.test_agents import manifest
 
@@ -38,6 +41,7 @@ from tests.records.test_agents import manifest
 ENTITIES: dict[str, str] = {
     "AgentInfo": "agent",
     "BudgetState": "budget",
+    "EvalInfo": "eval",
     "ExposureResetInfo": "exposure-reset",
     "KeyInfo": "key",
     "LedgerEntry": "ledger-row",
@@ -65,7 +69,7 @@ def _call(caller: str = "finance-bot") -> CallEntry:
 
 def _suite(version: int, digest: str) -> SuiteInstall:
     return SuiteInstall(
-        id="tiny",
+        id="tiny-installed",
         version=version,
         capability="ticket.classify",
         title="Tiny",
@@ -78,12 +82,24 @@ def _suite(version: int, digest: str) -> SuiteInstall:
     )
 
 
-def real_entities(store: Store) -> list[tuple[str, Any, dict[str, Any]]]:
+def real_entities(store: Store, root: Path) -> list[tuple[str, Any, dict[str, Any]]]:
     """(schema, record, its JSON) for every entity, as a store makes them."""
     out: list[tuple[str, Any, dict[str, Any]]] = []
 
     def add(name: str, record: Any, view: dict[str, Any] | None = None) -> None:
         out.append((name, record, record.to_json() if view is None else view))
+
+    # A real eval of the echo agent, to the end: as the operator and an author see it.
+    setup(store, root)
+    done = store.evals.get(run_eval(store, root / "home"))
+    add("eval", done)
+    add("eval", done, done.to_json(store.evals.counts(done.id)))
+    public = store.evals.counts(done.id, split="public")
+    author = done.to_json(public, author_record=author_record)
+    assert "plan_digest" not in author and author["progress_of"] == "public"
+    assert "holdout_epochs" in done.to_json()["record"]
+    assert "holdout_epochs" not in author["record"]
+    add("eval", done, author)
 
     store.agents.register(manifest("acme/t", capabilities=["ticket.classify"]))
     agent = store.agents.register(manifest("acme/t", "1.1.0", contact="ops@acme.example")).agent
@@ -95,8 +111,8 @@ def real_entities(store: Store) -> list[tuple[str, Any, dict[str, Any]]]:
     store.suites.install(_suite(1, "a" * 64))
     _, second = store.suites.install(_suite(2, "b" * 64), activate=True)
     add("suite", second)
-    add("suite", second, second.to_json(store.suites.versions("tiny")))
-    first = store.suites.get("tiny", 1)
+    add("suite", second, second.to_json(store.suites.versions("tiny-installed")))
+    first = store.suites.get("tiny-installed", 1)
     add("suite", first)  # not active: activated_at may be set, the version is not current
 
     store.mandates.grant(mandate())
@@ -149,7 +165,7 @@ def real_entities(store: Store) -> list[tuple[str, Any, dict[str, Any]]]:
     add("live-conformance", store.conformance.of("acme/none", "ticket.classify"))
 
     with store.write() as session:
-        spend_all(session, [ExposureSpend("acme", "tiny", "set-1", "tiny@2", limit=5)])
+        spend_all(session, [ExposureSpend("acme", "tiny", "set-1", "tiny@1", limit=5)])
     for reset in store.exposure.reset(org="acme", suite_id="tiny", reset_by="local", reason="why"):
         add("exposure-reset", reset)
 
@@ -159,8 +175,8 @@ def real_entities(store: Store) -> list[tuple[str, Any, dict[str, Any]]]:
     return out
 
 
-def test_every_entity_of_a_real_store_is_what_its_schema_says(store: Store) -> None:
-    made = real_entities(store)
+def test_every_entity_of_a_real_store_is_what_its_schema_says(store: Store, tmp_path: Path) -> None:
+    made = real_entities(store, tmp_path)
     assert {name for name, _, _ in made} == set(entity_names())
     for name, record, view in made:
         assert ENTITIES[type(record).__name__] == name
@@ -177,10 +193,10 @@ def test_every_public_record_with_a_to_json_is_an_entity_or_a_part() -> None:
     assert set(ENTITIES.values()) == set(entity_names())
 
 
-def test_the_schemas_are_strict(store: Store) -> None:
+def test_the_schemas_are_strict(store: Store, tmp_path: Path) -> None:
     """Negative: the checks can fail, for an extra field, a missing one, a float of money,
     a timestamp not in holon's form and a status that is not one."""
-    made = {name: view for name, _, view in real_entities(store)}
+    made = {name: view for name, _, view in real_entities(store, tmp_path)}
     broken: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
         ("ledger-row", lambda v: v.update(extra=1)),
         ("ledger-row", lambda v: v.update(cost_usd=0.004)),
@@ -194,6 +210,8 @@ def test_the_schemas_are_strict(store: Store) -> None:
         ("key", lambda v: v.update(algorithm="RS256")),
         ("suite", lambda v: v["holdout"].update(seed=7)),
         ("budget", lambda v: v.update(spent_usd="a lot")),
+        ("eval", lambda v: v.update(status="finished")),
+        ("eval", lambda v: v.pop("progress_of")),
     ]
     for name, damage in broken:
         view = {k: (dict(v) if isinstance(v, dict) else v) for k, v in made[name].items()}
