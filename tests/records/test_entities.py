@@ -30,6 +30,7 @@ from records import (
     Store,
     SuiteInstall,
     utcnow,
+    verify_certificate,
 )
 from records._exposure import spend_all
 from schema import entity_names, entity_schema, make_validator
@@ -51,12 +52,12 @@ ENTITIES: dict[str, str] = {
     "RateState": "rate-state",
     "InstalledSuite": "suite",
     "TokenInfo": "token",
+    "Verified": "verified-certificate",
 }
-# Records with a `to_json` whose JSON is not an entity of its own: parts of another's
-# (a version is an agent's `versions[]`, a limit a rate state's `rate_limit`), or of a
-# document with its own schema (a verified certificate: certificate.schema.json's
-# statement), or the identity probe's part of a record.
-PARTS = {"VersionInfo", "RateLimit", "Verified", "IdentityInfo"}
+# Records with a `to_json` whose JSON is not an entity of its own but a part of another's:
+# a version is an agent's `versions[]`, a limit a rate state's `rate_limit`, an identity
+# probe's result the `identity` of an agent's record.
+PARTS = {"VersionInfo", "RateLimit", "IdentityInfo"}
 
 
 def errors(name: str, value: Any) -> list[str]:
@@ -169,6 +170,12 @@ def real_entities(store: Store, root: Path) -> list[tuple[str, Any, dict[str, An
     for reset in store.exposure.reset(org="acme", suite_id="tiny", reset_by="local", reason="why"):
         add("exposure-reset", reset)
 
+    # The real eval's certificate (a full plan's record is certified), verified against
+    # this store's key set.
+    row = store.certificates.of_eval(done.id)
+    assert row is not None
+    add("verified-certificate", verify_certificate(row.envelope, store.keys.jwks(), now=utcnow()))
+
     store.keys.rotate()
     for key in store.keys.keys():
         add("key", key)
@@ -212,6 +219,8 @@ def test_the_schemas_are_strict(store: Store, tmp_path: Path) -> None:
         ("budget", lambda v: v.update(spent_usd="a lot")),
         ("eval", lambda v: v.update(status="finished")),
         ("eval", lambda v: v.pop("progress_of")),
+        ("verified-certificate", lambda v: v.update(valid=False)),
+        ("verified-certificate", lambda v: v.update(subject="not a digest")),
     ]
     for name, damage in broken:
         view = {k: (dict(v) if isinstance(v, dict) else v) for k, v in made[name].items()}
