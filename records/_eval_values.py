@@ -131,10 +131,12 @@ class EvalInfo:
         self,
         counts: dict[str, int] | None = None,
         *,
+        spent: dict[str, Any] | None = None,
         author_record: Callable[[Any], Any] | None = None,
     ) -> dict[str, Any]:
         """Schema `entities/eval`: the eval as the API and the CLI show it, with its progress
-        when `counts` are given.
+        when `counts` (cells by status) are given, and what its done cells passed and cost
+        when `spent` is (`EvalRegistry.progress`, for `evals status`).
 
         The operator's view, unless `author_record` is given: then what anyone else may
         read (docs/integrity.md): the summary of the public cells only, the record as
@@ -173,6 +175,8 @@ class EvalInfo:
         if counts is not None:
             view["progress"] = counts
             view["progress_of"] = "all" if operator else "public"
+        if spent is not None:
+            view["spent"] = spent
         if self.result is not None:
             record = self.result["record"]
             if author_record is None:

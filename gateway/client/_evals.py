@@ -52,11 +52,16 @@ def plan_view(plan: Plan) -> JSONObject:
 
 
 def eval_view(
-    info: EvalInfo, counts: dict[str, int] | None = None, *, operator: bool = True
+    info: EvalInfo,
+    counts: dict[str, int] | None = None,
+    *,
+    spent: dict[str, Any] | None = None,
+    operator: bool = True,
 ) -> JSONObject:
     """An eval as the API and the CLI show it (`EvalInfo.to_json`). `operator=False` is what
-    anyone else may read (docs/integrity.md): `counts` must then be of the public split."""
-    return info.to_json(counts, author_record=None if operator else author_record)
+    anyone else may read (docs/integrity.md): `counts` and `spent` must then be of the
+    public split."""
+    return info.to_json(counts, spent=spent, author_record=None if operator else author_record)
 
 
 class EvalOps:
@@ -166,12 +171,14 @@ class EvalOps:
             # No cells here: its progress is the summary its report was checked against.
             done = info.result["summary" if operator else "public_summary"]
             counts: dict[str, int] = {**dict.fromkeys(CellStatus, 0), CellStatus.DONE: done["done"]}
-            view = eval_view(info, counts, operator=operator)
-            view["spent"] = {k: done[k] for k in ("done", "passed", "cost_usd")}
-            return view
-        view = eval_view(info, self.store.evals.counts(eval_id, split=split), operator=operator)
-        view["spent"] = self.store.evals.progress(eval_id, split=split)
-        return view
+            spent = {k: done[k] for k in ("done", "passed", "cost_usd")}
+            return eval_view(info, counts, spent=spent, operator=operator)
+        return eval_view(
+            info,
+            self.store.evals.counts(eval_id, split=split),
+            spent=self.store.evals.progress(eval_id, split=split),
+            operator=operator,
+        )
 
     def list(
         self, agent_id: str | None, cursor: str | None, limit: int, *, operator: bool = True

@@ -95,8 +95,12 @@ def real_entities(store: Store, root: Path) -> list[tuple[str, Any, dict[str, An
     done = store.evals.get(run_eval(store, root / "home"))
     add("eval", done)
     add("eval", done, done.to_json(store.evals.counts(done.id)))
+    add(
+        "eval", done, done.to_json(store.evals.counts(done.id), spent=store.evals.progress(done.id))
+    )
     public = store.evals.counts(done.id, split="public")
-    author = done.to_json(public, author_record=author_record)
+    spent = store.evals.progress(done.id, split="public")
+    author = done.to_json(public, spent=spent, author_record=author_record)
     assert "plan_digest" not in author and author["progress_of"] == "public"
     assert "holdout_epochs" in done.to_json()["record"]
     assert "holdout_epochs" not in author["record"]
