@@ -73,12 +73,8 @@ def suite_counts(plan: Plan, cells: Sequence[RecordedCell]) -> list[SuiteCounts]
     ordered = sorted(per_case.items())  # by suite, split and case id, sorted once
     return [
         SuiteCounts.of(
-            suite_id=suite.id,
-            version=suite.version,
-            capability=suite.capability,
-            threshold=suite.threshold,
-            overfit_delta=suite.overfit_delta,
-            cases=[
+            suite,
+            [
                 (split, passes, runs)
                 for (sid, split, _), (passes, runs) in ordered
                 if sid == suite.id

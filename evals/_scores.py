@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from evals._overfit import OverfitVerdict, SuiteSplits, overfit_verdicts
 from evals._stats import rounded, stability, wilson
@@ -43,6 +43,22 @@ __all__ = [
 ]
 
 CaseCounts = tuple[int, int]  # (passes, runs) of one case
+
+
+class ScoredSuite(Protocol):
+    """What scoring reads of a suite: a plan's (`evals.Suite`) or a report's
+    (`evals.reports._data.SuiteData`), so neither is converted to the other."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def capability(self) -> str: ...
+    @property
+    def threshold(self) -> Decimal: ...
+    @property
+    def overfit_delta(self) -> Decimal: ...
 
 
 @dataclass(frozen=True)
@@ -104,30 +120,22 @@ class SuiteCounts:
     overfit_delta: Decimal = DEFAULT_OVERFIT_DELTA
 
     @classmethod
-    def of(
-        cls,
-        *,
-        suite_id: str,
-        version: int,
-        capability: str,
-        threshold: Decimal,
-        overfit_delta: Decimal,
-        cases: Iterable[tuple[str, int, int]],
-    ) -> SuiteCounts:
-        """The counts from each case's (split, passes, runs), as the record and every report
-        take them: a case with no recorded run is missing from the sample, not a failure."""
+    def of(cls, suite: ScoredSuite, cases: Iterable[tuple[str, int, int]]) -> SuiteCounts:
+        """The counts of `suite` from each of its cases' (split, passes, runs), as the record,
+        every report and a comparison take them: a case with no recorded run is missing
+        from the sample, not a failure."""
         by_split: dict[str, list[CaseCounts]] = {"public": [], "holdout": []}
         for split, passes, runs in cases:
             if runs:
                 by_split[split].append((passes, runs))
         return cls(
-            suite_id,
-            version,
-            capability,
-            threshold,
+            suite.id,
+            suite.version,
+            suite.capability,
+            suite.threshold,
             by_split["public"],
             by_split["holdout"],
-            overfit_delta,
+            suite.overfit_delta,
         )
 
 

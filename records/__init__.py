@@ -37,21 +37,21 @@ from records._conformance import (
     live_window_start,
 )
 from records._eval_reports import MAX_STORED_REPORT_BYTES, EvalReportRegistry
-from records._evals import (
+from records._eval_values import (
     CellResultRow,
     CellSpec,
     ClaimedCell,
     EvalInfo,
-    EvalRegistry,
     ReportCell,
     ScoredCell,
 )
+from records._evals import EvalRegistry
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
 from records._imports import ImportRegistry, NewImport, imported_view
-from records._keys import KeyRegistry, Signer
-from records._ledger import Deny, LedgerRegistry, LedgerWrite, Reserve, Settle
+from records._keys import KeyInfo, KeyRegistry, Signer
+from records._ledger import LedgerRegistry
 from records._ledger_values import (
     DECISION_CODES,
     EXPIRED_COST_SOURCE,
@@ -63,6 +63,7 @@ from records._ledger_values import (
     LedgerEntry,
     period_key,
 )
+from records._ledger_writes import Deny, LedgerWrite, Reserve, Settle
 from records._mandates import LOCAL, GrantStatus, MandateInfo, MandateRegistry, MandateRevision
 from records._models import EvalCell
 from records._pages import Page
@@ -104,6 +105,7 @@ __all__ = [
     "ConsoleSession",
     "SessionRegistry",
     "Certify",
+    "KeyInfo",
     "KeyRegistry",
     "Verified",
     "agent_identity",

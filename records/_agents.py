@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from records._models import Agent, AgentSecret, AgentVersion
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
-from records._types import utcnow
+from records._types import utc_text, utcnow
 from schema.errors import Conflict, NotFound
 from schema.jsontext import dumps
 
@@ -42,6 +42,15 @@ class VersionInfo:
     manifest_digest: str
     registered_at: datetime
 
+    def to_json(self, current: str) -> dict[str, Any]:
+        """Schema `entities/agent`, `versions[]`; `current` is the agent's current version."""
+        return {
+            "version": self.version,
+            "registered_at": utc_text(self.registered_at),
+            "manifest_digest": self.manifest_digest,
+            "current": self.version == current,
+        }
+
 
 @dataclass(frozen=True)
 class AgentInfo:
@@ -57,6 +66,21 @@ class AgentInfo:
     @property
     def capabilities(self) -> list[str]:
         return list(self.manifest.get("capabilities", []))
+
+    def to_json(self, versions: list[VersionInfo] | None = None) -> dict[str, Any]:
+        """Schema `entities/agent`: never the secret, only whether one is set."""
+        view: dict[str, Any] = {
+            "id": self.id,
+            "version": self.version,
+            "disabled": self.disabled,
+            "secret_set": self.has_secret,
+            "created_at": utc_text(self.created_at),
+            "updated_at": utc_text(self.updated_at),
+            "manifest": self.manifest,
+        }
+        if versions is not None:
+            view["versions"] = [v.to_json(self.version) for v in versions]
+        return view
 
 
 @dataclass(frozen=True)

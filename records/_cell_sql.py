@@ -18,7 +18,7 @@ from records._statuses import CellStatus
 from records._types import UTCDateTime
 
 if TYPE_CHECKING:
-    from records._evals import CellResultRow
+    from records._eval_values import CellResultRow
 
 CELLS: Table = EvalCell.__table__  # type: ignore[assignment]
 # Built once: the per-commit statements differ only in their parameters.

@@ -16,17 +16,18 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, tuple_
+from sqlalchemy.orm import Session
 
 from records._identities import IdentityInfo, _info
 from records._models import Agent, AgentIdentityRow, AgentRecord, AgentVersion
 from records._suites import InstalledSuite
-from records._types import utc_text
+from records._types import utc_text, utcnow
 from schema.errors import NotFound
 
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["current_records", "with_staleness"]
+__all__ = ["CurrentRecords", "current_records", "with_staleness"]
 
 _CHUNK = 500  # ids in one IN (...) list
 
@@ -77,7 +78,7 @@ def current_records(
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start : start + _CHUNK]
             # Only evals started since the version last became current count (for the
-            # current version; any of another version's): records._evals._current_since.
+            # current version; any of another version's): CurrentRecords._current_since (below).
             since: dict[str, datetime | None] = {}
             registered: list[tuple[str, str]] = []
             for agent in session.scalars(select(Agent).where(Agent.id.in_(chunk))):
@@ -136,3 +137,98 @@ def current_records(
         )
         for agent_id, row in rows.items()
     }
+
+
+class CurrentRecords:
+    """The eval registry's reads of agents' records (`store.evals.current_record` and its
+    kin): kept here, beside the rule they apply, and inherited by `EvalRegistry`."""
+
+    _store: Store
+
+    def current_record(self, agent_id: str, version: str | None = None) -> dict[str, Any] | None:
+        """The record of the eval that started last (for the version, or any).
+
+        For the agent's current version, only evals started since that version
+        last became current count: re-registering an old version never brings
+        its old record back (docs/integrity.md, "Records follow registrations").
+        """
+        row = self._current_row(agent_id, version)
+        return None if row is None else row.record
+
+    def _current_row(self, agent_id: str, version: str | None) -> AgentRecord | None:
+        with self._store.read() as session:
+            query = select(AgentRecord).where(AgentRecord.agent_id == agent_id)
+            if version is not None:
+                query = query.where(AgentRecord.agent_version == version)
+                since = self._current_since(session, agent_id, version)
+                if since is not None:
+                    query = query.where(AgentRecord.eval_created_at >= since)
+            return session.scalars(
+                query.order_by(
+                    AgentRecord.eval_created_at.desc(), AgentRecord.eval_id.desc()
+                ).limit(1)
+            ).first()
+
+    @staticmethod
+    def _current_since(session: Session, agent_id: str, version: str) -> datetime | None:
+        agent = session.get(Agent, agent_id)
+        if agent is None or agent.current_version != version:
+            return None
+        if agent.current_since is not None:
+            return agent.current_since
+        row = session.get(AgentVersion, (agent_id, version))
+        return None if row is None else row.registered_at
+
+    def current_record_with_staleness(
+        self,
+        agent_id: str,
+        version: str,
+        *,
+        now: datetime | None = None,
+        holdout_evals: bool = True,
+    ) -> dict[str, Any] | None:
+        """The current record with `stale` computed now (GATEWAY.md, "Records and staleness").
+
+        A record graded on a suite version that is no longer active stays
+        valid for the active version's grace period after its activation,
+        then is stale. A rotated holdout epoch never makes a record stale.
+        An identity probe that found another id or version after the eval
+        started makes it stale (records._identities).
+        `holdout_evals` (the lower-bound gate's k per suite) costs one more
+        query; a caller that reads only the score and staleness leaves it out.
+        """
+        row = self._current_row(agent_id, version)
+        if row is None:
+            return None
+        record = row.record
+        out = with_staleness(
+            record,
+            row.eval_created_at,
+            self._store.identities.get(agent_id, version),
+            self._store.suites.get,
+            now or utcnow(),
+        )
+        if holdout_evals:
+            # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
+            # revealing evals on each suite the record was graded on, counted now.
+            out["holdout_evals"] = self._store.exposure.revealed(
+                agent_id.split("/", 1)[0], record.get("suites", {}).keys()
+            )
+        return out
+
+    def current_records_with_staleness(
+        self, agents: Sequence[tuple[str, str]], *, now: datetime | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Many agents' current records at once, by agent id (records._current): for each
+        (agent id, version), what `current_record_with_staleness` reads without
+        `holdout_evals`, in a few queries however many agents."""
+        return current_records(self._store, agents, now or utcnow())
+
+    def record_history(self, agent_id: str) -> list[dict[str, Any]]:
+        with self._store.read() as session:
+            rows = session.scalars(
+                select(AgentRecord)
+                .where(AgentRecord.agent_id == agent_id)
+                .order_by(AgentRecord.eval_created_at.desc())
+            )
+            return [r.record for r in rows]

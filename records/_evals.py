@@ -6,13 +6,16 @@ result is written only `WHERE status = 'running' AND fence = <the claim's>`,
 so a worker that lost its lease records nothing. PostgreSQL claims with
 `FOR UPDATE SKIP LOCKED`, so many workers split one eval without waiting on
 each other; SQLite serialises writers (BEGIN IMMEDIATE) to the same effect.
+
+The values it gives are in records._eval_values; the reads of agents' current
+records (`current_record`, `current_record_with_staleness`, ...) are inherited
+from records._current, beside the staleness rule they apply.
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -37,12 +40,20 @@ from records._cell_sql import (
     record_sqlite,
 )
 from records._certificate_registry import Certify
-from records._current import current_records, with_staleness
+from records._current import CurrentRecords
+from records._eval_values import (
+    CellResultRow,
+    CellSpec,
+    ClaimedCell,
+    EvalInfo,
+    ReportCell,
+    ScoredCell,
+    Settled,
+    eval_info,
+)
 from records._exposure import ExposureSpend, spend_all
 from records._models import (
-    Agent,
     AgentRecord,
-    AgentVersion,
     EvalCell,
     EvalReportRow,
     EvalRun,
@@ -57,135 +68,10 @@ from schema.errors import NotFound
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["CellResultRow", "CellSpec", "ClaimedCell", "EvalInfo", "EvalRegistry", "Settled"]
+__all__ = ["EvalRegistry"]
 
 
-@dataclass(frozen=True)
-class CellSpec:
-    idx: int
-    suite_id: str
-    suite_version: int
-    split: str
-    case_id: str
-    case_digest: str
-    repetition: int
-    tags: list[str]
-    request_id: str
-
-
-@dataclass(frozen=True)
-class ClaimedCell:
-    idx: int
-    fence: int
-    suite_id: str
-    suite_version: int
-    split: str
-    case_id: str
-    repetition: int
-    request_id: str
-    reclaimed: bool  # it was running under another lease before
-
-
-@dataclass(frozen=True)
-class CellResultRow:
-    idx: int
-    fence: int
-    outcome_code: str
-    passed: bool
-    cost_usd: str
-    latency_ms: float
-    attempts: int
-    outcome: dict[str, Any]
-    output: Any
-    checks: list[Any] | None
-
-
-@dataclass(frozen=True, slots=True)
-class ReportCell:
-    """What a report reads of a cell (evals.reports._data): no lease, fence or times."""
-
-    idx: int
-    suite_id: str
-    split: str
-    case_id: str
-    case_digest: str
-    repetition: int
-    tags: Any
-    request_id: str
-    status: str
-    outcome_code: str | None
-    passed: bool | None
-    cost_usd: str | None
-    latency_ms: float | None
-    attempts: int
-    outcome: Any
-    output: Any
-    checks: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredCell:
-    """What scoring reads of a cell: no JSON column (decoding those is most of a load)."""
-
-    idx: int
-    suite_id: str
-    split: str
-    case_id: str
-    status: str
-    passed: bool | None
-    outcome_code: str | None
-    cost_usd: str | None
-    latency_ms: float | None
-
-
-@dataclass(frozen=True)
-class EvalInfo:
-    id: str
-    agent_id: str
-    agent_version: str
-    plan: dict[str, Any]
-    plan_digest: str
-    full_plan: bool
-    status: EvalStatus
-    cells_total: int
-    created_at: datetime
-    finished_at: datetime | None
-    result: dict[str, Any] | None
-    # Where an imported eval came from (records._imports); None for one run here.
-    origin: dict[str, Any] | None = None
-
-    @property
-    def imported(self) -> bool:
-        return self.origin is not None
-
-
-@dataclass(frozen=True)
-class Settled:
-    """What one group commit did: the idxs recorded, the cells claimed, the eval's status."""
-
-    recorded: list[int]
-    claimed: list[ClaimedCell]
-    status: EvalStatus
-
-
-def _info(row: EvalRun) -> EvalInfo:
-    return EvalInfo(
-        row.id,
-        row.agent_id,
-        row.agent_version,
-        row.plan,
-        row.plan_digest,
-        row.full_plan,
-        EvalStatus(row.status),
-        row.cells_total,
-        row.created_at,
-        row.finished_at,
-        row.result,
-        row.origin,
-    )
-
-
-class EvalRegistry:
+class EvalRegistry(CurrentRecords):
     def __init__(self, store: Store) -> None:
         self._store = store
 
@@ -246,14 +132,14 @@ class EvalRegistry:
             # per-row bookkeeping of mapped objects.
             for start in range(0, len(rows), 500):
                 session.execute(insert(CELLS), rows[start : start + 500])
-            return _info(run)
+            return eval_info(run)
 
     def get(self, eval_id: str) -> EvalInfo:
         with self._store.read() as session:
             row = session.get(EvalRun, eval_id)
             if row is None:
                 raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
-            return _info(row)
+            return eval_info(row)
 
     def list(
         self, *, agent_id: str | None = None, cursor: str | None = None, limit: int = 50
@@ -269,7 +155,7 @@ class EvalRegistry:
                 query = query.where(EvalRun.id < before)
             rows = list(session.scalars(query.limit(limit + 1)))
             more = len(rows) > limit
-            items = [_info(r) for r in rows[:limit]]
+            items = [eval_info(r) for r in rows[:limit]]
             return Page(items, encode_cursor(items[-1].id) if more and items else None)
 
     def set_status(self, eval_id: str, status: EvalStatus) -> EvalInfo:
@@ -278,7 +164,7 @@ class EvalRegistry:
             if row is None:
                 raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
             row.status = status
-            return _info(row)
+            return eval_info(row)
 
     # -- cells --------------------------------------------------------------
 
@@ -520,7 +406,7 @@ class EvalRegistry:
             rows = session.scalars(
                 select(EvalRun).where(EvalRun.status == EvalStatus.RUNNING).order_by(EvalRun.id)
             )
-            return [_info(r) for r in rows]
+            return [eval_info(r) for r in rows]
 
     def drop_outputs(self, older_than: datetime) -> int:
         """Retention: forget agent outputs recorded before `older_than`; grades stay.
@@ -633,7 +519,7 @@ class EvalRegistry:
             if run is None:
                 raise NotFound(f"no eval {eval_id!r}")
             if run.status == EvalStatus.DONE:
-                return _info(run)
+                return eval_info(run)
             run.status = EvalStatus.DONE
             run.finished_at = now
             run.result = result
@@ -664,95 +550,7 @@ class EvalRegistry:
                 row.evals_in_epoch += 1
                 if rotate_after is not None and row.evals_in_epoch >= rotate_after:
                     new_epoch(row, now)
-            return _info(run)
-
-    def current_record(self, agent_id: str, version: str | None = None) -> dict[str, Any] | None:
-        """The record of the eval that started last (for the version, or any).
-
-        For the agent's current version, only evals started since that version
-        last became current count: re-registering an old version never brings
-        its old record back (docs/integrity.md, "Records follow registrations").
-        """
-        row = self._current_row(agent_id, version)
-        return None if row is None else row.record
-
-    def _current_row(self, agent_id: str, version: str | None) -> AgentRecord | None:
-        with self._store.read() as session:
-            query = select(AgentRecord).where(AgentRecord.agent_id == agent_id)
-            if version is not None:
-                query = query.where(AgentRecord.agent_version == version)
-                since = self._current_since(session, agent_id, version)
-                if since is not None:
-                    query = query.where(AgentRecord.eval_created_at >= since)
-            return session.scalars(
-                query.order_by(
-                    AgentRecord.eval_created_at.desc(), AgentRecord.eval_id.desc()
-                ).limit(1)
-            ).first()
-
-    @staticmethod
-    def _current_since(session: Session, agent_id: str, version: str) -> datetime | None:
-        agent = session.get(Agent, agent_id)
-        if agent is None or agent.current_version != version:
-            return None
-        if agent.current_since is not None:
-            return agent.current_since
-        row = session.get(AgentVersion, (agent_id, version))
-        return None if row is None else row.registered_at
-
-    def current_record_with_staleness(
-        self,
-        agent_id: str,
-        version: str,
-        *,
-        now: datetime | None = None,
-        holdout_evals: bool = True,
-    ) -> dict[str, Any] | None:
-        """The current record with `stale` computed now (GATEWAY.md, "Records and staleness").
-
-        A record graded on a suite version that is no longer active stays
-        valid for the active version's grace period after its activation,
-        then is stale. A rotated holdout epoch never makes a record stale.
-        An identity probe that found another id or version after the eval
-        started makes it stale (records._identities).
-        `holdout_evals` (the lower-bound gate's k per suite) costs one more
-        query; a caller that reads only the score and staleness leaves it out.
-        """
-        row = self._current_row(agent_id, version)
-        if row is None:
-            return None
-        record = row.record
-        out = with_staleness(
-            record,
-            row.eval_created_at,
-            self._store.identities.get(agent_id, version),
-            self._store.suites.get,
-            now or utcnow(),
-        )
-        if holdout_evals:
-            # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
-            # revealing evals on each suite the record was graded on, counted now.
-            out["holdout_evals"] = self._store.exposure.revealed(
-                agent_id.split("/", 1)[0], record.get("suites", {}).keys()
-            )
-        return out
-
-    def current_records_with_staleness(
-        self, agents: Sequence[tuple[str, str]], *, now: datetime | None = None
-    ) -> dict[str, dict[str, Any]]:
-        """Many agents' current records at once, by agent id (records._current): for each
-        (agent id, version), what `current_record_with_staleness` reads without
-        `holdout_evals`, in a few queries however many agents."""
-        return current_records(self._store, agents, now or utcnow())
-
-    def record_history(self, agent_id: str) -> builtins.list[dict[str, Any]]:
-        with self._store.read() as session:
-            rows = session.scalars(
-                select(AgentRecord)
-                .where(AgentRecord.agent_id == agent_id)
-                .order_by(AgentRecord.eval_created_at.desc())
-            )
-            return [r.record for r in rows]
+            return eval_info(run)
 
 
 def _as_int(column: Any) -> Any:

@@ -18,7 +18,7 @@ import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from records._ids import ulid
 from records._models import ExposureReset, HoldoutExposure
-from records._types import utcnow
+from records._types import utc_text, utcnow
 from schema.errors import NotFound, Refused
 
 if TYPE_CHECKING:
@@ -67,6 +67,18 @@ class ExposureResetInfo:
     reset_by: str
     reason: str
     at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        """Schema `entities/exposure-reset`."""
+        return {
+            "id": self.id,
+            "org": self.org,
+            "instance_set": self.instance_set,
+            "spent_before": self.spent_before,
+            "reset_by": self.reset_by,
+            "reason": self.reason,
+            "at": utc_text(self.at),
+        }
 
 
 def _info(row: HoldoutExposure) -> ExposureInfo:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from records._evals import EvalInfo, _info
+from records._eval_values import EvalInfo, eval_info
 from records._models import EvalRun, ImportedReport
 from records._statuses import EvalStatus
 from schema.errors import NotFound
@@ -67,7 +67,7 @@ class ImportRegistry:
             session.add(run)
             session.flush()
             session.add(ImportedReport(eval_id=new.eval_id, report=new.report))
-            return _info(run)
+            return eval_info(run)
 
     def report(self, eval_id: str) -> dict[str, Any]:
         """The report an imported eval was checked from; NotFound for any other eval."""

@@ -13,6 +13,8 @@ import base64
 import builtins
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cryptography.hazmat.primitives import serialization
@@ -24,12 +26,12 @@ from sqlalchemy.orm import Session
 from records._certificates import jwk_of
 from records._ids import ulid
 from records._models import IssuerRow, SigningKeyRow
-from records._types import utc_text, utcnow
+from records._types import utc_text, utc_text_or_none, utcnow
 
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["KeyRegistry", "Signer"]
+__all__ = ["KeyInfo", "KeyRegistry", "Signer"]
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +47,33 @@ class Signer:
         self.key = key
 
 
-def _key_view(row: SigningKeyRow) -> dict[str, Any]:
-    return {
-        "kid": row.kid,
-        "algorithm": "EdDSA",
-        "curve": "Ed25519",
-        "created_at": utc_text(row.created_at),
-        "retired_at": None if row.retired_at is None else utc_text(row.retired_at),
-        "active": row.retired_at is None,
-    }
+@dataclass(frozen=True)
+class KeyInfo:
+    """A signing key as anyone may see it: its public identity, never the private part."""
+
+    kid: str
+    created_at: datetime
+    retired_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        """It signs now (a retired key only verifies)."""
+        return self.retired_at is None
+
+    def to_json(self) -> dict[str, Any]:
+        """Schema `entities/key`."""
+        return {
+            "kid": self.kid,
+            "algorithm": "EdDSA",
+            "curve": "Ed25519",
+            "created_at": utc_text(self.created_at),
+            "retired_at": utc_text_or_none(self.retired_at),
+            "active": self.active,
+        }
+
+
+def _info(row: SigningKeyRow) -> KeyInfo:
+    return KeyInfo(kid=row.kid, created_at=row.created_at, retired_at=row.retired_at)
 
 
 class KeyRegistry:
@@ -137,14 +157,18 @@ class KeyRegistry:
     def issuer(self) -> str:
         return self.with_signer(lambda _, signer: signer.issuer)
 
-    def list(self) -> builtins.list[dict[str, Any]]:
+    def keys(self) -> builtins.list[KeyInfo]:
         """Every key, the signing one first (made now if there is none)."""
 
-        def work(session: Session, _: Signer) -> builtins.list[dict[str, Any]]:
+        def work(session: Session, _: Signer) -> builtins.list[KeyInfo]:
             rows = session.scalars(select(SigningKeyRow))
-            return [_key_view(r) for r in sorted(rows, key=_order)]
+            return [_info(r) for r in sorted(rows, key=_order)]
 
         return self.with_signer(work)
+
+    def list(self) -> builtins.list[dict[str, Any]]:
+        """`keys()` as JSON (schema `entities/key`), what `GET /v1/keys` lists."""
+        return [k.to_json() for k in self.keys()]
 
     def rotate(self) -> dict[str, Any]:
         """Retire the signing key and make a new one; the old one keeps verifying."""
@@ -161,7 +185,7 @@ class KeyRegistry:
             session.flush()
             new = self._new_key(session)
             log.warning("certificate signing key rotated: %s retired, %s signs", retired, new.kid)
-            return {"kid": new.kid, "retired": retired, "key": _key_view(new)}
+            return {"kid": new.kid, "retired": retired, "key": _info(new).to_json()}
 
         result: dict[str, Any] = self._write(work)
         return result

@@ -22,7 +22,7 @@ transaction holds the database lock from its first statement. A mandate's
 rate bucket (records._buckets) is locked the same way, after the budgets,
 and a reservation takes its token in the same transaction.
 
-The writes are values (`Reserve`, `Settle`, `Deny`). `apply` commits a
+The writes are values (`Reserve`, `Settle`, `Deny`: records._ledger_writes). `apply` commits a
 group of them in one transaction, with one budget read and one budget update
 per (mandate, period): the gateway batches the writes of one event-loop turn
 and applies them right there on SQLite (`wait_s` bounds the wait for another
@@ -45,7 +45,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
@@ -56,7 +56,6 @@ from sqlalchemy.exc import OperationalError
 from records._buckets import available, lock_buckets, write_buckets
 from records._conformance import count_live
 from records._group import GroupCommit
-from records._ids import ulid
 from records._ledger_sql import Busy, LedgerSql
 from records._ledger_values import (
     ZERO,
@@ -68,6 +67,7 @@ from records._ledger_values import (
     entry_from_row,
     period_key,
 )
+from records._ledger_writes import Deny, LedgerWrite, Reserve, Settle, deny_row, reserve_row
 from records._models import BudgetRow, LedgerRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._rate import RateLimit, RateState
@@ -85,58 +85,10 @@ log = logging.getLogger(__name__)
 # What a settle still changes: a reservation, or one that expired before its outcome came.
 _UNSETTLED = (LedgerStatus.RESERVED, LedgerStatus.EXPIRED)
 
-__all__ = ["Deny", "LedgerRegistry", "LedgerWrite", "Reserve", "Settle"]
+__all__ = ["LedgerRegistry"]
 
 LEDGER = cast(Table, LedgerRow.__table__)
 BUDGETS = cast(Table, BudgetRow.__table__)
-
-
-# -- the writes, as values (applied alone or in a group) -------------------------
-
-
-@dataclass(frozen=True)
-class Reserve:
-    """Reserve `cap` for an allowed call against its budget (if any)."""
-
-    call: CallEntry
-    mandate_id: str
-    cap: Decimal
-    expires_at: datetime
-    budget: tuple[BudgetPeriod, Decimal] | None
-    details: dict[str, Any]
-    # What else the decision knew, by name only: three optional fields in a row are
-    # too easy to pass in the wrong place.
-    _: KW_ONLY
-    mandate_revision: int | None = None  # the revision of the mandate that allowed it
-    record_eval_id: str | None = None  # the eval whose record it decided on, if it read one
-    certificate_id: str | None = None  # that record's certificate (its own or imported)
-    rate_limit: RateLimit | None = None  # the mandate's; its bucket gives a token or refuses
-
-
-@dataclass(frozen=True)
-class Settle:
-    """Settle a reservation to min(cost, cap); idempotent."""
-
-    ledger_id: str
-    outcome_code: str
-    cost: Decimal
-    cost_source: str
-    latency_ms: float
-
-
-@dataclass(frozen=True)
-class Deny:
-    """A call decided `deny` (the agent is never called)."""
-
-    call: CallEntry
-    mandate_id: str | None
-    reason: str
-    details: dict[str, Any]
-    mandate_revision: int | None = None  # the revision of `mandate_id` that denied it
-    record_eval_id: str | None = None
-
-
-LedgerWrite = Reserve | Settle | Deny
 
 
 @dataclass
@@ -574,71 +526,3 @@ class LedgerRegistry:
         ]
         if changed:
             self._sql.update_budgets(cursor, changed)
-
-
-# -- the rows a write inserts: the one place that maps a write's fields to ledger columns
-# (both paths insert every column: records._ledger_sql by the table's column list, the
-# PostgreSQL function by name), so a new column is a line here and one in its write.
-
-
-def reserve_row(write: Reserve, period: str | None, now: datetime) -> dict[str, Any]:
-    """The ledger row of an allowed reservation (`period`: its budget's, if it has one)."""
-    row = _new_row(write.call, write.mandate_id, period, write.details, now)
-    row.update(
-        decision="allow",
-        status=LedgerStatus.RESERVED,
-        reserved_usd=str(write.cap),
-        expires_at=write.expires_at,
-        mandate_revision=write.mandate_revision,
-        record_eval_id=write.record_eval_id,
-        certificate_id=write.certificate_id,
-    )
-    return row
-
-
-def deny_row(write: Deny, now: datetime) -> dict[str, Any]:
-    """The ledger row of a denied call (settled at once, nothing reserved)."""
-    row = _new_row(write.call, write.mandate_id, None, write.details, now)
-    row.update(
-        decision="deny",
-        reason=write.reason,
-        status=LedgerStatus.DENIED,
-        mandate_revision=write.mandate_revision,
-        record_eval_id=write.record_eval_id,
-        settled_at=now,
-    )
-    return row
-
-
-def _new_row(
-    call: CallEntry,
-    mandate_id: str | None,
-    period: str | None,
-    details: dict[str, Any],
-    now: datetime,
-) -> dict[str, Any]:
-    return {
-        "id": "led_" + ulid(),
-        "request_id": call.request_id,
-        "caller": call.caller,
-        "mandate_id": mandate_id,
-        "period": period,
-        "agent_id": call.agent_id,
-        "agent_version": call.agent_version,
-        "capability": call.capability,
-        "decision": "",
-        "reason": None,
-        "details": details,
-        "status": "",
-        "reserved_usd": "0",
-        "cost_usd": "0",
-        "cost_source": None,
-        "outcome_code": None,
-        "latency_ms": None,
-        "created_at": now,
-        "expires_at": None,
-        "settled_at": None,
-        "mandate_revision": None,
-        "record_eval_id": None,
-        "certificate_id": None,
-    }

@@ -41,7 +41,7 @@ from schema.errors import NotFound
 from schema.jsontext import dumps
 
 if TYPE_CHECKING:
-    from records._ledger import LedgerWrite
+    from records._ledger_writes import LedgerWrite
     from records._store import Store
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ class Group:
     back."""
 
     def __init__(self, writes: Sequence[LedgerWrite]) -> None:
-        from records._ledger import Deny, Reserve, Settle, deny_row, reserve_row
+        from records._ledger_writes import Deny, Reserve, Settle, deny_row, reserve_row
 
         now = utcnow()
         self._results: list[Any] = [None] * len(writes)

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any, Literal, get_args
 
 from records._statuses import LedgerStatus
+from records._types import utc_text
 
 __all__ = [
     "EXPIRED_COST_SOURCE",
@@ -107,6 +108,33 @@ class LedgerEntry:
     mandate_revision: int | None = None  # the mandate's revision that allowed or denied it
     record_eval_id: str | None = None  # the eval whose record the decision read
     certificate_id: str | None = None  # the certificate of that record (an allowed call)
+
+    def to_json(self) -> dict[str, Any]:
+        """Schema `entities/ledger-row`: the API's and the CLI's names (`at`, `mandate`,
+        `agent`, `outcome`), money as decimal text."""
+        return {
+            "id": self.id,
+            "request_id": self.request_id,
+            "at": utc_text(self.created_at),
+            "caller": self.caller,
+            "mandate": self.mandate_id,
+            "mandate_revision": self.mandate_revision,
+            "record_eval_id": self.record_eval_id,
+            "certificate_id": self.certificate_id,
+            "agent": self.agent_id,
+            "agent_version": self.agent_version,
+            "capability": self.capability,
+            "decision": self.decision,
+            "reason": self.reason,
+            "status": self.status,
+            "outcome": self.outcome_code,
+            "reserved_usd": str(self.reserved_usd),
+            "cost_usd": str(self.cost_usd),
+            "cost_source": self.cost_source,
+            "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 3),
+            "period": self.period,
+            "details": self.details,
+        }
 
 
 def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:

@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from records._models import MandateRevisionRow, MandateRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
-from records._types import utcnow
+from records._types import utc_text, utc_text_or_none, utcnow
 from schema.canonical import digest
 from schema.errors import NotFound
 
@@ -50,6 +50,20 @@ class MandateInfo:
     def active(self) -> bool:
         return self.revoked_at is None
 
+    def to_json(self) -> dict[str, Any]:
+        """Schema `entities/mandate`."""
+        return {
+            "id": self.id,
+            "holder": self.holder,
+            "active": self.active,
+            "revision": self.revision,
+            "digest": self.digest,
+            "granted_at": utc_text(self.granted_at),
+            "updated_at": utc_text(self.updated_at),
+            "revoked_at": utc_text_or_none(self.revoked_at),
+            "mandate": self.document,
+        }
+
 
 @dataclass(frozen=True)
 class MandateRevision:
@@ -60,6 +74,18 @@ class MandateRevision:
     digest: str
     granted_at: datetime
     granted_by: str | None  # a token id, LOCAL, or None (before history was kept)
+
+    def to_json(self) -> dict[str, Any]:
+        """Schema `entities/mandate-revision`."""
+        return {
+            "id": self.mandate_id,
+            "revision": self.revision,
+            "holder": self.holder,
+            "digest": self.digest,
+            "granted_at": utc_text(self.granted_at),
+            "granted_by": self.granted_by,
+            "mandate": self.document,
+        }
 
 
 def _revision(row: MandateRevisionRow) -> MandateRevision:

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from records._models import StoreSecret, SuiteRow, SuiteVersionRow
-from records._types import utcnow
+from records._types import utc_text, utc_text_or_none, utcnow
 from schema.errors import Conflict, NotFound
 
 if TYPE_CHECKING:
@@ -64,6 +64,36 @@ class InstalledSuite:
     installed_at: datetime
     activated_at: datetime | None
     active: bool
+
+    def to_json(self, versions: list[InstalledSuite] | None = None) -> dict[str, Any]:
+        """Schema `entities/suite`: what anyone may see of an installed suite, counts and
+        digests, never the holdout itself (its epochs, seeds and case ids are the
+        operator's, SUITES.md). Its digests are the operator's view; an author reads them
+        keyed (the gateway's `author_suite_view`)."""
+        view: dict[str, Any] = {
+            "id": self.id,
+            "version": self.version,
+            "capability": self.capability,
+            "title": self.title,
+            "active": self.active,
+            "suite_digest": self.suite_digest,
+            "digests": self.digests,
+            "public": {"cases": self.public_cases},
+            "holdout": {"cases": self.holdout_cases, "kind": self.holdout_kind},
+            "installed_at": utc_text(self.installed_at),
+            "activated_at": utc_text_or_none(self.activated_at),
+        }
+        if versions is not None:
+            view["versions"] = [
+                {
+                    "version": v.version,
+                    "suite_digest": v.suite_digest,
+                    "active": v.active,
+                    "installed_at": utc_text(v.installed_at),
+                }
+                for v in versions
+            ]
+        return view
 
 
 def _installed(row: SuiteVersionRow, active_version: int | None) -> InstalledSuite:

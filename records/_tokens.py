@@ -24,14 +24,14 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import re2
 from sqlalchemy import or_, select, update
 
 from records._ids import ulid
 from records._models import TokenRow
-from records._types import utcnow
+from records._types import utc_text, utc_text_or_none, utcnow
 from schema.errors import NotFound, UsageError
 
 if TYPE_CHECKING:
@@ -113,6 +113,21 @@ class TokenInfo:
 
     def expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+    def to_json(self, now: datetime) -> dict[str, Any]:
+        """Schema `entities/token`: never the token (its first characters tell tokens
+        apart); `expired` as of `now`."""
+        return {
+            "id": self.id,
+            "role": self.role,
+            "prefix": self.prefix + "…",
+            "note": self.note,
+            "created_at": utc_text(self.created_at),
+            "expires_at": utc_text_or_none(self.expires_at),
+            "expired": self.expired(now),
+            "last_used_at": utc_text_or_none(self.last_used_at),
+            "revoked_at": utc_text_or_none(self.revoked_at),
+        }
 
 
 def _info(row: TokenRow) -> TokenInfo:

@@ -40,3 +40,8 @@ def utcnow() -> datetime:
 def utc_text(value: datetime) -> str:
     """RFC 3339 in UTC with a `Z`, to the second: how holon shows every timestamp."""
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_text_or_none(value: datetime | None) -> str | None:
+    """`utc_text`, and None for a time that has not come (not revoked, never used)."""
+    return None if value is None else utc_text(value)

@@ -7,6 +7,8 @@ The bottom layer: it imports nothing of holon.
 
 from schema._registry import (
     SCHEMA_DIR,
+    entity_names,
+    entity_schema,
     load_schema,
     make_validator,
     schema_path,
@@ -20,6 +22,8 @@ __all__ = [
     "__version__",
     "SCHEMA_DIR",
     "Document",
+    "entity_names",
+    "entity_schema",
     "load_document",
     "load_schema",
     "make_validator",

@@ -33,6 +33,25 @@ def load_schema(name: str) -> dict[str, Any]:
     return loaded
 
 
+# The entities the API returns, one schema each (schema/entities/NAME.json): the JSON of
+# one typed record's `to_json` in `records` (tests/records/test_entities.py checks real
+# ones). An operation's response schema references these rather than restating them.
+ENTITY_DIR = SCHEMA_DIR / "entities"
+
+
+def entity_names() -> tuple[str, ...]:
+    """Every entity with a schema: `agent`, `ledger-row`, `token`, ..."""
+    return tuple(sorted(path.stem for path in ENTITY_DIR.glob("*.json")))
+
+
+def entity_schema(name: str) -> dict[str, Any]:
+    """The schema of one entity (`ledger-row`: schema/entities/ledger-row.json), cached:
+    copy it before changing it."""
+    if name not in entity_names():
+        raise KeyError(f"no entity schema {name!r}: one of {', '.join(entity_names())}")
+    return load_schema(f"entities/{name}")
+
+
 def _is_integer(checker: Any, instance: object) -> bool:
     # JSON Schema: 1.0 is an integer. Documents carry non-integral numbers as
     # Decimal, which jsonschema's own checker does not know about.

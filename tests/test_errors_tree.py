@@ -71,3 +71,107 @@ def test_codes_are_unique_except_where_a_subclass_keeps_its_parents() -> None:
         "invalid_input": ["InvalidInput", "InputError"],
         "internal": ["HolonError", "GeneratorBug"],
     }
+
+
+# A drawn line: the name, then the exit code and the HTTP status where the class sets its
+# own (a bare status is HTTP too), then its error code (`<...>`: set per instance).
+_LINE = re.compile(
+    r"^    [\s│├└─]*(?P<name>[A-Z]\w+)\s{2,}(?:exit (?P<exit>\d)\s+)?"
+    r"(?:(?:HTTP )?(?P<http>\d{3})\s+)?(?P<code>[a-z_]+|<[^>]+>)"
+)
+
+
+def _drawn_columns(doc: str) -> dict[str, dict[str, str | None]]:
+    return {
+        m["name"]: {"exit": m["exit"], "http": m["http"], "code": m["code"]}
+        for line in doc.splitlines()
+        if (m := _LINE.match(line))
+    }
+
+
+def _drift(doc: str) -> list[str]:
+    """Where the drawn exit codes, statuses and codes say other than the classes."""
+    out = []
+    for name, drawn in _drawn_columns(doc).items():
+        cls = CLASSES[name]
+        parent = cls.__bases__[0] if name != "HolonError" else None
+        for column, attribute in (("exit", "exit_code"), ("http", "http_status")):
+            value = getattr(cls, attribute)
+            if drawn[column] is not None:
+                if int(drawn[column] or 0) != value:
+                    out.append(f"{name}: drawn {column} {drawn[column]}, the class says {value}")
+            elif parent is not None and getattr(parent, attribute) != value:
+                out.append(f"{name}: sets its own {attribute} {value}, not drawn")
+        code = drawn["code"] or ""
+        if not code.startswith("<") and code != cls.code:
+            out.append(f"{name}: drawn code {code}, the class says {cls.code}")
+    return out
+
+
+def test_the_drawn_exit_codes_statuses_and_codes_are_the_classes() -> None:
+    doc = errors.__doc__ or ""
+    assert set(_drawn_columns(doc)) == set(CLASSES)
+    assert _drift(doc) == []
+
+
+def test_a_drawing_that_drifts_is_caught() -> None:
+    """Negative: a wrong exit code, a wrong status, an undrawn override, a wrong code."""
+    doc = errors.__doc__ or ""
+    for old, new in (
+        ("NotFound                exit 2", "NotFound                exit 1"),
+        ("PayloadTooLarge             413", "PayloadTooLarge             400"),
+        ("AgentTimedOut           504 ", "AgentTimedOut               "),
+        ("ManifestError                         invalid_manifest", "ManifestError  invalid_suite"),
+    ):
+        assert old in doc
+        doc = doc.replace(old, new)
+    assert sorted(_drift(doc)) == [
+        "AgentTimedOut: sets its own http_status 504, not drawn",
+        "ManifestError: drawn code invalid_suite, the class says invalid_manifest",
+        "NotFound: drawn exit 1, the class says 2",
+        "PayloadTooLarge: drawn http 400, the class says 413",
+    ]
+
+
+# 130 is not holon's to choose: it is 128 + SIGINT, what a shell reports for Ctrl-C.
+_NOT_HOLONS = {0, 130}
+
+
+def _hand_written_exits(root: Path) -> list[str]:
+    """Exit codes written as numbers where the CLI returns or exits with them."""
+    found = []
+    for path in sorted((root / "gateway" / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            value = None
+            if isinstance(node, ast.Return):
+                value = node.value
+            elif isinstance(node, ast.Call) and ast.unparse(node.func) in {
+                "sys.exit",
+                "exit",
+                "SystemExit",
+            }:
+                value = node.args[0] if node.args else None
+            if (
+                isinstance(value, ast.Constant)
+                and type(value.value) is int
+                and value.value not in _NOT_HOLONS
+            ):
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_exit_codes_come_from_the_classes() -> None:
+    """An exit code is an exception class's `exit_code` (or `checked(passed)`), never a
+    number written by hand, so the tree above is the one table of them."""
+    assert _hand_written_exits(ROOT) == []
+
+
+def test_a_hand_written_exit_code_is_found(tmp_path: Path) -> None:
+    (tmp_path / "gateway" / "cli").mkdir(parents=True)
+    (tmp_path / "gateway" / "cli" / "x.py").write_text(
+        "import sys\ndef a():\n    return 0\ndef b():\n    return 1\nsys.exit(2)\n"
+    )
+    assert _hand_written_exits(tmp_path) == [
+        "gateway/cli/x.py:5: return 1",
+        "gateway/cli/x.py:6: sys.exit(2)",
+    ]

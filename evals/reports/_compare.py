@@ -25,7 +25,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from evals._scores import SuiteCounts, score_suites
+from evals._scores import score_suites
 from evals._stats import rounded
 from evals.reports._aggregate import (
     CaseTally,
@@ -37,7 +37,7 @@ from evals.reports._aggregate import (
     tally_cases,
 )
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
-from evals.reports._model import Audience, author_holdout, check_audience
+from evals.reports._model import Audience, author_holdout, check_audience, suite_counts
 from evals.reports._values import timestamp
 from records import EvalStatus, Store, imported_view
 from schema.errors import Refused
@@ -232,27 +232,8 @@ def _exact_rate(cases: Sequence[CaseTally]) -> Fraction | None:
 
 
 def _scores(data: EvalData, cases: Sequence[CaseTally]) -> dict[str, Fraction | None]:
-    counts = [
-        SuiteCounts(
-            suite_id=s.id,
-            version=s.version,
-            capability=s.capability,
-            threshold=s.threshold,
-            public=[
-                (c.passes, c.runs)
-                for c in cases
-                if c.suite_id == s.id and c.split == "public" and c.runs
-            ],
-            holdout=[
-                (c.passes, c.runs)
-                for c in cases
-                if c.suite_id == s.id and c.split == "holdout" and c.runs
-            ],
-            overfit_delta=s.overfit_delta,
-        )
-        for s in data.suites
-    ]
-    return {suite_id: score.score for suite_id, score in score_suites(counts).items()}
+    scores = score_suites(suite_counts(data, cases))
+    return {suite_id: score.score for suite_id, score in scores.items()}
 
 
 def _check_side(row: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ renderers' job: these return raw text (`_visible` makes it visible).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -17,6 +18,16 @@ from schema.jsontext import dumps
 
 __all__ = [
     "OUTCOME_ORDER",
+    "SPLITS",
+    "check_header",
+    "check_rows",
+    "failed_checks",
+    "outcome_header",
+    "outcome_rows",
+    "split_header",
+    "split_rows",
+    "tag_header",
+    "tag_rows",
     "cost_text",
     "imported_text",
     "interval",
@@ -169,6 +180,97 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
     return pairs
 
 
+# -- the report's tables, one declaration of each row for Markdown and HTML alike ------
+
+SPLITS = ("public", "holdout")
+
+split_header = (
+    "split",
+    "cases",
+    "scored (n)",
+    "missing",
+    "passed (x)",
+    "rate",
+    "95% CI",
+    "stability",
+    "cells recorded",
+    "cells missing",
+)
+
+
+def split_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """One row per split: its cases, its sample and what is missing of it, its rate."""
+    return [
+        (
+            name,
+            b["cases"],
+            b["n"],
+            b["missing"],
+            b["passed"],
+            b["rate"],
+            interval(b["ci95"]),
+            b["stability"],
+            b["cells"]["n"],
+            b["cells"]["missing"],
+        )
+        for name, b in ((n, suite["splits"][n]) for n in SPLITS)
+    ]
+
+
+check_header = ("split", "check", "scope", "critical", "passed", "graded", "rate")
+
+
+def check_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """One row per (split, check); only graded cells (outcome ok) count."""
+    return [
+        (
+            split,
+            row["name"],
+            row["scope"],
+            yes_no(row["critical"]),
+            row["passed"],
+            f"graded {row['n']} of {row['n'] + row['missing']}",
+            row["rate"],
+        )
+        for split in SPLITS
+        for row in suite["checks"].get(split, ())  # an author's report has the public split's
+    ]
+
+
+tag_header = ("tag", "cases", "passed", "rate", "95% CI", "missing")
+
+
+def tag_rows(rows: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """One split's tag slices, a row each."""
+    return [
+        (r["tag"], r["cases"], r["passed"], r["rate"], interval(r["ci95"]), r["missing"])
+        for r in rows
+    ]
+
+
+outcome_header = ("cells", "n", "missing", *OUTCOME_ORDER)
+
+
+def outcome_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """One row per group of cells: how many ended with each outcome."""
+    return [
+        (name, b["n"], b["missing"], *(b["counts"][c] for c in OUTCOME_ORDER))
+        for name, b in suite["outcomes"].items()
+    ]
+
+
+def failed_checks(case: dict[str, Any]) -> list[str]:
+    """The names of the checks that failed in any of a case's cells, sorted."""
+    return sorted(
+        {
+            check["name"]
+            for cell in case["cells"]
+            for check in cell["checks"] or []
+            if not check["passed"] and check["name"] is not None
+        }
+    )
+
+
 # The per-check metrics table (F1, similarity …), shared by Markdown and HTML.
 metric_header = ("split", "check", "metric", "cases", "mean", "95% CI", "min", "max")
 
@@ -177,7 +279,7 @@ def metric_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per (split, check, metric), in the report's order; empty when no check has one."""
     return [
         (split, row["name"], name, m["n"], m["mean"], interval(m["ci95"]), m["min"], m["max"])
-        for split in ("public", "holdout")
+        for split in SPLITS
         for row in suite["checks"].get(split, ())
         for name, m in row.get("metrics", {}).items()
     ]

@@ -23,8 +23,11 @@ from typing import Any
 
 from evals._visible import UNSAFE, UNSAFE_CLASS, visible, visible_runs
 from evals.reports._format import (
-    OUTCOME_ORDER,
+    SPLITS,
+    check_header,
+    check_rows,
     cost_text,
+    failed_checks,
     imported_text,
     interval,
     json_text,
@@ -32,12 +35,17 @@ from evals.reports._format import (
     metric_header,
     metric_rows,
     number,
+    outcome_header,
+    outcome_rows,
     overview_pairs,
     percent,
+    split_header,
+    split_rows,
     split_text,
+    tag_header,
+    tag_rows,
     threshold_text,
     usage_text,
-    yes_no,
 )
 
 __all__ = ["attr", "checks_table", "esc", "fields_table", "page", "render_html", "table_html"]
@@ -194,14 +202,7 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
 def _cases(cases: Sequence[dict[str, Any]]) -> str:
     rows = []
     for case in cases:
-        failed = sorted(
-            {
-                c["name"]
-                for cell in case["cells"]
-                for c in cell["checks"] or []
-                if not c["passed"] and c["name"] is not None
-            }
-        )
+        failed = failed_checks(case)
         klass = "pass" if case["n"] and case["passed"] == case["n"] else "fail"
         rows.append(
             f"<tr><td>{esc(case['case_id'])}</td><td>{esc(case['split'])}</td>"
@@ -251,38 +252,6 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
     ]
     splits = suite["splits"]
     bars = "".join(_bar(sid, name, splits[name]) for name in ("public", "holdout"))
-    split_rows = [
-        (
-            name,
-            b["cases"],
-            b["n"],
-            b["missing"],
-            b["passed"],
-            b["rate"],
-            interval(b["ci95"]),
-            b["stability"],
-            b["cells"]["n"],
-            b["cells"]["missing"],
-        )
-        for name, b in ((n, splits[n]) for n in ("public", "holdout"))
-    ]
-    check_rows = [
-        (
-            split,
-            r["name"],
-            r["scope"],
-            yes_no(r["critical"]),
-            r["passed"],
-            f"graded {r['n']} of {r['n'] + r['missing']}",
-            r["rate"],
-        )
-        for split in ("public", "holdout")
-        for r in suite["checks"].get(split, ())  # an author's report has the public split's
-    ]
-    outcome_rows = [
-        (name, b["n"], b["missing"], *(b["counts"][c] for c in OUTCOME_ORDER))
-        for name, b in suite["outcomes"].items()
-    ]
     o = suite["overfit"]
     parts = [
         f'<section class="suite" id="suite-{attr(sid)}">',
@@ -290,29 +259,10 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         f'<table class="bars"><tbody>{bars}</tbody></table>',
         fields_table(pairs),
         "<h3>Splits</h3>",
-        table_html(
-            [
-                "split",
-                "cases",
-                "scored (n)",
-                "missing",
-                "passed (x)",
-                "rate",
-                "95% CI",
-                "stability",
-                "cells recorded",
-                "cells missing",
-            ],
-            split_rows,
-            numeric=(1, 2, 3, 4, 5, 7, 8, 9),
-        ),
+        table_html(split_header, split_rows(suite), numeric=(1, 2, 3, 4, 5, 7, 8, 9)),
         "<h3>Checks</h3>",
         '<p class="muted">Only graded cells (outcome ok) count: graded n of N.</p>',
-        table_html(
-            ["split", "check", "scope", "critical", "passed", "graded", "rate"],
-            check_rows,
-            numeric=(4, 6),
-        ),
+        table_html(check_header, check_rows(suite), numeric=(4, 6)),
     ]
     metrics = metric_rows(suite)
     if metrics:
@@ -321,23 +271,15 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
             '<p class="muted">The case is the unit (its graded cells\' mean).</p>',
             table_html(metric_header, metrics, numeric=(3, 4, 6, 7)),
         ]
-    for split in ("public", "holdout"):
+    for split in SPLITS:
         if split in suite["tags"]:
             parts += [
                 f"<h3>Tags ({esc(split)})</h3>",
-                table_html(
-                    ["tag", "cases", "passed", "rate", "95% CI", "missing"],
-                    [
-                        (r["tag"], r["cases"], r["passed"], r["rate"], interval(r["ci95"]))
-                        + (r["missing"],)
-                        for r in suite["tags"][split]
-                    ],
-                    numeric=(1, 2, 3, 5),
-                ),
+                table_html(tag_header, tag_rows(suite["tags"][split]), numeric=(1, 2, 3, 5)),
             ]
     parts += [
         "<h3>Outcomes</h3>",
-        table_html(["cells", "n", "missing", *OUTCOME_ORDER], outcome_rows, numeric=range(1, 9)),
+        table_html(outcome_header, outcome_rows(suite), numeric=range(1, 9)),
         "<h3>Overfit</h3>",
         f'<p>verdict: <span class="verdict-{attr(o["verdict"])}">{esc(o["verdict"])}</span> '
         f"(delta {esc(o['delta'])}, gap {esc(o['gap'])}, Fisher p {esc(o['p_value'])}, "

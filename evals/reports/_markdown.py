@@ -18,8 +18,10 @@ from typing import Any
 
 from evals._visible import visible, visible_runs
 from evals.reports._format import (
-    OUTCOME_ORDER,
+    check_header,
+    check_rows,
     cost_text,
+    failed_checks,
     imported_text,
     interval,
     json_text,
@@ -27,11 +29,16 @@ from evals.reports._format import (
     metric_header,
     metric_rows,
     number,
+    outcome_header,
+    outcome_rows,
     overview_pairs,
+    split_header,
+    split_rows,
     split_text,
+    tag_header,
+    tag_rows,
     threshold_text,
     usage_text,
-    yes_no,
 )
 
 __all__ = ["fence", "md", "render_markdown", "table"]
@@ -86,69 +93,12 @@ def _summary(report: dict[str, Any]) -> list[str]:
     return table(["", ""], overview_pairs(report))
 
 
-def _split_rows(suite: dict[str, Any]) -> list[str]:
-    rows = []
-    for name in ("public", "holdout"):
-        b = suite["splits"][name]
-        rows.append(
-            (
-                name,
-                b["cases"],
-                b["n"],
-                b["missing"],
-                b["passed"],
-                b["rate"],
-                interval(b["ci95"]),
-                b["stability"],
-                b["cells"]["n"],
-                b["cells"]["missing"],
-            )
-        )
-    header = ["split", "cases", "scored (n)", "missing", "passed (x)", "rate", "95% CI"]
-    header += ["stability", "cells recorded", "cells missing"]
-    return table(header, rows)
-
-
 def _metric_rows(suite: dict[str, Any]) -> list[str]:
     rows = metric_rows(suite)
     if not rows:
         return []
     intro = "Metrics per check: the case is the unit (its graded cells' mean)."
     return ["", "#### Check metrics", "", intro, "", *table(list(metric_header), rows)]
-
-
-def _check_rows(suite: dict[str, Any]) -> list[str]:
-    rows = [
-        (
-            split,
-            row["name"],
-            row["scope"],
-            yes_no(row["critical"]),
-            row["passed"],
-            f"graded {row['n']} of {row['n'] + row['missing']}",
-            row["rate"],
-        )
-        for split in ("public", "holdout")
-        for row in suite["checks"].get(split, ())  # an author's report has the public split's
-    ]
-    return table(["split", "check", "scope", "critical", "passed", "graded", "rate"], rows)
-
-
-def _tag_rows(rows: Sequence[dict[str, Any]]) -> list[str]:
-    return table(
-        ["tag", "cases", "passed", "rate", "95% CI", "missing"],
-        [
-            (r["tag"], r["cases"], r["passed"], r["rate"], interval(r["ci95"]), r["missing"])
-            for r in rows
-        ],
-    )
-
-
-def _outcome_rows(suite: dict[str, Any]) -> list[str]:
-    rows = []
-    for name, b in suite["outcomes"].items():
-        rows.append((name, b["n"], b["missing"], *(b["counts"][c] for c in OUTCOME_ORDER)))
-    return table(["cells", "n", "missing", *OUTCOME_ORDER], rows)
 
 
 def _overfit(suite: dict[str, Any]) -> list[str]:
@@ -168,14 +118,7 @@ def _case_rows(cases: Sequence[dict[str, Any]]) -> list[str]:
     rows = []
     for case in cases:
         outcomes = ", ".join(number(cell["outcome"]) for cell in case["cells"])
-        failed = sorted(
-            {
-                check["name"]
-                for cell in case["cells"]
-                for check in cell["checks"] or []
-                if not check["passed"] and check["name"] is not None
-            }
-        )
+        failed = failed_checks(case)
         rows.append(
             (
                 case["case_id"],
@@ -247,26 +190,27 @@ def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
         "",
         "### Splits",
         "",
-        *_split_rows(suite),
+        *table(split_header, split_rows(suite)),
         "",
         "### Checks",
         "",
         "Only graded cells (outcome ok) count: graded n of N.",
         "",
-        *_check_rows(suite),
+        *table(check_header, check_rows(suite)),
         *_metric_rows(suite),
         "",
         "### Tags (public)",
         "",
-        *_tag_rows(suite["tags"]["public"]),
+        *table(tag_header, tag_rows(suite["tags"]["public"])),
     ]
     if "holdout" in suite["tags"]:
-        lines += ["", "### Tags (holdout)", "", *_tag_rows(suite["tags"]["holdout"])]
+        holdout = tag_rows(suite["tags"]["holdout"])
+        lines += ["", "### Tags (holdout)", "", *table(tag_header, holdout)]
     lines += [
         "",
         "### Outcomes",
         "",
-        *_outcome_rows(suite),
+        *table(outcome_header, outcome_rows(suite)),
         "",
         f"- latency: {md(latency_text(suite['latency_ms']))}",
         f"- grading: {md(latency_text(suite['grading_ms']))}",

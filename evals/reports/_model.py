@@ -109,19 +109,19 @@ def build_report(store: Store, eval_id: str, *, audience: str = "author") -> dic
     return report_from_data(load_eval(store, eval_id), chosen)
 
 
-def score_of(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
-    """The eval's scores from its cases, as the record was scored (evals._scores)."""
-    counts = [
+def suite_counts(data: EvalData, cases: Sequence[CaseTally]) -> list[SuiteCounts]:
+    """Each suite's counts from the report's case tallies (a report's and a comparison's)."""
+    return [
         SuiteCounts.of(
-            suite_id=suite.id,
-            version=suite.version,
-            capability=suite.capability,
-            threshold=suite.threshold,
-            overfit_delta=suite.overfit_delta,
-            cases=[(c.split, c.passes, c.runs) for c in cases if c.suite_id == suite.id],
+            suite, [(c.split, c.passes, c.runs) for c in cases if c.suite_id == suite.id]
         )
         for suite in data.suites
     ]
+
+
+def score_of(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
+    """The eval's scores from its cases, as the record was scored (evals._scores)."""
+    counts = suite_counts(data, cases)
     claimed = list(data.info.plan.get("claimed_capabilities", []))
     claimed += [s.capability for s in data.suites if s.capability not in claimed]
     return score_eval(claimed, counts)

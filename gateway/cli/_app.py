@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TextIO, cast
 from gateway.cli._context import Context
 from gateway.cli._output import Output
 from gateway.settings import Settings
-from schema.errors import HolonError
+from schema.errors import EnvironmentFault, HolonError, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -179,10 +179,9 @@ def run(
         for old, new in getattr(args, "renamed_flags", []):
             output.note(f"holon: {old} is deprecated: use {new} (the old name goes next release)")
     except _ArgError as exc:
-        from schema.errors import UsageError
-
-        output.error(UsageError(str(exc), hint="see `holon --help`"))
-        return 2
+        usage = UsageError(str(exc), hint="see `holon --help`")
+        output.error(usage)
+        return usage.exit_code
     except SystemExit as exc:  # --help and --version print and exit 0
         return int(exc.code or 0)
     handler: Handler | None = getattr(args, "handler", None)
@@ -191,7 +190,7 @@ def run(
         return 0
     if handler is None:
         parser.print_help(stdout)
-        return 2
+        return UsageError.exit_code  # `holon` alone, or a group without its command
     context: Context | None = None
     try:
         settings = Settings.from_env(environ)
@@ -218,8 +217,6 @@ def run(
     except OSError as exc:  # the file system said no (HOLON_HOME, a path, a full disk): not a bug
         if debug:
             log.exception("%s", exc)
-        from schema.errors import EnvironmentFault
-
         where = f" ({exc.filename})" if exc.filename else ""
         fault = EnvironmentFault(
             f"{exc.strerror or exc}{where}",
@@ -231,14 +228,14 @@ def run(
     except Exception as exc:  # a bug in holon: say so plainly, exit as an environment error
         if debug:
             log.exception("internal error")
-        from schema.errors import HolonError as _Base
-
-        bug = _Base(
+        bug = HolonError(
             f"internal error: {type(exc).__name__}: {exc}",
             hint="this is a bug in holon; run again with --debug for the traceback",
         )
         output.error(bug)
-        return 3
+        # The body says `internal`; the exit code says what a script can do about it:
+        # nothing it gave was wrong, so it is not 1 or 2 but the environment's 3.
+        return EnvironmentFault.exit_code
     finally:
         if context is not None:
             context.close()

@@ -21,14 +21,12 @@ from evals import (
     start,
     work,
 )
-from gateway.client._views import timestamp
 from records import (
     CellStatus,
     EvalInfo,
     EvalStatus,
     LiveConformance,
     Store,
-    imported_view,
     live_window_start,
     utcnow,
 )
@@ -53,59 +51,17 @@ def plan_view(plan: Plan) -> JSONObject:
     return view
 
 
-def _cells_by_split(plan: dict[str, Any]) -> dict[str, int]:
-    out = {"public": 0, "holdout": 0}
-    for entry in plan.get("suites", []):
-        for split in out:
-            out[split] += int(entry["cases"][split]) * int(entry["repetitions"])
-    return out
-
-
 def eval_view(
-    info: EvalInfo, counts: dict[str, int] | None = None, *, operator: bool = True
+    info: EvalInfo,
+    counts: dict[str, int] | None = None,
+    *,
+    spent: dict[str, Any] | None = None,
+    operator: bool = True,
 ) -> JSONObject:
-    """An eval as the API and the CLI show it. `operator=False` is what anyone else may
-    read (docs/integrity.md): progress and summary of the public cells only, the record
-    with each holdout split as its rate and interval, no plan digest (it hashes epochs).
-    `counts` must then be of the public split."""
-    view: JSONObject = {
-        "id": info.id,
-        "agent": info.agent_id,
-        "agent_version": info.agent_version,
-        "status": info.status,
-        "full_plan": info.full_plan,
-        "cells": info.cells_total,
-        "cells_by_split": _cells_by_split(info.plan),
-        "created_at": timestamp(info.created_at),
-        "finished_at": timestamp(info.finished_at) if info.finished_at else None,
-    }
-    if operator:
-        view["plan_digest"] = info.plan_digest
-    # Run elsewhere, checked here, no record written here (docs/evals.md, "Imported evals").
-    view["imported"] = (
-        None if info.origin is None else imported_view(info.origin, operator=operator)
-    )
-    withheld = [
-        {"suite": entry["id"], **entry["holdout_withheld"]}
-        for entry in info.plan.get("suites", [])
-        if entry.get("holdout_withheld")
-    ]
-    if withheld:
-        view["holdout_withheld"] = withheld
-    if counts is not None:
-        view["progress"] = counts
-        view["progress_of"] = "all" if operator else "public"
-    if info.result is not None:
-        record = info.result["record"]
-        if operator:
-            view["summary"] = info.result["summary"]
-            view["record"] = record
-        else:
-            # Evals finished before public summaries were kept show none to authors.
-            view["summary"] = info.result.get("public_summary")
-            view["record"] = author_record(record) if isinstance(record, dict) else record
-        view["meets_thresholds"] = info.result["meets_thresholds"]
-    return view
+    """An eval as the API and the CLI show it (`EvalInfo.to_json`). `operator=False` is what
+    anyone else may read (docs/integrity.md): `counts` and `spent` must then be of the
+    public split."""
+    return info.to_json(counts, spent=spent, author_record=None if operator else author_record)
 
 
 class EvalOps:
@@ -215,12 +171,14 @@ class EvalOps:
             # No cells here: its progress is the summary its report was checked against.
             done = info.result["summary" if operator else "public_summary"]
             counts: dict[str, int] = {**dict.fromkeys(CellStatus, 0), CellStatus.DONE: done["done"]}
-            view = eval_view(info, counts, operator=operator)
-            view["spent"] = {k: done[k] for k in ("done", "passed", "cost_usd")}
-            return view
-        view = eval_view(info, self.store.evals.counts(eval_id, split=split), operator=operator)
-        view["spent"] = self.store.evals.progress(eval_id, split=split)
-        return view
+            spent = {k: done[k] for k in ("done", "passed", "cost_usd")}
+            return eval_view(info, counts, spent=spent, operator=operator)
+        return eval_view(
+            info,
+            self.store.evals.counts(eval_id, split=split),
+            spent=self.store.evals.progress(eval_id, split=split),
+            operator=operator,
+        )
 
     def list(
         self, agent_id: str | None, cursor: str | None, limit: int, *, operator: bool = True

@@ -25,61 +25,19 @@ def timestamp(value: datetime) -> str:
     return utc_text(value)
 
 
+# The views below are the entities' own `to_json` (records; schemas in schema/entities/,
+# checked by tests/records/test_entities.py), under the names their callers use.
+
+
 def agent_view(info: AgentInfo, versions: list[VersionInfo] | None = None) -> dict[str, Any]:
-    view: dict[str, Any] = {
-        "id": info.id,
-        "version": info.version,
-        "disabled": info.disabled,
-        "secret_set": info.has_secret,
-        "created_at": timestamp(info.created_at),
-        "updated_at": timestamp(info.updated_at),
-        "manifest": info.manifest,
-    }
-    if versions is not None:
-        view["versions"] = [
-            {
-                "version": v.version,
-                "registered_at": timestamp(v.registered_at),
-                "manifest_digest": v.manifest_digest,
-                "current": v.version == info.version,
-            }
-            for v in versions
-        ]
-    return view
+    return info.to_json(versions)
 
 
 def suite_view(
     suite: InstalledSuite, versions: list[InstalledSuite] | None = None
 ) -> dict[str, Any]:
-    """What anyone may see of an installed suite: counts and digests, never the holdout itself.
-
-    Holdout epochs, seeds and case ids are the operator's (SUITES.md), so
-    they are not part of the view.
-    """
-    view: dict[str, Any] = {
-        "id": suite.id,
-        "version": suite.version,
-        "capability": suite.capability,
-        "title": suite.title,
-        "active": suite.active,
-        "suite_digest": suite.suite_digest,
-        "digests": suite.digests,
-        "public": {"cases": suite.public_cases},
-        "holdout": {"cases": suite.holdout_cases, "kind": suite.holdout_kind},
-        "installed_at": timestamp(suite.installed_at),
-        "activated_at": timestamp(suite.activated_at) if suite.activated_at else None,
-    }
-    if versions is not None:
-        view["versions"] = [
-            {
-                "version": v.version,
-                "suite_digest": v.suite_digest,
-                "active": v.active,
-                "installed_at": timestamp(v.installed_at),
-            }
-            for v in versions
-        ]
-    return view
+    """What anyone may see of an installed suite (`InstalledSuite.to_json`)."""
+    return suite.to_json(versions)
 
 
 def author_suite_view(view: dict[str, Any], secret: bytes) -> dict[str, Any]:
@@ -98,82 +56,24 @@ def author_suite_view(view: dict[str, Any], secret: bytes) -> dict[str, Any]:
 
 
 def reset_view(entry: ExposureResetInfo) -> dict[str, Any]:
-    return {
-        "id": entry.id,
-        "org": entry.org,
-        "instance_set": entry.instance_set,
-        "spent_before": entry.spent_before,
-        "reset_by": entry.reset_by,
-        "reason": entry.reason,
-        "at": timestamp(entry.at),
-    }
+    return entry.to_json()
 
 
 def mandate_view(info: MandateInfo) -> dict[str, Any]:
-    return {
-        "id": info.id,
-        "holder": info.holder,
-        "active": info.active,
-        "revision": info.revision,
-        "digest": info.digest,
-        "granted_at": timestamp(info.granted_at),
-        "updated_at": timestamp(info.updated_at),
-        "revoked_at": timestamp(info.revoked_at) if info.revoked_at else None,
-        "mandate": info.document,
-    }
+    return info.to_json()
 
 
 def revision_view(entry: MandateRevision) -> dict[str, Any]:
-    return {
-        "id": entry.mandate_id,
-        "revision": entry.revision,
-        "holder": entry.holder,
-        "digest": entry.digest,
-        "granted_at": timestamp(entry.granted_at),
-        "granted_by": entry.granted_by,
-        "mandate": entry.document,
-    }
+    return entry.to_json()
 
 
 def token_view(info: TokenInfo, now: datetime) -> dict[str, Any]:
-    """A token's record: never the token (its first characters tell tokens apart)."""
-    return {
-        "id": info.id,
-        "role": info.role,
-        "prefix": info.prefix + "…",
-        "note": info.note,
-        "created_at": timestamp(info.created_at),
-        "expires_at": timestamp(info.expires_at) if info.expires_at else None,
-        "expired": info.expired(now),
-        "last_used_at": timestamp(info.last_used_at) if info.last_used_at else None,
-        "revoked_at": timestamp(info.revoked_at) if info.revoked_at else None,
-    }
+    """A token's record: never the token (`TokenInfo.to_json`)."""
+    return info.to_json(now)
 
 
 def ledger_view(entry: LedgerEntry) -> dict[str, Any]:
-    return {
-        "id": entry.id,
-        "request_id": entry.request_id,
-        "at": timestamp(entry.created_at),
-        "caller": entry.caller,
-        "mandate": entry.mandate_id,
-        "mandate_revision": entry.mandate_revision,
-        "record_eval_id": entry.record_eval_id,
-        "certificate_id": entry.certificate_id,
-        "agent": entry.agent_id,
-        "agent_version": entry.agent_version,
-        "capability": entry.capability,
-        "decision": entry.decision,
-        "reason": entry.reason,
-        "status": entry.status,
-        "outcome": entry.outcome_code,
-        "reserved_usd": str(entry.reserved_usd),
-        "cost_usd": str(entry.cost_usd),
-        "cost_source": entry.cost_source,
-        "latency_ms": None if entry.latency_ms is None else round(entry.latency_ms, 3),
-        "period": entry.period,
-        "details": entry.details,
-    }
+    return entry.to_json()
 
 
 def login_name() -> str:

@@ -140,27 +140,13 @@ class Session:
         return opened
 
     def postgres(self) -> str:
-        """A throwaway PostgreSQL database (tests/conftest.py's server), dropped at the end."""
-        import secrets
-
-        from sqlalchemy import create_engine, text
-        from sqlalchemy.engine import make_url
-
+        """A throwaway PostgreSQL database (tests/conftest.py's server), dropped at the end:
+        the tests' own `postgres_url` (bench._support), so the two cannot drift."""
+        from bench._support import postgres_url
         from tests.conftest import DEFAULT_ADMIN_URL
 
         admin_url = os.environ.get("HOLON_TEST_POSTGRES_URL", DEFAULT_ADMIN_URL)
-        name = f"holon_doc_{secrets.token_hex(6)}"
-        admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-
-        def drop() -> None:
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            admin.dispose()
-
-        self.stack.callback(drop)
-        url: str = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+        url: str = self.stack.enter_context(postgres_url(admin_url, prefix="holon_doc_"))
         return url
 
     def serve(self, app: object) -> str:
