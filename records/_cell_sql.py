@@ -123,6 +123,14 @@ RECORD_SQLITE = (
 )
 
 
+# Which of a group commit's cells are still `running`, with their fences (SQLite's
+# DB-API, one mark per cell).
+HELD_SQLITE = (
+    "SELECT idx, fence FROM eval_cells WHERE eval_id = ? AND status = 'running' "
+    "AND idx IN ({marks})"
+)
+
+
 def held_fences(
     session: Session, eval_id: str, indexes: Sequence[int], dialect: str
 ) -> dict[int, int]:
@@ -142,12 +150,6 @@ def held_fences(
         CELLS.c.status == CellStatus.RUNNING,
     )
     return {idx: fence for idx, fence in connection.execute(query.with_for_update())}
-
-
-HELD_SQLITE = (
-    "SELECT idx, fence FROM eval_cells WHERE eval_id = ? AND status = 'running' "
-    "AND idx IN ({marks})"
-)
 
 
 def record_sqlite(
