@@ -123,6 +123,35 @@ RECORD_SQLITE = (
 )
 
 
+# Which of a group commit's cells are still `running`, with their fences (SQLite's
+# DB-API, one mark per cell).
+HELD_SQLITE = (
+    "SELECT idx, fence FROM eval_cells WHERE eval_id = ? AND status = 'running' "
+    "AND idx IN ({marks})"
+)
+
+
+def held_fences(
+    session: Session, eval_id: str, indexes: Sequence[int], dialect: str
+) -> dict[int, int]:
+    """The fences of those of the cells still `running` (on PostgreSQL, locked for the
+    recording that follows): a result is recorded only under its claim's fence."""
+    connection = session.connection()
+    if dialect == "sqlite":
+        # The DB-API directly: building and compiling the IN list's select was
+        # most of this statement's cost at every group commit.
+        marks = ", ".join("?" * len(indexes))
+        sql = HELD_SQLITE.format(marks=marks)
+        rows = connection.exec_driver_sql(sql, (eval_id, *indexes))
+        return {idx: fence for idx, fence in rows}
+    query = select(CELLS.c.idx, CELLS.c.fence).where(
+        CELLS.c.eval_id == eval_id,
+        CELLS.c.idx.in_(indexes),
+        CELLS.c.status == CellStatus.RUNNING,
+    )
+    return {idx: fence for idx, fence in connection.execute(query.with_for_update())}
+
+
 def record_sqlite(
     session: Session,
     eval_id: str,

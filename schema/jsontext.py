@@ -144,6 +144,11 @@ _ENCODERS = {
         sort_keys=sort_keys,
         ensure_ascii=ensure_ascii,
         allow_nan=False,
+        # A JSON value built from parsed JSON or by holon is never circular; the
+        # check's bookkeeping (every container's id in a dict) was a quarter of
+        # the encoding time of an eval cell's result (a circular value would
+        # raise RecursionError instead of ValueError).
+        check_circular=False,
         default=_not_plain,
     )
     for sort_keys in (False, True)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from evals.checks import grade, render_result, render_value
 from schema import jsontext
 from schema.errors import Location
-from tests.evals._checks import checks, doc, j, one
+from tests.evals._checks import GENEROUS_TIMEOUT_S, checks, doc, j, one
 
 
 def test_the_cli_block_renders_exactly_as_checks_md_shows() -> None:
@@ -171,3 +172,23 @@ def test_quantifiers_on_no_nodes() -> None:
 def test_a_singular_failure_names_its_node_as_offending() -> None:
     result = one("{path: '$.output.items[1].qty', gt: 0}", doc({"items": [{}, {"qty": 0}]}))
     assert result.offending == ["$['output']['items'][1]['qty']"]
+
+
+def test_a_kept_detail_is_the_one_a_fresh_check_writes() -> None:
+    text = """
+- {name: eq, path: $.output.v, equals: {path: $.expected.v}}
+- {name: lit, path: $.output.v, equals: 1}
+- {name: in, path: $.output.v, one_of: [1, "1", true, 1.0]}
+- {name: range, path: $.output.v, between: [0, 2]}
+- {name: ne, path: $.output.v, not_equals: [1, 2]}
+"""
+    # Equal in Python, rendered apart: each must get its own detail, in any order.
+    values: list[Any] = [1, True, 1.0, Decimal("1.0"), Decimal("1.00"), 0.0, -0.0, Decimal("-0")]
+    values += ["1", "x" * 100, "x" * 100 + "y", None, [1], {"v": 1}, False, 0]
+    kept = checks(text)
+    for value in [*values, *reversed(values), *values]:
+        for expected in (value, 1, "1"):
+            document = doc({"v": value}, {"v": expected})
+            again = grade(kept, document, timeout_s=GENEROUS_TIMEOUT_S)
+            fresh = grade(checks(text), document, timeout_s=GENEROUS_TIMEOUT_S)
+            assert [r.to_json() for r in again.results] == [r.to_json() for r in fresh.results]
