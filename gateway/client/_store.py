@@ -8,13 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agents import AddressGuard, Executor, load_manifest, manifest_from_dict, secret_problem
+from agents import AddressGuard, Executor, load_manifest
 from evals.suites import (
     TrustStore,
     install_suite,
     load_installed,
     load_suite,
-    public_files,
     suite_digests,
 )
 from gateway.client._certificates import CertificateOps
@@ -118,33 +117,6 @@ class StoreClient:
 
     # -- agents -------------------------------------------------------------
 
-    def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:
-        # Validate again here: whatever reaches the store passed the schema,
-        # whichever door it came through.
-        parsed = manifest_from_dict(manifest, source)
-        registration = self.store.agents.register(parsed.to_json())
-        warnings = [
-            {
-                "code": "unverified_capability",
-                "capability": capability,
-                "message": f"no installed suite certifies {capability}: the claim stays "
-                "unverifiable, its record's eval_score stays null and "
-                "min_eval_score mandates deny it",
-            }
-            for capability in parsed.capabilities
-            if capability not in self._certified_capabilities()
-        ]
-        log.info("agent %s %s at version %s", parsed.id, registration.status, parsed.version)
-        return {
-            "status": registration.status,
-            "agent": agent_view(registration.agent),
-            "previous_version": registration.previous_version,
-            "warnings": warnings,
-        }
-
-    def _certified_capabilities(self) -> set[str]:
-        return self.store.suites.certified_capabilities()
-
     def get_agent(self, agent_id: str) -> JSONObject:
         info = self.store.agents.get(agent_id)
         return agent_view(info, self.store.agents.history(agent_id))
@@ -152,15 +124,6 @@ class StoreClient:
     def set_agent_disabled(self, agent_id: str, disabled: bool) -> JSONObject:
         info = self.store.agents.set_disabled(agent_id, disabled)
         return agent_view(info)
-
-    def set_agent_secret(self, agent_id: str, secret: str) -> None:
-        problem = secret_problem(secret)
-        if problem is not None:
-            raise UsageError(problem)
-        self.store.agents.set_secret(agent_id, secret)
-
-    def clear_agent_secret(self, agent_id: str) -> bool:
-        return self.store.agents.clear_secret(agent_id)
 
     # -- suites -------------------------------------------------------------
 
@@ -170,10 +133,6 @@ class StoreClient:
     def get_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
         installed = self.store.suites.get(suite_id, version)
         return suite_view(installed, self.store.suites.versions(suite_id))
-
-    def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
-        suite = load_installed(self.store, suite_id, self.home, version)
-        return {"id": suite.id, "version": suite.version, "files": public_files(suite)}
 
     # -- store only (operator) ---------------------------------------------
 

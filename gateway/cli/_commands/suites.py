@@ -11,8 +11,8 @@ from typing import Any
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
-from gateway.cli._operations import command, show
-from gateway.operations import SUITE_FIELDS, SUITES_LIST, SUITES_SHOW
+from gateway.cli._operations import Local, command, show
+from gateway.operations import SUITE_FIELDS, SUITES_FILES, SUITES_LIST, SUITES_SHOW
 from schema.documents import write_error, write_file
 from schema.errors import InputError, Location, UsageError
 
@@ -53,17 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     validate.set_defaults(handler=do_validate)
 
-    pull = group.add_parser(
-        "pull",
-        parents=both,
-        help="save a suite's public parts locally, for offline practice with `holon test`",
-    )
-    pull.add_argument("suite", metavar="ID", help="an installed suite's id")
-    pull.add_argument(
-        "-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder to write"
-    )
-    pull.add_argument("--version", type=int, help="an installed version (default: active)")
-    pull.set_defaults(handler=do_pull)
+    command(group, "pull", SUITES_FILES, parents=both, local=SAVED)
 
     trust = group.add_parser(
         "trust",
@@ -154,28 +144,23 @@ def do_validate(ctx: Context) -> int:
     return 0
 
 
-def do_pull(ctx: Context) -> int:
-    pulled = ctx.client().pull_suite(ctx.args.suite, ctx.args.version)
+def _saved(ctx: Context, pulled: dict[str, Any]) -> dict[str, Any]:
+    """The pulled files written to --output, a new folder: where, and which."""
     target: Path = ctx.args.output
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} exists and is not a folder; pull into a new folder")
     if target.exists() and any(target.iterdir()):
         raise UsageError(f"{target} exists and is not empty; pull into a new folder")
     written = _write_folder(target, pulled["files"])
-    result = {
-        "id": pulled["id"],
-        "version": pulled["version"],
-        "path": str(target),
-        "files": written,
-    }
-    if ctx.out.json_mode:
-        ctx.out.json(result)
-    else:
-        ctx.out.line(
-            f"saved {pulled['id']} v{pulled['version']} (public cases only) to {target}: "
-            f"holon test {target} --endpoint URL"
-        )
-    return 0
+    return {"id": pulled["id"], "version": pulled["version"], "path": str(target), "files": written}
+
+
+SAVED = Local(
+    add=lambda p: p.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder to write"
+    ),
+    then=_saved,
+)
 
 
 def _write_folder(target: Path, files: dict[str, str]) -> list[str]:
