@@ -124,7 +124,9 @@ def command(
         if local is not None:
             values.update(local.read(ctx))
         request = chosen.build(values, lambda f: f.flag or f.name)
-        view = ctx.client().call(chosen, request)
+        # An operation with no route is the store's: refused through a gateway, by name.
+        client = ctx.client() if chosen.routed else ctx.store_client(parser.prog.split(" ", 1)[1])
+        view = client.call(chosen, request)
         if local is not None:
             view = local.then(ctx, view)
         cli = chosen.cli
@@ -172,7 +174,8 @@ def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
         if render.items == "items" and view.get("next_cursor"):
             ctx.more(view["next_cursor"])
     elif isinstance(render, Fields):
-        out.fields([(c.title, c.value(view)) for c in render.fields])
+        shown = view if render.of is None else view[render.of]
+        out.fields([(c.title, c.value(shown)) for c in render.fields])
     else:
         for warning in render.warnings(view):
             out.warn(warning)

@@ -203,6 +203,8 @@ class HttpClient:
     def call(self, operation: Operation[R], request: R) -> JSONObject:
         """One operation of the table, sent as its declaration says: path fields in the
         path, query fields as parameters, body fields as the JSON body."""
+        if not operation.routed:
+            raise UsageError(f"{operation.name} works on the store only, not through a gateway")
         path = operation.path
         for field in operation.located("path"):
             value = str(getattr(request, field.name))

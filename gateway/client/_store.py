@@ -23,9 +23,7 @@ from gateway.client._mandates import MandateOps
 from gateway.client._views import (
     agent_view,
     login_name,
-    reset_view,
     suite_view,
-    timestamp,
 )
 from gateway.live import LiveCalls, Lookups
 from gateway.settings import Settings, checkout_root
@@ -136,19 +134,6 @@ class StoreClient:
 
     # -- store only (operator) ---------------------------------------------
 
-    def add_suite(self, path: Path, *, activate: bool) -> JSONObject:
-        status, installed = install_suite(
-            self.store, path, activate=activate, trusted=TrustStore(self.home).trusted
-        )
-        return {
-            "status": status,
-            "suite": suite_view(installed, self.store.suites.versions(installed.id)),
-        }
-
-    def activate_suite(self, suite_id: str, version: int) -> JSONObject:
-        self.store.suites.activate(suite_id, version)
-        return self.get_suite(suite_id, version)
-
     def validate_suite(self, target: str) -> JSONObject:
         """Counts and digests only, for both splits (a path, or an installed id)."""
         if Path(target).exists():
@@ -164,54 +149,6 @@ class StoreClient:
             "holdout": {"cases": suite.holdout_count},
             "digests": suite_digests(suite).to_json(),
         }
-
-    def rotate_holdout(self, suite_id: str) -> JSONObject:
-        installed = self.store.suites.rotate_holdout(suite_id)
-        return {
-            "suite": installed.id,
-            "version": installed.version,
-            "epoch": installed.holdout_epoch,
-        }
-
-    def exposure(self, suite_id: str, org: str | None = None) -> JSONObject:
-        """Each org's holdout budget on `suite_id` per instance set, and the resets."""
-        self.store.suites.get(suite_id)  # NotFound for an unknown suite
-        limit = load_installed(self.store, suite_id, self.home).limits.holdout_evals_per_epoch
-        return {
-            "suite": suite_id,
-            "limit": limit,
-            "items": [
-                {
-                    "org": e.org,
-                    "instance_set": e.instance_set,
-                    "label": e.label,
-                    "spent": e.spent,
-                    "revealed": e.revealed,
-                    "updated_at": timestamp(e.updated_at),
-                }
-                for e in self.store.exposure.list(suite_id=suite_id, org=org)
-            ],
-            "resets": [
-                reset_view(r)
-                for r in self.store.exposure.resets(suite_id=suite_id)
-                if org is None or r.org == org
-            ],
-        }
-
-    def reset_exposure(self, suite_id: str, org: str, *, reason: str, by: str) -> JSONObject:
-        """Give `org` its holdout budget on `suite_id` back (logged and kept)."""
-        done = self.store.exposure.reset(org=org, suite_id=suite_id, reset_by=by, reason=reason)
-        for entry in done:
-            log.warning(
-                "holdout budget of %s on %s (%s) reset by %s from %d: %s",
-                org,
-                suite_id,
-                entry.instance_set[:12],
-                by,
-                entry.spent_before,
-                reason,
-            )
-        return {"suite": suite_id, "org": org, "resets": [reset_view(r) for r in done]}
 
     def load_suite(self, suite_id: str) -> Any:
         """The active installed version as a loaded Suite (for `holon test SUITE-ID`)."""

@@ -67,6 +67,14 @@ from gateway.operations._registry import (
     agent_id,
     suites_for,
 )
+from gateway.operations._suites import (
+    SUITES_ACTIVATE,
+    SUITES_ADD,
+    SUITES_EXPOSURE,
+    SUITES_EXPOSURE_RESET,
+    SUITES_ROTATE_HOLDOUT,
+    SuiteVersion,
+)
 from gateway.operations._tokens import (
     KEYS_LIST,
     KEYS_ROTATE,
@@ -79,7 +87,8 @@ from gateway.operations._tokens import (
     TokensQuery,
 )
 
-# Every operation declared in the table (the rest are still hand-written routes).
+# Every operation declared in the table (the rest are still hand-written routes); those
+# with no route are the store's alone (`Operation.routed`).
 OPERATIONS: tuple[Operation[Any], ...] = (
     AGENTS_REGISTER,
     AGENTS_LIST,
@@ -92,6 +101,11 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     SUITES_SHOW,
     SUITES_CASES,
     SUITES_FILES,
+    SUITES_ADD,
+    SUITES_ACTIVATE,
+    SUITES_ROTATE_HOLDOUT,
+    SUITES_EXPOSURE,
+    SUITES_EXPOSURE_RESET,
     RECORDS_SHOW,
     MANDATES_GRANT,
     MANDATES_LIST,
@@ -116,8 +130,13 @@ __all__ = [
     "MANDATES_CHECK",
     "MANDATES_GRANT",
     "RECORDS_SHOW",
+    "SUITES_ACTIVATE",
+    "SUITES_ADD",
     "SUITES_CASES",
+    "SUITES_EXPOSURE",
+    "SUITES_EXPOSURE_RESET",
     "SUITES_FILES",
+    "SUITES_ROTATE_HOLDOUT",
     "AgentSecret",
     "MandateCheck",
     "MandateGrant",
@@ -158,6 +177,7 @@ __all__ = [
     "Render",
     "Sections",
     "SuiteRef",
+    "SuiteVersion",
     "SuitesQuery",
     "Table",
     "TokenRef",

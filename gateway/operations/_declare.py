@@ -226,9 +226,10 @@ class Table:
 
 @dataclass(frozen=True, **_LEAN)
 class Fields:
-    """The answer as aligned `key: value` lines."""
+    """The answer (or its object at key `of`) as aligned `key: value` lines."""
 
     fields: tuple[Column, ...]
+    of: str | None = None
 
 
 @dataclass(frozen=True, **_LEAN)
@@ -269,8 +270,10 @@ class Operation(Generic[R]):
     """One operation of holon, declared once (docs/architecture.md, Operations)."""
 
     name: str  # "ledger.list"
+    # "/v1/ledger"; its {fields} are the request's path fields. "" (and no method): the
+    # store's alone, a command of the CLI acting as operator on it, with no route (`routed`).
     method: str
-    path: str  # "/v1/ledger"; its {fields} are the request's path fields
+    path: str
     roles: frozenset[str] | Literal["any"]
     request: type[R]
     summary: str  # the OpenAPI summary
@@ -298,6 +301,12 @@ class Operation(Generic[R]):
     @property
     def fields(self) -> tuple[Field, ...]:
         return fields(self.request)
+
+    @property
+    def routed(self) -> bool:
+        """The API serves it (else the store's CLI alone runs it; its path fields are the
+        command's positionals)."""
+        return bool(self.path)
 
     def located(self, where: Where) -> tuple[Field, ...]:
         return tuple(f for f in self.fields if f.spec.where == where)

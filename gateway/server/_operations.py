@@ -112,6 +112,8 @@ def endpoint(
     op: Operation[Any], *, before: Before | None = None, after: After | None = None
 ) -> Endpoint:
     """The route of `op`, and what /openapi.json says of it."""
+    if not op.routed:
+        raise TypeError(f"{op.name} is the store's alone: it has no route")
 
     async def handle(request: Request, who: Bearer, svc: Service) -> Response:
         limit = svc.max_body_bytes if op.large_body else None

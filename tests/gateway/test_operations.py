@@ -49,6 +49,8 @@ from schema.errors import Forbidden, UsageError
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = openapi(ENDPOINTS)
 IDS = [op.name for op in OPERATIONS]
+ROUTED = [op for op in OPERATIONS if op.routed]
+STORE_ONLY = [op for op in OPERATIONS if not op.routed]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +73,7 @@ def _described(op: Operation[Any], spec: dict[str, Any]) -> dict[str, Any]:
     return operation
 
 
-@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+@pytest.mark.parametrize("op", ROUTED, ids=[op.name for op in ROUTED])
 def test_openapi_comes_from_the_declaration(op: Operation[Any]) -> None:
     described = _described(op, SPEC)
     roles = ["any"] if op.roles == "any" else sorted(op.roles)
@@ -107,9 +109,22 @@ def test_openapi_comes_from_the_declaration(op: Operation[Any]) -> None:
 
 def test_every_operation_is_routed_once() -> None:
     routed = [(e.method, e.path) for e in ENDPOINTS]
-    for op in OPERATIONS:
+    for op in ROUTED:
         assert routed.count((op.method, op.path)) == 1, op.name
     assert len({op.name for op in OPERATIONS}) == len(OPERATIONS)
+
+
+@pytest.mark.parametrize("op", STORE_ONLY, ids=[op.name for op in STORE_ONLY])
+def test_a_store_only_operation_has_no_route_and_no_request(op: Operation[Any]) -> None:
+    assert op.method == "" and not [e for e in ENDPOINTS if e.summary == op.summary]
+    with pytest.raises(TypeError, match="the store's alone"):
+        endpoint(op)
+    client = HttpClient("http://127.0.0.1:9", "hol_test")  # nothing is sent
+    try:
+        with pytest.raises(UsageError, match="works on the store only"):
+            client.call(op, op.request(**{f.name: _sample(f) for f in op.fields}))
+    finally:
+        client.close()
 
 
 # -- the CLI ------------------------------------------------------------------------
@@ -256,7 +271,7 @@ def _parsed(op: Operation[Any], method: str, target: str, body: bytes) -> Any:
     return asyncio.run(read())
 
 
-@pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
+@pytest.mark.parametrize("op", ROUTED, ids=[op.name for op in ROUTED])
 def test_the_client_sends_what_the_route_reads(op: Operation[Any], recorder: str) -> None:
     asked = op.request(**{f.name: _sample(f) for f in op.fields})
     method, target, body = _sent(op, recorder, asked)
