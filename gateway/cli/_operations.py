@@ -11,20 +11,52 @@ exception raised (schema/errors.py), as for every command.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gateway.cli._app import renamed_flag
 from gateway.cli._context import Context
 from gateway.operations import Field, Fields, Lines, Operation, Render, Sections, Table
+from schema.errors import checked
 
-__all__ = ["add_flags", "command", "dest", "operation_commands", "show"]
+__all__ = ["Local", "add_flags", "command", "dest", "operation_commands", "show"]
 
 
-def add_flags(parser: argparse.ArgumentParser, op: Operation[Any]) -> None:
-    """The flags (and positionals) of `op`'s request, in declaration order."""
-    for field in op.fields:
-        if field.on_cli:
+def _no_values(ctx: Context) -> Mapping[str, Any]:
+    return {}
+
+
+def _as_given(ctx: Context, view: dict[str, Any]) -> dict[str, Any]:
+    return view
+
+
+@dataclass(frozen=True)
+class Local:
+    """What a command does on this machine around its operation: the arguments it adds
+    (FILE, --from-env VAR), the request's values it reads itself rather than from a flag
+    (a manifest from its file, with the file's lines in its errors; a secret from stdin),
+    and `then`, what it makes of the answer before it is shown (`suites pull` writes the
+    files, and shows where)."""
+
+    add: Callable[[argparse.ArgumentParser], object]
+    read: Callable[[Context], Mapping[str, Any]] = _no_values
+    then: Callable[[Context, dict[str, Any]], dict[str, Any]] = _as_given
+
+
+def add_flags(
+    parser: argparse.ArgumentParser, op: Operation[Any], local: Local | None = None
+) -> None:
+    """The flags (and positionals) of `op`'s request, in declaration order; a command's
+    own arguments (`local`) after its positionals, before the other flags."""
+    fields = [f for f in op.fields if f.on_cli]
+    for field in fields:
+        if field.spec.where == "path":
+            _add(parser, field)
+    if local is not None:
+        local.add(parser)
+    for field in fields:
+        if field.spec.where != "path":
             _add(parser, field)
 
 
@@ -67,27 +99,40 @@ def command(
     *,
     parents: Sequence[argparse.ArgumentParser],
     switch: tuple[str, Operation[Any]] | None = None,
+    local: Local | None = None,
 ) -> argparse.ArgumentParser:
     """The command `name` running `op`; `switch` (a flag, another operation taking the same
-    request) runs that operation instead when the flag is given (`mandates show --revisions`)."""
+    request) runs that operation instead when the flag is given (`mandates show --revisions`);
+    `local`: what the command does here around it."""
+    if op.cli is None:
+        raise TypeError(f"{op.name} is the API's: it declares no command")
     parser: argparse.ArgumentParser = group.add_parser(
         name, parents=list(parents), help=op.cli.help, description=op.cli.description
     )
-    add_flags(parser, op)
+    add_flags(parser, op, local)
     if switch is not None:
         flag, other = switch
         if other.request is not op.request:
             raise TypeError(f"{flag}: {other.name} takes another request than {op.name}")
-        parser.add_argument(flag, action="store_true", help=other.cli.help)
+        parser.add_argument(flag, action="store_true", help=other.cli.help if other.cli else None)
 
     def handler(ctx: Context) -> int:
         chosen = op
         if switch is not None and getattr(ctx.args, switch[0].lstrip("-").replace("-", "_")):
             chosen = switch[1]
         values = {f.name: getattr(ctx.args, dest(f)) for f in chosen.fields if f.on_cli}
+        if local is not None:
+            values.update(local.read(ctx))
         request = chosen.build(values, lambda f: f.flag or f.name)
-        show(ctx, chosen.cli.render, ctx.client().call(chosen, request))
-        return 0
+        # An operation with no route is the store's: refused through a gateway, by name.
+        client = ctx.client() if chosen.routed else ctx.store_client(parser.prog.split(" ", 1)[1])
+        view = client.call(chosen, request)
+        if local is not None:
+            view = local.then(ctx, view)
+        cli = chosen.cli
+        assert cli is not None  # a switch's operation has its command's
+        show(ctx, cli.render, view)
+        return 0 if cli.passed is None else checked(cli.passed(view))
 
     # `operations`: what the command runs, for the references and the table's tests.
     ran = ((op.name, ()),) if switch is None else ((op.name, ()), (switch[1].name, (switch[0],)))
@@ -129,8 +174,11 @@ def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
         if render.items == "items" and view.get("next_cursor"):
             ctx.more(view["next_cursor"])
     elif isinstance(render, Fields):
-        out.fields([(c.title, c.value(view)) for c in render.fields])
+        shown = view if render.of is None else view[render.of]
+        out.fields([(c.title, c.value(shown)) for c in render.fields])
     else:
+        for warning in render.warnings(view):
+            out.warn(warning)
         out.lines(render.lines(view))
         for note in render.notes(view):
             out.note(note)

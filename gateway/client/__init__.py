@@ -6,7 +6,6 @@ from gateway.client._interface import (
     Client,
     EvalOptions,
     EvalsAPI,
-    MandatesAPI,
     Progress,
     Proposal,
 )
@@ -20,7 +19,6 @@ __all__ = [
     "EvalsAPI",
     "GatewayUnreachable",
     "HttpClient",
-    "MandatesAPI",
     "Progress",
     "Proposal",
     "StoreClient",

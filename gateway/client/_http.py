@@ -16,15 +16,13 @@ from __future__ import annotations
 import builtins
 import logging
 import time
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 from gateway.client._interface import EvalOptions, Progress, Proposal
-from gateway.mandates import load_mandate
-from gateway.operations import AGENTS_LIST, AgentsQuery, Operation
+from gateway.operations import AGENTS_LIST, RECORDS_SHOW, AgentRef, AgentsQuery, Operation
 from records import EvalStatus
 from schema.errors import (
     EnvironmentFault,
@@ -100,16 +98,11 @@ class HttpClient:
             transport=transport,
         )
         self._evals = HttpEvals(self)
-        self._mandates = HttpMandates(self)
         self._certificates = HttpCertificates(self)
 
     @property
     def evals(self) -> HttpEvals:
         return self._evals
-
-    @property
-    def mandates(self) -> HttpMandates:
-        return self._mandates
 
     @property
     def certificates(self) -> HttpCertificates:
@@ -210,6 +203,8 @@ class HttpClient:
     def call(self, operation: Operation[R], request: R) -> JSONObject:
         """One operation of the table, sent as its declaration says: path fields in the
         path, query fields as parameters, body fields as the JSON body."""
+        if not operation.routed:
+            raise UsageError(f"{operation.name} works on the store only, not through a gateway")
         path = operation.path
         for field in operation.located("path"):
             value = str(getattr(request, field.name))
@@ -221,36 +216,17 @@ class HttpClient:
             for name, part in zip(names, parts, strict=True):
                 path = path.replace(f"{{{name}}}", _segment(part))
         params = {f.name: getattr(request, f.name) for f in operation.located("query")}
-        body = {
-            f.name: getattr(request, f.name)
-            for f in operation.located("body")
-            if getattr(request, f.name) is not None
-        }
-        answer: JSONObject = self.json(
-            operation.method, path, params=params, body=body if operation.located("body") else None
-        )
+        body: JSONValue = None
+        if operation.located("body"):
+            body = {
+                f.name: getattr(request, f.name)
+                for f in operation.located("body")
+                if getattr(request, f.name) is not None
+            }
+        for field in operation.located("document"):  # the whole body (a manifest, a mandate)
+            body = getattr(request, field.name)
+        answer: JSONObject = self.json(operation.method, path, params=params, body=body)
         return answer
-
-    # -- agents -------------------------------------------------------------
-
-    def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:
-        result: JSONObject = self.json("POST", "/v1/agents", body=manifest)
-        return result
-
-    def set_agent_secret(self, agent_id: str, secret: str) -> None:
-        self.send("PUT", f"/v1/agents/{_agent_path(agent_id)}/secret", body={"secret": secret})
-
-    def clear_agent_secret(self, agent_id: str) -> bool:
-        answer = self.json("DELETE", f"/v1/agents/{_agent_path(agent_id)}/secret")
-        return bool(answer.get("cleared"))
-
-    # -- suites -------------------------------------------------------------
-
-    def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
-        pulled: JSONObject = self.json(
-            "GET", f"/v1/suites/{_segment(suite_id)}/files", params={"version": version}
-        )
-        return pulled
 
     # -- live calls (caller tokens) -----------------------------------------
 
@@ -374,8 +350,7 @@ class HttpEvals:
         return view
 
     def record(self, agent_id: str) -> JSONObject:
-        record: JSONObject = self.client.json("GET", f"/v1/records/{_agent_path(agent_id)}")
-        return record
+        return self.client.call(RECORDS_SHOW, AgentRef(agent_id))
 
     def agents_claiming(self, capability: str) -> builtins.list[str]:
         ids: builtins.list[str] = []
@@ -408,31 +383,6 @@ class HttpEvals:
             return comparison, response.text
         text = self.client.send("GET", path, params={**params, "format": form}).text
         return comparison, text
-
-
-class HttpMandates:
-    """Mandates over the API (operator tokens)."""
-
-    def __init__(self, client: HttpClient) -> None:
-        self.client = client
-
-    def grant(self, document: JSONObject, *, source: str = "<request>") -> JSONObject:
-        granted: JSONObject = self.client.json("POST", "/v1/mandates", body=document)
-        return granted
-
-    def grant_file(self, path: Path) -> JSONObject:
-        # Validated here first, so a bad file is named with its line, as on the store.
-        mandate = load_mandate(path)
-        assert mandate.document is not None
-        return self.grant(mandate.document, source=str(path))
-
-    def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
-        verdict: JSONObject = self.client.json(
-            "POST",
-            f"/v1/mandates/{_segment(mandate_id)}/check",
-            body={"agent": agent_id, "capability": capability},
-        )
-        return verdict
 
 
 class HttpCertificates:

@@ -15,7 +15,6 @@ import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from schema.jsontext import JSONValue
@@ -109,20 +108,6 @@ class EvalsAPI(Protocol):
         ...
 
 
-class MandatesAPI(Protocol):
-    """Mandates: grant, dry-run and revoke (`client.mandates`; reading them: the operations)."""
-
-    def grant(self, document: JSONObject, *, source: str = "<request>") -> JSONObject:
-        """`{"status": created|updated|unchanged|reinstated, "mandate": mandate view}`."""
-        ...
-
-    def grant_file(self, path: Path) -> JSONObject: ...
-
-    def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
-        """A dry run of one mandate's decision: `{"decision": allow|deny, "reason", numbers}`."""
-        ...
-
-
 class CertificatesAPI(Protocol):
     """Certificates and this store's signing keys (`client.certificates`)."""
 
@@ -158,24 +143,7 @@ class Client(Protocol):
     def evals(self) -> EvalsAPI: ...
 
     @property
-    def mandates(self) -> MandatesAPI: ...
-
-    @property
     def certificates(self) -> CertificatesAPI: ...
-
-    # -- agents -------------------------------------------------------------
-    def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:
-        """Register or update; `{"status", "agent", "previous_version", "warnings"}`."""
-        ...
-
-    def set_agent_secret(self, agent_id: str, secret: str) -> None: ...
-
-    def clear_agent_secret(self, agent_id: str) -> bool: ...
-
-    # -- suites -------------------------------------------------------------
-    def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
-        """`{"id", "version", "files": {relative path: text}}`: the public parts only."""
-        ...
 
     # -- live calls (`holon invoke`) -----------------------------------------
     def invoke(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from gateway.client._views import mandate_view
-from gateway.live import Lookups, check_mandate
-from gateway.mandates import load_mandate, mandate_from_dict
+from gateway.live import LiveCalls, Lookups, check_mandate
+from gateway.mandates import mandate_from_dict
 from records import LOCAL, Store, utcnow
 
 JSONObject = dict[str, Any]
@@ -16,6 +15,12 @@ JSONObject = dict[str, Any]
 class MandateOps:
     def __init__(self, store: Store) -> None:
         self.store = store
+        # A gateway decides a dry run with its live calls' lookups and clock, so the check
+        # answers what a live call would decide now (`decide_with`); the CLI reads afresh.
+        self.live: LiveCalls | None = None
+
+    def decide_with(self, live: LiveCalls) -> None:
+        self.live = live
 
     # -- mandates ----------------------------------------------------------
 
@@ -28,13 +33,9 @@ class MandateOps:
         status, info = self.store.mandates.grant(mandate.document, granted_by=granted_by)
         return {"status": status, "mandate": mandate_view(info)}
 
-    def grant_file(self, path: Path) -> JSONObject:
-        mandate = load_mandate(path)
-        assert mandate.document is not None
-        status, info = self.store.mandates.grant(mandate.document)
-        return {"status": status, "mandate": mandate_view(info)}
-
     def check(self, mandate_id: str, agent_id: str, capability: str) -> JSONObject:
+        if self.live is not None:
+            return self.live.check(mandate_id, agent_id, capability)
         return check_mandate(
             Lookups(self.store, ttl_s=0), mandate_id, agent_id, capability, utcnow()
         )

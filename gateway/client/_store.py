@@ -8,13 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agents import AddressGuard, Executor, load_manifest, manifest_from_dict, secret_problem
+from agents import AddressGuard, Executor, load_manifest
 from evals.suites import (
     TrustStore,
     install_suite,
     load_installed,
     load_suite,
-    public_files,
     suite_digests,
 )
 from gateway.client._certificates import CertificateOps
@@ -24,9 +23,7 @@ from gateway.client._mandates import MandateOps
 from gateway.client._views import (
     agent_view,
     login_name,
-    reset_view,
     suite_view,
-    timestamp,
 )
 from gateway.live import LiveCalls, Lookups
 from gateway.settings import Settings, checkout_root
@@ -118,33 +115,6 @@ class StoreClient:
 
     # -- agents -------------------------------------------------------------
 
-    def register_agent(self, manifest: JSONObject, *, source: str) -> JSONObject:
-        # Validate again here: whatever reaches the store passed the schema,
-        # whichever door it came through.
-        parsed = manifest_from_dict(manifest, source)
-        registration = self.store.agents.register(parsed.to_json())
-        warnings = [
-            {
-                "code": "unverified_capability",
-                "capability": capability,
-                "message": f"no installed suite certifies {capability}: the claim stays "
-                "unverifiable, its record's eval_score stays null and "
-                "min_eval_score mandates deny it",
-            }
-            for capability in parsed.capabilities
-            if capability not in self._certified_capabilities()
-        ]
-        log.info("agent %s %s at version %s", parsed.id, registration.status, parsed.version)
-        return {
-            "status": registration.status,
-            "agent": agent_view(registration.agent),
-            "previous_version": registration.previous_version,
-            "warnings": warnings,
-        }
-
-    def _certified_capabilities(self) -> set[str]:
-        return self.store.suites.certified_capabilities()
-
     def get_agent(self, agent_id: str) -> JSONObject:
         info = self.store.agents.get(agent_id)
         return agent_view(info, self.store.agents.history(agent_id))
@@ -152,15 +122,6 @@ class StoreClient:
     def set_agent_disabled(self, agent_id: str, disabled: bool) -> JSONObject:
         info = self.store.agents.set_disabled(agent_id, disabled)
         return agent_view(info)
-
-    def set_agent_secret(self, agent_id: str, secret: str) -> None:
-        problem = secret_problem(secret)
-        if problem is not None:
-            raise UsageError(problem)
-        self.store.agents.set_secret(agent_id, secret)
-
-    def clear_agent_secret(self, agent_id: str) -> bool:
-        return self.store.agents.clear_secret(agent_id)
 
     # -- suites -------------------------------------------------------------
 
@@ -171,24 +132,7 @@ class StoreClient:
         installed = self.store.suites.get(suite_id, version)
         return suite_view(installed, self.store.suites.versions(suite_id))
 
-    def pull_suite(self, suite_id: str, version: int | None = None) -> JSONObject:
-        suite = load_installed(self.store, suite_id, self.home, version)
-        return {"id": suite.id, "version": suite.version, "files": public_files(suite)}
-
     # -- store only (operator) ---------------------------------------------
-
-    def add_suite(self, path: Path, *, activate: bool) -> JSONObject:
-        status, installed = install_suite(
-            self.store, path, activate=activate, trusted=TrustStore(self.home).trusted
-        )
-        return {
-            "status": status,
-            "suite": suite_view(installed, self.store.suites.versions(installed.id)),
-        }
-
-    def activate_suite(self, suite_id: str, version: int) -> JSONObject:
-        self.store.suites.activate(suite_id, version)
-        return self.get_suite(suite_id, version)
 
     def validate_suite(self, target: str) -> JSONObject:
         """Counts and digests only, for both splits (a path, or an installed id)."""
@@ -205,54 +149,6 @@ class StoreClient:
             "holdout": {"cases": suite.holdout_count},
             "digests": suite_digests(suite).to_json(),
         }
-
-    def rotate_holdout(self, suite_id: str) -> JSONObject:
-        installed = self.store.suites.rotate_holdout(suite_id)
-        return {
-            "suite": installed.id,
-            "version": installed.version,
-            "epoch": installed.holdout_epoch,
-        }
-
-    def exposure(self, suite_id: str, org: str | None = None) -> JSONObject:
-        """Each org's holdout budget on `suite_id` per instance set, and the resets."""
-        self.store.suites.get(suite_id)  # NotFound for an unknown suite
-        limit = load_installed(self.store, suite_id, self.home).limits.holdout_evals_per_epoch
-        return {
-            "suite": suite_id,
-            "limit": limit,
-            "items": [
-                {
-                    "org": e.org,
-                    "instance_set": e.instance_set,
-                    "label": e.label,
-                    "spent": e.spent,
-                    "revealed": e.revealed,
-                    "updated_at": timestamp(e.updated_at),
-                }
-                for e in self.store.exposure.list(suite_id=suite_id, org=org)
-            ],
-            "resets": [
-                reset_view(r)
-                for r in self.store.exposure.resets(suite_id=suite_id)
-                if org is None or r.org == org
-            ],
-        }
-
-    def reset_exposure(self, suite_id: str, org: str, *, reason: str, by: str) -> JSONObject:
-        """Give `org` its holdout budget on `suite_id` back (logged and kept)."""
-        done = self.store.exposure.reset(org=org, suite_id=suite_id, reset_by=by, reason=reason)
-        for entry in done:
-            log.warning(
-                "holdout budget of %s on %s (%s) reset by %s from %d: %s",
-                org,
-                suite_id,
-                entry.instance_set[:12],
-                by,
-                entry.spent_before,
-                reason,
-            )
-        return {"suite": suite_id, "org": org, "resets": [reset_view(r) for r in done]}
 
     def load_suite(self, suite_id: str) -> Any:
         """The active installed version as a loaded Suite (for `holon test SUITE-ID`)."""

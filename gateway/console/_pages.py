@@ -19,6 +19,7 @@ from gateway.console._web import (
     see_other,
     signed_in_cookie,
 )
+from gateway.operations import SUITES_ACTIVATE, SuiteVersion
 from gateway.server._routes_agents import MAX_VERSION, _suites_for
 from schema.errors import UsageError
 
@@ -173,5 +174,5 @@ async def activate_suite(web: Web) -> Response:
     version = _version(web.field("version"))
     if version is None:
         raise UsageError("name the version to activate")
-    await web.svc.run(web.svc.client.activate_suite, suite_id, version)
+    await web.svc.run(web.svc.client.call, SUITES_ACTIVATE, SuiteVersion(suite_id, version))
     return see_other(f"/ui/suites/{quote(suite_id)}")

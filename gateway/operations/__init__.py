@@ -9,14 +9,19 @@ from typing import Any
 
 from gateway.operations._calls import (
     LEDGER_LIST,
+    MANDATES_CHECK,
+    MANDATES_GRANT,
     MANDATES_LIST,
     MANDATES_REVISIONS,
     MANDATES_REVOKE,
     MANDATES_SHOW,
     LedgerQuery,
+    MandateCheck,
+    MandateGrant,
     MandateRef,
     MandatesQuery,
     budget_text,
+    numbers_text,
 )
 from gateway.operations._declare import (
     Bearer,
@@ -35,6 +40,13 @@ from gateway.operations._declare import (
     filters,
     param,
 )
+from gateway.operations._register import (
+    AGENTS_REGISTER,
+    AGENTS_SECRET_CLEAR,
+    AGENTS_SECRET_SET,
+    AgentSecret,
+    Registration,
+)
 from gateway.operations._registry import (
     AGENT_FIELDS,
     AGENTS_DISABLE,
@@ -42,7 +54,10 @@ from gateway.operations._registry import (
     AGENTS_LIST,
     AGENTS_SHOW,
     MAX_VERSION,
+    RECORDS_SHOW,
     SUITE_FIELDS,
+    SUITES_CASES,
+    SUITES_FILES,
     SUITES_LIST,
     SUITES_SHOW,
     AgentRef,
@@ -51,6 +66,14 @@ from gateway.operations._registry import (
     SuitesQuery,
     agent_id,
     suites_for,
+)
+from gateway.operations._suites import (
+    SUITES_ACTIVATE,
+    SUITES_ADD,
+    SUITES_EXPOSURE,
+    SUITES_EXPOSURE_RESET,
+    SUITES_ROTATE_HOLDOUT,
+    SuiteVersion,
 )
 from gateway.operations._tokens import (
     KEYS_LIST,
@@ -64,18 +87,32 @@ from gateway.operations._tokens import (
     TokensQuery,
 )
 
-# Every operation declared in the table (the rest are still hand-written routes).
+# Every operation declared in the table (the rest are still hand-written routes); those
+# with no route are the store's alone (`Operation.routed`).
 OPERATIONS: tuple[Operation[Any], ...] = (
+    AGENTS_REGISTER,
     AGENTS_LIST,
     AGENTS_SHOW,
     AGENTS_DISABLE,
     AGENTS_ENABLE,
+    AGENTS_SECRET_SET,
+    AGENTS_SECRET_CLEAR,
     SUITES_LIST,
     SUITES_SHOW,
+    SUITES_CASES,
+    SUITES_FILES,
+    SUITES_ADD,
+    SUITES_ACTIVATE,
+    SUITES_ROTATE_HOLDOUT,
+    SUITES_EXPOSURE,
+    SUITES_EXPOSURE_RESET,
+    RECORDS_SHOW,
+    MANDATES_GRANT,
     MANDATES_LIST,
     MANDATES_SHOW,
     MANDATES_REVISIONS,
     MANDATES_REVOKE,
+    MANDATES_CHECK,
     LEDGER_LIST,
     TOKENS_CREATE,
     TOKENS_LIST,
@@ -87,6 +124,24 @@ OPERATIONS: tuple[Operation[Any], ...] = (
 __all__ = [
     "AGENTS_DISABLE",
     "AGENTS_ENABLE",
+    "AGENTS_REGISTER",
+    "AGENTS_SECRET_CLEAR",
+    "AGENTS_SECRET_SET",
+    "MANDATES_CHECK",
+    "MANDATES_GRANT",
+    "RECORDS_SHOW",
+    "SUITES_ACTIVATE",
+    "SUITES_ADD",
+    "SUITES_CASES",
+    "SUITES_EXPOSURE",
+    "SUITES_EXPOSURE_RESET",
+    "SUITES_FILES",
+    "SUITES_ROTATE_HOLDOUT",
+    "AgentSecret",
+    "MandateCheck",
+    "MandateGrant",
+    "Registration",
+    "numbers_text",
     "MANDATES_REVOKE",
     "AGENTS_LIST",
     "AGENTS_SHOW",
@@ -122,6 +177,7 @@ __all__ = [
     "Render",
     "Sections",
     "SuiteRef",
+    "SuiteVersion",
     "SuitesQuery",
     "Table",
     "TokenRef",

@@ -19,6 +19,7 @@ from gateway.operations._declare import (
     limit,
     param,
 )
+from gateway.operations._registry import agent_id
 from schema.errors import NotFound, UsageError
 
 if TYPE_CHECKING:
@@ -378,5 +379,159 @@ MANDATES_REVOKE = Operation(
         render=Lines(
             lambda v: [f"mandate {v['id']} ({v['holder']}) is revoked; its ledger rows stay"]
         ),
+    ),
+)
+
+
+# -- mandates.grant ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MandateGrant:
+    document: JSONObject = param(
+        required=True,
+        help="the mandate (schema/mandate.schema.json)",
+        where="document",
+        flag="",  # the CLI reads it from FILE, naming the file's lines in its errors
+        schema={"$ref": "mandate.schema.json"},
+    )
+    granted_by: str | None = param(
+        help="the granting token's id (on the store: local)", where="bearer", flag=""
+    )
+
+
+def _granting(who: Bearer, asked: MandateGrant) -> MandateGrant:
+    return replace(asked, granted_by=who.token_id)
+
+
+def _grant(client: StoreClient, asked: MandateGrant) -> JSONObject:
+    by = {} if asked.granted_by is None else {"granted_by": asked.granted_by}
+    return client.mandates.grant(asked.document, source="<request>", **by)
+
+
+_GRANTED = {
+    "created": "granted",
+    "updated": "updated to revision {revision}:",
+    "reinstated": "reinstated at revision {revision}:",
+    "unchanged": "unchanged:",
+}
+
+
+def _granted(view: JSONObject) -> list[str]:
+    mandate = view["mandate"]
+    word = _GRANTED.get(view["status"], str(view["status"])).format(revision=mandate["revision"])
+    return [f"{word} mandate {mandate['id']} for {mandate['holder']}"]
+
+
+MANDATES_GRANT = Operation(
+    name="mandates.grant",
+    method="POST",
+    path="/v1/mandates",
+    roles=OPERATOR,
+    request=MandateGrant,
+    summary="grant (or update) a mandate",
+    run=_grant,
+    statuses=(413, 422),
+    status=lambda view: 201 if view["status"] == "created" else 200,
+    narrow=_granting,
+    body_name="the mandate",
+    max_body_bytes=256 * 1024,
+    cli=Cli(
+        help="grant a mandate from a file, or a new revision of one",
+        description="Validate the mandate in FILE (YAML or JSON, schema/mandate.schema.json) "
+        "and store it under its id: a new mandate, or a new revision of the one with that id "
+        "(a revoked one is reinstated). A holder may hold several mandates.",
+        render=Lines(_granted),
+    ),
+)
+
+
+# -- mandates.check ----------------------------------------------------------------
+
+_SHAPE = ' (the body is {"agent": "org/name", "capability": "..."})'
+
+
+@dataclass(frozen=True)
+class MandateCheck:
+    mandate: str = param(required=True, help="the mandate's id", where="path", metavar="ID")
+    agent: str = param(
+        required=True,
+        help="the agent to call",
+        where="body",
+        metavar="ORG/NAME",
+        expected="an agent id" + _SHAPE,
+        cli_type=agent_id,
+    )
+    capability: str = param(
+        required=True,
+        help="the capability",
+        where="body",
+        metavar="CAP",
+        expected="a capability name" + _SHAPE,
+    )
+
+
+def _check(client: StoreClient, asked: MandateCheck) -> JSONObject:
+    return client.mandates.check(asked.mandate, asked.agent, asked.capability)
+
+
+def numbers_text(values: JSONObject, skip: set[str]) -> str:
+    """`key=value, …` of the numbers that decided (the keys not in `skip`)."""
+    from schema.jsontext import dumps
+
+    return ", ".join(
+        f"{k}={v if isinstance(v, str) else dumps(v)}" for k, v in values.items() if k not in skip
+    )
+
+
+_DECISION_KEYS = {
+    "agent",
+    "agent_version",
+    "capability",
+    "mandate",
+    "decision",
+    "reason",
+    "budget",
+    "rate_limit",
+}
+
+
+def _decided(decision: JSONObject) -> list[str]:
+    subject = f"{decision['agent']} {decision['agent_version']} for {decision['capability']}"
+    if decision["decision"] == "allow":
+        lines = [f"allow: mandate {decision['mandate']} allows {subject}"]
+    else:
+        lines = [f"deny ({decision['reason']}): mandate {decision['mandate']} on {subject}"]
+    numbers = numbers_text(decision, _DECISION_KEYS)
+    if numbers:
+        lines.append(f"  {numbers}")
+    budget = decision.get("budget")
+    if budget is not None:
+        lines.append(f"  budget: {numbers_text(budget, {'mandate'})}")
+    rate = decision.get("rate_limit")
+    if rate is not None:
+        lines.append(f"  rate limit: {numbers_text(rate, set())}")
+    return lines
+
+
+MANDATES_CHECK = Operation(
+    name="mandates.check",
+    method="POST",
+    path="/v1/mandates/{mandate}/check",
+    roles=OPERATOR,
+    request=MandateCheck,
+    summary="dry-run the mandate's decision on an agent and capability",
+    run=_check,
+    statuses=(404,),
+    settle=True,  # the budget as of this process's answered calls
+    max_body_bytes=64 * 1024,
+    cli=Cli(
+        help="dry-run a mandate's decision on an agent and capability (exit 1 on deny)",
+        description="Decide as a live call would, without calling anyone or reserving "
+        "budget: allow, or deny with the reason and the numbers that decided it "
+        "(score, minimum, age, spent; with a rate limit, the calls it allows now). "
+        "Exit 0 on allow, 1 on deny.",
+        render=Lines(_decided),
+        passed=lambda decision: decision["decision"] == "allow",
     ),
 )

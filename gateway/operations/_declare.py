@@ -30,7 +30,11 @@ JSONObject = dict[str, Any]
 # The table's own types compare by identity and generate no __eq__, __hash__ or __repr__:
 # each generated method costs an exec when the module loads, on every CLI start.
 _LEAN: dict[str, bool] = {"eq": False, "repr": False}
-Where = Literal["path", "query", "body"]
+# Where a field travels. "document": the whole JSON body is the field's value (a manifest,
+# a mandate), checked by the implementation against its schema. "bearer": no door reads
+# it from the request; the operation's `narrow` fills it from who asks (the granting
+# token), and it keeps its default on the store.
+Where = Literal["path", "query", "body", "document", "bearer"]
 R = TypeVar("R")
 Kind = Literal["str", "bool", "int", "custom"]
 
@@ -47,6 +51,11 @@ class Bearer(Protocol):
 
     @property
     def is_operator(self) -> bool: ...
+
+    @property
+    def token_id(self) -> str | None:
+        """The token's id (`tok_…`): who granted what it grants."""
+        ...
 
     def require_agent(self, agent_id: str) -> None:
         """Forbidden unless an operator, or the org whose agent it is."""
@@ -65,6 +74,7 @@ class Param:
     (`min_eval_score`: query text to a Decimal).
     `renamed`: the field's old name (query and flag), accepted for one release.
     `segments`: the path parameters a path field spans, joined by "/".
+    A `document` field's `schema` is its body's JSON Schema (`{"$ref": "mandate.schema.json"}`).
     """
 
     help: str
@@ -173,7 +183,7 @@ def _declared(request: type[Any]) -> tuple[Field, ...]:
             kind = "bool"
         elif base == {int}:
             kind = "int"
-        if kind == "custom" and spec.check is None:
+        if kind == "custom" and spec.check is None and spec.where not in ("document", "bearer"):
             raise TypeError(f"{request.__name__}.{f.name}: a {hint} field needs a check")
         default = None if f.default is dataclasses.MISSING else f.default
         found.append(Field(f.name, kind, default, spec))
@@ -216,9 +226,10 @@ class Table:
 
 @dataclass(frozen=True, **_LEAN)
 class Fields:
-    """The answer as aligned `key: value` lines."""
+    """The answer (or its object at key `of`) as aligned `key: value` lines."""
 
     fields: tuple[Column, ...]
+    of: str | None = None
 
 
 @dataclass(frozen=True, **_LEAN)
@@ -228,6 +239,7 @@ class Lines:
     lines: Callable[[JSONObject], Sequence[str]] = lambda view: ()
     notes: Callable[[JSONObject], Sequence[str]] = lambda view: ()
     json: Callable[[JSONObject], Any] | None = None
+    warnings: Callable[[JSONObject], Sequence[str]] = lambda view: ()  # on stderr, first
 
 
 @dataclass(frozen=True, **_LEAN)
@@ -248,6 +260,9 @@ class Cli:
     help: str
     render: Render
     description: str | None = None
+    # The answer's verdict: False exits 1 (CheckFailed's code) once it is shown, as a
+    # `mandates check` that denies does.
+    passed: Callable[[JSONObject], bool] | None = None
 
 
 @dataclass(frozen=True, **_LEAN)
@@ -255,16 +270,21 @@ class Operation(Generic[R]):
     """One operation of holon, declared once (docs/architecture.md, Operations)."""
 
     name: str  # "ledger.list"
+    # "/v1/ledger"; its {fields} are the request's path fields. "" (and no method): the
+    # store's alone, a command of the CLI acting as operator on it, with no route (`routed`).
     method: str
-    path: str  # "/v1/ledger"; its {fields} are the request's path fields
+    path: str
     roles: frozenset[str] | Literal["any"]
     request: type[R]
     summary: str  # the OpenAPI summary
     run: Callable[[StoreClient, R], JSONObject]  # the implementation over the store
-    cli: Cli
+    cli: Cli | None  # None: an API-only operation (no command runs it)
     response: dict[str, Any] | None = None  # JSON Schema of the answer
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
     created: int = 200  # the status of a success (201 for a create)
+    # The status of a success from its answer, where it depends on it (201 when a grant
+    # created the mandate, 200 when it updated one); `created` when None.
+    status: Callable[[JSONObject], int] | None = None
     no_store: bool = False  # the answer holds a secret: no cache may keep it
     settle: bool = False  # read after this process's answered live calls are settled
     # Who may ask what, before the run: returns the request to run, or raises.
@@ -275,10 +295,18 @@ class Operation(Generic[R]):
     present: Callable[[Bearer, R, JSONObject, StoreClient], JSONObject] | None = None
     body_name: str = "the body"  # "a token request": named in an unknown key's error
     max_body_bytes: int = 16 * 1024
+    # The body may be as large as the gateway's HOLON_MAX_BODY_BYTES, not max_body_bytes.
+    large_body: bool = False
 
     @property
     def fields(self) -> tuple[Field, ...]:
         return fields(self.request)
+
+    @property
+    def routed(self) -> bool:
+        """The API serves it (else the store's CLI alone runs it; its path fields are the
+        command's positionals)."""
+        return bool(self.path)
 
     def located(self, where: Where) -> tuple[Field, ...]:
         return tuple(f for f in self.fields if f.spec.where == where)

@@ -31,8 +31,11 @@ fields. One declaration gives the route and its OpenAPI parameters, the HTTP
 client's request, the store client's work, the CLI's flags and output, and the
 console's filters, so what is listed here is what every door accepts: a
 field's CLI flag and its API parameter take the same values, and `in` says
-where the API reads it (`path`, `query` or the JSON `body`). The other routes
-are still written by hand ([gateway.md](gateway.md#routes)).
+where the API reads it (`path`, `query`, the JSON `body`, or the whole body as one
+`document`; a `bearer` field is filled from who asks). An operation with no route is
+the store's alone: the CLI runs it as operator, and its `path` fields are the
+command's positionals. The other routes are still written by hand
+([gateway.md](gateway.md#routes)).
 """
 
 
@@ -63,10 +66,11 @@ def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[s
     roles = op.roles if isinstance(op.roles, str) else ", ".join(sorted(op.roles))
     words = commands.get(op.name)
     cli = "(none)" if words is None else "`holon " + " ".join(words) + "`"
+    route = f"`{op.method} {op.path}`" if op.routed else "no route (the store's CLI only)"
     lines = [
         f"## {op.name}",
         "",
-        f"`{op.method} {op.path}` · roles: {roles} · CLI: {cli}",
+        f"{route} · roles: {roles} · CLI: {cli}",
         "",
         op.summary[:1].upper() + op.summary[1:] + ".",
         "",

@@ -378,3 +378,104 @@ SUITES_SHOW = Operation(
         ),
     ),
 )
+
+
+# -- suites.cases, suites.files ----------------------------------------------------
+
+
+def _cases(client: StoreClient, ref: SuiteRef) -> JSONObject:
+    from evals.suites import load_installed
+
+    suite = load_installed(client.store, ref.suite, client.home, ref.version)
+    return {
+        "id": suite.id,
+        "version": suite.version,
+        "capability": suite.capability,
+        "public": [
+            {"id": c.id, "tags": list(c.tags), **{k: v for k, v in c.raw.items() if k != "id"}}
+            for c in suite.public
+        ],
+        "holdout": {"cases": suite.holdout_count},
+    }
+
+
+SUITES_CASES = Operation(
+    name="suites.cases",
+    method="GET",
+    path="/v1/suites/{suite}/cases",
+    roles="any",
+    request=SuiteRef,
+    summary="public cases in full, the holdout as counts only",
+    run=_cases,
+    statuses=(404,),
+    cli=None,  # the API's: `holon suites pull` saves the public parts as files
+)
+
+
+def _files(client: StoreClient, ref: SuiteRef) -> JSONObject:
+    from evals.suites import load_installed, public_files
+
+    suite = load_installed(client.store, ref.suite, client.home, ref.version)
+    return {"id": suite.id, "version": suite.version, "files": public_files(suite)}
+
+
+SUITES_FILES = Operation(
+    name="suites.files",
+    method="GET",
+    path="/v1/suites/{suite}/files",
+    roles="any",
+    request=SuiteRef,
+    summary="the suite's public files (holon suites pull)",
+    run=_files,
+    statuses=(404,),
+    cli=Cli(
+        help="save a suite's public parts locally, for offline practice with `holon test`",
+        # The CLI writes the files, and shows where (gateway/cli/_commands/suites.py).
+        render=Lines(
+            lambda v: [
+                f"saved {v['id']} v{v['version']} (public cases only) to {v['path']}: "
+                f"holon test {v['path']} --endpoint URL"
+            ]
+        ),
+    ),
+)
+
+
+# -- records.show --------------------------------------------------------------------
+
+
+def _own_record(who: Bearer, ref: AgentRef) -> AgentRef:
+    if who.kind == "org":
+        who.require_agent(ref.agent)
+    return ref
+
+
+def _record(client: StoreClient, ref: AgentRef) -> JSONObject:
+    return client.evals.record(ref.agent)
+
+
+def _record_for(who: Bearer, _: AgentRef, record: JSONObject, client: StoreClient) -> JSONObject:
+    """The record as `who` may see it: holdout epochs are the operator's, and each
+    holdout split is its rate and interval (docs/integrity.md)."""
+    if who.is_operator:
+        return record
+    from evals import author_record
+
+    return author_record(record)
+
+
+RECORDS_SHOW = Operation(
+    name="records.show",
+    method="GET",
+    path="/v1/records/{org}/{name}",
+    roles="any",
+    request=AgentRef,
+    summary="the agent's current record",
+    run=_record,
+    statuses=(404,),
+    narrow=_own_record,
+    present=_record_for,
+    # `holon records show` is still its own handler (gateway/cli/_commands/evals.py), over
+    # client.evals.record, which sends this operation over a gateway.
+    cli=None,
+)

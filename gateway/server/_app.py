@@ -220,6 +220,7 @@ def create_app(
                 body_timeout_s=config.body_timeout_s,
                 public_url=config.public_url,
             )
+            client.mandates.decide_with(service.calls)  # mandates.check decides as a call would
             workers = _EvalWorkers(
                 opened,
                 config.home,

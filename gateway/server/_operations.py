@@ -8,6 +8,7 @@ store client in a worker thread, and answers its view.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -70,13 +71,14 @@ def _body_values(op: Operation[Any], body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def read_request(
-    op: Operation[Any], request: Request, *, form: bool = False
+    op: Operation[Any], request: Request, *, form: bool = False, limit: int | None = None
 ) -> tuple[Any, dict[str, str]]:
     """The operation's typed request from an HTTP request, and the response headers a
     deprecated parameter name earns (`Deprecation`, `Warning`).
 
     `form`: the query is a page's filter form (the console's): a blank field is no
-    filter, and the paging fields are the page's own, not read here."""
+    filter, and the paging fields are the page's own, not read here. `limit`: the body's
+    limit in bytes, where it is the gateway's setting (`op.large_body`)."""
     headers: dict[str, str] = {}
     values: dict[str, Any] = {
         f.name: "/".join(request.path_params[s] for s in f.spec.segments or (f.name,))
@@ -86,9 +88,12 @@ async def read_request(
         if form and (field.spec.paging or not request.query_params.get(field.name, "x")):
             continue
         values[field.name] = _query_value(request, field, headers)
+    limit = op.max_body_bytes if limit is None else limit
     if op.located("body"):
-        body = body_object(await read_json(request, op.max_body_bytes), "the body")
+        body = body_object(await read_json(request, limit), "the body")
         values.update(_body_values(op, body))
+    for field in op.located("document"):  # the whole body is the document, its run checks it
+        values[field.name] = body_object(await read_json(request, limit), op.body_name)
 
     def locate(field: Field) -> str:
         return f"$.{field.name}" if field.spec.where == "body" else field.name
@@ -96,21 +101,39 @@ async def read_request(
     return op.build(values, locate), headers
 
 
-def endpoint(op: Operation[Any]) -> Endpoint:
+# The gateway's own policy around an operation, which the store (the CLI) does not apply:
+# `before` checks the narrowed request on the loop (an agent's endpoint against the
+# network policy), `after` adds to the view in the worker thread (an eval it queues).
+Before = Callable[[Any, Service], Awaitable[None]]
+After = Callable[[Service, Any, dict[str, Any]], dict[str, Any]]
+
+
+def endpoint(
+    op: Operation[Any], *, before: Before | None = None, after: After | None = None
+) -> Endpoint:
     """The route of `op`, and what /openapi.json says of it."""
+    if not op.routed:
+        raise TypeError(f"{op.name} is the store's alone: it has no route")
 
     async def handle(request: Request, who: Bearer, svc: Service) -> Response:
-        asked, headers = await read_request(op, request)
+        limit = svc.max_body_bytes if op.large_body else None
+        asked, headers = await read_request(op, request, limit=limit)
         if op.narrow is not None:
             asked = op.narrow(who, asked)
+        if before is not None:
+            await before(asked, svc)
         if op.settle:
             await svc.calls.drain()  # this process's answered calls are read settled
 
         def work() -> dict[str, Any]:
             view = svc.client.call(op, asked)
-            return view if op.present is None else op.present(who, asked, view, svc.client)
+            if op.present is not None:
+                view = op.present(who, asked, view, svc.client)
+            return view if after is None else after(svc, asked, view)
 
-        response = json_response(await svc.run(work), op.created, headers=headers or None)
+        view = await svc.run(work)
+        status = op.created if op.status is None else op.status(view)
+        response = json_response(view, status, headers=headers or None)
         if op.no_store:
             # The answer holds a secret: no cache or proxy along the way may keep it.
             response.headers["Cache-Control"] = "no-store"
@@ -148,6 +171,8 @@ def parameters(op: Operation[Any]) -> tuple[dict[str, Any], ...]:
 
 def request_schema(op: Operation[Any]) -> dict[str, Any] | None:
     """The JSON Schema of `op`'s body, from its request type (None: it takes none)."""
+    for document in op.located("document"):
+        return dict(document.spec.schema)
     body = op.located("body")
     if not body:
         return None

@@ -14,20 +14,21 @@ from agents._outcome import printable
 from gateway._tracing import caller_context
 from gateway.operations import (
     LEDGER_LIST,
+    MANDATES_CHECK,
+    MANDATES_GRANT,
     MANDATES_LIST,
     MANDATES_REVISIONS,
     MANDATES_REVOKE,
     MANDATES_SHOW,
 )
 from gateway.server._auth import Bearer
-from gateway.server._http import body_object, id_text, json_response, read_json
+from gateway.server._http import body_object, id_text, read_json
 from gateway.server._operations import endpoint
 from gateway.server._service import Endpoint, Service
 from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
 
 CALLER = frozenset({"caller"})
-OPERATOR = frozenset({"operator"})
 
 # The one declaration of a live call's body: what is read and what the OpenAPI says.
 INVOKE_KEYS: dict[str, dict[str, Any]] = {
@@ -164,26 +165,6 @@ async def invoke_capability(request: Request, who: Bearer, svc: Service) -> Resp
     )
 
 
-async def grant_mandate(request: Request, who: Bearer, svc: Service) -> Response:
-    document = body_object(await read_json(request, 256 * 1024), "the mandate")
-    granted_by = who.token_id
-    assert granted_by is not None  # an operator route: there is a token
-    view = await svc.run(
-        lambda: svc.client.mandates.grant(document, source="<request>", granted_by=granted_by)
-    )
-    return json_response(view, 201 if view["status"] == "created" else 200)
-
-
-async def check_mandate(request: Request, who: Bearer, svc: Service) -> Response:
-    body = body_object(await read_json(request, 64 * 1024), "the body")
-    shape = ' (the body is {"agent": "org/name", "capability": "..."})'
-    agent = id_text(body.get("agent"), "$.agent", "an agent id" + shape)
-    capability = id_text(body.get("capability"), "$.capability", "a capability name" + shape)
-    mandate_id = request.path_params["mandate"]
-    await svc.calls.drain()  # the budget as of this process's answered calls
-    return json_response(await svc.run(svc.calls.check, mandate_id, agent, capability))
-
-
 _INVOKE_STATUSES = (402, 404, 413, 422, 429, 502, 504)
 _TRACE_HEADERS = (
     (
@@ -216,31 +197,11 @@ ENDPOINTS = [
         statuses=_INVOKE_STATUSES,
         headers=_TRACE_HEADERS,
     ),
-    Endpoint(
-        "POST",
-        "/v1/mandates",
-        OPERATOR,
-        grant_mandate,
-        "grant (or update) a mandate",
-        request={"$ref": "mandate.schema.json"},
-        statuses=(413, 422),
-    ),
+    endpoint(MANDATES_GRANT),
     endpoint(MANDATES_LIST),
     endpoint(MANDATES_SHOW),
     endpoint(MANDATES_REVISIONS),
     endpoint(MANDATES_REVOKE),
-    Endpoint(
-        "POST",
-        "/v1/mandates/{mandate}/check",
-        OPERATOR,
-        check_mandate,
-        "dry-run the mandate's decision on an agent and capability",
-        request={
-            "type": "object",
-            "required": ["agent", "capability"],
-            "properties": {"agent": {"type": "string"}, "capability": {"type": "string"}},
-        },
-        statuses=(404,),
-    ),
+    endpoint(MANDATES_CHECK),
     endpoint(LEDGER_LIST),
 ]

@@ -269,6 +269,10 @@ def test_commands_without_a_gateway_refuse_the_flag_before_them(tmp_path: Path) 
     "argv",
     [
         ("suites", "add", "somewhere"),
+        ("suites", "activate", "tiny", "1"),
+        ("suites", "rotate-holdout", "tiny"),
+        ("suites", "exposure", "tiny"),
+        ("suites", "exposure-reset", "tiny", "--org", "acme", "--reason", "r"),
         ("worker", "--once"),
         ("gateway", "serve"),
     ],

@@ -13,8 +13,8 @@ import json
 
 from gateway.cli._app import common_options, gateway_options, renamed_flag
 from gateway.cli._commands.agents import agent_id
-from gateway.cli._commands.mandates import numbers_text
 from gateway.cli._context import Context
+from gateway.operations import numbers_text
 from schema.errors import Denied, InputError, Location, UsageError
 from schema.jsontext import JSONValue, NumberError, dumps, format_path, loads
 

@@ -11,8 +11,17 @@ from typing import Any
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
-from gateway.cli._operations import command, show
-from gateway.operations import SUITE_FIELDS, SUITES_LIST, SUITES_SHOW
+from gateway.cli._operations import Local, command
+from gateway.operations import (
+    SUITES_ACTIVATE,
+    SUITES_ADD,
+    SUITES_EXPOSURE,
+    SUITES_EXPOSURE_RESET,
+    SUITES_FILES,
+    SUITES_LIST,
+    SUITES_ROTATE_HOLDOUT,
+    SUITES_SHOW,
+)
 from schema.documents import write_error, write_file
 from schema.errors import InputError, Location, UsageError
 
@@ -23,22 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     store_only = [common_options()]
     both = [common_options(), gateway_options()]
 
-    add = group.add_parser(
-        "add",
-        parents=store_only,
-        help="validate a suite directory and install it into the store",
-        description="Validate the suite at PATH and install it. Versions install side by side; "
-        "the first version of a suite is active at once, a later one with --activate or "
-        "`holon suites activate`. Re-installing a version with other content is refused.",
-    )
-    add.add_argument("path", metavar="PATH", type=Path, help="a suite directory")
-    add.add_argument("--activate", action="store_true", help="make this version current")
-    add.set_defaults(handler=do_add)
-
-    activate = group.add_parser("activate", parents=store_only, help="make a version current")
-    activate.add_argument("suite", metavar="ID", help="an installed suite's id")
-    activate.add_argument("version", metavar="VERSION", type=int, help="an installed version")
-    activate.set_defaults(handler=do_activate)
+    command(group, "add", SUITES_ADD, parents=store_only)
+    command(group, "activate", SUITES_ACTIVATE, parents=store_only)
 
     command(group, "list", SUITES_LIST, parents=both)
     command(group, "show", SUITES_SHOW, parents=both)
@@ -53,17 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     validate.set_defaults(handler=do_validate)
 
-    pull = group.add_parser(
-        "pull",
-        parents=both,
-        help="save a suite's public parts locally, for offline practice with `holon test`",
-    )
-    pull.add_argument("suite", metavar="ID", help="an installed suite's id")
-    pull.add_argument(
-        "-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder to write"
-    )
-    pull.add_argument("--version", type=int, help="an installed version (default: active)")
-    pull.set_defaults(handler=do_pull)
+    command(group, "pull", SUITES_FILES, parents=both, local=SAVED)
 
     trust = group.add_parser(
         "trust",
@@ -76,65 +61,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     trust.add_argument("path", metavar="PATH", type=Path, help="a suite directory")
     trust.set_defaults(handler=do_trust)
 
-    rotate = group.add_parser(
-        "rotate-holdout",
-        parents=store_only,
-        help="start a new holdout epoch for a suite with a generated holdout",
-    )
-    rotate.add_argument("suite", metavar="ID", help="an installed suite's id")
-    rotate.set_defaults(handler=do_rotate)
-
-    exposure = group.add_parser(
-        "exposure",
-        parents=store_only,
-        help="each org's holdout budget on a suite: evals spent per instance set, and resets",
-        description="Each eval that grades a suite's holdout spends one unit of its agent's "
-        "org's budget for that set of holdout instances (docs/integrity.md). Lists what each "
-        "org spent, what it revealed in all (never reset), and every reset.",
-    )
-    exposure.add_argument("suite", metavar="ID", help="an installed suite's id")
-    exposure.add_argument("--org", help="one org only")
-    exposure.set_defaults(handler=do_exposure)
-
-    reset = group.add_parser(
-        "exposure-reset",
-        parents=store_only,
-        help="give an org its holdout budget on a suite back (logged and kept)",
-        description="Reset ORG's spent holdout budget on a suite to 0 on every instance set. "
-        "The lower-bound gate still counts every eval the org had (a reset forgives the "
-        "budget, not the evidence).",
-    )
-    reset.add_argument("suite", metavar="ID", help="an installed suite's id")
-    reset.add_argument("--org", required=True, help="the org whose budget is reset")
-    reset.add_argument("--reason", required=True, help="why (kept with the reset)")
-    reset.set_defaults(handler=do_exposure_reset)
-
-
-def _print_suite(ctx: Context, view: dict[str, Any]) -> None:
-    show(ctx, SUITE_FIELDS, view)
-
-
-def do_add(ctx: Context) -> int:
-    result = ctx.store_client("suites add").add_suite(ctx.args.path, activate=ctx.args.activate)
-    if ctx.out.json_mode:
-        ctx.out.json(result)
-        return 0
-    view = result["suite"]
-    word = "installed" if result["status"] == "installed" else "already installed, unchanged:"
-    ctx.out.line(
-        f"{word} {view['id']} v{view['version']}" + (" (active)" if view["active"] else "")
-    )
-    _print_suite(ctx, view)
-    return 0
-
-
-def do_activate(ctx: Context) -> int:
-    view = ctx.store_client("suites activate").activate_suite(ctx.args.suite, ctx.args.version)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-    else:
-        ctx.out.line(f"{view['id']} v{view['version']} is active")
-    return 0
+    command(group, "rotate-holdout", SUITES_ROTATE_HOLDOUT, parents=store_only)
+    command(group, "exposure", SUITES_EXPOSURE, parents=store_only)
+    command(group, "exposure-reset", SUITES_EXPOSURE_RESET, parents=store_only)
 
 
 def do_validate(ctx: Context) -> int:
@@ -154,28 +83,23 @@ def do_validate(ctx: Context) -> int:
     return 0
 
 
-def do_pull(ctx: Context) -> int:
-    pulled = ctx.client().pull_suite(ctx.args.suite, ctx.args.version)
+def _saved(ctx: Context, pulled: dict[str, Any]) -> dict[str, Any]:
+    """The pulled files written to --output, a new folder: where, and which."""
     target: Path = ctx.args.output
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} exists and is not a folder; pull into a new folder")
     if target.exists() and any(target.iterdir()):
         raise UsageError(f"{target} exists and is not empty; pull into a new folder")
     written = _write_folder(target, pulled["files"])
-    result = {
-        "id": pulled["id"],
-        "version": pulled["version"],
-        "path": str(target),
-        "files": written,
-    }
-    if ctx.out.json_mode:
-        ctx.out.json(result)
-    else:
-        ctx.out.line(
-            f"saved {pulled['id']} v{pulled['version']} (public cases only) to {target}: "
-            f"holon test {target} --endpoint URL"
-        )
-    return 0
+    return {"id": pulled["id"], "version": pulled["version"], "path": str(target), "files": written}
+
+
+SAVED = Local(
+    add=lambda p: p.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder to write"
+    ),
+    then=_saved,
+)
 
 
 def _write_folder(target: Path, files: dict[str, str]) -> list[str]:
@@ -230,48 +154,4 @@ def do_trust(ctx: Context) -> int:
             [(f.kind, f.name, f.relative, f.sha256) for f in files],
         )
         ctx.out.line(f"trusted {len(files)} file(s); a change to any of them needs trust again")
-    return 0
-
-
-def do_exposure(ctx: Context) -> int:
-    view = ctx.store_client("suites exposure").exposure(ctx.args.suite, ctx.args.org)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-        return 0
-    ctx.out.line(f"{view['suite']}: {view['limit']} holdout-revealing evals per org per set")
-    ctx.out.table(
-        ["org", "instance set", "spent", "revealed", "updated"],
-        [(e["org"], e["label"], e["spent"], e["revealed"], e["updated_at"]) for e in view["items"]],
-    )
-    for r in view["resets"]:
-        ctx.out.line(
-            f"reset {r['id']}: {r['org']} from {r['spent_before']} by {r['reset_by']} "
-            f"at {r['at']}: {r['reason']}"
-        )
-    return 0
-
-
-def do_exposure_reset(ctx: Context) -> int:
-    from gateway.client import login_name
-
-    client = ctx.store_client("suites exposure-reset")
-    result = client.reset_exposure(
-        ctx.args.suite, ctx.args.org, reason=ctx.args.reason, by=f"cli:{login_name()}"
-    )
-    if ctx.out.json_mode:
-        ctx.out.json(result)
-    else:
-        ctx.out.line(
-            f"{result['org']}'s holdout budget on {result['suite']} is reset "
-            f"({len(result['resets'])} instance set(s))"
-        )
-    return 0
-
-
-def do_rotate(ctx: Context) -> int:
-    result = ctx.store_client("suites rotate-holdout").rotate_holdout(ctx.args.suite)
-    if ctx.out.json_mode:
-        ctx.out.json(result)
-    else:
-        ctx.out.line(f"{result['suite']} v{result['version']}: a new holdout epoch begins")
     return 0

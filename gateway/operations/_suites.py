@@ -1,0 +1,291 @@
+"""The store's own operations on suites: install, activate, rotate the holdout, the holdout
+budgets (see _declare.py).
+
+They have no route: the CLI runs them on the store as operator (`holon suites add` reads a
+directory on this machine, and the others are the store operator's; docs/gateway.md's
+CLI table), and through a gateway they are refused by name. Declared here, they get their
+flags and their output (`--json` or the rendering) from the table like any other.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gateway.operations._declare import (
+    Cli,
+    Column,
+    Fields,
+    JSONObject,
+    Lines,
+    Operation,
+    Sections,
+    Table,
+    key,
+    param,
+)
+from gateway.operations._registry import SUITE_FIELDS
+
+if TYPE_CHECKING:
+    from gateway.client import StoreClient
+
+log = logging.getLogger(__name__)
+
+OPERATOR = frozenset({"operator"})
+_SUITE = "an installed suite's id"
+
+# -- suites.add ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteSource:
+    path: str = param(required=True, help="a suite directory", where="path", metavar="PATH")
+    activate: bool = param(False, help="make this version current")
+
+
+def _add(client: StoreClient, asked: SuiteSource) -> JSONObject:
+    from pathlib import Path
+
+    from evals.suites import TrustStore, install_suite
+    from gateway.client._views import suite_view
+
+    status, installed = install_suite(
+        client.store,
+        Path(asked.path),
+        activate=asked.activate,
+        trusted=TrustStore(client.home).trusted,
+    )
+    return {
+        "status": status,
+        "suite": suite_view(installed, client.store.suites.versions(installed.id)),
+    }
+
+
+def _installed(view: JSONObject) -> list[str]:
+    suite = view["suite"]
+    word = "installed" if view["status"] == "installed" else "already installed, unchanged:"
+    return [f"{word} {suite['id']} v{suite['version']}" + (" (active)" if suite["active"] else "")]
+
+
+SUITES_ADD = Operation(
+    name="suites.add",
+    method="",
+    path="",
+    roles=OPERATOR,
+    request=SuiteSource,
+    summary="validate a suite directory and install it into the store",
+    run=_add,
+    cli=Cli(
+        help="validate a suite directory and install it into the store",
+        description="Validate the suite at PATH and install it. Versions install side by side; "
+        "the first version of a suite is active at once, a later one with --activate or "
+        "`holon suites activate`. Re-installing a version with other content is refused.",
+        render=Sections((Lines(_installed), Fields(SUITE_FIELDS.fields, of="suite")), gap=False),
+    ),
+)
+
+
+# -- suites.activate -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteVersion:
+    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+    version: int = param(
+        required=True, help="an installed version", where="path", metavar="VERSION", cli_type=int
+    )
+
+
+def _activate(client: StoreClient, asked: SuiteVersion) -> JSONObject:
+    client.store.suites.activate(asked.suite, asked.version)
+    return client.get_suite(asked.suite, asked.version)
+
+
+SUITES_ACTIVATE = Operation(
+    name="suites.activate",
+    method="",
+    path="",
+    roles=OPERATOR,
+    request=SuiteVersion,
+    summary="make a version current",
+    run=_activate,
+    cli=Cli(
+        help="make a version current",
+        render=Lines(lambda v: [f"{v['id']} v{v['version']} is active"]),
+    ),
+)
+
+
+# -- suites.rotate_holdout -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteId:
+    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+
+
+def _rotate(client: StoreClient, asked: SuiteId) -> JSONObject:
+    installed = client.store.suites.rotate_holdout(asked.suite)
+    return {"suite": installed.id, "version": installed.version, "epoch": installed.holdout_epoch}
+
+
+SUITES_ROTATE_HOLDOUT = Operation(
+    name="suites.rotate_holdout",
+    method="",
+    path="",
+    roles=OPERATOR,
+    request=SuiteId,
+    summary="start a new holdout epoch for a suite with a generated holdout",
+    run=_rotate,
+    cli=Cli(
+        help="start a new holdout epoch for a suite with a generated holdout",
+        render=Lines(lambda v: [f"{v['suite']} v{v['version']}: a new holdout epoch begins"]),
+    ),
+)
+
+
+# -- suites.exposure, suites.exposure_reset ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExposureQuery:
+    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+    org: str | None = param(help="one org only")
+
+
+def _exposure(client: StoreClient, asked: ExposureQuery) -> JSONObject:
+    """Each org's holdout budget on the suite per instance set, and the resets."""
+    from evals.suites import load_installed
+    from gateway.client._views import reset_view, timestamp
+
+    suite, org = asked.suite, asked.org
+    client.store.suites.get(suite)  # NotFound for an unknown suite
+    limit = load_installed(client.store, suite, client.home).limits.holdout_evals_per_epoch
+    return {
+        "suite": suite,
+        "limit": limit,
+        "items": [
+            {
+                "org": e.org,
+                "instance_set": e.instance_set,
+                "label": e.label,
+                "spent": e.spent,
+                "revealed": e.revealed,
+                "updated_at": timestamp(e.updated_at),
+            }
+            for e in client.store.exposure.list(suite_id=suite, org=org)
+        ],
+        "resets": [
+            reset_view(r)
+            for r in client.store.exposure.resets(suite_id=suite)
+            if org is None or r.org == org
+        ],
+    }
+
+
+SUITES_EXPOSURE = Operation(
+    name="suites.exposure",
+    method="",
+    path="",
+    roles=OPERATOR,
+    request=ExposureQuery,
+    summary="each org's holdout budget on a suite: evals spent per instance set, and resets",
+    run=_exposure,
+    cli=Cli(
+        help="each org's holdout budget on a suite: evals spent per instance set, and resets",
+        description="Each eval that grades a suite's holdout spends one unit of its agent's "
+        "org's budget for that set of holdout instances (docs/integrity.md). Lists what each "
+        "org spent, what it revealed in all (never reset), and every reset.",
+        render=Sections(
+            (
+                Lines(
+                    lambda v: [
+                        f"{v['suite']}: {v['limit']} holdout-revealing evals per org per set"
+                    ]
+                ),
+                Table(
+                    (
+                        Column("org", key("org")),
+                        Column("instance set", key("label")),
+                        Column("spent", key("spent")),
+                        Column("revealed", key("revealed")),
+                        Column("updated", key("updated_at")),
+                    )
+                ),
+                Lines(
+                    lambda v: [
+                        f"reset {r['id']}: {r['org']} from {r['spent_before']} by "
+                        f"{r['reset_by']} at {r['at']}: {r['reason']}"
+                        for r in v["resets"]
+                    ]
+                ),
+            ),
+            gap=False,
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ExposureReset:
+    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+    org: str = param(required=True, help="the org whose budget is reset")
+    reason: str = param(required=True, help="why (kept with the reset)")
+    by: str | None = param(help="who resets it (on the store: cli:LOGIN)", where="bearer", flag="")
+
+
+def _reset(client: StoreClient, asked: ExposureReset) -> JSONObject:
+    """Give the org its holdout budget on the suite back (logged and kept)."""
+    from gateway.client._views import login_name, reset_view
+
+    suite, org = asked.suite, asked.org
+    by = asked.by or f"cli:{login_name()}"
+    done = client.store.exposure.reset(org=org, suite_id=suite, reset_by=by, reason=asked.reason)
+    for entry in done:
+        log.warning(
+            "holdout budget of %s on %s (%s) reset by %s from %d: %s",
+            org,
+            suite,
+            entry.instance_set[:12],
+            by,
+            entry.spent_before,
+            asked.reason,
+        )
+    return {"suite": suite, "org": org, "resets": [reset_view(r) for r in done]}
+
+
+SUITES_EXPOSURE_RESET = Operation(
+    name="suites.exposure_reset",
+    method="",
+    path="",
+    roles=OPERATOR,
+    request=ExposureReset,
+    summary="give an org its holdout budget on a suite back (logged and kept)",
+    run=_reset,
+    cli=Cli(
+        help="give an org its holdout budget on a suite back (logged and kept)",
+        description="Reset ORG's spent holdout budget on a suite to 0 on every instance set. "
+        "The lower-bound gate still counts every eval the org had (a reset forgives the "
+        "budget, not the evidence).",
+        render=Lines(
+            lambda v: [
+                f"{v['org']}'s holdout budget on {v['suite']} is reset "
+                f"({len(v['resets'])} instance set(s))"
+            ]
+        ),
+    ),
+)
+
+__all__ = [
+    "SUITES_ACTIVATE",
+    "SUITES_ADD",
+    "SUITES_EXPOSURE",
+    "SUITES_EXPOSURE_RESET",
+    "SUITES_ROTATE_HOLDOUT",
+    "ExposureQuery",
+    "ExposureReset",
+    "SuiteId",
+    "SuiteSource",
+    "SuiteVersion",
+]
