@@ -16,9 +16,9 @@ from typing import Any
 
 from gateway.cli._app import renamed_flag
 from gateway.cli._context import Context
-from gateway.operations import Field, Fields, Lines, Operation, Render, Sections, Table
+from gateway.operations import Cli, Field, Fields, Json, Lines, Operation, Render, Sections, Table
 
-__all__ = ["add_flags", "command", "dest", "operation_commands", "show"]
+__all__ = ["add_flags", "command", "dest", "operation_commands", "runs", "show"]
 
 
 def add_flags(parser: argparse.ArgumentParser, op: Operation[Any]) -> None:
@@ -48,7 +48,7 @@ def _add(parser: argparse.ArgumentParser, field: Field) -> None:
         return
     kw: dict[str, Any] = {"dest": dest(field), "help": text, **typed}
     if field.kind == "int":
-        kw.update(type=int, default=field.default)
+        kw.update(type=int, default=field.default if spec.cli_default is None else spec.cli_default)
     if spec.choices:
         kw["choices"] = spec.choices  # argparse shows them: {allow,deny}
     else:
@@ -70,15 +70,16 @@ def command(
 ) -> argparse.ArgumentParser:
     """The command `name` running `op`; `switch` (a flag, another operation taking the same
     request) runs that operation instead when the flag is given (`mandates show --revisions`)."""
+    cli = _cli(op)
     parser: argparse.ArgumentParser = group.add_parser(
-        name, parents=list(parents), help=op.cli.help, description=op.cli.description
+        name, parents=list(parents), help=cli.help, description=cli.description
     )
     add_flags(parser, op)
     if switch is not None:
         flag, other = switch
         if other.request is not op.request:
             raise TypeError(f"{flag}: {other.name} takes another request than {op.name}")
-        parser.add_argument(flag, action="store_true", help=other.cli.help)
+        parser.add_argument(flag, action="store_true", help=_cli(other).help)
 
     def handler(ctx: Context) -> int:
         chosen = op
@@ -86,13 +87,25 @@ def command(
             chosen = switch[1]
         values = {f.name: getattr(ctx.args, dest(f)) for f in chosen.fields if f.on_cli}
         request = chosen.build(values, lambda f: f.flag or f.name)
-        show(ctx, chosen.cli.render, ctx.client().call(chosen, request))
+        show(ctx, _cli(chosen).render, ctx.client().call(chosen, request))
         return 0
 
     # `operations`: what the command runs, for the references and the table's tests.
     ran = ((op.name, ()),) if switch is None else ((op.name, ()), (switch[1].name, (switch[0],)))
     parser.set_defaults(handler=handler, operations=ran)
     return parser
+
+
+def _cli(op: Operation[Any]) -> Cli:
+    if op.cli is None:
+        raise TypeError(f"{op.name} declares no command: a command of its own runs it (runs())")
+    return op.cli
+
+
+def runs(parser: argparse.ArgumentParser, *ops: Operation[Any]) -> None:
+    """Say that a command written by hand runs `ops` (`holon eval` runs evals.start with
+    --gateway): the references list it as their command."""
+    parser.set_defaults(operations=tuple((op.name, ()) for op in ops))
 
 
 def operation_commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:
@@ -114,7 +127,7 @@ def operation_commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, 
 def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
     """The answer as the operation declares it (one JSON document with --json)."""
     out = ctx.out
-    if out.json_mode:
+    if out.json_mode or isinstance(render, Json):
         out.json(render.json(view) if isinstance(render, Lines) and render.json else view)
         return
     if isinstance(render, Sections):
@@ -129,7 +142,7 @@ def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
         if render.items == "items" and view.get("next_cursor"):
             ctx.more(view["next_cursor"])
     elif isinstance(render, Fields):
-        out.fields([(c.title, c.value(view)) for c in render.fields])
+        out.fields([*((c.title, c.value(view)) for c in render.fields), *render.extra(view)])
     else:
         out.lines(render.lines(view))
         for note in render.notes(view):

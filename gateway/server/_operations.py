@@ -42,7 +42,7 @@ def _query_value(request: Request, field: Field, headers: dict[str, str]) -> Any
         value, deprecation = renamed_query(request, field.name, spec.renamed)
         headers.update(deprecation)
     else:
-        value = request.query_params.get(field.name)
+        value = request.query_params.get(field.name, field.default)
     if value is not None and spec.choices:
         return choice(field, value)
     return value
@@ -63,6 +63,8 @@ def _body_values(op: Operation[Any], body: dict[str, Any]) -> dict[str, Any]:
         if field.spec.check is not None:
             if field.name in body and value is None:  # leave it out for its default
                 field.spec.check(None, where)
+            if value is None and not field.spec.required:
+                continue
         elif value is not None or field.spec.required:
             value = id_text(value, where, field.spec.expected)
         values[field.name] = value
@@ -88,6 +90,8 @@ async def read_request(
         values[field.name] = _query_value(request, field, headers)
     if op.located("body"):
         body = body_object(await read_json(request, op.max_body_bytes), "the body")
+        if op.body_check is not None:
+            op.body_check(body)
         values.update(_body_values(op, body))
 
     def locate(field: Field) -> str:
@@ -107,10 +111,17 @@ def endpoint(op: Operation[Any]) -> Endpoint:
             await svc.calls.drain()  # this process's answered calls are read settled
 
         def work() -> dict[str, Any]:
+            if op.run_for is not None:
+                return op.run_for(svc.client, asked, who)
             view = svc.client.call(op, asked)
             return view if op.present is None else op.present(who, asked, view, svc.client)
 
-        response = json_response(await svc.run(work), op.created, headers=headers or None)
+        answer = await svc.run(work)
+        status = op.created if op.status is None else op.status(asked)
+        if op.media is not None:  # a rendered document: its text, in its media type
+            media = f"{op.media(asked)}; charset=utf-8"
+            return Response(answer["text"], status, headers=headers or None, media_type=media)
+        response = json_response(answer, status, headers=headers or None)
         if op.no_store:
             # The answer holds a secret: no cache or proxy along the way may keep it.
             response.headers["Cache-Control"] = "no-store"
