@@ -17,10 +17,10 @@ from typing import Any
 
 from gateway.cli._app import renamed_flag
 from gateway.cli._context import Context
-from gateway.operations import Field, Fields, Lines, Operation, Render, Sections, Table
+from gateway.operations import Cli, Field, Fields, Json, Lines, Operation, Render, Sections, Table
 from schema.errors import checked
 
-__all__ = ["Local", "add_flags", "command", "dest", "operation_commands", "show"]
+__all__ = ["Local", "add_flags", "command", "dest", "operation_commands", "runs", "show"]
 
 
 def _no_values(ctx: Context) -> Mapping[str, Any]:
@@ -80,7 +80,7 @@ def _add(parser: argparse.ArgumentParser, field: Field) -> None:
         return
     kw: dict[str, Any] = {"dest": dest(field), "help": text, **typed}
     if field.kind == "int":
-        kw.update(type=int, default=field.default)
+        kw.update(type=int, default=field.default if spec.cli_default is None else spec.cli_default)
     if spec.choices:
         kw["choices"] = spec.choices  # argparse shows them: {allow,deny}
     else:
@@ -104,17 +104,16 @@ def command(
     """The command `name` running `op`; `switch` (a flag, another operation taking the same
     request) runs that operation instead when the flag is given (`mandates show --revisions`);
     `local`: what the command does here around it."""
-    if op.cli is None:
-        raise TypeError(f"{op.name} is the API's: it declares no command")
+    cli = _cli(op)
     parser: argparse.ArgumentParser = group.add_parser(
-        name, parents=list(parents), help=op.cli.help, description=op.cli.description
+        name, parents=list(parents), help=cli.help, description=cli.description
     )
     add_flags(parser, op, local)
     if switch is not None:
         flag, other = switch
         if other.request is not op.request:
             raise TypeError(f"{flag}: {other.name} takes another request than {op.name}")
-        parser.add_argument(flag, action="store_true", help=other.cli.help if other.cli else None)
+        parser.add_argument(flag, action="store_true", help=_cli(other).help)
 
     def handler(ctx: Context) -> int:
         chosen = op
@@ -129,15 +128,26 @@ def command(
         view = client.call(chosen, request)
         if local is not None:
             view = local.then(ctx, view)
-        cli = chosen.cli
-        assert cli is not None  # a switch's operation has its command's
-        show(ctx, cli.render, view)
-        return 0 if cli.passed is None else checked(cli.passed(view))
+        chosen_cli = _cli(chosen)
+        show(ctx, chosen_cli.render, view)
+        return 0 if chosen_cli.passed is None else checked(chosen_cli.passed(view))
 
     # `operations`: what the command runs, for the references and the table's tests.
     ran = ((op.name, ()),) if switch is None else ((op.name, ()), (switch[1].name, (switch[0],)))
     parser.set_defaults(handler=handler, operations=ran)
     return parser
+
+
+def _cli(op: Operation[Any]) -> Cli:
+    if op.cli is None:
+        raise TypeError(f"{op.name} declares no command: a command of its own runs it (runs())")
+    return op.cli
+
+
+def runs(parser: argparse.ArgumentParser, *ops: Operation[Any]) -> None:
+    """Say that a command written by hand runs `ops` (`holon eval` runs evals.start with
+    --gateway): the references list it as their command."""
+    parser.set_defaults(operations=tuple((op.name, ()) for op in ops))
 
 
 def operation_commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:
@@ -159,7 +169,7 @@ def operation_commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, 
 def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
     """The answer as the operation declares it (one JSON document with --json)."""
     out = ctx.out
-    if out.json_mode:
+    if out.json_mode or isinstance(render, Json):
         out.json(render.json(view) if isinstance(render, Lines) and render.json else view)
         return
     if isinstance(render, Sections):
@@ -175,7 +185,7 @@ def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
             ctx.more(view["next_cursor"])
     elif isinstance(render, Fields):
         shown = view if render.of is None else view[render.of]
-        out.fields([(c.title, c.value(shown)) for c in render.fields])
+        out.fields([*((c.title, c.value(shown)) for c in render.fields), *render.extra(shown)])
     else:
         for warning in render.warnings(view):
             out.warn(warning)

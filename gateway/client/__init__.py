@@ -2,7 +2,6 @@
 
 from gateway.client._http import GatewayUnreachable, HttpClient
 from gateway.client._interface import (
-    CertificatesAPI,
     Client,
     EvalOptions,
     EvalsAPI,
@@ -13,7 +12,6 @@ from gateway.client._store import StoreClient
 from gateway.client._views import agent_view, login_name, timestamp
 
 __all__ = [
-    "CertificatesAPI",
     "Client",
     "EvalOptions",
     "EvalsAPI",

@@ -16,13 +16,27 @@ from __future__ import annotations
 import builtins
 import logging
 import time
+from dataclasses import replace
+from decimal import Decimal
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 from gateway.client._interface import EvalOptions, Progress, Proposal
-from gateway.operations import AGENTS_LIST, RECORDS_SHOW, AgentRef, AgentsQuery, Operation
+from gateway.operations import (
+    AGENTS_LIST,
+    EVALS_CANCEL,
+    EVALS_RESUME,
+    EVALS_SHOW,
+    EVALS_START,
+    RECORDS_SHOW,
+    AgentRef,
+    AgentsQuery,
+    EvalRef,
+    EvalStart,
+    Operation,
+)
 from records import EvalStatus
 from schema.errors import (
     EnvironmentFault,
@@ -98,15 +112,10 @@ class HttpClient:
             transport=transport,
         )
         self._evals = HttpEvals(self)
-        self._certificates = HttpCertificates(self)
 
     @property
     def evals(self) -> HttpEvals:
         return self._evals
-
-    @property
-    def certificates(self) -> HttpCertificates:
-        return self._certificates
 
     def close(self) -> None:
         self._http.close()
@@ -225,6 +234,8 @@ class HttpClient:
             }
         for field in operation.located("document"):  # the whole body (a manifest, a mandate)
             body = getattr(request, field.name)
+        if operation.media is not None:  # a rendered document: its text, as the gateway wrote it
+            return {"text": self.send(operation.method, path, params=params, body=body).text}
         answer: JSONObject = self.json(operation.method, path, params=params, body=body)
         return answer
 
@@ -261,28 +272,25 @@ class HttpEvals:
 
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
         _local_only(options.processes)
-        body: JSONObject = {
-            "agent": agent_id,
-            "concurrency": options.concurrency,
-            "retries": options.retries,
-            "pace_s": options.pace_s,
-        }
-        if options.suites is not None:
-            body["suites"] = list(options.suites)
-        if options.repetitions is not None:
-            body["repetitions"] = options.repetitions
-        if options.max_cost is not None:
-            body["max_cost_usd"] = str(options.max_cost)
-        planned = self.client.json("POST", "/v1/evals", body={**body, "dry_run": True})
-        return Proposal(agent_id, planned["plan"], body)
+        asked = EvalStart(
+            agent=agent_id,
+            suites=None if options.suites is None else list(options.suites),
+            repetitions=options.repetitions,
+            concurrency=options.concurrency,
+            retries=options.retries,
+            pace_s=Decimal(str(options.pace_s)),
+            max_cost_usd=None if options.max_cost is None else str(options.max_cost),
+        )
+        planned = self.client.call(EVALS_START, replace(asked, dry_run=True))
+        return Proposal(agent_id, planned["plan"], asked)
 
     def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
-        started = self.client.json("POST", "/v1/evals", body=proposal.plan)
+        started = self.client.call(EVALS_START, proposal.plan)
         view = started["eval"]
         if started["plan"] != proposal.view:
             # Something changed between the plan shown and the start (a new
             # agent or suite version): what runs is not what was confirmed.
-            self.cancel(view["id"])
+            self.client.call(EVALS_CANCEL, EvalRef(view["id"]))
             raise Refused(
                 f"the plan changed after it was shown (eval {view['id']} was cancelled)",
                 hint="run `holon eval` again to see the new plan",
@@ -291,7 +299,7 @@ class HttpEvals:
 
     def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
         _local_only(processes)
-        self.client.json("POST", f"/v1/evals/{_segment(eval_id)}/resume")
+        self.client.call(EVALS_RESUME, EvalRef(eval_id))
         return self.follow(eval_id, progress)
 
     def follow(self, eval_id: str, progress: Progress | None) -> JSONObject:
@@ -299,7 +307,7 @@ class HttpEvals:
         wait = POLL_FIRST_S
         try:
             while True:
-                view = self.status(eval_id)
+                view = self.client.call(EVALS_SHOW, EvalRef(eval_id))
                 if progress is not None:
                     spent = view.get("spent") or {}
                     progress(
@@ -321,20 +329,6 @@ class HttpEvals:
                 eval_id,
             )
             raise
-
-    def status(self, eval_id: str) -> JSONObject:
-        view: JSONObject = self.client.json("GET", f"/v1/evals/{_segment(eval_id)}")
-        return view
-
-    def list(self, agent_id: str | None, cursor: str | None, limit: int) -> JSONObject:
-        page: JSONObject = self.client.json(
-            "GET", "/v1/evals", params={"agent": agent_id, "cursor": cursor, "limit": limit}
-        )
-        return page
-
-    def cancel(self, eval_id: str) -> JSONObject:
-        view: JSONObject = self.client.json("POST", f"/v1/evals/{_segment(eval_id)}/cancel")
-        return view
 
     def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
         # Sent as it was read: the gateway checks the very bytes, and names the paths in them.
@@ -362,53 +356,3 @@ class HttpEvals:
             cursor = page["next_cursor"]
             if cursor is None:
                 return ids
-
-    def report(self, eval_id: str, *, audience: str, form: str) -> str:
-        response = self.client.send(
-            "GET",
-            f"/v1/evals/{_segment(eval_id)}/report",
-            params={"format": form, "audience": audience},
-        )
-        # The gateway renders from the store with the store client's own renderer.
-        return response.text
-
-    def compare(
-        self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
-    ) -> tuple[JSONObject, str]:
-        path = f"/v1/evals/{_segment(base)}/compare/{_segment(candidate)}"
-        params = {"audience": audience, "allow_mismatch": allow_mismatch}
-        response = self.client.send("GET", path, params={**params, "format": "json"})
-        comparison: JSONObject = loads(response.content)
-        if form == "json":
-            return comparison, response.text
-        text = self.client.send("GET", path, params={**params, "format": form}).text
-        return comparison, text
-
-
-class HttpCertificates:
-    """Certificates and keys over the API."""
-
-    def __init__(self, client: HttpClient) -> None:
-        self.client = client
-
-    def _get(self, path: str) -> JSONObject:
-        view: JSONObject = self.client.json("GET", path)
-        return view
-
-    def certificate(self, agent_id: str) -> JSONObject:
-        return self._get(f"/v1/records/{_agent_path(agent_id)}/certificate")
-
-    def jwks(self) -> JSONObject:
-        return self._get("/.well-known/jwks.json")
-
-    def revocations(self) -> JSONObject:
-        return self._get("/.well-known/holon/revocations.json")
-
-    def import_certificate(
-        self, certificate: Any, jwks: Any, revocations: Any = None
-    ) -> JSONObject:
-        body = {"certificate": certificate, "jwks": jwks}
-        if revocations is not None:
-            body["revocations"] = revocations
-        view: JSONObject = self.client.json("POST", "/v1/certificates/import", body=body)
-        return view

@@ -61,7 +61,8 @@ class Proposal:
 
 
 class EvalsAPI(Protocol):
-    """Evals and records (`client.evals`)."""
+    """Running evals from the CLI, and records (`client.evals`); following, reporting and
+    comparing them are operations of the table (`client.call`, gateway/operations)."""
 
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
         """Plan an eval without starting it (refused over `options.max_cost`)."""
@@ -76,14 +77,6 @@ class EvalsAPI(Protocol):
         local processes: the store's client only)."""
         ...
 
-    def status(self, eval_id: str) -> JSONObject:
-        """The eval view with `progress` (cell counts) and `spent`."""
-        ...
-
-    def list(self, agent_id: str | None, cursor: str | None, limit: int) -> JSONObject: ...
-
-    def cancel(self, eval_id: str) -> JSONObject: ...
-
     def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
         """Check a report's JSON text (an operator's) and keep it as an imported eval; its
         view. `file` names it in errors, `source` is kept as where it came from."""
@@ -95,38 +88,6 @@ class EvalsAPI(Protocol):
 
     def agents_claiming(self, capability: str) -> builtins.list[str]:
         """Every enabled agent claiming `capability` (for `holon eval --all`)."""
-        ...
-
-    def report(self, eval_id: str, *, audience: str, form: str) -> str:
-        """The eval's report as text: json, md or html."""
-        ...
-
-    def compare(
-        self, base: str, candidate: str, *, audience: str, allow_mismatch: bool, form: str
-    ) -> tuple[JSONObject, str]:
-        """The comparison (for its gate) and its text in `form` (json or md)."""
-        ...
-
-
-class CertificatesAPI(Protocol):
-    """Certificates and this store's signing keys (`client.certificates`)."""
-
-    def certificate(self, agent_id: str) -> JSONObject:
-        """The signed certificate (a DSSE envelope) of the agent's current record."""
-        ...
-
-    def jwks(self) -> JSONObject:
-        """The public key set (`/.well-known/jwks.json`)."""
-        ...
-
-    def revocations(self) -> JSONObject:
-        """The signed revocation list (`/.well-known/holon/revocations.json`)."""
-        ...
-
-    def import_certificate(
-        self, certificate: Any, jwks: Any, revocations: Any = None
-    ) -> JSONObject:
-        """Verify another issuer's certificate, keep it as an imported record (operator)."""
         ...
 
 
@@ -141,9 +102,6 @@ class Client(Protocol):
 
     @property
     def evals(self) -> EvalsAPI: ...
-
-    @property
-    def certificates(self) -> CertificatesAPI: ...
 
     # -- live calls (`holon invoke`) -----------------------------------------
     def invoke(

@@ -16,7 +16,6 @@ from evals.suites import (
     load_suite,
     suite_digests,
 )
-from gateway.client._certificates import CertificateOps
 from gateway.client._evals import EvalOps, plan_view
 from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.client._mandates import MandateOps
@@ -58,7 +57,6 @@ class StoreClient:
         self.first_use: list[str] = []  # what a fresh embedded store was given
         self.evals = StoreEvals(store, home, retention_days, address_guard)
         self.mandates = MandateOps(store)
-        self.certificates = CertificateOps(store)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StoreClient:

@@ -3,6 +3,7 @@ operator's start (plan, then confirm), cancel and resume: each the API's operati
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
@@ -13,7 +14,7 @@ from evals.reports import COMPARE_FORMATS, REPORT_FORMATS
 from gateway.client._evals import plan_view
 from gateway.console import _charts
 from gateway.console._web import Web, see_other
-from gateway.server._routes_evals import MAX_SUITES, _audience, _money, _own_eval
+from gateway.operations._evals import MAX_SUITES, audience_for, max_cost, own_eval
 from schema.errors import UsageError
 from schema.jsontext import loads
 
@@ -26,13 +27,18 @@ REPORT_CSP = (
 SUFFIX = {"html": "html", "json": "json", "md": "md", "junit": "xml"}
 
 
+def _audience(web: Web) -> str:
+    """The audience asked for, as the report route reads it (the operation's own rule)."""
+    return audience_for(web.who, web.request.query_params.get("audience", "author"))
+
+
 async def eval_page(web: Web) -> Response:
     eval_id = web.request.path_params["eval"]
-    audience = _audience(web.request, web.who)
+    audience = _audience(web)
     svc = web.svc
 
     def load() -> dict[str, Any]:
-        _own_eval(svc, web.who, eval_id)
+        own_eval(svc.client, web.who, eval_id)
         return svc.client.evals.status(eval_id, operator=web.who.is_operator)
 
     view = await svc.run(load)
@@ -52,7 +58,7 @@ async def eval_progress(web: Web) -> Response:
     svc = web.svc
 
     def load() -> dict[str, Any]:
-        _own_eval(svc, web.who, eval_id)
+        own_eval(svc.client, web.who, eval_id)
         return svc.client.evals.status(eval_id, operator=web.who.is_operator)
 
     view = await svc.run(load)
@@ -69,11 +75,11 @@ async def eval_charts(web: Web) -> Response:
     """Pictures of the eval's report: pass rate by tag per suite and split, latency of
     its cells (the author audience: the public split only), each with its table."""
     eval_id = web.request.path_params["eval"]
-    audience = _audience(web.request, web.who)
+    audience = _audience(web)
     svc = web.svc
 
     def load() -> dict[str, Any]:
-        _own_eval(svc, web.who, eval_id)
+        own_eval(svc.client, web.who, eval_id)
         report = loads(svc.client.evals.report(eval_id, audience=audience, form="json"))
         assert isinstance(report, dict)
         suites = []
@@ -127,12 +133,12 @@ def _form_of(web: Web, allowed: dict[str, str]) -> str:
 
 async def eval_report(web: Web) -> Response:
     eval_id = web.request.path_params["eval"]
-    audience = _audience(web.request, web.who)
+    audience = _audience(web)
     form = _form_of(web, REPORT_FORMATS)
     svc = web.svc
 
     def render() -> str:
-        _own_eval(svc, web.who, eval_id)
+        own_eval(svc.client, web.who, eval_id)
         return svc.client.evals.report(eval_id, audience=audience, form=form)
 
     text = await svc.run(render)
@@ -153,13 +159,13 @@ async def compare_page(web: Web) -> Response:
     if "base" not in params:
         return web.page("compare.html", comparison=None, base="", candidate="", audience="")
     base, candidate = _pair(web)
-    audience = _audience(web.request, web.who)
+    audience = _audience(web)
     allow = params.get("allow_mismatch") == "true"
     svc = web.svc
 
     def load() -> dict[str, Any]:
-        _own_eval(svc, web.who, base)
-        _own_eval(svc, web.who, candidate)
+        own_eval(svc.client, web.who, base)
+        own_eval(svc.client, web.who, candidate)
         comparison, _ = svc.client.evals.compare(
             base, candidate, audience=audience, allow_mismatch=allow, form="json"
         )
@@ -178,14 +184,14 @@ async def compare_page(web: Web) -> Response:
 
 async def compare_download(web: Web) -> Response:
     base, candidate = _pair(web)
-    audience = _audience(web.request, web.who)
+    audience = _audience(web)
     form = _form_of(web, COMPARE_FORMATS)
     allow = web.request.query_params.get("allow_mismatch") == "true"
     svc = web.svc
 
     def render() -> str:
-        _own_eval(svc, web.who, base)
-        _own_eval(svc, web.who, candidate)
+        own_eval(svc.client, web.who, base)
+        own_eval(svc.client, web.who, candidate)
         _, text = svc.client.evals.compare(
             base, candidate, audience=audience, allow_mismatch=allow, form=form
         )
@@ -219,7 +225,7 @@ def _plan_fields(web: Web) -> dict[str, Any]:
         "agent": agent,
         "suites": suites,
         "repetitions": repetitions,
-        "max_cost": _money(cap_text) if cap_text else None,
+        "max_cost": Decimal(str(max_cost(cap_text))) if cap_text else None,
         "form": {
             "agent": agent,
             "suites": suites_text,

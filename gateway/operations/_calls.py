@@ -432,7 +432,7 @@ MANDATES_GRANT = Operation(
     summary="grant (or update) a mandate",
     run=_grant,
     statuses=(413, 422),
-    status=lambda view: 201 if view["status"] == "created" else 200,
+    status=lambda asked, view: 201 if view["status"] == "created" else 200,
     narrow=_granting,
     body_name="the mandate",
     max_body_bytes=256 * 1024,

@@ -96,6 +96,8 @@ class Param:
     # The CLI's own check, as an argparse type (its error names the argument, as argparse
     # does): for values the API reads as given (a path the router already split).
     cli_type: Callable[[str], Any] | None = None
+    # The CLI's default where it differs from the API's (a CLI listing's shorter page).
+    cli_default: Any = None
 
 
 def param(default: Any = None, /, **spec: Any) -> Any:
@@ -111,14 +113,15 @@ def cursor() -> Any:
     )
 
 
-def limit(default: int = 100, maximum: int = 1000) -> Any:
+def limit(default: int = 100, maximum: int = 1000, *, cli_default: int | None = None) -> Any:
     return param(
         default,
         help=f"1 to {maximum} (default {default})",
-        cli_help=f"page size (default {default})",
+        cli_help=f"page size (default {cli_default or default})",
         minimum=1,
         maximum=maximum,
         paging=True,
+        cli_default=cli_default,
     )
 
 
@@ -226,10 +229,12 @@ class Table:
 
 @dataclass(frozen=True, **_LEAN)
 class Fields:
-    """The answer (or its object at key `of`) as aligned `key: value` lines."""
+    """The answer (or its object at key `of`) as aligned `key: value` lines; `extra`: more
+    of them, as many as the answer has (an imported eval's checked suites)."""
 
     fields: tuple[Column, ...]
     of: str | None = None
+    extra: Callable[[JSONObject], Sequence[tuple[str, Any]]] = lambda view: ()
 
 
 @dataclass(frozen=True, **_LEAN)
@@ -250,7 +255,13 @@ class Sections:
     gap: bool = True
 
 
-Render = Table | Fields | Lines | Sections
+@dataclass(frozen=True, **_LEAN)
+class Json:
+    """The answer as one JSON document, with --json or without: a document to keep or hand
+    on (a key set, a signed revocation list), not a view to read."""
+
+
+Render = Table | Fields | Lines | Sections | Json
 
 
 @dataclass(frozen=True, **_LEAN)
@@ -274,17 +285,19 @@ class Operation(Generic[R]):
     # store's alone, a command of the CLI acting as operator on it, with no route (`routed`).
     method: str
     path: str
-    roles: frozenset[str] | Literal["any"]
+    # "none": a public document, read without a token (/.well-known/jwks.json).
+    roles: frozenset[str] | Literal["any", "none"]
     request: type[R]
     summary: str  # the OpenAPI summary
     run: Callable[[StoreClient, R], JSONObject]  # the implementation over the store
-    cli: Cli | None  # None: an API-only operation (no command runs it)
+    # None: an API-only operation, or one a command that does more runs (`holon eval`).
+    cli: Cli | None
     response: dict[str, Any] | None = None  # JSON Schema of the answer
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
     created: int = 200  # the status of a success (201 for a create)
-    # The status of a success from its answer, where it depends on it (201 when a grant
-    # created the mandate, 200 when it updated one); `created` when None.
-    status: Callable[[JSONObject], int] | None = None
+    # The status of a success where the request or its answer decides it (a dry run
+    # creates nothing; a grant that updated a mandate is 200): `created` when None.
+    status: Callable[[R, JSONObject], int] | None = None
     no_store: bool = False  # the answer holds a secret: no cache may keep it
     settle: bool = False  # read after this process's answered live calls are settled
     # Who may ask what, before the run: returns the request to run, or raises.
@@ -293,6 +306,17 @@ class Operation(Generic[R]):
     # digests), or the refusal of what it may not see (NotFound). The store client (the
     # CLI, operator) answers the view as it is.
     present: Callable[[Bearer, R, JSONObject, StoreClient], JSONObject] | None = None
+    # The run for a bearer, in the worker thread, when what it may see is not a view of the
+    # operator's answer (an eval's progress of its public cells only) or asks the store
+    # first (whose agent the eval is): the server runs it instead of `run` and `present`.
+    run_for: Callable[[StoreClient, R, Bearer], JSONObject] | None = None
+    # The answer is a rendered document, not a JSON view: its media type, chosen by the
+    # request (a report's format). Every door's answer is then `{"text": the document}`,
+    # and the API answers the text itself.
+    media: Callable[[R], str] | None = None
+    # The body's own check of its keys (before its fields are read), where its errors say
+    # the shape the route always named (`unknown keys: ...`), instead of the table's.
+    body_check: Callable[[JSONObject], None] | None = None
     body_name: str = "the body"  # "a token request": named in an unknown key's error
     max_body_bytes: int = 16 * 1024
     # The body may be as large as the gateway's HOLON_MAX_BODY_BYTES, not max_body_bytes.

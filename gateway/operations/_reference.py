@@ -67,6 +67,9 @@ def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[s
     words = commands.get(op.name)
     cli = "(none)" if words is None else "`holon " + " ".join(words) + "`"
     route = f"`{op.method} {op.path}`" if op.routed else "no route (the store's CLI only)"
+    if op.cli is None and words is not None:
+        # A command written by hand runs it (`holon eval`): its flags are its own.
+        cli += " (a command of its own: see [cli.md](cli.md))"
     lines = [
         f"## {op.name}",
         "",
@@ -81,8 +84,9 @@ def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[s
     for f in op.fields:
         renamed = "" if f.spec.renamed is None else f" (was `{f.spec.renamed}`)"
         help_text = f.spec.help.replace("|", "\\|")
+        flag = _flag(f) if op.cli is not None else "–"
         lines.append(
-            f"| `{f.name}`{renamed} | {f.spec.where} | {_flag(f)} | {_type(f)} | {help_text} |"
+            f"| `{f.name}`{renamed} | {f.spec.where} | {flag} | {_type(f)} | {help_text} |"
         )
     return [*lines, ""]
 

@@ -101,7 +101,7 @@ AGENTS_REGISTER = Operation(
     summary="register or update an agent",
     run=_register,
     statuses=(404, 409, 413, 422),
-    status=lambda view: 201 if view["status"] == "created" else 200,
+    status=lambda asked, view: 201 if view["status"] == "created" else 200,
     narrow=_registrable,
     body_name="the manifest",
     large_body=True,  # a manifest may be as large as the gateway admits (HOLON_MAX_BODY_BYTES)

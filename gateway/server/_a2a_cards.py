@@ -34,6 +34,7 @@ from typing import Any
 import rfc8785
 
 from agents._outcome import printable
+from gateway.operations import CERTIFICATES_SHOW, AgentRef
 from gateway.server._service import Service
 from records import Signer
 from schema._version import __version__
@@ -95,7 +96,7 @@ def _skill(svc: Service, capability: str) -> dict[str, Any]:
 
 def _certificate(svc: Service, agent_id: str, version: str) -> dict[str, Any]:
     try:
-        envelope: Any = svc.client.certificates.certificate(agent_id)
+        envelope: Any = svc.client.call(CERTIFICATES_SHOW, AgentRef(agent_id))
         reason = None
     except HolonError as exc:  # no record yet (404), or revoked (409)
         envelope, reason = None, exc.code

@@ -43,7 +43,7 @@ def _query_value(request: Request, field: Field, headers: dict[str, str]) -> Any
         value, deprecation = renamed_query(request, field.name, spec.renamed)
         headers.update(deprecation)
     else:
-        value = request.query_params.get(field.name)
+        value = request.query_params.get(field.name, field.default)
     if value is not None and spec.choices:
         return choice(field, value)
     return value
@@ -64,6 +64,8 @@ def _body_values(op: Operation[Any], body: dict[str, Any]) -> dict[str, Any]:
         if field.spec.check is not None:
             if field.name in body and value is None:  # leave it out for its default
                 field.spec.check(None, where)
+            if value is None and not field.spec.required:
+                continue
         elif value is not None or field.spec.required:
             value = id_text(value, where, field.spec.expected)
         values[field.name] = value
@@ -91,6 +93,8 @@ async def read_request(
     limit = op.max_body_bytes if limit is None else limit
     if op.located("body"):
         body = body_object(await read_json(request, limit), "the body")
+        if op.body_check is not None:
+            op.body_check(body)
         values.update(_body_values(op, body))
     for field in op.located("document"):  # the whole body is the document, its run checks it
         values[field.name] = body_object(await read_json(request, limit), op.body_name)
@@ -126,14 +130,20 @@ def endpoint(
             await svc.calls.drain()  # this process's answered calls are read settled
 
         def work() -> dict[str, Any]:
-            view = svc.client.call(op, asked)
-            if op.present is not None:
-                view = op.present(who, asked, view, svc.client)
+            if op.run_for is not None:
+                view = op.run_for(svc.client, asked, who)
+            else:
+                view = svc.client.call(op, asked)
+                if op.present is not None:
+                    view = op.present(who, asked, view, svc.client)
             return view if after is None else after(svc, asked, view)
 
-        view = await svc.run(work)
-        status = op.created if op.status is None else op.status(view)
-        response = json_response(view, status, headers=headers or None)
+        answer = await svc.run(work)
+        status = op.created if op.status is None else op.status(asked, answer)
+        if op.media is not None:  # a rendered document: its text, in its media type
+            media = f"{op.media(asked)}; charset=utf-8"
+            return Response(answer["text"], status, headers=headers or None, media_type=media)
+        response = json_response(answer, status, headers=headers or None)
         if op.no_store:
             # The answer holds a secret: no cache or proxy along the way may keep it.
             response.headers["Cache-Control"] = "no-store"

@@ -31,14 +31,24 @@ from gateway.cli._operations import command, dest, operation_commands
 from gateway.client import HttpClient
 from gateway.operations import (
     AGENTS_DISABLE,
+    CERTIFICATES_IMPORT,
+    EVALS_COMPARE,
+    EVALS_LIST,
+    EVALS_REPORT,
+    EVALS_START,
     LEDGER_LIST,
     OPERATIONS,
     AgentRef,
+    CompareRequest,
+    EvalsQuery,
+    EvalStart,
     Field,
     LedgerQuery,
     Operation,
+    ReportRequest,
     param,
 )
+from gateway.operations._certificates import IMPORT_MAX_BYTES
 from gateway.operations._reference import REGENERATE, render
 from gateway.server import ENDPOINTS
 from gateway.server._auth import Bearer
@@ -76,7 +86,7 @@ def _described(op: Operation[Any], spec: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("op", ROUTED, ids=[op.name for op in ROUTED])
 def test_openapi_comes_from_the_declaration(op: Operation[Any]) -> None:
     described = _described(op, SPEC)
-    roles = ["any"] if op.roles == "any" else sorted(op.roles)
+    roles = [op.roles] if isinstance(op.roles, str) else sorted(op.roles)
     assert described["x-holon-roles"] == roles
     assert described["summary"] == op.summary
     params = described["parameters"]
@@ -104,7 +114,11 @@ def test_openapi_comes_from_the_declaration(op: Operation[Any]) -> None:
     else:
         assert "requestBody" not in described
     ok = described["responses"][str(op.created)]["content"]["application/json"]["schema"]
-    assert ok == (op.response or {"type": "object"})
+    expected = op.response or {"type": "object"}
+    ref = expected.get("$ref", "")
+    if ref.endswith(".schema.json"):  # a schema of schema/, as a component
+        expected = {"$ref": "#/components/schemas/" + ref.removesuffix(".schema.json")}
+    assert ok == expected
 
 
 def test_every_operation_is_routed_once() -> None:
@@ -155,17 +169,17 @@ def _check_flags(op: Operation[Any], parser: argparse.ArgumentParser) -> None:
         assert tuple(action.choices or ()) == f.spec.choices
         assert action.required == (f.spec.required or f.flag is None)
         if f.kind == "int":
-            assert action.type is int and action.default == f.default
+            default = f.default if f.spec.cli_default is None else f.spec.cli_default
+            assert action.type is int and action.default == default
     assert renamed == {f"--{f.spec.renamed}" for f in op.fields if f.spec.renamed}
 
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=IDS)
 def test_cli_flags_come_from_the_declaration(op: Operation[Any]) -> None:
     parser = build_parser()
-    if op.cli is None:  # the API's alone: no command runs it
-        assert op.name not in operation_commands(parser)
+    if op.cli is None:  # API only, or a command of its own runs it (`holon eval`)
         return
-    words = operation_commands(parser)[op.name]
+    words = operation_commands(parser)[op.name]  # a command runs every other operation
     command_parser = _subparser(parser, words)
     _check_flags(op, command_parser)
     if op.cli.description is not None and not words[-1].startswith("--"):
@@ -189,10 +203,16 @@ def _sample(f: Field) -> Any:
         return {"id": "x é", "nested": {"n": [1, "é"]}}  # the whole body
     if f.name == "expires_in":
         return "2h"  # checked as a duration in every door
+    if f.name == "max_cost_usd":
+        return "5"  # checked as dollars
     if f.spec.segments:
         return "/".join(f"x {name} é" for name in f.spec.segments)  # one quoted segment each
-    if f.spec.choices:
-        return f.spec.choices[-1]
+    if f.spec.choices or "enum" in f.json_schema:
+        return (f.spec.choices or f.json_schema["enum"])[-1]
+    if f.json_schema.get("type") == "array":
+        return [f"x {f.name} é"]
+    if f.json_schema.get("type") == "object":
+        return {"x": f"{f.name} é"}
     if f.kind == "bool":
         return True
     if f.kind == "int":
@@ -239,7 +259,8 @@ def _sent(op: Operation[Any], url: str, asked: Any) -> tuple[str, str, bytes]:
     _Recorder.seen.clear()
     client = HttpClient(url, "hol_test")
     try:
-        assert client.call(op, asked) == {}
+        # A document operation's answer is its text, as the server sent it.
+        assert client.call(op, asked) == ({} if op.media is None else {"text": "{}"})
     finally:
         client.close()
     ((method, target, body),) = _Recorder.seen
@@ -351,6 +372,113 @@ def test_narrowing_is_the_operations_own() -> None:
     with pytest.raises(Forbidden):
         AGENTS_DISABLE.narrow(org, AgentRef("other/bot"))
     assert narrow(Bearer("operator", "tok_2"), LedgerQuery(caller="x")) == LedgerQuery(caller="x")
+
+
+def test_an_eval_listing_and_a_report_are_narrowed_to_what_the_bearer_may_see() -> None:
+    org = Bearer("org:acme", "tok_3")
+    assert EVALS_LIST.narrow is not None
+    with pytest.raises(UsageError, match="^an org token lists the evals of one of its agents"):
+        EVALS_LIST.narrow(org, EvalsQuery())
+    with pytest.raises(Forbidden):
+        EVALS_LIST.narrow(org, EvalsQuery(agent="other/bot"))
+    assert EVALS_LIST.narrow(org, EvalsQuery(agent="acme/bot")) == EvalsQuery(agent="acme/bot")
+    # The operator audience (the holdout's cases) is an operator's alone, in both documents.
+    for op, asked in (
+        (EVALS_REPORT, ReportRequest("ev_1", audience="operator")),
+        (EVALS_COMPARE, CompareRequest("ev_1", "ev_2", audience="operator")),
+    ):
+        assert op.narrow is not None and op.run_for is not None
+        with pytest.raises(Forbidden, match="only an operator may read the operator audience"):
+            op.narrow(org, asked)
+        assert op.narrow(Bearer("operator", "tok_2"), asked) == asked
+
+
+def test_a_document_is_text_in_the_format_asked() -> None:
+    from evals.reports import COMPARE_FORMATS, REPORT_FORMATS
+
+    assert EVALS_REPORT.media is not None and EVALS_COMPARE.media is not None
+    for form, media in REPORT_FORMATS.items():
+        assert EVALS_REPORT.media(ReportRequest("ev_1", format=form)) == media
+    for form, media in COMPARE_FORMATS.items():
+        assert EVALS_COMPARE.media(CompareRequest("a", "b", format=form)) == media
+    asked = _parsed(EVALS_REPORT, "GET", "/v1/evals/ev_1/report", b"")
+    assert asked == ReportRequest("ev_1", format="json", audience="author")  # the defaults
+    with pytest.raises(UsageError, match="^format must be one of json, md, html, junit$"):
+        _parsed(EVALS_REPORT, "GET", "/v1/evals/ev_1/report?format=pdf", b"")
+    with pytest.raises(UsageError, match="^format must be one of json, md, html$"):
+        _parsed(EVALS_COMPARE, "GET", "/v1/evals/a/compare/b?format=junit", b"")
+    with pytest.raises(UsageError, match="^audience must be one of author, operator$"):
+        _parsed(EVALS_REPORT, "GET", "/v1/evals/ev_1/report?audience=everyone", b"")
+
+
+def test_an_eval_start_reads_its_body_as_the_route_did() -> None:
+    def start(body: bytes) -> Any:
+        return _parsed(EVALS_START, "POST", "/v1/evals", body)
+
+    assert start(b'{"agent": "acme/bot"}') == EvalStart(agent="acme/bot")
+    # null is the default, as an absent key is.
+    assert start(b'{"agent": "acme/bot", "concurrency": null, "pace_s": null}') == EvalStart(
+        agent="acme/bot"
+    )
+    assert start(b'{"agent": "acme/bot", "pace_s": 1.5, "max_cost_usd": 5}') == EvalStart(
+        agent="acme/bot", pace_s=Decimal("1.5"), max_cost_usd="5"
+    )
+    with pytest.raises(UsageError, match="^unknown keys: colour, size$"):
+        start(b'{"agent": "acme/bot", "size": 1, "colour": 2}')
+    with pytest.raises(UsageError, match=r"^\$\.agent must be an agent id 'org/name'$"):
+        start(b'{"suites": []}')
+    with pytest.raises(UsageError, match="^suites must be a list of at most 100 suite ids$"):
+        start(b'{"agent": "acme/bot", "suites": "all"}')
+    with pytest.raises(UsageError, match=r"^\$\.suites\[1\] must be a suite id$"):
+        start(b'{"agent": "acme/bot", "suites": ["a", 7]}')
+    for key, value, message in (
+        ("concurrency", "0", "concurrency must be an integer from 1 to 1024"),
+        ("retries", "true", "retries must be an integer from 0 to 10"),
+        ("repetitions", "101", "repetitions must be an integer from 1 to 100"),
+        ("pace_s", "1E+3999", "pace_s must be a number from 0 to 3600"),
+        ("max_cost_usd", '"NaN"', "max_cost_usd must be a decimal string of dollars"),
+        ("max_cost_usd", '"1E-999999999"', "max_cost_usd must be a decimal string of dollars"),
+    ):
+        body = f'{{"agent": "acme/bot", "{key}": {value}}}'.encode()
+        with pytest.raises(UsageError, match=f"^{message}") as caught:
+            start(body)
+        assert caught.value.details == {"path": f"$.{key}"}
+    # A dry run creates nothing: 200; a start, 201.
+    assert EVALS_START.status is not None
+    assert EVALS_START.status(EvalStart(agent="a/b", dry_run=True), {}) == 200
+    assert EVALS_START.status(EvalStart(agent="a/b"), {}) == EVALS_START.created == 201
+
+
+def test_a_certificate_import_names_its_shape() -> None:
+    from records import CERTIFICATE_MAX_BYTES, JWKS_MAX_BYTES, REVOCATIONS_MAX_BYTES
+
+    assert IMPORT_MAX_BYTES == CERTIFICATE_MAX_BYTES + JWKS_MAX_BYTES + REVOCATIONS_MAX_BYTES
+    assert CERTIFICATES_IMPORT.max_body_bytes == IMPORT_MAX_BYTES
+    for body, path in (
+        (b'{"certificate": {}}', "$"),
+        (b'{"certificate": {}, "jwks": {}, "x": 1}', "$.x"),
+    ):
+        with pytest.raises(
+            UsageError, match="an import is {certificate, jwks\\[, revocations\\]}"
+        ) as caught:
+            _parsed(CERTIFICATES_IMPORT, "POST", "/v1/certificates/import", body)
+        assert caught.value.details == {
+            "path": path,
+            "fields": ["certificate", "jwks", "revocations"],
+        }
+
+
+def test_a_command_written_by_hand_declares_the_operations_it_runs() -> None:
+    commands = operation_commands(build_parser())
+    assert commands["evals.start"] == ("eval",)
+    assert commands["evals.resume"] == ("evals", "resume")
+    assert commands["evals.report"] == ("evals", "report")
+    assert commands["evals.compare"] == ("evals", "compare")
+    assert commands["certificates.show"] == ("records", "certificate")
+    assert commands["certificates.import"] == ("certificates", "import")
+    parser = _Parser(prog="t")
+    with pytest.raises(TypeError, match="evals.start declares no command"):
+        command(parser.add_subparsers(), "start", EVALS_START, parents=[])
 
 
 def test_a_request_field_must_be_declared() -> None:

@@ -17,6 +17,16 @@ from urllib.parse import urlsplit, urlunsplit
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
+from gateway.cli._operations import command, runs
+from gateway.operations import (
+    CERTIFICATES_IMPORT,
+    CERTIFICATES_REVOCATIONS,
+    CERTIFICATES_SHOW,
+    KEYS_JWKS,
+    AgentRef,
+    CertificateImport,
+    Nothing,
+)
 from schema.errors import EnvironmentFault, InputError, Location, UsageError
 
 REVOCATIONS_PATH = "/.well-known/holon/revocations.json"
@@ -70,8 +80,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the issuer's signed revocation list (default: beside an --issuer-jwks URL)",
     )
     imp.set_defaults(handler=do_import)
-    revs = group.add_parser("revocations", parents=both, help="this store's signed revocation list")
-    revs.set_defaults(handler=do_revocations)
+    runs(imp, CERTIFICATES_IMPORT)
+    command(group, "revocations", CERTIFICATES_REVOCATIONS, parents=both)
 
 
 def register_record_certificate(rgroup: argparse._SubParsersAction[Any]) -> None:
@@ -84,6 +94,7 @@ def register_record_certificate(rgroup: argparse._SubParsersAction[Any]) -> None
     cert.add_argument("agent", type=agent_id, metavar="ORG/AGENT", help="the agent's id")
     cert.add_argument("-o", "--output", metavar="FILE", help="write it here (default: stdout)")
     cert.set_defaults(handler=do_record_certificate)
+    runs(cert, CERTIFICATES_SHOW)
 
 
 # -- reading files and URLs ---------------------------------------------------------------
@@ -155,7 +166,7 @@ def _revocations(ctx: Context, jwks_source: str | None, given: str | None) -> An
     if given is not None:
         return read_json_source(given, REVOCATIONS_MAX_BYTES)
     if jwks_source is None:
-        return ctx.client().certificates.revocations()
+        return ctx.client().call(CERTIFICATES_REVOCATIONS, Nothing())
     if _is_url(jwks_source):
         return read_json_source(_beside(jwks_source, REVOCATIONS_PATH), REVOCATIONS_MAX_BYTES)
     return None
@@ -191,7 +202,7 @@ def do_verify(ctx: Context) -> int:
     envelope = read_json_source(args.certificate, CERTIFICATE_MAX_BYTES)
     presented = _presented(args)
     jwks = (
-        ctx.client().certificates.jwks()
+        ctx.client().call(KEYS_JWKS, Nothing())
         if args.jwks is None
         else read_json_source(args.jwks, JWKS_MAX_BYTES)
     )
@@ -230,7 +241,8 @@ def do_import(ctx: Context) -> int:
     envelope = read_json_source(args.certificate, CERTIFICATE_MAX_BYTES)
     jwks = read_json_source(args.issuer_jwks, JWKS_MAX_BYTES)
     revocations = _revocations(ctx, args.issuer_jwks, args.revocations)
-    view = ctx.client().certificates.import_certificate(envelope, jwks, revocations)
+    asked = CertificateImport(certificate=envelope, jwks=jwks, revocations=revocations)
+    view = ctx.client().call(CERTIFICATES_IMPORT, asked)
     if ctx.out.json_mode:
         ctx.out.json(view)
     else:
@@ -243,16 +255,11 @@ def do_import(ctx: Context) -> int:
     return 0
 
 
-def do_revocations(ctx: Context) -> int:
-    ctx.out.json(ctx.client().certificates.revocations())
-    return 0
-
-
 def do_record_certificate(ctx: Context) -> int:
     from schema.documents import write_file
     from schema.jsontext import dumps
 
-    envelope = ctx.client().certificates.certificate(ctx.args.agent)
+    envelope = ctx.client().call(CERTIFICATES_SHOW, AgentRef(ctx.args.agent))
     if ctx.args.output is None:
         ctx.out.json(envelope)
         return 0

@@ -1,4 +1,12 @@
-"""`holon eval` (the main job), `holon evals list|status|resume|cancel`, `holon records show`."""
+"""`holon eval` (the main job), `holon evals list|status|resume|cancel`, `holon records show`.
+
+`evals list`, `status` and `cancel` are the operations' own commands
+(gateway/operations/_evals.py). `holon eval` and `evals resume` are commands of
+their own: on the store the eval runs in this process (over --processes), with
+progress and the result's table; with --gateway they run the operations
+evals.start and evals.resume, and follow the eval with evals.show while the
+gateway's workers run it.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,17 @@ from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands import certificates, reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
+from gateway.cli._operations import command, runs
+from gateway.operations import (
+    EVALS_CANCEL,
+    EVALS_LIST,
+    EVALS_REPORT,
+    EVALS_RESUME,
+    EVALS_SHOW,
+    EVALS_START,
+    EvalRef,
+    ReportRequest,
+)
 from schema.documents import read_text, write_file
 from schema.errors import HolonError, Refused, UsageError, checked
 
@@ -101,24 +120,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="at least this long between cells",
     )
     run.set_defaults(handler=do_eval)
+    runs(run, EVALS_START)  # with --gateway; on the store it runs the eval here
 
     parser = sub.add_parser("evals", help="follow, resume, cancel, report and compare evals")
     group = parser.add_subparsers(dest="evals_command", metavar="ACTION", required=True)
-    ls = group.add_parser("list", parents=both, help="evals, newest first")
-    ls.add_argument("--agent", type=agent_id, metavar="ORG/AGENT", help="only this agent's evals")
-    ls.add_argument("--limit", type=int, default=50, help="page size (default 50)")
-    ls.add_argument("--cursor", help="continue after a previous page")
-    ls.set_defaults(handler=do_list)
-    for action, handler, text in (
-        ("status", do_status, "progress and results of one eval"),
-        ("resume", do_resume, "continue an interrupted eval"),
-        ("cancel", do_cancel, "stop an eval: no record is written"),
-    ):
-        p = group.add_parser(action, parents=both, help=text)
-        p.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
-        if action == "resume":
-            _processes_option(p)
-        p.set_defaults(handler=handler)
+    command(group, "list", EVALS_LIST, parents=both)
+    command(group, "status", EVALS_SHOW, parents=both)
+    # Not the operation's own command: on the store the eval runs here, with progress.
+    resume = group.add_parser("resume", parents=both, help="continue an interrupted eval")
+    resume.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
+    _processes_option(resume)
+    resume.set_defaults(handler=do_resume)
+    runs(resume, EVALS_RESUME)
+    command(group, "cancel", EVALS_CANCEL, parents=both)
     reports.add_to(group)
     imported = group.add_parser(
         "import",
@@ -358,7 +372,8 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
     _confirm(ctx, view)
     result = _run_with_progress(ctx, proposal.cells, lambda p: ops.execute(proposal, p))
     if args.junit is not None:
-        junit = ops.report(result["id"], audience="author", form="junit")
+        asked = ReportRequest(result["id"], format="junit", audience="author")
+        junit = ctx.client().call(EVALS_REPORT, asked)["text"]
         # Whole or not at all: a full disk leaves no half file for CI to read.
         write_file(args.junit, junit.encode("utf-8"))
         ctx.out.note(f"wrote {args.junit}")
@@ -373,7 +388,7 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
 
 def do_resume(ctx: Context) -> int:
     ops = _ops(ctx)
-    status = ops.status(ctx.args.eval_id)
+    status = ctx.client().call(EVALS_SHOW, EvalRef(ctx.args.eval_id))
     processes = ctx.args.processes
     result = _run_with_progress(
         ctx, status["cells"], lambda p: ops.resume(ctx.args.eval_id, p, processes=processes)
@@ -383,67 +398,6 @@ def do_resume(ctx: Context) -> int:
     else:
         _print_result(ctx, result)
     return checked(bool(result.get("meets_thresholds")))
-
-
-def do_status(ctx: Context) -> int:
-    view = _ops(ctx).status(ctx.args.eval_id)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-        return 0
-    progress = view["progress"]
-    ctx.out.fields(
-        [
-            ("eval", view["id"]),
-            ("agent", f"{view['agent']} {view['agent_version']}"),
-            ("status", view["status"]),
-            ("cells", f"{progress['done']}/{view['cells']} done, {progress['running']} running"),
-            ("passed", view["spent"]["passed"]),
-            ("spent", f"${view['spent']['cost_usd']}"),
-            ("started", view["created_at"]),
-            ("finished", view["finished_at"]),
-            *_imported_fields(view.get("imported")),
-        ]
-    )
-    return 0
-
-
-def _imported_fields(label: dict[str, Any] | None) -> list[tuple[str, Any]]:
-    """An imported eval's label in `evals status`: run where, imported when, checked how."""
-    if label is None:
-        return []
-    origin = label["origin"]
-    made = origin["generated_by"]
-    return [
-        (
-            "imported",
-            f"{label['imported_at']} from {origin['source'] or 'a report'}: eval "
-            f"{origin['eval_id']} reported by holon {made.get('holon')}; no record written here",
-        ),
-        *((f"checked {c['suite']}", c["cases"]) for c in label["checked"]),
-    ]
-
-
-def do_list(ctx: Context) -> int:
-    page = _ops(ctx).list(ctx.args.agent, ctx.args.cursor, ctx.args.limit)
-    if ctx.out.json_mode:
-        ctx.out.json(page)
-        return 0
-    ctx.out.table(
-        ["eval", "agent", "version", "status", "cells", "started"],
-        [
-            (
-                e["id"],
-                e["agent"],
-                e["agent_version"],
-                e["status"] + ("" if e.get("imported") is None else " (imported)"),
-                e["cells"],
-                e["created_at"],
-            )
-            for e in page["items"]
-        ],
-        empty="no evals yet",
-    )
-    return 0
 
 
 def do_import(ctx: Context) -> int:
@@ -464,15 +418,6 @@ def do_import(ctx: Context) -> int:
     )
     for suite in label["checked"]:
         ctx.out.line(f"  {suite['suite']}: {suite['cases']}")
-    return 0
-
-
-def do_cancel(ctx: Context) -> int:
-    view = _ops(ctx).cancel(ctx.args.eval_id)
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-    else:
-        ctx.out.line(f"eval {view['id']} cancelled; no record will be written")
     return 0
 
 

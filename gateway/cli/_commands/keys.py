@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 
 from gateway.cli._app import common_options, gateway_options
-from gateway.cli._context import Context
 from gateway.cli._operations import command
-from gateway.operations import KEYS_LIST, KEYS_ROTATE
+from gateway.operations import KEYS_JWKS, KEYS_LIST, KEYS_ROTATE
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,12 +19,4 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = parser.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     command(group, "list", KEYS_LIST, parents=both)
     command(group, "rotate", KEYS_ROTATE, parents=both)
-    jwks = group.add_parser(
-        "jwks", parents=both, help="the public key set (JWKS), as /.well-known/jwks.json"
-    )
-    jwks.set_defaults(handler=do_jwks)
-
-
-def do_jwks(ctx: Context) -> int:
-    ctx.out.json(ctx.client().certificates.jwks())
-    return 0
+    command(group, "jwks", KEYS_JWKS, parents=both)

@@ -15,22 +15,23 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._context import Context
+from gateway.cli._operations import runs
+from gateway.operations import (
+    AUDIENCES,
+    COMPARE_FORMATS,
+    EVALS_COMPARE,
+    EVALS_REPORT,
+    REPORT_FORMATS,
+    CompareRequest,
+    ReportRequest,
+)
 from schema.documents import write_file
 from schema.errors import checked
 
-if TYPE_CHECKING:
-    from evals.reports import Audience
-
-# evals.reports.AUDIENCES, spelled out: importing evals.reports to build the parser would
-# load the store (SQLAlchemy and every model) for every command, `--help` included.
-# tests/gateway/test_cli_startup.py checks the two stay equal.
-AUDIENCES: tuple[Audience, ...] = ("author", "operator")
-REPORT_FORMATS = ("json", "md", "html", "junit")  # evals.reports.REPORT_FORMATS, the same way
-COMPARE_FORMATS = ("json", "md", "html")  # evals.reports.COMPARE_FORMATS, the same way
+__all__ = ["AUDIENCES", "COMPARE_FORMATS", "REPORT_FORMATS", "add_to"]
 
 
 def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -57,6 +58,7 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _audience(report)
     _output(report)
     report.set_defaults(handler=do_report)
+    runs(report, EVALS_REPORT)
 
     compare = group.add_parser(
         "compare",
@@ -85,6 +87,7 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     _output(compare)
     compare.set_defaults(handler=do_compare)
+    runs(compare, EVALS_COMPARE)
 
 
 def _audience(parser: argparse.ArgumentParser) -> None:
@@ -119,22 +122,28 @@ def _emit(ctx: Context, text: str, target: Path | None) -> None:
 
 
 def do_report(ctx: Context) -> int:
-    text = ctx.client().evals.report(
-        ctx.args.eval_id, audience=ctx.args.audience, form=_format(ctx)
-    )
-    _emit(ctx, text, ctx.args.output)
+    asked = ReportRequest(ctx.args.eval_id, format=_format(ctx), audience=ctx.args.audience)
+    _emit(ctx, ctx.client().call(EVALS_REPORT, asked)["text"], ctx.args.output)
     return 0
 
 
 def do_compare(ctx: Context) -> int:
-    comparison, text = ctx.client().evals.compare(
+    from evals.reports import render_comparison
+    from schema.jsontext import loads
+
+    # The comparison as JSON, for its gate; another format is rendered from it here, as
+    # the gateway would (one comparison, not two).
+    asked = CompareRequest(
         ctx.args.base,
         ctx.args.candidate,
+        format="json",
         audience=ctx.args.audience,
         allow_mismatch=ctx.args.allow_mismatch,
-        form=_format(ctx),
     )
-    _emit(ctx, text, ctx.args.output)
+    text = ctx.client().call(EVALS_COMPARE, asked)["text"]
+    comparison = loads(text)
+    form = _format(ctx)
+    _emit(ctx, text if form == "json" else render_comparison(comparison, form), ctx.args.output)
     gate = comparison["gate"]
     if gate["passed"]:
         return checked(True)

@@ -1,0 +1,168 @@
+"""The operations over certificates (docs/certificates.md), each declared once (see _declare.py).
+
+This store's key set and revocation list are public documents, read without a
+token at their well-known paths, as verifiers fetch them (roles "none"); the
+CLI prints them as JSON, to keep or hand on. `holon certificates import` and
+`holon records certificate` are commands of their own that run these
+operations: they read files and URLs, and write one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gateway.operations._declare import Cli, Json, JSONObject, Operation, param
+from gateway.operations._registry import AgentRef
+from gateway.operations._tokens import Nothing
+from schema.errors import UsageError
+
+if TYPE_CHECKING:
+    from gateway.client import StoreClient
+
+OPERATOR = frozenset({"operator"})
+
+ENVELOPE: dict[str, Any] = {"$ref": "certificate.schema.json"}
+JWKS: dict[str, Any] = {
+    "type": "object",
+    "required": ["keys"],
+    "properties": {
+        "issuer": {"type": "string", "description": "the issuer these keys sign for"},
+        "keys": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+# records.CERTIFICATE_MAX_BYTES + JWKS_MAX_BYTES + REVOCATIONS_MAX_BYTES, spelled out:
+# building the CLI's parser loads no store code. tests/gateway/test_operations.py checks it.
+IMPORT_MAX_BYTES = 1024 * 1024 + 256 * 1024 + 8 * 1024 * 1024
+
+
+# -- certificates.show ---------------------------------------------------------------
+
+
+def _certificate(client: StoreClient, ref: AgentRef) -> JSONObject:
+    version = client.store.agents.get(ref.agent).version
+    return client.store.certificates.current(ref.agent, version)
+
+
+CERTIFICATES_SHOW = Operation(
+    name="certificates.show",
+    method="GET",
+    path="/v1/records/{org}/{name}/certificate",
+    roles="any",
+    request=AgentRef,
+    summary="the signed certificate of the agent's current record (a DSSE envelope)",
+    run=_certificate,
+    response=ENVELOPE,
+    statuses=(404, 409),
+    cli=None,  # `holon records certificate ORG/AGENT [-o FILE]`
+)
+
+
+# -- certificates.import -------------------------------------------------------------
+
+IMPORT_FIELDS = ("certificate", "jwks", "revocations")
+
+
+def _import_shape(body: JSONObject) -> None:
+    unknown = sorted(set(body) - set(IMPORT_FIELDS))
+    if unknown or "certificate" not in body or "jwks" not in body:
+        path = f"$.{unknown[0][:40]}" if unknown else "$"
+        raise UsageError(
+            f"{path}: an import is {{certificate, jwks[, revocations]}}",
+            details={"path": path, "fields": list(IMPORT_FIELDS)},
+        )
+
+
+def _as_given(value: Any, where: str) -> Any:
+    """A document checked by the import itself (its signature, its key set)."""
+    return value
+
+
+@dataclass(frozen=True)
+class CertificateImport:
+    certificate: Any = param(
+        required=True,
+        help="the certificate: a DSSE envelope (certificate.schema.json)",
+        where="body",
+        check=_as_given,
+        schema={"type": "object"},
+    )
+    jwks: Any = param(
+        required=True,
+        help="the issuer's key set",
+        where="body",
+        check=_as_given,
+        schema=JWKS,
+    )
+    revocations: Any = param(
+        help="the issuer's signed revocation list",
+        where="body",
+        check=_as_given,
+        schema={"type": "object"},
+    )
+
+
+def _import(client: StoreClient, asked: CertificateImport) -> JSONObject:
+    """Verify another issuer's certificate against its key set (and revocation list),
+    then keep it as an imported record of its agent, labelled with its issuer."""
+    from records import utcnow, verify_certificate
+
+    verified = verify_certificate(
+        asked.certificate, asked.jwks, now=utcnow(), revocations=asked.revocations
+    )
+    kept = client.store.certificates.import_verified(verified, asked.certificate)
+    return {"status": "imported", "certificate": kept}
+
+
+CERTIFICATES_IMPORT = Operation(
+    name="certificates.import",
+    method="POST",
+    path="/v1/certificates/import",
+    roles=OPERATOR,
+    request=CertificateImport,
+    summary="verify another issuer's certificate and keep it as an imported record",
+    run=_import,
+    statuses=(404, 409, 413, 422),
+    created=201,
+    body_check=_import_shape,
+    max_body_bytes=IMPORT_MAX_BYTES,
+    cli=None,  # `holon certificates import CERT --issuer-jwks FILE|URL`: it reads them
+)
+
+
+# -- keys.jwks, certificates.revocations: public documents ----------------------------
+
+
+def _jwks(client: StoreClient, _: Nothing) -> JSONObject:
+    return client.store.keys.jwks()
+
+
+KEYS_JWKS = Operation(
+    name="keys.jwks",
+    method="GET",
+    path="/.well-known/jwks.json",
+    roles="none",
+    request=Nothing,
+    summary="this store's public signing keys (retired ones too), as OKP/Ed25519 JWKs",
+    run=_jwks,
+    response=JWKS,
+    cli=Cli(help="the public key set (JWKS), as /.well-known/jwks.json", render=Json()),
+)
+
+
+def _revocations(client: StoreClient, _: Nothing) -> JSONObject:
+    return client.store.certificates.revocations()
+
+
+CERTIFICATES_REVOCATIONS = Operation(
+    name="certificates.revocations",
+    method="GET",
+    path="/.well-known/holon/revocations.json",
+    roles="none",
+    request=Nothing,
+    summary="this store's signed revocation list (a DSSE envelope)",
+    run=_revocations,
+    response=ENVELOPE,
+    cli=Cli(help="this store's signed revocation list", render=Json()),
+)

@@ -1,0 +1,544 @@
+"""The operations over evals, each declared once (see _declare.py).
+
+What an eval shows depends on who asks (docs/integrity.md): an operator sees
+everything, anyone else the public cells' progress and summary, so the server
+runs these with the bearer (`run_for`), which also checks, in the worker
+thread, that the eval is of one of the org's agents. The store client (the
+CLI, operator) runs `run`.
+
+`holon eval`, `holon evals resume` and `holon evals report|compare` are
+commands of their own that run these operations (gateway/cli/_commands):
+an eval on the store runs in this process with progress, and a report is a
+document written to stdout or a file, not a view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
+
+from gateway.operations._declare import (
+    Bearer,
+    Cli,
+    Column,
+    Fields,
+    JSONObject,
+    Lines,
+    Operation,
+    Table,
+    cursor,
+    key,
+    limit,
+    param,
+)
+from gateway.operations._registry import agent_id
+from schema.errors import Forbidden, UsageError
+
+if TYPE_CHECKING:
+    from gateway.client import StoreClient
+
+ORG = frozenset({"operator", "org"})
+OPERATOR = frozenset({"operator"})
+
+# evals.reports.AUDIENCES, REPORT_FORMATS and COMPARE_FORMATS, spelled out: importing
+# evals.reports to build the CLI's parser would load the store (SQLAlchemy and every model)
+# for every command, `--help` included. tests/gateway/test_cli_startup.py checks they agree.
+AUDIENCES = ("author", "operator")
+REPORT_FORMATS = ("json", "md", "html", "junit")
+COMPARE_FORMATS = ("json", "md", "html")
+
+
+def own_eval(client: StoreClient, who: Bearer, eval_id: str) -> None:
+    """Forbidden unless an operator, or the org whose agent the eval is (a store read)."""
+    if not who.is_operator:
+        who.require_agent(client.store.evals.get(eval_id).agent_id)
+
+
+def _eval_ref(**spec: Any) -> Any:
+    return param(required=True, where="path", metavar="EVAL_ID", segments=("eval",), **spec)
+
+
+# -- evals.list ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvalsQuery:
+    agent: str | None = param(
+        help="org/name (required with an org token)",
+        cli_help="only this agent's evals",
+        metavar="ORG/AGENT",
+        cli_type=agent_id,
+    )
+    limit: int = limit(cli_default=50)
+    cursor: str | None = cursor()
+
+
+def _org_lists_its_own(who: Bearer, query: EvalsQuery) -> EvalsQuery:
+    if who.kind == "org":
+        if query.agent is None:
+            raise UsageError("an org token lists the evals of one of its agents: ?agent=org/name")
+        who.require_agent(query.agent)
+    return query
+
+
+def _evals(client: StoreClient, query: EvalsQuery) -> JSONObject:
+    return client.evals.list(query.agent, query.cursor, query.limit)
+
+
+def _evals_for(client: StoreClient, query: EvalsQuery, who: Bearer) -> JSONObject:
+    return client.evals.list(query.agent, query.cursor, query.limit, operator=who.is_operator)
+
+
+EVALS_LIST = Operation(
+    name="evals.list",
+    method="GET",
+    path="/v1/evals",
+    roles=ORG,
+    request=EvalsQuery,
+    summary="list evals, newest first",
+    run=_evals,
+    run_for=_evals_for,
+    narrow=_org_lists_its_own,
+    cli=Cli(
+        help="evals, newest first",
+        render=Table(
+            (
+                Column("eval", key("id")),
+                Column("agent", key("agent")),
+                Column("version", key("agent_version")),
+                Column(
+                    "status",
+                    lambda e: e["status"] + ("" if e.get("imported") is None else " (imported)"),
+                ),
+                Column("cells", key("cells")),
+                Column("started", key("created_at")),
+            ),
+            empty="no evals yet",
+        ),
+    ),
+)
+
+
+# -- evals.show, evals.resume, evals.cancel ------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvalRef:
+    eval_id: str = _eval_ref(help="an eval id (ev_…)")
+
+
+def _status(client: StoreClient, ref: EvalRef) -> JSONObject:
+    return client.evals.status(ref.eval_id)
+
+
+def _status_for(client: StoreClient, ref: EvalRef, who: Bearer) -> JSONObject:
+    own_eval(client, who, ref.eval_id)
+    return client.evals.status(ref.eval_id, operator=who.is_operator)
+
+
+def _imported_fields(view: JSONObject) -> list[tuple[str, Any]]:
+    """An imported eval's label in `evals status`: run where, imported when, checked how."""
+    label = view.get("imported")
+    if label is None:
+        return []
+    origin = label["origin"]
+    made = origin["generated_by"]
+    return [
+        (
+            "imported",
+            f"{label['imported_at']} from {origin['source'] or 'a report'}: eval "
+            f"{origin['eval_id']} reported by holon {made.get('holon')}; no record written here",
+        ),
+        *((f"checked {c['suite']}", c["cases"]) for c in label["checked"]),
+    ]
+
+
+def _cells(view: JSONObject) -> str:
+    progress = view["progress"]
+    return f"{progress['done']}/{view['cells']} done, {progress['running']} running"
+
+
+EVALS_SHOW = Operation(
+    name="evals.show",
+    method="GET",
+    path="/v1/evals/{eval}",
+    roles=ORG,
+    request=EvalRef,
+    summary="an eval's status and progress",
+    run=_status,
+    run_for=_status_for,
+    statuses=(404,),
+    cli=Cli(
+        help="progress and results of one eval",
+        render=Fields(
+            (
+                Column("eval", key("id")),
+                Column("agent", lambda v: f"{v['agent']} {v['agent_version']}"),
+                Column("status", key("status")),
+                Column("cells", _cells),
+                Column("passed", lambda v: v["spent"]["passed"]),
+                Column("spent", lambda v: f"${v['spent']['cost_usd']}"),
+                Column("started", key("created_at")),
+                Column("finished", key("finished_at")),
+            ),
+            extra=_imported_fields,
+        ),
+    ),
+)
+
+
+def _resume(client: StoreClient, ref: EvalRef) -> JSONObject:
+    """Check the eval may resume; the gateway's workers (or `holon worker`) then work it."""
+    from evals import resumable
+
+    resumable(client.store, ref.eval_id, home=client.home)
+    return client.evals.status(ref.eval_id)
+
+
+EVALS_RESUME = Operation(
+    name="evals.resume",
+    method="POST",
+    path="/v1/evals/{eval}/resume",
+    roles=OPERATOR,
+    request=EvalRef,
+    summary="resume an interrupted eval (refused after an agent or suite change)",
+    run=_resume,
+    statuses=(404, 409),
+    cli=None,  # `holon evals resume`: on the store it runs the eval here, with progress
+)
+
+
+def _cancel(client: StoreClient, ref: EvalRef) -> JSONObject:
+    return client.evals.cancel(ref.eval_id)
+
+
+EVALS_CANCEL = Operation(
+    name="evals.cancel",
+    method="POST",
+    path="/v1/evals/{eval}/cancel",
+    roles=OPERATOR,
+    request=EvalRef,
+    summary="cancel a running eval",
+    run=_cancel,
+    statuses=(404, 409),
+    cli=Cli(
+        help="stop an eval: no record is written",
+        render=Lines(lambda v: [f"eval {v['id']} cancelled; no record will be written"]),
+    ),
+)
+
+
+# -- evals.start ---------------------------------------------------------------------
+
+MAX_SUITES = 100
+MAX_PACE_S = 3600  # an hour between cells is already a crawl
+MAX_COST_USD = Decimal(10**9)
+MAX_COST_PLACES = 12  # decimal places of a dollar amount
+START_KEYS = (
+    "agent",
+    "suites",
+    "repetitions",
+    "concurrency",
+    "retries",
+    "pace_s",
+    "max_cost_usd",
+    "dry_run",
+)
+
+
+def _start_keys(body: JSONObject) -> None:
+    unknown = set(body) - set(START_KEYS)
+    if unknown:
+        raise UsageError(f"unknown keys: {', '.join(sorted(unknown))}")
+
+
+def _suites(value: Any, where: str) -> list[str] | None:
+    from gateway.server._http import id_text  # the route's check of a named thing
+
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > MAX_SUITES:
+        raise UsageError(f"suites must be a list of at most {MAX_SUITES} suite ids")
+    return [id_text(s, f"{where}[{i}]", "a suite id") for i, s in enumerate(value)]
+
+
+def _integer(name: str, low: int, high: int) -> Any:
+    def check(value: Any, where: str) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise UsageError(
+                f"{name} must be an integer from {low} to {high}", details={"path": where}
+            )
+        return value
+
+    return check
+
+
+def _pace(value: Any, where: str) -> Decimal:
+    """A JSON number from 0 to MAX_PACE_S (bounded before float(): 1E+999999 is finite)."""
+    problem = UsageError(f"pace_s must be a number from 0 to {MAX_PACE_S}", details={"path": where})
+    if value is None:
+        return Decimal(0)
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise problem
+    number = Decimal(value)
+    if not number.is_finite() or not 0 <= number <= MAX_PACE_S:
+        raise problem
+    return number
+
+
+def max_cost(value: Any, where: str = "$.max_cost_usd") -> str | None:
+    """max_cost_usd: a decimal string (or number) of dollars, finite, 0 to MAX_COST_USD."""
+    if value is None:
+        return None
+    problem = UsageError(
+        f"max_cost_usd must be a decimal string of dollars from 0 to {MAX_COST_USD}, with at "
+        f'most {MAX_COST_PLACES} decimal places, such as "5"',
+        details={"path": where},
+    )
+    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
+        raise problem
+    if isinstance(value, str) and len(value) > 64:  # Decimal() of a 5,000-digit string is slow
+        raise problem
+    try:
+        cap = Decimal(value)
+    except (InvalidOperation, ValueError):
+        raise problem from None
+    # NaN, sNaN and Infinity parse as Decimals; sNaN raises on any comparison.
+    # "1E-999999999" is finite but is a billion digits once written out plainly.
+    if not cap.is_finite() or not Decimal(0) <= cap <= MAX_COST_USD:
+        raise problem
+    if int(cap.as_tuple().exponent) < -MAX_COST_PLACES:
+        raise problem
+    return str(value)
+
+
+@dataclass(frozen=True)
+class EvalStart:
+    """`POST /v1/evals`: what `holon eval --gateway` asks for (gateway.client.EvalOptions)."""
+
+    agent: str = param(
+        required=True, help="org/name", where="body", expected="an agent id 'org/name'"
+    )
+    suites: list[str] | None = param(
+        help="only these suites (a narrowed eval: no record)",
+        where="body",
+        check=_suites,
+        schema={"type": "array", "items": {"type": "string"}},
+    )
+    repetitions: int | None = param(
+        help="each suite's repetitions, overridden (no record)",
+        where="body",
+        check=_integer("repetitions", 1, 100),
+        minimum=1,
+        maximum=100,
+    )
+    concurrency: int = param(
+        16,
+        help="cells in flight",
+        where="body",
+        check=_integer("concurrency", 1, 1024),
+        minimum=1,
+        maximum=1024,
+    )
+    retries: int = param(
+        2,
+        help="retries of a cell whose agent could not be reached",
+        where="body",
+        check=_integer("retries", 0, 10),
+        minimum=0,
+        maximum=10,
+    )
+    pace_s: Decimal = param(
+        Decimal(0),
+        help="at least this many seconds between cells",
+        where="body",
+        check=_pace,
+        schema={"type": "number", "minimum": 0, "maximum": MAX_PACE_S},
+    )
+    max_cost_usd: str | None = param(
+        help="dollars, 0 to 1000000000: refuse a plan whose worst case costs more",
+        where="body",
+        check=max_cost,
+    )
+    dry_run: bool = param(
+        False,
+        help="plan only (to confirm it first)",
+        where="body",
+        check=lambda value, where: bool(value),
+    )
+
+
+def _start(client: StoreClient, asked: EvalStart) -> JSONObject:
+    from gateway.client._evals import eval_view, plan_view
+
+    plan = client.evals.plan(
+        asked.agent,
+        suites=asked.suites,
+        repetitions=asked.repetitions,
+        concurrency=asked.concurrency,
+        retries=asked.retries,
+        pace_s=float(asked.pace_s),
+        max_cost=None if asked.max_cost_usd is None else Decimal(asked.max_cost_usd),
+    )
+    if asked.dry_run:
+        return {"plan": plan_view(plan)}
+    info = client.evals.begin(plan)
+    return {"plan": plan_view(plan), "eval": eval_view(info, client.store.evals.counts(info.id))}
+
+
+EVALS_START = Operation(
+    name="evals.start",
+    method="POST",
+    path="/v1/evals",
+    roles=OPERATOR,
+    request=EvalStart,
+    summary="plan and start an eval (worked by the gateway's workers); dry_run: plan only",
+    run=_start,
+    statuses=(404, 409, 413, 502),
+    created=201,
+    status=lambda asked, view: 200 if asked.dry_run else 201,
+    body_check=_start_keys,
+    max_body_bytes=64 * 1024,
+    cli=None,  # `holon eval`: on the store it runs the eval here (--processes), with progress
+)
+
+
+# -- evals.report, evals.compare -----------------------------------------------------
+
+
+def _format_of(allowed: tuple[str, ...]) -> Any:
+    def check(value: Any, where: str) -> str:
+        if value not in allowed:
+            raise UsageError(f"format must be one of {', '.join(allowed)}")
+        return str(value)
+
+    return check
+
+
+def _audience(value: Any, where: str) -> str:
+    if value not in AUDIENCES:
+        raise UsageError(f"audience must be one of {', '.join(AUDIENCES)}")
+    return str(value)
+
+
+def _audience_param() -> Any:
+    return param(
+        "author",
+        help="author (default) or operator (operator tokens only)",
+        check=_audience,
+        schema={"enum": list(AUDIENCES)},
+    )
+
+
+def audience_for(who: Bearer, value: Any) -> str:
+    """The audience asked, checked: only an operator reads the operator's (the console's
+    report pages read it this way too)."""
+    audience = _audience(value, "audience")
+    if audience != "author" and not who.is_operator:
+        raise Forbidden("only an operator may read the operator audience (holdout cases)")
+    return audience
+
+
+def _operator_audience(who: Bearer, asked: Any) -> Any:
+    audience_for(who, asked.audience)
+    return asked
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    eval_id: str = _eval_ref(help="an eval id (ev_…)")
+    format: str = param(
+        "json",
+        help="json (default), md, html or junit (JUnit XML)",
+        check=_format_of(REPORT_FORMATS),
+        schema={"enum": list(REPORT_FORMATS)},
+    )
+    audience: str = _audience_param()
+
+
+def _report(client: StoreClient, asked: ReportRequest) -> JSONObject:
+    text = client.evals.report(asked.eval_id, audience=asked.audience, form=asked.format)
+    return {"text": text}
+
+
+def _report_for(client: StoreClient, asked: ReportRequest, who: Bearer) -> JSONObject:
+    own_eval(client, who, asked.eval_id)
+    return _report(client, asked)
+
+
+def _report_media(asked: ReportRequest) -> str:
+    from evals.reports import REPORT_FORMATS as MEDIA
+
+    return MEDIA[asked.format]
+
+
+EVALS_REPORT = Operation(
+    name="evals.report",
+    method="GET",
+    path="/v1/evals/{eval}/report",
+    roles=ORG,
+    request=ReportRequest,
+    summary="an eval's report (org tokens: own agents, author audience)",
+    run=_report,
+    run_for=_report_for,
+    narrow=_operator_audience,
+    media=_report_media,
+    statuses=(404,),
+    cli=None,  # `holon evals report`: the document to stdout or a file (-o)
+)
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    base: str = param(required=True, help="the eval to compare against", where="path")
+    candidate: str = param(required=True, help="the eval being judged", where="path")
+    format: str = param(
+        "json",
+        help="json (default), md or html",
+        check=_format_of(COMPARE_FORMATS),
+        schema={"enum": list(COMPARE_FORMATS)},
+    )
+    audience: str = _audience_param()
+    allow_mismatch: bool = param(False, help="true: compare unmatched evals anyway")
+
+
+def _compare(client: StoreClient, asked: CompareRequest) -> JSONObject:
+    _, text = client.evals.compare(
+        asked.base,
+        asked.candidate,
+        audience=asked.audience,
+        allow_mismatch=asked.allow_mismatch,
+        form=asked.format,
+    )
+    return {"text": text}
+
+
+def _compare_for(client: StoreClient, asked: CompareRequest, who: Bearer) -> JSONObject:
+    own_eval(client, who, asked.base)
+    own_eval(client, who, asked.candidate)
+    return _compare(client, asked)
+
+
+def _compare_media(asked: CompareRequest) -> str:
+    from evals.reports import COMPARE_FORMATS as MEDIA
+
+    return MEDIA[asked.format]
+
+
+EVALS_COMPARE = Operation(
+    name="evals.compare",
+    method="GET",
+    path="/v1/evals/{base}/compare/{candidate}",
+    roles=ORG,
+    request=CompareRequest,
+    summary="compare two evals case by case",
+    run=_compare,
+    run_for=_compare_for,
+    narrow=_operator_audience,
+    media=_compare_media,
+    statuses=(404, 409),
+    cli=None,  # `holon evals compare`: the document, and exit 1 when the gate fails
+)
