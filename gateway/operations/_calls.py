@@ -15,6 +15,7 @@ from gateway.operations._declare import (
     Operation,
     Table,
     cursor,
+    entity,
     key,
     limit,
     param,
@@ -63,25 +64,7 @@ LEDGER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["items", "next_cursor"],
     "properties": {
-        "items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "mandate": {"type": ["string", "null"]},
-                    "mandate_revision": {
-                        "type": ["integer", "null"],
-                        "description": "the revision of `mandate` that allowed (or denied) "
-                        "the call; null on rows older than revisions",
-                    },
-                    "record_eval_id": {
-                        "type": ["string", "null"],
-                        "description": "the eval whose record the decision read; null when "
-                        "the mandate reads no record",
-                    },
-                },
-            },
-        },
+        "items": {"type": "array", "items": entity("ledger-row")},
         "next_cursor": {"type": ["string", "null"]},
     },
 }

@@ -27,6 +27,16 @@ if TYPE_CHECKING:
     from gateway.client import StoreClient
 
 JSONObject = dict[str, Any]
+
+
+def entity(name: str) -> dict[str, Any]:
+    """An entity's JSON Schema (schema/entities/NAME.json, what its record's `to_json`
+    writes) as an operation's response schema: declared there once, referenced here."""
+    from schema import entity_schema
+
+    return {k: v for k, v in entity_schema(name).items() if k not in ("$schema", "$id")}
+
+
 # The table's own types compare by identity and generate no __eq__, __hash__ or __repr__:
 # each generated method costs an exec when the module loads, on every CLI start.
 _LEAN: dict[str, bool] = {"eq": False, "repr": False}

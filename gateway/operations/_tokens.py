@@ -13,6 +13,7 @@ from gateway.operations._declare import (
     Operation,
     Sections,
     Table,
+    entity,
     key,
     param,
 )
@@ -24,31 +25,10 @@ OPERATOR = frozenset({"operator"})
 
 # -- tokens.create, tokens.list, tokens.revoke ----------------------------------------
 
-TOKEN_VIEW: dict[str, Any] = {
-    "type": "object",
-    "required": ["id", "role", "prefix", "created_at", "expired"],
-    "properties": {
-        "id": {"type": "string", "description": "tok_ and a ULID"},
-        "role": {"type": "string", "description": "operator, org:ORG or caller:NAME"},
-        "prefix": {"type": "string", "description": "the token's first characters, and …"},
-        "note": {"type": ["string", "null"]},
-        "created_at": {"type": "string", "format": "date-time"},
-        "expires_at": {
-            "type": ["string", "null"],
-            "format": "date-time",
-            "description": "null: never expires",
-        },
-        "expired": {"type": "boolean"},
-        "last_used_at": {
-            "type": ["string", "null"],
-            "format": "date-time",
-            "description": "coarse: written at most once a minute",
-        },
-        "revoked_at": {"type": ["string", "null"], "format": "date-time"},
-    },
-}
+TOKEN_VIEW: dict[str, Any] = entity("token")
 CREATED_VIEW: dict[str, Any] = {
     **TOKEN_VIEW,
+    "title": "a token just created: the token itself (this once) and its record",
     "required": ["token", *TOKEN_VIEW["required"]],
     "properties": {
         "token": {"type": "string", "description": "the token: in this response only"},
@@ -213,18 +193,7 @@ TOKENS_REVOKE = Operation(
 
 # -- keys.list, keys.rotate --------------------------------------------------------
 
-KEY_VIEW: dict[str, Any] = {
-    "type": "object",
-    "required": ["kid", "algorithm", "created_at", "active"],
-    "properties": {
-        "kid": {"type": "string", "description": "RFC 7638 JWK thumbprint"},
-        "algorithm": {"type": "string"},
-        "curve": {"type": "string"},
-        "created_at": {"type": "string", "format": "date-time"},
-        "retired_at": {"type": ["string", "null"], "format": "date-time"},
-        "active": {"type": "boolean"},
-    },
-}
+KEY_VIEW: dict[str, Any] = entity("key")
 
 
 @dataclass(frozen=True)
