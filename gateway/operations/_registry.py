@@ -475,7 +475,50 @@ RECORDS_SHOW = Operation(
     statuses=(404,),
     narrow=_own_record,
     present=_record_for,
-    # `holon records show` is still its own handler (gateway/cli/_commands/evals.py), over
-    # client.evals.record, which sends this operation over a gateway.
-    cli=None,
+    cli=Cli(
+        help="the agent's current record",
+        render=Fields(
+            (
+                Column("agent", lambda r: f"{r['agent']} {r['agent_version']}"),
+                Column("eval", key("eval_id")),
+                Column("evaluated", key("evaluated_at")),
+                Column("eval_score", key("eval_score")),
+                Column(
+                    "95% CI",
+                    lambda r: None if (ci := r["eval_score_ci95"]) is None else f"{ci[0]}-{ci[1]}",
+                ),
+                # The bound a `min_eval_score_lower` mandate reads (docs/integrity.md).
+                Column(
+                    "lower bound",
+                    lambda r: (
+                        f"{r.get('eval_score_lower')} "
+                        f"(holdout-revealing evals: {_evals_count(r.get('holdout_evals'))})"
+                    ),
+                ),
+                Column("weakest suite", key("weakest_suite")),
+                Column("unverified", key("unverified_capabilities")),
+                Column("stale", key("stale")),
+                Column("warnings", lambda r: [w["detail"] for w in r["warnings"]] or None),
+                Column("live", lambda r: _live_line(r.get("live"))),
+            )
+        ),
+    ),
 )
+
+
+def _evals_count(holdout_evals: Any) -> str:
+    if not isinstance(holdout_evals, dict) or not holdout_evals:
+        return "0"
+    return ", ".join(f"{n} on {suite}" for suite, n in sorted(holdout_evals.items()))
+
+
+def _live_line(live: Any) -> str | None:
+    """The record's live conformance in a line (docs/gateway.md, "Live conformance")."""
+    if not isinstance(live, dict):
+        return None
+    rate = "-" if live.get("rate") is None else f"{live['rate']}"
+    return (
+        f"answers {live['calls']}, contract violations {live['violations']} (rate {rate}), "
+        f"inputs refused {live['input_violations']}, since {live['since']} "
+        f"({live['window_days']} days)"
+    )

@@ -28,6 +28,7 @@ from gateway.operations import (
     EVALS_RESUME,
     EVALS_SHOW,
     EVALS_START,
+    RECORDS_SHOW,
     EvalRef,
     ReportRequest,
 )
@@ -181,9 +182,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     records = sub.add_parser("records", help="agent records")
     rgroup = records.add_subparsers(dest="records_command", metavar="ACTION", required=True)
-    show = rgroup.add_parser("show", parents=both, help="the agent's current record")
-    show.add_argument("agent", type=agent_id, metavar="ORG/AGENT", help="the agent's id")
-    show.set_defaults(handler=do_record)
+    command(rgroup, "show", RECORDS_SHOW, parents=both)
     certificates.register_record_certificate(rgroup)
 
 
@@ -432,50 +431,3 @@ def do_worker(ctx: Context) -> int:
     if ctx.out.json_mode:
         ctx.out.json(result)
     return 0
-
-
-def _evals_count(holdout_evals: Any) -> str:
-    if not isinstance(holdout_evals, dict) or not holdout_evals:
-        return "0"
-    return ", ".join(f"{n} on {suite}" for suite, n in sorted(holdout_evals.items()))
-
-
-def do_record(ctx: Context) -> int:
-    record = _ops(ctx).record(ctx.args.agent)
-    if ctx.out.json_mode:
-        ctx.out.json(record)
-        return 0
-    ci = record["eval_score_ci95"]
-    ctx.out.fields(
-        [
-            ("agent", f"{record['agent']} {record['agent_version']}"),
-            ("eval", record["eval_id"]),
-            ("evaluated", record["evaluated_at"]),
-            ("eval_score", record["eval_score"]),
-            ("95% CI", None if ci is None else f"{ci[0]}-{ci[1]}"),
-            # The bound a `min_eval_score_lower` mandate reads (docs/integrity.md).
-            (
-                "lower bound",
-                f"{record.get('eval_score_lower')} "
-                f"(holdout-revealing evals: {_evals_count(record.get('holdout_evals'))})",
-            ),
-            ("weakest suite", record["weakest_suite"]),
-            ("unverified", record["unverified_capabilities"]),
-            ("stale", record["stale"]),
-            ("warnings", [w["detail"] for w in record["warnings"]] or None),
-            ("live", _live_line(record.get("live"))),
-        ]
-    )
-    return 0
-
-
-def _live_line(live: Any) -> str | None:
-    """The record's live conformance in a line (docs/gateway.md, "Live conformance")."""
-    if not isinstance(live, dict):
-        return None
-    rate = "-" if live.get("rate") is None else f"{live['rate']}"
-    return (
-        f"answers {live['calls']}, contract violations {live['violations']} (rate {rate}), "
-        f"inputs refused {live['input_violations']}, since {live['since']} "
-        f"({live['window_days']} days)"
-    )
