@@ -28,7 +28,6 @@ from schema.jsontext import JSONValue, NumberError, dumps, format_path, loads, m
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "PayloadTooLarge",
     "body_object",
     "check_params",
     "error_response",

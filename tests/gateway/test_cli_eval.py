@@ -102,8 +102,10 @@ def test_sigkill_and_resume_give_the_same_record(tmp_path: Path) -> None:
         "eval",
         "acme/ticket-triage",
         "--yes",
+        # Paced so that the polls below (each a CLI process, a second or so on a loaded
+        # machine) see 20 cells done well before all 40 are.
         "--pace",
-        "0.05",
+        "0.15",
         "--concurrency",
         "2",
     ]
