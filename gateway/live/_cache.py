@@ -64,7 +64,8 @@ class Lookups:
         self._contracts: dict[tuple[str, int], Contract] = {}
         # One compile per version: a cold gateway's first calls, all missing it at once in
         # their worker threads, wait for that compile instead of each doing it (16 callers
-        # compiled it 15 times, half a second of CPU each for a large suite).
+        # compiled it 15 times in the contract bench's warm-up). One lock for all versions:
+        # compiles are rare, and a second suite's waits at most for the first's.
         self._compiling = threading.Lock()
         self._only_cached = False
         self._view: Lookups | None = None
