@@ -15,7 +15,7 @@ the bucket's lock and write in the reservation transaction. The targets:
 (bench/gateway/serve.py, lookups at their default 1 s TTL) over one store
 answers both; the load is paced (16 callers at `--rate`, default 200/s),
 rounds alternating between the targets so the machine's noise falls on
-all. Each round first sends the three targets' calls interleaved in one
+all. Each round first sends the four targets' calls interleaved in one
 paced stream (call k to target k mod 4), so that they meet the same load,
 queue and noise: the differences of their latencies there are what the
 contract, and the contract with a rate limit, add to a call (`p50_ms`,
