@@ -39,6 +39,7 @@ def load_schema(name: str) -> dict[str, Any]:
 ENTITY_DIR = SCHEMA_DIR / "entities"
 
 
+@cache  # the operation table asks at import time, once per entity it references
 def entity_names() -> tuple[str, ...]:
     """Every entity with a schema: `agent`, `ledger-row`, `token`, ..."""
     return tuple(sorted(path.stem for path in ENTITY_DIR.glob("*.json")))
