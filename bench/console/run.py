@@ -10,7 +10,7 @@ client would be sent), in the same run, interleaved:
   eval bench's suite and in-process agent: `bench._support.finished_eval`):
   `eval.html` over the eval's status vs dumps of that status;
 - the report shown in that page (its frame, `/ui/evals/{eval}/report?view=1`), as
-  the gateway serves it: `StoreClient.evals.report(form="html")` vs the same
+  the gateway serves it: `StoreService.evals.report(form="html")` vs the same
   call with `form="json"` (`GET /v1/evals/{eval}/report`), each
   `build_report` + its renderer; cold (an empty report cache each time and
   nothing stored: the store read, the report built and rendered), cold process
@@ -53,11 +53,11 @@ import run as eval_bench  # noqa: E402
 
 from bench._support import finished_eval, postgres_url  # noqa: E402
 from evals.reports import ReportCache, build_report, render_html, render_json  # noqa: E402
-from gateway.client import StoreClient  # noqa: E402
 from gateway.console._data import grouped, overview, record_row  # noqa: E402
 from gateway.console._render import render  # noqa: E402
 from gateway.server._auth import Bearer  # noqa: E402
-from gateway.server._service import Service  # noqa: E402
+from gateway.server._shared import Shared  # noqa: E402
+from gateway.service import StoreService  # noqa: E402
 from records._models import EvalReportRow  # noqa: E402
 from schema.jsontext import dumps  # noqa: E402
 
@@ -108,7 +108,7 @@ def measure(
 
 def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
     store, eval_id = done.store, done.eval_id
-    client = StoreClient(store, done.home)
+    client = StoreService(store, done.home)
     for i in range(agents - 1):
         manifest = eval_bench.manifest("http://127.0.0.1:9/agent")
         manifest["id"] = f"org{i % 20:02d}/agent-{i:04d}"
@@ -126,8 +126,8 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
         return render("overview.html", data=data, who=OPERATOR, csrf="0" * 64)
 
     overview_result = compare(runs, overview_page, lambda: dumps(data))
-    svc = cast(Service, type("Svc", (), {"store": store})())
-    gather = best_ms(runs, lambda: overview(svc, OPERATOR, None))[0]
+    shared = cast(Shared, type("Svc", (), {"store": store})())
+    gather = best_ms(runs, lambda: overview(shared, OPERATOR, None))[0]
 
     # The eval page: its status, as the page and as the API's JSON.
     view = client.evals.status(eval_id)

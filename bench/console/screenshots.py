@@ -26,9 +26,9 @@ import httpx  # noqa: E402
 import uvicorn  # noqa: E402
 
 from bench._support import free_port  # noqa: E402
-from gateway.client import StoreClient  # noqa: E402
 from gateway.mandates import load_mandate  # noqa: E402
 from gateway.server import SERVER_OPTIONS, create_app  # noqa: E402
+from gateway.service import StoreService  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -47,7 +47,7 @@ def gateway(home: Path) -> Iterator[tuple[str, dict[str, str]]]:
             "HOLON_AGENT_NETWORKS": "any",
         }
     )
-    store = StoreClient.from_settings(settings).store
+    store = StoreService.from_settings(settings).store
     tokens = {r: store.tokens.create(r)[1] for r in ("operator", "org:acme", "caller:helpdesk")}
     mandate = load_mandate(ROOT / "examples" / "mandates" / "support-triage.yaml")
     assert mandate.document is not None

@@ -57,7 +57,7 @@ from bench.gateway.run import (  # noqa: E402
     gateway_server,
     prepare,
 )
-from gateway.client import StoreClient  # noqa: E402
+from gateway.service import StoreService  # noqa: E402
 from records import open_store  # noqa: E402
 
 OWN = ["bench-own-1", "bench-own-2"]  # the callers (and mandates) of the two-budget rounds
@@ -69,7 +69,7 @@ def setup(url: str, key: str, home: Path, agent_url: str) -> dict[str, str]:
     tokens = prepare(url, key, home, agent_url)
     store = open_store(url, secret_key=key)
     try:
-        client = StoreClient(store, home, 30)
+        client = StoreService(store, home, 30)
         for caller in OWN:
             mandate = {
                 "schema_version": 1,

@@ -85,7 +85,7 @@ import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
 from bench._support import free_port, postgres_url, process, sqlite_url, uvicorn_app  # noqa: E402
-from gateway.client import StoreClient  # noqa: E402
+from gateway.service import StoreService  # noqa: E402
 from records import open_store  # noqa: E402
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -146,7 +146,7 @@ def prepare(
             "max_cost_per_call_usd": str(CAP),
             "budget": {"amount_usd": "1000000", "period": "month"},
         }
-        client = StoreClient(store, home, 30)
+        client = StoreService(store, home, 30)
         client.mandates.grant(mandate, source="<bench>")
         tokens = {CALLER: store.tokens.create(f"caller:{CALLER}")[1]}
         if rate_limit:

@@ -1,4 +1,4 @@
-"""What a command handler receives: settings, output, and the client (opened lazily)."""
+"""What a command handler receives: settings, output, and the service layer (opened lazily)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from gateway.settings import Settings
 from schema.errors import UsageError
 
 if TYPE_CHECKING:
-    # Imported when a command first asks for a client: the store client pulls in
-    # SQLAlchemy and every model, the HTTP client its own stack, and commands such
+    # Imported when a command first asks for the service: the store's pulls in
+    # SQLAlchemy and every model, the HTTP one its own stack, and commands such
     # as `holon test SUITE-DIR` or any `--help` need neither.
-    from gateway.client import Client, HttpClient, StoreClient
+    from gateway.service import HttpService, Service, StoreService
 
 TOKEN_HINT = (
     "an operator creates one on the store: holon tokens create --role "
@@ -46,7 +46,7 @@ class Context:
         self.out = output
         self.stdin = stdin
         self.argv = tuple(argv)
-        self._client: Client | None = None
+        self._service: Service | None = None
 
     def more(self, cursor: str) -> None:
         """The hint for the next page: this very command line (its filters kept), with the
@@ -75,15 +75,15 @@ class Context:
     def on_gateway(self) -> bool:
         return bool(self.gateway_url)
 
-    def client(self) -> Client:
-        """The store client, or the gateway client when --gateway (HOLON_GATEWAY_URL) is given."""
-        if self._client is None:
+    def service(self) -> Service:
+        """The store's service, or a gateway's over HTTP with --gateway (HOLON_GATEWAY_URL)."""
+        if self._service is None:
             url = self.gateway_url
             if url:
-                self._client = self._gateway_client(url)
+                self._service = self._gateway_service(url)
             else:
-                self._client = self._store_client()
-        return self._client
+                self._service = self._store_service()
+        return self._service
 
     def _token(self) -> str:
         """The bearer token: --token-file, --token (with a warning), or HOLON_TOKEN."""
@@ -125,7 +125,7 @@ class Context:
             )
         return token
 
-    def _gateway_client(self, url: str) -> HttpClient:
+    def _gateway_service(self, url: str) -> HttpService:
         token = self._token()
         if not token:
             raise UsageError(
@@ -135,22 +135,22 @@ class Context:
         if not all("!" <= c <= "~" for c in token):
             # It travels as `Authorization: Bearer <token>`: printable ASCII, no spaces.
             raise UsageError("the token is not a holon token (printable ASCII, no spaces)")
-        from gateway.client import HttpClient
+        from gateway.service import HttpService
 
-        return HttpClient(url, token)
+        return HttpService(url, token)
 
-    def _store_client(self) -> StoreClient:
-        from gateway.client import StoreClient
+    def _store_service(self) -> StoreService:
+        from gateway.service import StoreService
 
-        client = StoreClient.from_settings(self.settings)
-        if client.first_use:
+        service = StoreService.from_settings(self.settings)
+        if service.first_use:
             self.out.note(
                 "first use of this store: installed the shipped examples: "
-                + ", ".join(client.first_use)
+                + ", ".join(service.first_use)
             )
-        return client
+        return service
 
-    def store_client(self, command: str) -> StoreClient:
+    def store_service(self, command: str) -> StoreService:
         """For store-only commands (GATEWAY.md's CLI table)."""
         if self.gateway_url:
             where = "--gateway" if getattr(self.args, "gateway", None) else "HOLON_GATEWAY_URL"
@@ -160,13 +160,13 @@ class Context:
                 hint="run it where the store is (HOLON_DATABASE_URL or the embedded store), "
                 "with HOLON_GATEWAY_URL unset",
             )
-        from gateway.client import StoreClient
+        from gateway.service import StoreService
 
-        client = self.client()
-        assert isinstance(client, StoreClient)
-        return client
+        service = self.service()
+        assert isinstance(service, StoreService)
+        return service
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        if self._service is not None:
+            self._service.close()
+            self._service = None

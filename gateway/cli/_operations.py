@@ -1,7 +1,7 @@
 """The CLI's door onto the operation table: a command's flags and output from its operation.
 
 A command made here parses the flags its request type declares, builds the
-request (each field's check runs, named by its flag), asks the client (the
+request (each field's check runs, named by its flag), asks the service (the
 store, or a gateway), and shows the answer as the operation declares: one
 JSON document with --json, else its table, fields or lines. Handlers made here
 never branch on --json themselves; errors and exit codes come from the
@@ -124,8 +124,10 @@ def command(
             values.update(local.read(ctx))
         request = chosen.build(values, lambda f: f.flag or f.name)
         # An operation with no route is the store's: refused through a gateway, by name.
-        client = ctx.client() if chosen.routed else ctx.store_client(parser.prog.split(" ", 1)[1])
-        view = client.call(chosen, request)
+        service = (
+            ctx.service() if chosen.routed else ctx.store_service(parser.prog.split(" ", 1)[1])
+        )
+        view = service.call(chosen, request)
         if local is not None:
             view = local.then(ctx, view)
         chosen_cli = _cli(chosen)

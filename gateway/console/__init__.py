@@ -1,7 +1,7 @@
 """The web console (docs/console.md): server-rendered pages under /ui/, signed in with a
 session exchanged for an API token once, every action the API's own operation.
 
-`routes(state)` is all the gateway app mounts; `state["service"]` is filled by its lifespan.
+`routes(state)` is all the gateway app mounts; `state["shared"]` is filled by its lifespan.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 from gateway.console import _call_pages, _eval_pages, _pages
 from gateway.console._web import Handler, page, secure
 from gateway.server._auth import Access
-from gateway.server._service import Service
+from gateway.server._shared import Shared
 
 __all__ = ["routes"]
 
@@ -82,7 +82,7 @@ class _Bare(BaseRoute):
 _GET = ("GET", "HEAD")
 
 
-def routes(state: dict[str, Service]) -> list[BaseRoute]:
+def routes(state: dict[str, Shared]) -> list[BaseRoute]:
     """The console's routes, all under one mount at /ui, and /ui itself sent there."""
     inner: list[BaseRoute] = [
         Route(path, page(path, access, handler, state), methods=[method])

@@ -63,12 +63,12 @@ CSV_FIELDS = (
 async def mandates_page(web: Web) -> Response:
     holder = web.who.name if web.who.kind == "caller" else None
     query = MandatesQuery(caller=holder, include_revoked=True, limit=1000)
-    view = await web.svc.run(web.svc.client.call, MANDATES_LIST, query)
+    view = await web.shared.run(web.shared.service.call, MANDATES_LIST, query)
     return web.page("mandates.html", mandates=view["items"])
 
 
 def _held(web: Web, mandate_id: str) -> dict[str, Any]:
-    view = web.svc.client.call(MANDATES_SHOW, MandateRef(mandate_id))
+    view = web.shared.service.call(MANDATES_SHOW, MandateRef(mandate_id))
     # A caller who does not hold it learns no more than of a mandate that does not exist.
     if not web.who.is_operator and view["holder"] != web.who.name:
         raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
@@ -116,14 +116,14 @@ def calls_per_minute(rows: list[dict[str, Any]], minutes: int = 30) -> list[tupl
 
 async def mandate_page(web: Web) -> Response:
     mandate_id = web.request.path_params["mandate"]
-    svc = web.svc
-    await svc.calls.drain()  # this process's answered calls, read settled (as /v1/ledger)
+    shared = web.shared
+    await shared.calls.drain()  # this process's answered calls, read settled (as /v1/ledger)
 
     def load() -> dict[str, Any]:
         mandate = _held(web, mandate_id)
         query = LedgerQuery(mandate=mandate_id, limit=MANDATE_ROWS)
-        rows = svc.client.call(LEDGER_LIST, query)["items"]
-        revisions = svc.client.call(MANDATES_REVISIONS, MandateRef(mandate_id))["items"]
+        rows = shared.service.call(LEDGER_LIST, query)["items"]
+        revisions = shared.service.call(MANDATES_REVISIONS, MandateRef(mandate_id))["items"]
         reasons = Counter((r["decision"], r["reason"] or "") for r in rows)
         ordered = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
         return {
@@ -144,7 +144,7 @@ async def mandate_page(web: Web) -> Response:
             "per_minute_chart": _charts.bars("calls per minute", calls_per_minute(rows)),
         }
 
-    return web.page("mandate.html", **await svc.run(load))
+    return web.page("mandate.html", **await shared.run(load))
 
 
 async def grant_mandate(web: Web) -> Response:
@@ -155,15 +155,17 @@ async def grant_mandate(web: Web) -> Response:
     if not isinstance(document, dict):
         raise UsageError("the mandate must be a JSON object (schema/mandate.schema.json)")
     granted_by = web.who.token_id or ""
-    view = await web.svc.run(
-        lambda: web.svc.client.mandates.grant(document, source="<console>", granted_by=granted_by)
+    view = await web.shared.run(
+        lambda: web.shared.service.mandates.grant(
+            document, source="<console>", granted_by=granted_by
+        )
     )
     return see_other(f"/ui/mandates/{quote(view['mandate']['id'])}")
 
 
 async def revoke_mandate(web: Web) -> Response:
     mandate_id = web.request.path_params["mandate"]
-    await web.svc.run(web.svc.client.call, MANDATES_REVOKE, MandateRef(mandate_id))
+    await web.shared.run(web.shared.service.call, MANDATES_REVOKE, MandateRef(mandate_id))
     return see_other(f"/ui/mandates/{quote(mandate_id)}")
 
 
@@ -179,8 +181,8 @@ async def ledger_page(web: Web) -> Response:
     query = replace(
         await _filters(web), cursor=web.request.query_params.get("cursor") or None, limit=PAGE
     )
-    await web.svc.calls.drain()
-    view = await web.svc.run(web.svc.client.call, LEDGER_LIST, query)
+    await web.shared.calls.drain()
+    view = await web.shared.run(web.shared.service.call, LEDGER_LIST, query)
     return web.page(
         "ledger.html", rows=view["items"], next_cursor=view["next_cursor"], filters=filters(query)
     )
@@ -194,7 +196,7 @@ def _cell(value: Any) -> str:
 
 async def ledger_csv(web: Web) -> Response:
     chosen = await _filters(web)
-    await web.svc.calls.drain()
+    await web.shared.calls.drain()
 
     def rows() -> str:
         out = io.StringIO()
@@ -203,7 +205,7 @@ async def ledger_csv(web: Web) -> Response:
         cursor, written = None, 0
         while written < CSV_ROWS:
             query = replace(chosen, cursor=cursor, limit=min(1000, CSV_ROWS - written))
-            view = web.svc.client.call(LEDGER_LIST, query)
+            view = web.shared.service.call(LEDGER_LIST, query)
             for row in view["items"]:
                 writer.writerow([_cell(row.get(f)) for f in CSV_FIELDS])
             written += len(view["items"])
@@ -212,13 +214,15 @@ async def ledger_csv(web: Web) -> Response:
                 break
         return out.getvalue()
 
-    response = Response(await web.svc.run(rows), media_type="text/csv; charset=utf-8")
+    response = Response(await web.shared.run(rows), media_type="text/csv; charset=utf-8")
     response.headers["Content-Disposition"] = 'attachment; filename="ledger.csv"'
     return response
 
 
 async def tokens_page(web: Web) -> Response:
-    view = await web.svc.run(web.svc.client.call, TOKENS_LIST, TokensQuery(include_revoked=True))
+    view = await web.shared.run(
+        web.shared.service.call, TOKENS_LIST, TokensQuery(include_revoked=True)
+    )
     return web.page("tokens.html", tokens=view["items"], created=None)
 
 
@@ -226,22 +230,22 @@ async def create_token(web: Web) -> Response:
     role = web.field("role").strip()
     note = web.form.get("note", "").strip() or None
     expires_in = web.form.get("expires_in", "").strip() or None
-    svc = web.svc
+    shared = web.shared
 
     # The form's fields are named as the request's (an error names `expires_in`).
     values = {"role": role, "note": note, "expires_in": expires_in}
     request = TOKENS_CREATE.build(values, lambda field: field.name)
 
     def create() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        created = svc.client.call(TOKENS_CREATE, request)
-        return created, svc.client.call(TOKENS_LIST, TokensQuery(include_revoked=True))["items"]
+        created = shared.service.call(TOKENS_CREATE, request)
+        return created, shared.service.call(TOKENS_LIST, TokensQuery(include_revoked=True))["items"]
 
-    created, tokens = await svc.run(create)
+    created, tokens = await shared.run(create)
     # The one page that shows the token: the console's no-store keeps it out of caches.
     return web.page("tokens.html", 201, tokens=tokens, created=created)
 
 
 async def revoke_token(web: Web) -> Response:
     ref = TokenRef(web.request.path_params["token"])
-    await web.svc.run(web.svc.client.call, TOKENS_REVOKE, ref)
+    await web.shared.run(web.shared.service.call, TOKENS_REVOKE, ref)
     return see_other("/ui/tokens")

@@ -1,5 +1,5 @@
 """What the console's pages show, as plain data: the same views the API gives, read
-through the same client operations, cut to what the signed-in role may see.
+through the same service operations, cut to what the signed-in role may see.
 
 Kept apart from the templates so the bench (bench/console) can time the same data
 as a JSON listing and as a rendered page.
@@ -12,7 +12,7 @@ from typing import Any
 
 from evals import author_record
 from gateway.server._auth import Bearer
-from gateway.server._service import Service
+from gateway.server._shared import Shared
 from records import AgentInfo
 
 __all__ = ["MAX_OVERVIEW", "grouped", "interval_bar", "overview", "record_row"]
@@ -76,11 +76,13 @@ def record_row(info: AgentInfo, record: dict[str, Any] | None) -> dict[str, Any]
     return row
 
 
-def overview(svc: Service, who: Bearer, cursor: str | None) -> dict[str, Any]:
+def overview(shared: Shared, who: Bearer, cursor: str | None) -> dict[str, Any]:
     """Agents (an org: its own) with their current records, grouped by capability."""
     org = who.name if who.kind == "org" else None
-    page = svc.store.agents.list(org=org, include_disabled=True, cursor=cursor, limit=MAX_OVERVIEW)
-    records = svc.store.evals.current_records_with_staleness(
+    page = shared.store.agents.list(
+        org=org, include_disabled=True, cursor=cursor, limit=MAX_OVERVIEW
+    )
+    records = shared.store.evals.current_records_with_staleness(
         [(info.id, info.version) for info in page.items]
     )
     rows = []

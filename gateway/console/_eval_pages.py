@@ -11,10 +11,10 @@ from starlette.responses import JSONResponse, Response
 
 from evals import resumable
 from evals.reports import COMPARE_FORMATS, REPORT_FORMATS
-from gateway.client._evals import plan_view
 from gateway.console import _charts
 from gateway.console._web import Web, see_other
 from gateway.operations._evals import MAX_SUITES, audience_for, max_cost, own_eval
+from gateway.service._evals import plan_view
 from schema.errors import UsageError
 from schema.jsontext import loads
 
@@ -35,13 +35,13 @@ def _audience(web: Web) -> str:
 async def eval_page(web: Web) -> Response:
     eval_id = web.request.path_params["eval"]
     audience = _audience(web)
-    svc = web.svc
+    shared = web.shared
 
     def load() -> dict[str, Any]:
-        own_eval(svc.client, web.who, eval_id)
-        return svc.client.evals.status(eval_id, operator=web.who.is_operator)
+        own_eval(shared.service, web.who, eval_id)
+        return shared.service.evals.status(eval_id, operator=web.who.is_operator)
 
-    view = await svc.run(load)
+    view = await shared.run(load)
     progress = view.get("progress") or {}
     total = sum(int(progress.get(k, 0)) for k in ("pending", "running", "done")) or 1
     return web.page(
@@ -55,13 +55,13 @@ async def eval_page(web: Web) -> Response:
 async def eval_progress(web: Web) -> Response:
     """What the eval page polls while the eval runs (an author: the public cells only)."""
     eval_id = web.request.path_params["eval"]
-    svc = web.svc
+    shared = web.shared
 
     def load() -> dict[str, Any]:
-        own_eval(svc.client, web.who, eval_id)
-        return svc.client.evals.status(eval_id, operator=web.who.is_operator)
+        own_eval(shared.service, web.who, eval_id)
+        return shared.service.evals.status(eval_id, operator=web.who.is_operator)
 
-    view = await svc.run(load)
+    view = await shared.run(load)
     return JSONResponse(
         {
             "status": view["status"],
@@ -76,11 +76,11 @@ async def eval_charts(web: Web) -> Response:
     its cells (the author audience: the public split only), each with its table."""
     eval_id = web.request.path_params["eval"]
     audience = _audience(web)
-    svc = web.svc
+    shared = web.shared
 
     def load() -> dict[str, Any]:
-        own_eval(svc.client, web.who, eval_id)
-        report = loads(svc.client.evals.report(eval_id, audience=audience, form="json"))
+        own_eval(shared.service, web.who, eval_id)
+        report = loads(shared.service.evals.report(eval_id, audience=audience, form="json"))
         assert isinstance(report, dict)
         suites = []
         for suite in report.get("suites", []):
@@ -111,7 +111,7 @@ async def eval_charts(web: Web) -> Response:
             "cells": len(cells),
         }
 
-    return web.page("eval_charts.html", audience=audience, **await svc.run(load))
+    return web.page("eval_charts.html", audience=audience, **await shared.run(load))
 
 
 def _download(text: str, form: str, media: str, name: str, inline: bool) -> Response:
@@ -135,13 +135,13 @@ async def eval_report(web: Web) -> Response:
     eval_id = web.request.path_params["eval"]
     audience = _audience(web)
     form = _form_of(web, REPORT_FORMATS)
-    svc = web.svc
+    shared = web.shared
 
     def render() -> str:
-        own_eval(svc.client, web.who, eval_id)
-        return svc.client.evals.report(eval_id, audience=audience, form=form)
+        own_eval(shared.service, web.who, eval_id)
+        return shared.service.evals.report(eval_id, audience=audience, form=form)
 
-    text = await svc.run(render)
+    text = await shared.run(render)
     inline = web.request.query_params.get("view") == "1"
     return _download(text, form, REPORT_FORMATS[form], f"{eval_id}-{audience}", inline)
 
@@ -161,17 +161,17 @@ async def compare_page(web: Web) -> Response:
     base, candidate = _pair(web)
     audience = _audience(web)
     allow = params.get("allow_mismatch") == "true"
-    svc = web.svc
+    shared = web.shared
 
     def load() -> dict[str, Any]:
-        own_eval(svc.client, web.who, base)
-        own_eval(svc.client, web.who, candidate)
-        comparison, _ = svc.client.evals.compare(
+        own_eval(shared.service, web.who, base)
+        own_eval(shared.service, web.who, candidate)
+        comparison, _ = shared.service.evals.compare(
             base, candidate, audience=audience, allow_mismatch=allow, form="json"
         )
         return comparison
 
-    comparison = await svc.run(load)
+    comparison = await shared.run(load)
     return web.page(
         "compare.html",
         comparison=comparison,
@@ -187,17 +187,17 @@ async def compare_download(web: Web) -> Response:
     audience = _audience(web)
     form = _form_of(web, COMPARE_FORMATS)
     allow = web.request.query_params.get("allow_mismatch") == "true"
-    svc = web.svc
+    shared = web.shared
 
     def render() -> str:
-        own_eval(svc.client, web.who, base)
-        own_eval(svc.client, web.who, candidate)
-        _, text = svc.client.evals.compare(
+        own_eval(shared.service, web.who, base)
+        own_eval(shared.service, web.who, candidate)
+        _, text = shared.service.evals.compare(
             base, candidate, audience=audience, allow_mismatch=allow, form=form
         )
         return text
 
-    text = await svc.run(render)
+    text = await shared.run(render)
     inline = web.request.query_params.get("view") == "1"
     return _download(text, form, COMPARE_FORMATS[form], f"{base}-vs-{candidate}-{audience}", inline)
 
@@ -236,7 +236,7 @@ def _plan_fields(web: Web) -> dict[str, Any]:
 
 
 def _plan(web: Web, fields: dict[str, Any]) -> Any:
-    return web.svc.client.evals.plan(
+    return web.shared.service.evals.plan(
         fields["agent"],
         suites=fields["suites"],
         repetitions=fields["repetitions"],
@@ -256,30 +256,30 @@ async def plan_eval(web: Web) -> Response:
     """The plan with its worst-case cost, and a form to confirm it (POST /v1/evals's
     dry_run: the same plan operation)."""
     fields = _plan_fields(web)
-    plan = await web.svc.run(_plan, web, fields)
+    plan = await web.shared.run(_plan, web, fields)
     return web.page("eval_new.html", form=fields["form"], plan=plan_view(plan))
 
 
 async def start_eval(web: Web) -> Response:
     fields = _plan_fields(web)
-    svc = web.svc
+    shared = web.shared
 
     def begin() -> str:
         plan = _plan(web, fields)
-        return svc.client.evals.begin(plan).id
+        return shared.service.evals.begin(plan).id
 
-    eval_id = await svc.run(begin)
+    eval_id = await shared.run(begin)
     return see_other(f"/ui/evals/{quote(eval_id)}")
 
 
 async def cancel_eval(web: Web) -> Response:
     eval_id = web.request.path_params["eval"]
-    await web.svc.run(web.svc.client.evals.cancel, eval_id)
+    await web.shared.run(web.shared.service.evals.cancel, eval_id)
     return see_other(f"/ui/evals/{quote(eval_id)}")
 
 
 async def resume_eval(web: Web) -> Response:
     """As POST /v1/evals/{eval}/resume: checked here, worked by the gateway's workers."""
     eval_id = web.request.path_params["eval"]
-    await web.svc.run(lambda: resumable(web.svc.store, eval_id, home=web.svc.client.home))
+    await web.shared.run(lambda: resumable(web.shared.store, eval_id, home=web.shared.service.home))
     return see_other(f"/ui/evals/{quote(eval_id)}")

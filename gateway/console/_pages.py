@@ -36,14 +36,14 @@ async def sign_in_form(web: Web) -> Response:
 
 async def sign_in(web: Web) -> Response:
     token = web.field("token", "").strip()
-    svc = web.svc
+    shared = web.shared
     if not token or len(token) > MAX_TOKEN_CHARS:
         return html("sign_in.html", 401, problem="paste an API token (hol_…)")
-    info = await svc.run(svc.store.tokens.authenticate, token)
+    info = await shared.run(shared.store.tokens.authenticate, token)
     if info is None:
         # The API's one answer for every token that does not authenticate.
         return html("sign_in.html", 401, problem="unknown, revoked or expired token")
-    cookie = await svc.run(svc.store.sessions.create, info.id, LIFETIME)
+    cookie = await shared.run(shared.store.sessions.create, info.id, LIFETIME)
     response = see_other("/ui/" if info.role.split(":")[0] != "caller" else "/ui/mandates")
     signed_in_cookie(response, web.request, cookie, int(LIFETIME.total_seconds()))
     return response
@@ -51,7 +51,7 @@ async def sign_in(web: Web) -> Response:
 
 async def sign_out(web: Web) -> Response:
     cookie = web.request.cookies.get(COOKIE, "")
-    await web.svc.run(web.svc.store.sessions.end, cookie)
+    await web.shared.run(web.shared.store.sessions.end, cookie)
     response = see_other("/ui/sign-in")
     response.delete_cookie(COOKIE, path="/ui", httponly=True, samesite="strict")
     return response
@@ -61,7 +61,7 @@ async def overview_page(web: Web) -> Response:
     if web.who.kind == "caller":
         return see_other("/ui/mandates")
     cursor = web.request.query_params.get("cursor")
-    data = await web.svc.run(overview, web.svc, web.who, cursor)
+    data = await web.shared.run(overview, web.shared, web.who, cursor)
     return web.page("overview.html", data=data)
 
 
@@ -70,13 +70,13 @@ def _agent_id(web: Web) -> str:
 
 
 def _agent(web: Web, agent_id: str) -> dict[str, Any]:
-    svc, who = web.svc, web.who
+    shared, who = web.shared, web.who
     who.require_agent(agent_id)
-    agent = svc.client.get_agent(agent_id)
-    history = svc.store.evals.record_history(agent_id)[:HISTORY]
+    agent = shared.service.get_agent(agent_id)
+    history = shared.store.evals.record_history(agent_id)[:HISTORY]
     if not who.is_operator:
         history = [author_record(r) for r in history]
-    evals = svc.client.evals.list(agent_id, None, 20, operator=who.is_operator)["items"]
+    evals = shared.service.evals.list(agent_id, None, 20, operator=who.is_operator)["items"]
     latest: dict[str, dict[str, Any]] = {}  # suite -> the newest record graded on it
     for record in history:
         for suite_id, graded in (record.get("suites") or {}).items():
@@ -109,14 +109,14 @@ def _agent(web: Web, agent_id: str) -> dict[str, Any]:
 
 
 async def agent_page(web: Web) -> Response:
-    data = await web.svc.run(_agent, web, _agent_id(web))
+    data = await web.shared.run(_agent, web, _agent_id(web))
     return web.page("agent.html", **data)
 
 
 async def set_disabled(web: Web, disabled: bool) -> Response:
     agent_id = _agent_id(web)
     web.who.require_agent(agent_id)  # as the API's disable and enable routes
-    await web.svc.run(web.svc.client.set_agent_disabled, agent_id, disabled)
+    await web.shared.run(web.shared.service.set_agent_disabled, agent_id, disabled)
     return see_other(f"/ui/agents/{quote(agent_id)}")
 
 
@@ -130,9 +130,9 @@ async def enable_agent(web: Web) -> Response:
 
 async def suites_page(web: Web) -> Response:
     def load() -> list[dict[str, Any]]:
-        return _suites_for(web.who, web.svc, web.svc.client.list_suites()["items"])
+        return _suites_for(web.who, web.shared, web.shared.service.list_suites()["items"])
 
-    return web.page("suites.html", suites=await web.svc.run(load))
+    return web.page("suites.html", suites=await web.shared.run(load))
 
 
 def _version(text: str | None) -> int | None:
@@ -146,12 +146,12 @@ def _version(text: str | None) -> int | None:
 async def suite_page(web: Web) -> Response:
     suite_id = web.request.path_params["suite"]
     version = _version(web.request.query_params.get("version"))
-    svc = web.svc
+    shared = web.shared
 
     def load() -> dict[str, Any]:
-        view = _suites_for(web.who, svc, [svc.client.get_suite(suite_id, version)])[0]
+        view = _suites_for(web.who, shared, [shared.service.get_suite(suite_id, version)])[0]
         # The API's /v1/suites/{suite}/cases: public cases in full, the holdout as counts.
-        suite = load_installed(svc.store, suite_id, svc.client.home, version)
+        suite = load_installed(shared.store, suite_id, shared.service.home, version)
         cases = [
             {"id": c.id, "tags": list(c.tags), "raw": {k: v for k, v in c.raw.items()}}
             for c in suite.public[:MAX_CASES_SHOWN]
@@ -166,7 +166,7 @@ async def suite_page(web: Web) -> Response:
             "checks": list(suite.check_definitions),
         }
 
-    return web.page("suite.html", **await svc.run(load))
+    return web.page("suite.html", **await shared.run(load))
 
 
 async def activate_suite(web: Web) -> Response:
@@ -174,5 +174,5 @@ async def activate_suite(web: Web) -> Response:
     version = _version(web.field("version"))
     if version is None:
         raise UsageError("name the version to activate")
-    await web.svc.run(web.svc.client.call, SUITES_ACTIVATE, SuiteVersion(suite_id, version))
+    await web.shared.run(web.shared.service.call, SUITES_ACTIVATE, SuiteVersion(suite_id, version))
     return see_other(f"/ui/suites/{quote(suite_id)}")

@@ -36,7 +36,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from gateway.console._render import render
 from gateway.server._auth import Access, Bearer, admit
 from gateway.server._http import check_params, read_body
-from gateway.server._service import Service
+from gateway.server._shared import Shared
 from schema.errors import Forbidden, HolonError, Unauthorized, UsageError
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class Web:
 
     request: Request
     who: Bearer
-    svc: Service
+    shared: Shared
     csrf: str
     form: dict[str, str]
 
@@ -164,19 +164,19 @@ def signed_in_cookie(response: Response, request: Request, value: str, max_age: 
 
 
 def page(
-    path: str, access: Access, handler: Handler, state: dict[str, Service]
+    path: str, access: Access, handler: Handler, state: dict[str, Shared]
 ) -> Callable[..., Any]:
     """An endpoint of the console: the session's principal admitted by `access`, POSTs
     checked for CSRF, every HolonError an error page with its status."""
 
     async def endpoint(request: Request) -> Response:
-        svc = state["service"]
+        shared = state["shared"]
         started = time.perf_counter()
         who: Bearer | None = None
         csrf = ""
         try:
             cookie = request.cookies.get(COOKIE)
-            found = await svc.run(svc.store.sessions.authenticate, cookie) if cookie else None
+            found = await shared.run(shared.store.sessions.authenticate, cookie) if cookie else None
             if found is not None and cookie is not None:
                 who = Bearer(found.token.role, found.token.id)
                 csrf = csrf_token(cookie)
@@ -198,13 +198,13 @@ def page(
                     raise Forbidden("the form's CSRF token is missing or wrong: reload the page")
             check_params(request)  # as the API: no control characters in the query
             principal = admit(access, who)
-            response = await handler(Web(request, principal, svc, csrf, form))
+            response = await handler(Web(request, principal, shared, csrf, form))
         except HolonError as exc:
             response = error_page(exc, who, csrf)
         except Exception:
             log.exception("internal error on console %s %s", request.method, request.url.path)
             response = error_page(HolonError("internal error"), who, csrf)
-        svc.metrics.request(
+        shared.metrics.request(
             request.method,
             "/ui" + path,
             response.status_code,

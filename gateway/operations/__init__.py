@@ -1,7 +1,7 @@
 """The operation table: each operation of holon declared once, with typed request types.
 
-The server's routes and their OpenAPI parameters, the HTTP client's requests,
-the store client's work, the CLI's flags and output, and the console's
+The server's routes and their OpenAPI parameters, the HTTP service's requests,
+the store's service's work, the CLI's flags and output, and the console's
 filters all come from these declarations (docs/architecture.md, Operations).
 """
 

@@ -24,7 +24,7 @@ from gateway.operations._registry import agent_id
 from schema.errors import NotFound, UsageError
 
 if TYPE_CHECKING:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
 
 OPERATOR = frozenset({"operator"})
 LEDGER_ROLES = frozenset({"operator", "caller"})
@@ -100,11 +100,11 @@ def _own_ledger(who: Bearer, query: LedgerQuery) -> LedgerQuery:
     return replace(query, caller=who.name)
 
 
-def _ledger(client: StoreClient, query: LedgerQuery) -> JSONObject:
-    from gateway.client._views import ledger_view
+def _ledger(service: StoreService, query: LedgerQuery) -> JSONObject:
+    from gateway.service._views import ledger_view
 
-    client.store.ledger.expire()
-    page = client.store.ledger.list(
+    service.store.ledger.expire()
+    page = service.store.ledger.list(
         caller=query.caller,
         mandate_id=query.mandate,
         agent_id=query.agent,
@@ -176,10 +176,10 @@ class MandatesQuery:
     cursor: str | None = cursor()
 
 
-def _mandates(client: StoreClient, query: MandatesQuery) -> JSONObject:
-    from gateway.client._views import mandate_view
+def _mandates(service: StoreService, query: MandatesQuery) -> JSONObject:
+    from gateway.service._views import mandate_view
 
-    page = client.store.mandates.list(
+    page = service.store.mandates.list(
         holder=query.caller,
         include_revoked=query.include_revoked,
         cursor=query.cursor,
@@ -244,10 +244,10 @@ class MandateRef:
     mandate: str = param(required=True, help="the mandate's id", where="path", metavar="ID")
 
 
-def _show(client: StoreClient, ref: MandateRef) -> JSONObject:
-    from gateway.client._views import mandate_view
+def _show(service: StoreService, ref: MandateRef) -> JSONObject:
+    from gateway.service._views import mandate_view
 
-    return mandate_view(client.store.mandates.get(ref.mandate))
+    return mandate_view(service.store.mandates.get(ref.mandate))
 
 
 MANDATES_SHOW = Operation(
@@ -292,14 +292,14 @@ MANDATES_SHOW = Operation(
 )
 
 
-def _revisions(client: StoreClient, ref: MandateRef) -> JSONObject:
-    from gateway.client._views import revision_view
+def _revisions(service: StoreService, ref: MandateRef) -> JSONObject:
+    from gateway.service._views import revision_view
 
-    return {"items": [revision_view(r) for r in client.store.mandates.revisions(ref.mandate)]}
+    return {"items": [revision_view(r) for r in service.store.mandates.revisions(ref.mandate)]}
 
 
 def _held_revisions(
-    who: Bearer, ref: MandateRef, page: JSONObject, client: StoreClient
+    who: Bearer, ref: MandateRef, page: JSONObject, service: StoreService
 ) -> JSONObject:
     # A caller who does not hold it learns no more than of a mandate that does
     # not exist (ids are operator-made and may say whom they are for).
@@ -342,10 +342,10 @@ MANDATES_REVISIONS = Operation(
 # -- mandates.revoke ---------------------------------------------------------------
 
 
-def _revoke(client: StoreClient, ref: MandateRef) -> JSONObject:
-    from gateway.client._views import mandate_view
+def _revoke(service: StoreService, ref: MandateRef) -> JSONObject:
+    from gateway.service._views import mandate_view
 
-    return mandate_view(client.store.mandates.revoke(ref.mandate))
+    return mandate_view(service.store.mandates.revoke(ref.mandate))
 
 
 MANDATES_REVOKE = Operation(
@@ -387,9 +387,9 @@ def _granting(who: Bearer, asked: MandateGrant) -> MandateGrant:
     return replace(asked, granted_by=who.token_id)
 
 
-def _grant(client: StoreClient, asked: MandateGrant) -> JSONObject:
+def _grant(service: StoreService, asked: MandateGrant) -> JSONObject:
     by = {} if asked.granted_by is None else {"granted_by": asked.granted_by}
-    return client.mandates.grant(asked.document, source="<request>", **by)
+    return service.mandates.grant(asked.document, source="<request>", **by)
 
 
 _GRANTED = {
@@ -454,8 +454,8 @@ class MandateCheck:
     )
 
 
-def _check(client: StoreClient, asked: MandateCheck) -> JSONObject:
-    return client.mandates.check(asked.mandate, asked.agent, asked.capability)
+def _check(service: StoreService, asked: MandateCheck) -> JSONObject:
+    return service.mandates.check(asked.mandate, asked.agent, asked.capability)
 
 
 def numbers_text(values: JSONObject, skip: set[str]) -> str:

@@ -18,7 +18,7 @@ from gateway.operations._tokens import Nothing
 from schema.errors import UsageError
 
 if TYPE_CHECKING:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
 
 OPERATOR = frozenset({"operator"})
 
@@ -40,9 +40,9 @@ IMPORT_MAX_BYTES = 1024 * 1024 + 256 * 1024 + 8 * 1024 * 1024
 # -- certificates.show ---------------------------------------------------------------
 
 
-def _certificate(client: StoreClient, ref: AgentRef) -> JSONObject:
-    version = client.store.agents.get(ref.agent).version
-    return client.store.certificates.current(ref.agent, version)
+def _certificate(service: StoreService, ref: AgentRef) -> JSONObject:
+    version = service.store.agents.get(ref.agent).version
+    return service.store.certificates.current(ref.agent, version)
 
 
 CERTIFICATES_SHOW = Operation(
@@ -103,7 +103,7 @@ class CertificateImport:
     )
 
 
-def _import(client: StoreClient, asked: CertificateImport) -> JSONObject:
+def _import(service: StoreService, asked: CertificateImport) -> JSONObject:
     """Verify another issuer's certificate against its key set (and revocation list),
     then keep it as an imported record of its agent, labelled with its issuer."""
     from records import utcnow, verify_certificate
@@ -111,7 +111,7 @@ def _import(client: StoreClient, asked: CertificateImport) -> JSONObject:
     verified = verify_certificate(
         asked.certificate, asked.jwks, now=utcnow(), revocations=asked.revocations
     )
-    kept = client.store.certificates.import_verified(verified, asked.certificate)
+    kept = service.store.certificates.import_verified(verified, asked.certificate)
     return {"status": "imported", "certificate": kept}
 
 
@@ -134,8 +134,8 @@ CERTIFICATES_IMPORT = Operation(
 # -- keys.jwks, certificates.revocations: public documents ----------------------------
 
 
-def _jwks(client: StoreClient, _: Nothing) -> JSONObject:
-    return client.store.keys.jwks()
+def _jwks(service: StoreService, _: Nothing) -> JSONObject:
+    return service.store.keys.jwks()
 
 
 KEYS_JWKS = Operation(
@@ -151,8 +151,8 @@ KEYS_JWKS = Operation(
 )
 
 
-def _revocations(client: StoreClient, _: Nothing) -> JSONObject:
-    return client.store.certificates.revocations()
+def _revocations(service: StoreService, _: Nothing) -> JSONObject:
+    return service.store.certificates.revocations()
 
 
 CERTIFICATES_REVOCATIONS = Operation(

@@ -2,9 +2,9 @@
 
 An `Operation` is a value: name, HTTP method and path, roles, a request type
 (a frozen dataclass whose fields are declared with `param`), the response's
-JSON Schema, the one implementation over the store client, and how the CLI
+JSON Schema, the one implementation over the store's service, and how the CLI
 shows its answer. The doors read it: gateway/server/_operations.py makes the
-route and its OpenAPI parameters, gateway/client/_http.py the request it
+route and its OpenAPI parameters, gateway/service/_http.py the request it
 sends, gateway/cli/_operations.py the flags and the rendering, the console
 parses its filters with it.
 
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 from schema.errors import UsageError
 
 if TYPE_CHECKING:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
 
 JSONObject = dict[str, Any]
 
@@ -299,7 +299,7 @@ class Operation(Generic[R]):
     roles: frozenset[str] | Literal["any", "none"]
     request: type[R]
     summary: str  # the OpenAPI summary
-    run: Callable[[StoreClient, R], JSONObject]  # the implementation over the store
+    run: Callable[[StoreService, R], JSONObject]  # the implementation over the store
     # None: an API-only operation, or one a command that does more runs (`holon eval`).
     cli: Cli | None
     response: dict[str, Any] | None = None  # JSON Schema of the answer
@@ -313,13 +313,13 @@ class Operation(Generic[R]):
     # Who may ask what, before the run: returns the request to run, or raises.
     narrow: Callable[[Bearer, R], R] | None = None
     # After the run, in the worker thread: the view as `who` may see it (an author's keyed
-    # digests), or the refusal of what it may not see (NotFound). The store client (the
+    # digests), or the refusal of what it may not see (NotFound). The store's service (the
     # CLI, operator) answers the view as it is.
-    present: Callable[[Bearer, R, JSONObject, StoreClient], JSONObject] | None = None
+    present: Callable[[Bearer, R, JSONObject, StoreService], JSONObject] | None = None
     # The run for a bearer, in the worker thread, when what it may see is not a view of the
     # operator's answer (an eval's progress of its public cells only) or asks the store
     # first (whose agent the eval is): the server runs it instead of `run` and `present`.
-    run_for: Callable[[StoreClient, R, Bearer], JSONObject] | None = None
+    run_for: Callable[[StoreService, R, Bearer], JSONObject] | None = None
     # The answer is a rendered document, not a JSON view: its media type, chosen by the
     # request (a report's format). Every door's answer is then `{"text": the document}`,
     # and the API answers the text itself.

@@ -3,7 +3,7 @@
 What an eval shows depends on who asks (docs/integrity.md): an operator sees
 everything, anyone else the public cells' progress and summary, so the server
 runs these with the bearer (`run_for`), which also checks, in the worker
-thread, that the eval is of one of the org's agents. The store client (the
+thread, that the eval is of one of the org's agents. The store's service (the
 CLI, operator) runs `run`.
 
 `holon eval`, `holon evals resume` and `holon evals report|compare` are
@@ -36,7 +36,7 @@ from gateway.operations._registry import agent_id
 from schema.errors import Forbidden, UsageError
 
 if TYPE_CHECKING:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
 
 ORG = frozenset({"operator", "org"})
 OPERATOR = frozenset({"operator"})
@@ -49,10 +49,10 @@ REPORT_FORMATS = ("json", "md", "html", "junit")
 COMPARE_FORMATS = ("json", "md", "html")
 
 
-def own_eval(client: StoreClient, who: Bearer, eval_id: str) -> None:
+def own_eval(service: StoreService, who: Bearer, eval_id: str) -> None:
     """Forbidden unless an operator, or the org whose agent the eval is (a store read)."""
     if not who.is_operator:
-        who.require_agent(client.store.evals.get(eval_id).agent_id)
+        who.require_agent(service.store.evals.get(eval_id).agent_id)
 
 
 def _eval_ref(**spec: Any) -> Any:
@@ -82,12 +82,12 @@ def _org_lists_its_own(who: Bearer, query: EvalsQuery) -> EvalsQuery:
     return query
 
 
-def _evals(client: StoreClient, query: EvalsQuery) -> JSONObject:
-    return client.evals.list(query.agent, query.cursor, query.limit)
+def _evals(service: StoreService, query: EvalsQuery) -> JSONObject:
+    return service.evals.list(query.agent, query.cursor, query.limit)
 
 
-def _evals_for(client: StoreClient, query: EvalsQuery, who: Bearer) -> JSONObject:
-    return client.evals.list(query.agent, query.cursor, query.limit, operator=who.is_operator)
+def _evals_for(service: StoreService, query: EvalsQuery, who: Bearer) -> JSONObject:
+    return service.evals.list(query.agent, query.cursor, query.limit, operator=who.is_operator)
 
 
 EVALS_LIST = Operation(
@@ -128,13 +128,13 @@ class EvalRef:
     eval_id: str = _eval_ref(help="an eval id (ev_…)")
 
 
-def _status(client: StoreClient, ref: EvalRef) -> JSONObject:
-    return client.evals.status(ref.eval_id)
+def _status(service: StoreService, ref: EvalRef) -> JSONObject:
+    return service.evals.status(ref.eval_id)
 
 
-def _status_for(client: StoreClient, ref: EvalRef, who: Bearer) -> JSONObject:
-    own_eval(client, who, ref.eval_id)
-    return client.evals.status(ref.eval_id, operator=who.is_operator)
+def _status_for(service: StoreService, ref: EvalRef, who: Bearer) -> JSONObject:
+    own_eval(service, who, ref.eval_id)
+    return service.evals.status(ref.eval_id, operator=who.is_operator)
 
 
 def _imported_fields(view: JSONObject) -> list[tuple[str, Any]]:
@@ -188,12 +188,12 @@ EVALS_SHOW = Operation(
 )
 
 
-def _resume(client: StoreClient, ref: EvalRef) -> JSONObject:
+def _resume(service: StoreService, ref: EvalRef) -> JSONObject:
     """Check the eval may resume; the gateway's workers (or `holon worker`) then work it."""
     from evals import resumable
 
-    resumable(client.store, ref.eval_id, home=client.home)
-    return client.evals.status(ref.eval_id)
+    resumable(service.store, ref.eval_id, home=service.home)
+    return service.evals.status(ref.eval_id)
 
 
 EVALS_RESUME = Operation(
@@ -209,8 +209,8 @@ EVALS_RESUME = Operation(
 )
 
 
-def _cancel(client: StoreClient, ref: EvalRef) -> JSONObject:
-    return client.evals.cancel(ref.eval_id)
+def _cancel(service: StoreService, ref: EvalRef) -> JSONObject:
+    return service.evals.cancel(ref.eval_id)
 
 
 EVALS_CANCEL = Operation(
@@ -317,7 +317,7 @@ def max_cost(value: Any, where: str = "$.max_cost_usd") -> str | None:
 
 @dataclass(frozen=True)
 class EvalStart:
-    """`POST /v1/evals`: what `holon eval --gateway` asks for (gateway.client.EvalOptions)."""
+    """`POST /v1/evals`: what `holon eval --gateway` asks for (gateway.service.EvalOptions)."""
 
     agent: str = param(
         required=True, help="org/name", where="body", expected="an agent id 'org/name'"
@@ -371,10 +371,10 @@ class EvalStart:
     )
 
 
-def _start(client: StoreClient, asked: EvalStart) -> JSONObject:
-    from gateway.client._evals import eval_view, plan_view
+def _start(service: StoreService, asked: EvalStart) -> JSONObject:
+    from gateway.service._evals import eval_view, plan_view
 
-    plan = client.evals.plan(
+    plan = service.evals.plan(
         asked.agent,
         suites=asked.suites,
         repetitions=asked.repetitions,
@@ -385,8 +385,8 @@ def _start(client: StoreClient, asked: EvalStart) -> JSONObject:
     )
     if asked.dry_run:
         return {"plan": plan_view(plan)}
-    info = client.evals.begin(plan)
-    return {"plan": plan_view(plan), "eval": eval_view(info, client.store.evals.counts(info.id))}
+    info = service.evals.begin(plan)
+    return {"plan": plan_view(plan), "eval": eval_view(info, service.store.evals.counts(info.id))}
 
 
 EVALS_START = Operation(
@@ -459,14 +459,14 @@ class ReportRequest:
     audience: str = _audience_param()
 
 
-def _report(client: StoreClient, asked: ReportRequest) -> JSONObject:
-    text = client.evals.report(asked.eval_id, audience=asked.audience, form=asked.format)
+def _report(service: StoreService, asked: ReportRequest) -> JSONObject:
+    text = service.evals.report(asked.eval_id, audience=asked.audience, form=asked.format)
     return {"text": text}
 
 
-def _report_for(client: StoreClient, asked: ReportRequest, who: Bearer) -> JSONObject:
-    own_eval(client, who, asked.eval_id)
-    return _report(client, asked)
+def _report_for(service: StoreService, asked: ReportRequest, who: Bearer) -> JSONObject:
+    own_eval(service, who, asked.eval_id)
+    return _report(service, asked)
 
 
 def _report_media(asked: ReportRequest) -> str:
@@ -505,8 +505,8 @@ class CompareRequest:
     allow_mismatch: bool = param(False, help="true: compare unmatched evals anyway")
 
 
-def _compare(client: StoreClient, asked: CompareRequest) -> JSONObject:
-    _, text = client.evals.compare(
+def _compare(service: StoreService, asked: CompareRequest) -> JSONObject:
+    _, text = service.evals.compare(
         asked.base,
         asked.candidate,
         audience=asked.audience,
@@ -516,10 +516,10 @@ def _compare(client: StoreClient, asked: CompareRequest) -> JSONObject:
     return {"text": text}
 
 
-def _compare_for(client: StoreClient, asked: CompareRequest, who: Bearer) -> JSONObject:
-    own_eval(client, who, asked.base)
-    own_eval(client, who, asked.candidate)
-    return _compare(client, asked)
+def _compare_for(service: StoreService, asked: CompareRequest, who: Bearer) -> JSONObject:
+    own_eval(service, who, asked.base)
+    own_eval(service, who, asked.candidate)
+    return _compare(service, asked)
 
 
 def _compare_media(asked: CompareRequest) -> str:

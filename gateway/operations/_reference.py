@@ -27,8 +27,8 @@ _PREAMBLE = f"""\
 The operations declared in the operation table (`gateway/operations`,
 [architecture.md](architecture.md#operations)): for each, its route, the
 roles that may call it, the CLI command that runs it, and its request's
-fields. One declaration gives the route and its OpenAPI parameters, the HTTP
-client's request, the store client's work, the CLI's flags and output, and the
+fields. One declaration gives the route and its OpenAPI parameters, `HttpService`'s
+request, `StoreService`'s work, the CLI's flags and output, and the
 console's filters, so what is listed here is what every door accepts: a
 field's CLI flag and its API parameter take the same values, and `in` says
 where the API reads it (`path`, `query`, the JSON `body`, or the whole body as one

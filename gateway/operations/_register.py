@@ -18,7 +18,7 @@ from gateway.operations._registry import ORG, AgentRef, agent_id
 from schema.errors import Refused, UsageError
 
 if TYPE_CHECKING:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +51,15 @@ def _registrable(who: Bearer, asked: Registration) -> Registration:
     return asked
 
 
-def _register(client: StoreClient, asked: Registration) -> JSONObject:
+def _register(service: StoreService, asked: Registration) -> JSONObject:
     from agents import manifest_from_dict
-    from gateway.client._views import agent_view
+    from gateway.service._views import agent_view
 
     # Validated again here: whatever reaches the store passed the schema, whichever
     # door it came through (the CLI read it from its file, naming the file's lines).
     parsed = manifest_from_dict(asked.manifest, "<request>")
-    registration = client.store.agents.register(parsed.to_json())
-    certified = client.store.suites.certified_capabilities()
+    registration = service.store.agents.register(parsed.to_json())
+    certified = service.store.suites.certified_capabilities()
     warnings = [
         {
             "code": "unverified_capability",
@@ -141,13 +141,13 @@ def _own(who: Bearer, asked: Any) -> Any:
     return asked
 
 
-def _set_secret(client: StoreClient, asked: AgentSecret) -> JSONObject:
+def _set_secret(service: StoreService, asked: AgentSecret) -> JSONObject:
     from agents import secret_problem
 
     problem = secret_problem(asked.secret)
     if problem is not None:
         raise UsageError(problem)
-    client.store.agents.set_secret(asked.agent, asked.secret)
+    service.store.agents.set_secret(asked.agent, asked.secret)
     return {"agent": asked.agent, "secret_set": True}
 
 
@@ -174,8 +174,8 @@ AGENTS_SECRET_SET = Operation(
 )
 
 
-def _clear_secret(client: StoreClient, ref: AgentRef) -> JSONObject:
-    cleared = client.store.agents.clear_secret(ref.agent)
+def _clear_secret(service: StoreService, ref: AgentRef) -> JSONObject:
+    cleared = service.store.agents.clear_secret(ref.agent)
     return {"agent": ref.agent, "secret_set": False, "cleared": cleared}
 
 

@@ -25,7 +25,7 @@ from gateway.operations._declare import (
 from schema.errors import UsageError
 
 if TYPE_CHECKING:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
     from records import AgentInfo
 
 # -- agents.list ---------------------------------------------------------------------
@@ -77,8 +77,8 @@ class AgentsQuery:
     cursor: str | None = cursor()
 
 
-def _agents(client: StoreClient, query: AgentsQuery) -> JSONObject:
-    from gateway.client._views import agent_view
+def _agents(service: StoreService, query: AgentsQuery) -> JSONObject:
+    from gateway.service._views import agent_view
 
     floor = query.min_eval_score
 
@@ -94,7 +94,7 @@ def _agents(client: StoreClient, query: AgentsQuery) -> JSONObject:
     def scores_at_least(info: AgentInfo) -> bool:
         """The agent's current version has a record that is fresh and scores >= floor."""
         assert floor is not None
-        record = client.store.evals.current_record_with_staleness(
+        record = service.store.evals.current_record_with_staleness(
             info.id, info.version, holdout_evals=False
         )
         score = None if record is None or record["stale"] else record.get("eval_score")
@@ -103,7 +103,7 @@ def _agents(client: StoreClient, query: AgentsQuery) -> JSONObject:
     scan: dict[str, Any] = {}
     if floor is not None:
         scan = {"keep": scores_at_least, "max_scan": max(SCAN_BUDGET, 2 * query.limit)}
-    page = client.store.agents.list(
+    page = service.store.agents.list(
         org=query.org,
         capability=query.capability,
         include_disabled=query.include_disabled,
@@ -171,8 +171,8 @@ class AgentRef:
     )
 
 
-def _agent(client: StoreClient, ref: AgentRef) -> JSONObject:
-    return client.get_agent(ref.agent)  # the console's agent page reads it too
+def _agent(service: StoreService, ref: AgentRef) -> JSONObject:
+    return service.get_agent(ref.agent)  # the console's agent page reads it too
 
 
 def _pairs(values: dict[str, Any]) -> str | None:
@@ -238,8 +238,8 @@ def _own_agent(who: Bearer, ref: AgentRef) -> AgentRef:
 def _switch(disabled: bool) -> Operation[AgentRef]:
     action = "disable" if disabled else "enable"
 
-    def run(client: StoreClient, ref: AgentRef) -> JSONObject:
-        return client.set_agent_disabled(ref.agent, disabled)  # the console's too
+    def run(service: StoreService, ref: AgentRef) -> JSONObject:
+        return service.set_agent_disabled(ref.agent, disabled)  # the console's too
 
     return Operation(
         name=f"agents.{action}",
@@ -268,22 +268,22 @@ AGENTS_ENABLE = _switch(False)
 MAX_VERSION = 2**31 - 1
 
 
-def suites_for(who: Bearer, client: StoreClient, views: list[JSONObject]) -> list[JSONObject]:
+def suites_for(who: Bearer, service: StoreService, views: list[JSONObject]) -> list[JSONObject]:
     """Suite views as `who` may read them: keyed digests for anyone but an operator."""
     if who.is_operator:
         return views
-    from gateway.client._views import author_suite_view
+    from gateway.service._views import author_suite_view
 
-    secret = client.store.suites.holdout_secret()  # one store read for the whole listing
+    secret = service.store.suites.holdout_secret()  # one store read for the whole listing
     return [author_suite_view(view, secret) for view in views]
 
 
-def _suites(client: StoreClient, _: SuitesQuery) -> JSONObject:
-    return client.list_suites()  # the console's suites page reads it too
+def _suites(service: StoreService, _: SuitesQuery) -> JSONObject:
+    return service.list_suites()  # the console's suites page reads it too
 
 
-def _listed_for(who: Bearer, _: SuitesQuery, view: JSONObject, client: StoreClient) -> JSONObject:
-    return {**view, "items": suites_for(who, client, view["items"])}
+def _listed_for(who: Bearer, _: SuitesQuery, view: JSONObject, service: StoreService) -> JSONObject:
+    return {**view, "items": suites_for(who, service, view["items"])}
 
 
 @dataclass(frozen=True)
@@ -328,12 +328,12 @@ class SuiteRef:
     )
 
 
-def _suite(client: StoreClient, ref: SuiteRef) -> JSONObject:
-    return client.get_suite(ref.suite, ref.version)  # the console's suite page reads it too
+def _suite(service: StoreService, ref: SuiteRef) -> JSONObject:
+    return service.get_suite(ref.suite, ref.version)  # the console's suite page reads it too
 
 
-def _shown_for(who: Bearer, _: SuiteRef, view: JSONObject, client: StoreClient) -> JSONObject:
-    return suites_for(who, client, [view])[0]
+def _shown_for(who: Bearer, _: SuiteRef, view: JSONObject, service: StoreService) -> JSONObject:
+    return suites_for(who, service, [view])[0]
 
 
 SUITE_FIELDS = Fields(
@@ -383,10 +383,10 @@ SUITES_SHOW = Operation(
 # -- suites.cases, suites.files ----------------------------------------------------
 
 
-def _cases(client: StoreClient, ref: SuiteRef) -> JSONObject:
+def _cases(service: StoreService, ref: SuiteRef) -> JSONObject:
     from evals.suites import load_installed
 
-    suite = load_installed(client.store, ref.suite, client.home, ref.version)
+    suite = load_installed(service.store, ref.suite, service.home, ref.version)
     return {
         "id": suite.id,
         "version": suite.version,
@@ -412,10 +412,10 @@ SUITES_CASES = Operation(
 )
 
 
-def _files(client: StoreClient, ref: SuiteRef) -> JSONObject:
+def _files(service: StoreService, ref: SuiteRef) -> JSONObject:
     from evals.suites import load_installed, public_files
 
-    suite = load_installed(client.store, ref.suite, client.home, ref.version)
+    suite = load_installed(service.store, ref.suite, service.home, ref.version)
     return {"id": suite.id, "version": suite.version, "files": public_files(suite)}
 
 
@@ -450,11 +450,11 @@ def _own_record(who: Bearer, ref: AgentRef) -> AgentRef:
     return ref
 
 
-def _record(client: StoreClient, ref: AgentRef) -> JSONObject:
-    return client.evals.record(ref.agent)
+def _record(service: StoreService, ref: AgentRef) -> JSONObject:
+    return service.evals.record(ref.agent)
 
 
-def _record_for(who: Bearer, _: AgentRef, record: JSONObject, client: StoreClient) -> JSONObject:
+def _record_for(who: Bearer, _: AgentRef, record: JSONObject, service: StoreService) -> JSONObject:
     """The record as `who` may see it: holdout epochs are the operator's, and each
     holdout split is its rate and interval (docs/integrity.md)."""
     if who.is_operator:

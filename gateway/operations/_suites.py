@@ -28,7 +28,7 @@ from gateway.operations._declare import (
 from gateway.operations._registry import SUITE_FIELDS
 
 if TYPE_CHECKING:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
 
 log = logging.getLogger(__name__)
 
@@ -44,21 +44,21 @@ class SuiteSource:
     activate: bool = param(False, help="make this version current")
 
 
-def _add(client: StoreClient, asked: SuiteSource) -> JSONObject:
+def _add(service: StoreService, asked: SuiteSource) -> JSONObject:
     from pathlib import Path
 
     from evals.suites import TrustStore, install_suite
-    from gateway.client._views import suite_view
+    from gateway.service._views import suite_view
 
     status, installed = install_suite(
-        client.store,
+        service.store,
         Path(asked.path),
         activate=asked.activate,
-        trusted=TrustStore(client.home).trusted,
+        trusted=TrustStore(service.home).trusted,
     )
     return {
         "status": status,
-        "suite": suite_view(installed, client.store.suites.versions(installed.id)),
+        "suite": suite_view(installed, service.store.suites.versions(installed.id)),
     }
 
 
@@ -97,9 +97,9 @@ class SuiteVersion:
     )
 
 
-def _activate(client: StoreClient, asked: SuiteVersion) -> JSONObject:
-    client.store.suites.activate(asked.suite, asked.version)
-    return client.get_suite(asked.suite, asked.version)
+def _activate(service: StoreService, asked: SuiteVersion) -> JSONObject:
+    service.store.suites.activate(asked.suite, asked.version)
+    return service.get_suite(asked.suite, asked.version)
 
 
 SUITES_ACTIVATE = Operation(
@@ -125,8 +125,8 @@ class SuiteId:
     suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
 
 
-def _rotate(client: StoreClient, asked: SuiteId) -> JSONObject:
-    installed = client.store.suites.rotate_holdout(asked.suite)
+def _rotate(service: StoreService, asked: SuiteId) -> JSONObject:
+    installed = service.store.suites.rotate_holdout(asked.suite)
     return {"suite": installed.id, "version": installed.version, "epoch": installed.holdout_epoch}
 
 
@@ -154,14 +154,14 @@ class ExposureQuery:
     org: str | None = param(help="one org only")
 
 
-def _exposure(client: StoreClient, asked: ExposureQuery) -> JSONObject:
+def _exposure(service: StoreService, asked: ExposureQuery) -> JSONObject:
     """Each org's holdout budget on the suite per instance set, and the resets."""
     from evals.suites import load_installed
-    from gateway.client._views import reset_view, timestamp
+    from gateway.service._views import reset_view, timestamp
 
     suite, org = asked.suite, asked.org
-    client.store.suites.get(suite)  # NotFound for an unknown suite
-    limit = load_installed(client.store, suite, client.home).limits.holdout_evals_per_epoch
+    service.store.suites.get(suite)  # NotFound for an unknown suite
+    limit = load_installed(service.store, suite, service.home).limits.holdout_evals_per_epoch
     return {
         "suite": suite,
         "limit": limit,
@@ -174,11 +174,11 @@ def _exposure(client: StoreClient, asked: ExposureQuery) -> JSONObject:
                 "revealed": e.revealed,
                 "updated_at": timestamp(e.updated_at),
             }
-            for e in client.store.exposure.list(suite_id=suite, org=org)
+            for e in service.store.exposure.list(suite_id=suite, org=org)
         ],
         "resets": [
             reset_view(r)
-            for r in client.store.exposure.resets(suite_id=suite)
+            for r in service.store.exposure.resets(suite_id=suite)
             if org is None or r.org == org
         ],
     }
@@ -235,13 +235,13 @@ class ExposureReset:
     by: str | None = param(help="who resets it (on the store: cli:LOGIN)", where="bearer", flag="")
 
 
-def _reset(client: StoreClient, asked: ExposureReset) -> JSONObject:
+def _reset(service: StoreService, asked: ExposureReset) -> JSONObject:
     """Give the org its holdout budget on the suite back (logged and kept)."""
-    from gateway.client._views import login_name, reset_view
+    from gateway.service._views import login_name, reset_view
 
     suite, org = asked.suite, asked.org
     by = asked.by or f"cli:{login_name()}"
-    done = client.store.exposure.reset(org=org, suite_id=suite, reset_by=by, reason=asked.reason)
+    done = service.store.exposure.reset(org=org, suite_id=suite, reset_by=by, reason=asked.reason)
     for entry in done:
         log.warning(
             "holdout budget of %s on %s (%s) reset by %s from %d: %s",

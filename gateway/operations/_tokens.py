@@ -19,7 +19,7 @@ from gateway.operations._declare import (
 )
 
 if TYPE_CHECKING:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
 
 OPERATOR = frozenset({"operator"})
 
@@ -69,13 +69,13 @@ class TokenRequest:
     )
 
 
-def _create(client: StoreClient, request: TokenRequest) -> JSONObject:
-    from gateway.client._views import token_view
+def _create(service: StoreService, request: TokenRequest) -> JSONObject:
+    from gateway.service._views import token_view
     from records import parse_duration, utcnow
 
     now = utcnow()
     span = None if request.expires_in is None else parse_duration(request.expires_in, "expires_in")
-    info, token = client.store.tokens.create(
+    info, token = service.store.tokens.create(
         request.role, request.note, expires_at=None if span is None else now + span
     )
     return {"token": token, **token_view(info, now)}
@@ -116,12 +116,12 @@ class TokensQuery:
     )
 
 
-def _tokens(client: StoreClient, query: TokensQuery) -> JSONObject:
-    from gateway.client._views import token_view
+def _tokens(service: StoreService, query: TokensQuery) -> JSONObject:
+    from gateway.service._views import token_view
     from records import utcnow
 
     now = utcnow()
-    items = client.store.tokens.list(include_revoked=query.include_revoked)
+    items = service.store.tokens.list(include_revoked=query.include_revoked)
     return {"items": [token_view(t, now) for t in items]}
 
 
@@ -164,11 +164,11 @@ class TokenRef:
     token: str = param(required=True, help="a token id (tok_…)", where="path", metavar="TOKEN_ID")
 
 
-def _revoke(client: StoreClient, ref: TokenRef) -> JSONObject:
-    from gateway.client._views import token_view
+def _revoke(service: StoreService, ref: TokenRef) -> JSONObject:
+    from gateway.service._views import token_view
     from records import utcnow
 
-    return token_view(client.store.tokens.revoke(ref.token), utcnow())
+    return token_view(service.store.tokens.revoke(ref.token), utcnow())
 
 
 TOKENS_REVOKE = Operation(
@@ -201,8 +201,8 @@ class Nothing:
     """The request of an operation that takes no fields."""
 
 
-def _keys(client: StoreClient, _: Nothing) -> JSONObject:
-    return {"issuer": client.store.keys.issuer(), "items": client.store.keys.list()}
+def _keys(service: StoreService, _: Nothing) -> JSONObject:
+    return {"issuer": service.store.keys.issuer(), "items": service.store.keys.list()}
 
 
 KEYS_LIST = Operation(
@@ -241,8 +241,8 @@ KEYS_LIST = Operation(
 )
 
 
-def _rotate(client: StoreClient, _: Nothing) -> JSONObject:
-    return client.store.keys.rotate()
+def _rotate(service: StoreService, _: Nothing) -> JSONObject:
+    return service.store.keys.rotate()
 
 
 def _rotated(view: JSONObject) -> list[str]:

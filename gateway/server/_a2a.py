@@ -50,7 +50,7 @@ from gateway.server._jsonrpc import (
     unknown_method,
 )
 from gateway.server._routes_calls import CALLER, answer_too_large, observed
-from gateway.server._service import Endpoint, Service
+from gateway.server._shared import Endpoint, Shared
 from records import utc_text, utcnow
 from schema.errors import HolonError, RateLimited, UsageError
 from schema.jsontext import dumps
@@ -91,22 +91,22 @@ WORKING, COMPLETED, REJECTED, FAILED = (
 )
 
 
-def _base(request: Request, svc: Service) -> str:
-    if svc.public_url is not None:
-        return svc.public_url
+def _base(request: Request, shared: Shared) -> str:
+    if shared.public_url is not None:
+        return shared.public_url
     return str(request.base_url).rstrip("/")
 
 
-async def capability_card_route(request: Request, who: Any, svc: Service) -> Response:
-    card = await svc.run(
-        capability_card, svc, _base(request, svc), request.path_params["capability"]
+async def capability_card_route(request: Request, who: Any, shared: Shared) -> Response:
+    card = await shared.run(
+        capability_card, shared, _base(request, shared), request.path_params["capability"]
     )
     return json_response(card)
 
 
-async def agent_card_route(request: Request, who: Any, svc: Service) -> Response:
+async def agent_card_route(request: Request, who: Any, shared: Shared) -> Response:
     agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
-    return json_response(await svc.run(agent_card, svc, _base(request, svc), agent_id))
+    return json_response(await shared.run(agent_card, shared, _base(request, shared), agent_id))
 
 
 # -- the JSON-RPC door -----------------------------------------------------------------
@@ -126,23 +126,23 @@ class _Door:
         return f"capability:{self.capability}"
 
 
-async def capability_door(request: Request, who: Bearer, svc: Service) -> Response:
-    return await _door(request, who, svc, _Door(request.path_params["capability"], None))
+async def capability_door(request: Request, who: Bearer, shared: Shared) -> Response:
+    return await _door(request, who, shared, _Door(request.path_params["capability"], None))
 
 
-async def agent_door(request: Request, who: Bearer, svc: Service) -> Response:
+async def agent_door(request: Request, who: Bearer, shared: Shared) -> Response:
     agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
-    return await _door(request, who, svc, _Door(None, agent_id))
+    return await _door(request, who, shared, _Door(None, agent_id))
 
 
-async def _door(request: Request, who: Bearer, svc: Service, door: _Door) -> Response:
+async def _door(request: Request, who: Bearer, shared: Shared, door: _Door) -> Response:
     async def dispatch(rpc: RpcRequest) -> Response:
         if rpc.method == "SendMessage":
-            return await _send(rpc, who, svc, door)
+            return await _send(rpc, who, shared, door)
         if rpc.method == "GetTask":
-            return rpc_result(rpc.id, await _stored(rpc, who, svc))
+            return rpc_result(rpc.id, await _stored(rpc, who, shared))
         if rpc.method == "CancelTask":
-            task = await _stored(rpc, who, svc)
+            task = await _stored(rpc, who, shared)
             raise RpcError(
                 TASK_NOT_CANCELABLE,
                 "a holon task cannot be canceled: its live call is already with the agent "
@@ -159,10 +159,10 @@ async def _door(request: Request, who: Bearer, svc: Service, door: _Door) -> Res
             )
         raise unknown_method(rpc, METHODS)
 
-    return await answer(request, svc.max_body_bytes, dispatch)
+    return await answer(request, shared.max_body_bytes, dispatch)
 
 
-async def _stored(rpc: RpcRequest, who: Bearer, svc: Service) -> dict[str, Any]:
+async def _stored(rpc: RpcRequest, who: Bearer, shared: Shared) -> dict[str, Any]:
     task_id = rpc.params.get("id")
     if not isinstance(task_id, str) or not task_id or len(task_id) > MAX_TASK_ID_CHARS:
         raise RpcError(
@@ -171,7 +171,9 @@ async def _stored(rpc: RpcRequest, who: Bearer, svc: Service) -> dict[str, Any]:
     # Ours are uuid4s: anything else is no task of ours, and never reaches the store
     # (PostgreSQL refuses a NUL in text).
     found = (
-        await svc.run(svc.store.a2a_tasks.get, task_id, who.name) if _is_task_id(task_id) else None
+        await shared.run(shared.store.a2a_tasks.get, task_id, who.name)
+        if _is_task_id(task_id)
+        else None
     )
     if found is None:  # or another caller's: the same answer
         raise RpcError(
@@ -209,7 +211,7 @@ def _configuration(params: dict[str, Any]) -> dict[str, Any]:
     return configuration
 
 
-async def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> tuple[str, Any]:
+async def _parse_message(params: dict[str, Any], shared: Shared, door: _Door) -> tuple[str, Any]:
     """(capability, input) of a SendMessage, or the RpcError that says what is wrong."""
     message = params.get("message")
     if not isinstance(message, dict):
@@ -259,7 +261,7 @@ async def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> t
     if "data" in part:
         return door.capability, part["data"]
     if "text" in part and isinstance(part["text"], str):
-        contract = await svc.calls.contract(door.capability)
+        contract = await shared.calls.contract(door.capability)
         if contract is not None and contract.input_schema.get("type") == "string":
             return door.capability, part["text"]
     raise RpcError(
@@ -271,8 +273,8 @@ async def _parse_message(params: dict[str, Any], svc: Service, door: _Door) -> t
     )
 
 
-async def _send(rpc: RpcRequest, who: Bearer, svc: Service, door: _Door) -> Response:
-    capability, input_ = await _parse_message(rpc.params, svc, door)
+async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Response:
+    capability, input_ = await _parse_message(rpc.params, shared, door)
     message = rpc.params["message"]
     context_id = message.get("contextId")
     if context_id is None:
@@ -293,8 +295,8 @@ async def _send(rpc: RpcRequest, who: Bearer, svc: Service, door: _Door) -> Resp
 
     def call() -> Any:
         if door.agent_id is not None:
-            return svc.calls.invoke(who.name, door.agent_id, capability, input_)
-        return svc.calls.route(who.name, capability, input_)
+            return shared.calls.invoke(who.name, door.agent_id, capability, input_)
+        return shared.calls.route(who.name, capability, input_)
 
     async def finish() -> dict[str, Any]:
         """The live call, and its task as it ended."""
@@ -308,22 +310,22 @@ async def _send(rpc: RpcRequest, who: Bearer, svc: Service, door: _Door) -> Resp
             return Response(content)
 
         try:
-            await observed(svc, capability, call(), encode)
+            await observed(shared, capability, call(), encode)
         except HolonError as exc:
             finished = _failed_task(task, exc)
         return finished
 
     async def keep(state: dict[str, Any]) -> None:
         status = state["status"]["state"]
-        await _writer(svc).write((task["id"], who.name, door.name, status, state))
+        await _writer(shared).write((task["id"], who.name, door.name, status, state))
 
     if not immediate:
         finished = await finish()
         # Answered first and written right after, as a settlement is: a client holding
         # the completed task has no reason to poll it, and the answer waits for no write.
-        _later(svc, keep(finished))
+        _later(shared, keep(finished))
         return rpc_result(rpc.id, {"task": finished})
-    running: dict[str, int] = svc.doors.setdefault("a2a_detached", {})
+    running: dict[str, int] = shared.doors.setdefault("a2a_detached", {})
     if running.get(who.name, 0) >= MAX_DETACHED_PER_CALLER:
         refused = RateLimited(
             f"{who.name} has {MAX_DETACHED_PER_CALLER} tasks running on this gateway process:"
@@ -350,7 +352,7 @@ async def _send(rpc: RpcRequest, who: Bearer, svc: Service, door: _Door) -> Resp
     except BaseException:
         release()
         raise
-    _later(svc, run())
+    _later(shared, run())
     return rpc_result(rpc.id, {"task": working})
 
 
@@ -362,8 +364,8 @@ class _TaskWriter:
     the one write lock the ledger's group commit needs too, so one per call would queue
     the calls behind each other (bench/doors)."""
 
-    def __init__(self, svc: Service) -> None:
-        self.svc = svc
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
         self.pending: list[tuple[TaskWrite, asyncio.Future[None]]] = []
         self.flushing: asyncio.Task[None] | None = None
 
@@ -378,7 +380,7 @@ class _TaskWriter:
         while self.pending:
             batch, self.pending = self.pending, []
             try:
-                await self.svc.run(self.svc.store.a2a_tasks.put_many, [w for w, _ in batch])
+                await self.shared.run(self.shared.store.a2a_tasks.put_many, [w for w, _ in batch])
             except Exception as exc:
                 for _, done in batch:
                     done.set_exception(exc)
@@ -387,15 +389,15 @@ class _TaskWriter:
                     done.set_result(None)
 
 
-def _writer(svc: Service) -> _TaskWriter:
-    writer = svc.doors.get("a2a_tasks")
+def _writer(shared: Shared) -> _TaskWriter:
+    writer = shared.doors.get("a2a_tasks")
     if writer is None:
-        writer = svc.doors["a2a_tasks"] = _TaskWriter(svc)
+        writer = shared.doors["a2a_tasks"] = _TaskWriter(shared)
     assert isinstance(writer, _TaskWriter)
     return writer
 
 
-def _later(svc: Service, work: Coroutine[Any, Any, None]) -> None:
+def _later(shared: Shared, work: Coroutine[Any, Any, None]) -> None:
     """`work` on the loop after the answer, held until it ends (the loop holds weak refs)."""
 
     async def logged() -> None:
@@ -405,8 +407,8 @@ def _later(svc: Service, work: Coroutine[Any, Any, None]) -> None:
             log.exception("an A2A task could not be written")
 
     background = asyncio.get_running_loop().create_task(logged())
-    svc.background.add(background)
-    background.add_done_callback(svc.background.discard)
+    shared.background.add(background)
+    background.add_done_callback(shared.background.discard)
 
 
 def _completed_task(task: dict[str, Any], capability: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ import rfc8785
 
 from agents._outcome import printable
 from gateway.operations import CERTIFICATES_SHOW, AgentRef
-from gateway.server._service import Service
+from gateway.server._shared import Shared
 from records import Signer
 from schema._version import __version__
 from schema.errors import HolonError
@@ -74,8 +74,8 @@ def _signed(card: dict[str, Any], signer: Signer, base: str) -> dict[str, Any]:
 JWKS_PATH = "/.well-known/jwks.json"
 
 
-def _skill(svc: Service, capability: str) -> dict[str, Any]:
-    contract = svc.calls.lookups.contract(capability)
+def _skill(shared: Shared, capability: str) -> dict[str, Any]:
+    contract = shared.calls.lookups.contract(capability)
     description = f"the capability {capability}"
     modes = [JSON_MODE]
     if contract is not None:
@@ -94,9 +94,9 @@ def _skill(svc: Service, capability: str) -> dict[str, Any]:
     }
 
 
-def _certificate(svc: Service, agent_id: str, version: str) -> dict[str, Any]:
+def _certificate(shared: Shared, agent_id: str, version: str) -> dict[str, Any]:
     try:
-        envelope: Any = svc.client.call(CERTIFICATES_SHOW, AgentRef(agent_id))
+        envelope: Any = shared.service.call(CERTIFICATES_SHOW, AgentRef(agent_id))
         reason = None
     except HolonError as exc:  # no record yet (404), or revoked (409)
         envelope, reason = None, exc.code
@@ -107,7 +107,7 @@ def _certificate(svc: Service, agent_id: str, version: str) -> dict[str, Any]:
 
 
 def _card(
-    svc: Service,
+    shared: Shared,
     base: str,
     door: str,
     *,
@@ -162,31 +162,31 @@ def _card(
         }
         return _signed(card, signer, base)
 
-    return svc.store.keys.with_signer(work)
+    return shared.store.keys.with_signer(work)
 
 
-def capability_card(svc: Service, base: str, capability: str) -> dict[str, Any]:
+def capability_card(shared: Shared, base: str, capability: str) -> dict[str, Any]:
     """The signed card of the routed door for `capability` (blocking: run it in a thread)."""
-    agents = [a for a in svc.calls.lookups.agents_claiming(capability) if not a.disabled]
+    agents = [a for a in shared.calls.lookups.agents_claiming(capability) if not a.disabled]
     return _card(
-        svc,
+        shared,
         base,
         f"/v1/capabilities/{capability}",
         name=f"holon {capability}",
         description=f"{capability}, routed by the holon gateway to the best agent the "
         "caller's mandates allow",
         version=__version__,
-        skills=[_skill(svc, capability)],
-        certificates=[_certificate(svc, a.id, a.version) for a in agents[:MAX_CERTIFIED]],
+        skills=[_skill(shared, capability)],
+        certificates=[_certificate(shared, a.id, a.version) for a in agents[:MAX_CERTIFIED]],
     )
 
 
-def agent_card(svc: Service, base: str, agent_id: str) -> dict[str, Any]:
+def agent_card(shared: Shared, base: str, agent_id: str) -> dict[str, Any]:
     """The signed card of the door in front of one agent (blocking: run it in a thread)."""
-    agent = svc.calls.lookups.agent(agent_id)
+    agent = shared.calls.lookups.agent(agent_id)
     described = agent.manifest.get("description")
     return _card(
-        svc,
+        shared,
         base,
         f"/v1/agents/{agent_id}",
         name=agent_id,
@@ -194,6 +194,6 @@ def agent_card(svc: Service, base: str, agent_id: str) -> dict[str, Any]:
         if isinstance(described, str)
         else f"{agent_id} through the holon gateway",
         version=agent.version,
-        skills=[_skill(svc, capability) for capability in agent.capabilities],
-        certificates=[_certificate(svc, agent.id, agent.version)],
+        skills=[_skill(shared, capability) for capability in agent.capabilities],
+        certificates=[_certificate(shared, agent.id, agent.version)],
     )

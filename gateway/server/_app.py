@@ -36,7 +36,6 @@ from agents import AddressGuard, Executor
 from gateway import console
 from gateway._network import NetworkPolicy
 from gateway._tracing import tracing_from_env, tracing_with
-from gateway.client import StoreClient
 from gateway.live import LiveCalls, Lookups
 from gateway.server import (
     _a2a,
@@ -53,7 +52,8 @@ from gateway.server._http import check_params, error_response, json_response
 from gateway.server._metrics import CELLS_TTL_S, Metrics, render_live
 from gateway.server._openapi import openapi
 from gateway.server._probes import probe_forever
-from gateway.server._service import Endpoint, Service
+from gateway.server._shared import Endpoint, Shared
+from gateway.service import StoreService
 from gateway.settings import DEFAULT_BODY_TIMEOUT_S, Settings
 from records import EvalCell, Store
 from schema.errors import HolonError, NotFound, StoreUnavailable
@@ -67,25 +67,25 @@ SWITCH_INTERVAL_S = 0.001  # a server process's GIL switch interval (see create_
 DISCONNECTED = 499  # the status /metrics counts a request by when its client left first
 
 
-async def healthz(request: Request, who: Any, svc: Service) -> Response:
+async def healthz(request: Request, who: Any, shared: Shared) -> Response:
     def ping() -> None:
-        with svc.store.read() as session:
+        with shared.store.read() as session:
             session.execute(select(1))
 
     try:
-        await svc.run(ping)
+        await shared.run(ping)
     except StoreUnavailable as exc:
         return json_response({"status": "unavailable", "database": str(exc)}, 503)
     return json_response({"status": "ok", "database": "ok"})
 
 
-async def openapi_json(request: Request, who: Any, svc: Service) -> Response:
+async def openapi_json(request: Request, who: Any, shared: Shared) -> Response:
     return json_response(_openapi_document())
 
 
-async def metrics(request: Request, who: Any, svc: Service) -> Response:
+async def metrics(request: Request, who: Any, shared: Shared) -> Response:
     def cells() -> dict[str, int]:
-        with svc.store.read() as session:
+        with shared.store.read() as session:
             rows = session.execute(
                 select(EvalCell.outcome_code, func.count()).group_by(EvalCell.outcome_code)
             )
@@ -93,8 +93,8 @@ async def metrics(request: Request, who: Any, svc: Service) -> Response:
 
     # A full scan of the cells table (no index covers outcome_code): cached,
     # so frequent scrapes of a big store cost one count per interval.
-    text = svc.metrics.render(await svc.run(svc.metrics.cells.get, cells))
-    text += render_live(await svc.run(svc.metrics.live.get, svc.store.conformance.window))
+    text = shared.metrics.render(await shared.run(shared.metrics.cells.get, cells))
+    text += render_live(await shared.run(shared.metrics.live.get, shared.store.conformance.window))
     return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
@@ -121,15 +121,15 @@ def _openapi_document() -> dict[str, Any]:
     return openapi(ENDPOINTS)
 
 
-def _route(endpoint: Endpoint, state: dict[str, Service]) -> Route:
+def _route(endpoint: Endpoint, state: dict[str, Shared]) -> Route:
     async def handle(request: Request) -> Response:
-        svc = state["service"]
+        shared = state["shared"]
         started = time.perf_counter()
         try:
-            bearer = await svc.tokens.bearer(request.headers.get("authorization"), svc.run)
+            bearer = await shared.tokens.bearer(request.headers.get("authorization"), shared.run)
             who = admit(endpoint.access, bearer)
             check_params(request)
-            response: Response = await endpoint.handler(request, who, svc)
+            response: Response = await endpoint.handler(request, who, shared)
         except HolonError as exc:
             response = error_response(exc)
         except ClientDisconnect:
@@ -140,7 +140,7 @@ def _route(endpoint: Endpoint, state: dict[str, Service]) -> Route:
         except Exception:
             log.exception("internal error on %s %s", endpoint.method, endpoint.path)
             response = error_response(HolonError("internal error"))
-        svc.metrics.request(
+        shared.metrics.request(
             endpoint.method,
             endpoint.path,
             response.status_code,
@@ -184,16 +184,16 @@ def create_app(
     refreshes, store reads) wait less for each other, which took 10-20% off
     the CPU and the latency of a live call in bench/gateway.
     """
-    state: dict[str, Service] = {}
+    state: dict[str, Shared] = {}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         config = settings or Settings.from_env()
         own_store = store is None
-        opened = store or StoreClient.from_settings(config).store
+        opened = store or StoreService.from_settings(config).store
         policy = NetworkPolicy.from_setting(config.agent_networks)
         guard = None if policy.allow_all else policy.judge
-        client = StoreClient(opened, config.home, config.output_retention_days, guard)
+        store_service = StoreService(opened, config.home, config.output_retention_days, guard)
         tracing = (
             tracing_with(tracer_provider)
             if tracer_provider is not None
@@ -201,9 +201,9 @@ def create_app(
         )
         async with Executor(allow_asgi=True, address_guard=guard, resolver=resolver) as executor:
             metrics = Metrics(cells_ttl_s)
-            service = Service(
+            shared = Shared(
                 store=opened,
-                client=client,
+                service=store_service,
                 calls=LiveCalls(
                     opened,
                     executor,
@@ -220,7 +220,8 @@ def create_app(
                 body_timeout_s=config.body_timeout_s,
                 public_url=config.public_url,
             )
-            client.mandates.decide_with(service.calls)  # mandates.check decides as a call would
+            # mandates.check decides as a call would
+            store_service.mandates.decide_with(shared.calls)
             workers = _EvalWorkers(
                 opened,
                 config.home,
@@ -228,16 +229,16 @@ def create_app(
                 guard,
                 eval_poll_s,
                 tracing.tracer,
-                prerender=client.evals.prerender,
+                prerender=store_service.evals.prerender,
             )
-            state["service"] = service
+            state["shared"] = shared
             workers.start()
             if server_process:
                 gc.collect()
                 gc.freeze()
                 sys.setswitchinterval(switch_interval_s)
             probes = (
-                asyncio.create_task(probe_forever(service, executor, config.probe_interval_s))
+                asyncio.create_task(probe_forever(shared, executor, config.probe_interval_s))
                 if config.probe_interval_s > 0
                 else None
             )
@@ -249,17 +250,17 @@ def create_app(
                     with contextlib.suppress(asyncio.CancelledError):
                         await probes
                 # A2A tasks still running or being written (their calls settle below).
-                await asyncio.gather(*service.background, return_exceptions=True)
-                await service.calls.drain()  # settlements of answered calls
-                await service.run(service.tokens.drain)  # tokens' last-use times
+                await asyncio.gather(*shared.background, return_exceptions=True)
+                await shared.calls.drain()  # settlements of answered calls
+                await shared.run(shared.tokens.drain)  # tokens' last-use times
                 workers.stop()
                 await asyncio.to_thread(tracing.shutdown)  # the spans still queued
                 if own_store:
                     opened.close()
 
     def body_timeout_s() -> float:
-        service = state.get("service")
-        return service.body_timeout_s if service is not None else DEFAULT_BODY_TIMEOUT_S
+        shared = state.get("shared")
+        return shared.body_timeout_s if shared is not None else DEFAULT_BODY_TIMEOUT_S
 
     app = Starlette(
         routes=[*(_route(e, state) for e in ENDPOINTS), *console.routes(state)],

@@ -44,7 +44,7 @@ from gateway.server._jsonrpc import (
     unknown_method,
 )
 from gateway.server._routes_calls import CALLER, answer_too_large, observed
-from gateway.server._service import Endpoint, Service
+from gateway.server._shared import Endpoint, Shared
 from schema._version import __version__
 from schema.errors import Forbidden, HolonError, UsageError
 from schema.jsontext import dumps
@@ -92,7 +92,7 @@ def _wrapped(schema: dict[str, Any], key: str) -> dict[str, Any]:
     return {"type": "object", "required": [key], "properties": {key: schema}}
 
 
-async def mcp_post(request: Request, who: Bearer, svc: Service) -> Response:
+async def mcp_post(request: Request, who: Bearer, shared: Shared) -> Response:
     _check_origin(request)
 
     async def dispatch(rpc: RpcRequest) -> Response:
@@ -101,12 +101,12 @@ async def mcp_post(request: Request, who: Bearer, svc: Service) -> Response:
         if rpc.method == "ping":
             return rpc_result(rpc.id, {})
         if rpc.method == "tools/list":
-            return rpc_result(rpc.id, {"tools": await _tools(who, svc)})
+            return rpc_result(rpc.id, {"tools": await _tools(who, shared)})
         if rpc.method == "tools/call":
-            return await _call(rpc, who, svc)
+            return await _call(rpc, who, shared)
         raise unknown_method(rpc, METHODS)
 
-    return await answer(request, svc.max_body_bytes, dispatch)
+    return await answer(request, shared.max_body_bytes, dispatch)
 
 
 def _check_origin(request: Request) -> None:
@@ -135,10 +135,10 @@ def _initialize(rpc: RpcRequest) -> dict[str, Any]:
     }
 
 
-async def _tools(who: Bearer, svc: Service) -> list[dict[str, Any]]:
-    lookups = svc.calls.lookups
-    now = svc.calls.clock()
-    held = await svc.run(lookups.held_mandates, who.name)
+async def _tools(who: Bearer, shared: Shared) -> list[dict[str, Any]]:
+    lookups = shared.calls.lookups
+    now = shared.calls.clock()
+    held = await shared.run(lookups.held_mandates, who.name)
     names = sorted(
         {
             capability
@@ -147,10 +147,10 @@ async def _tools(who: Bearer, svc: Service) -> list[dict[str, Any]]:
             for capability in mandate.capabilities
         }
     )
-    return [tool_of(name, await svc.calls.contract(name)) for name in names]
+    return [tool_of(name, await shared.calls.contract(name)) for name in names]
 
 
-async def _call(rpc: RpcRequest, who: Bearer, svc: Service) -> Response:
+async def _call(rpc: RpcRequest, who: Bearer, shared: Shared) -> Response:
     try:
         capability = id_text(rpc.params.get("name"), "$.params.name", "a tool name")
     except UsageError as exc:
@@ -162,7 +162,7 @@ async def _call(rpc: RpcRequest, who: Bearer, svc: Service) -> Response:
             "arguments must be a JSON object",
             details={"path": "$.params.arguments"},
         )
-    contract = await svc.calls.contract(capability)
+    contract = await shared.calls.contract(capability)
     wrapped_in = contract is not None and not _object_shaped(contract.input_schema)
     wrapped_out = contract is not None and not _object_shaped(contract.output_schema)
     if wrapped_in:
@@ -195,7 +195,7 @@ async def _call(rpc: RpcRequest, who: Bearer, svc: Service) -> Response:
 
     try:
         return await observed(
-            svc, capability, svc.calls.route(who.name, capability, input_), encode
+            shared, capability, shared.calls.route(who.name, capability, input_), encode
         )
     except HolonError as exc:
         return rpc_result(rpc.id, tool_error(exc))

@@ -3,7 +3,7 @@
 The handler reads the request's fields where the declaration says they travel
 (path, query, body), with the located 400 `usage` errors of hand-written
 routes, narrows it to what the bearer may ask, runs the operation on the
-store client in a worker thread, and answers its view.
+store's service in a worker thread, and answers its view.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from gateway.server._http import (
     read_json,
     renamed_query,
 )
-from gateway.server._service import Endpoint, Service
+from gateway.server._shared import Endpoint, Shared
 from schema.errors import UsageError
 
 __all__ = ["endpoint", "parameters", "read_request", "request_schema"]
@@ -108,8 +108,8 @@ async def read_request(
 # The gateway's own policy around an operation, which the store (the CLI) does not apply:
 # `before` checks the narrowed request on the loop (an agent's endpoint against the
 # network policy), `after` adds to the view in the worker thread (an eval it queues).
-Before = Callable[[Any, Service], Awaitable[None]]
-After = Callable[[Service, Any, dict[str, Any]], dict[str, Any]]
+Before = Callable[[Any, Shared], Awaitable[None]]
+After = Callable[[Shared, Any, dict[str, Any]], dict[str, Any]]
 
 
 def endpoint(
@@ -119,26 +119,26 @@ def endpoint(
     if not op.routed:
         raise TypeError(f"{op.name} is the store's alone: it has no route")
 
-    async def handle(request: Request, who: Bearer, svc: Service) -> Response:
-        limit = svc.max_body_bytes if op.large_body else None
+    async def handle(request: Request, who: Bearer, shared: Shared) -> Response:
+        limit = shared.max_body_bytes if op.large_body else None
         asked, headers = await read_request(op, request, limit=limit)
         if op.narrow is not None:
             asked = op.narrow(who, asked)
         if before is not None:
-            await before(asked, svc)
+            await before(asked, shared)
         if op.settle:
-            await svc.calls.drain()  # this process's answered calls are read settled
+            await shared.calls.drain()  # this process's answered calls are read settled
 
         def work() -> dict[str, Any]:
             if op.run_for is not None:
-                view = op.run_for(svc.client, asked, who)
+                view = op.run_for(shared.service, asked, who)
             else:
-                view = svc.client.call(op, asked)
+                view = shared.service.call(op, asked)
                 if op.present is not None:
-                    view = op.present(who, asked, view, svc.client)
-            return view if after is None else after(svc, asked, view)
+                    view = op.present(who, asked, view, shared.service)
+            return view if after is None else after(shared, asked, view)
 
-        answer = await svc.run(work)
+        answer = await shared.run(work)
         status = op.created if op.status is None else op.status(asked, answer)
         if op.media is not None:  # a rendered document: its text, in its media type
             media = f"{op.media(asked)}; charset=utf-8"

@@ -20,7 +20,7 @@ import random
 from typing import Literal
 
 from agents import Executor
-from gateway.server._service import Service
+from gateway.server._shared import Shared
 from records import AgentInfo
 from schema.errors import HolonError
 
@@ -31,9 +31,9 @@ __all__ = ["ProbeResult", "probe_agent", "probe_forever"]
 ProbeResult = Literal["ok", "mismatch", "not_advertised", "unreachable", "refused"]
 
 
-async def probe_agent(svc: Service, executor: Executor, agent: AgentInfo) -> ProbeResult:
-    manifest = svc.calls.lookups.manifest(agent.id, agent.version, agent.manifest)
-    secret = await svc.run(svc.calls.lookups.secret, agent.id)
+async def probe_agent(shared: Shared, executor: Executor, agent: AgentInfo) -> ProbeResult:
+    manifest = shared.calls.lookups.manifest(agent.id, agent.version, agent.manifest)
+    secret = await shared.run(shared.calls.lookups.secret, agent.id)
     try:
         identity = await executor.identify(manifest, secret=secret)
     except HolonError as exc:
@@ -41,8 +41,8 @@ async def probe_agent(svc: Service, executor: Executor, agent: AgentInfo) -> Pro
         return "refused" if exc.http_status == 409 else "unreachable"
     check = identity.compare(manifest)
     try:
-        await svc.run(
-            lambda: svc.store.identities.observe(agent.id, agent.version, **check.observation())
+        await shared.run(
+            lambda: shared.store.identities.observe(agent.id, agent.version, **check.observation())
         )
     except HolonError as exc:  # the store is away: the next probe keeps it
         log.warning("identity probe of %s not kept: %s", agent.id, exc)
@@ -57,27 +57,27 @@ async def probe_agent(svc: Service, executor: Executor, agent: AgentInfo) -> Pro
     return "ok"
 
 
-async def probe_forever(svc: Service, executor: Executor, interval_s: float) -> None:
+async def probe_forever(shared: Shared, executor: Executor, interval_s: float) -> None:
     """Probe every enabled agent about every `interval_s` (spread out, with jitter)."""
     rng = random.Random()
     while True:
         await asyncio.sleep(interval_s * rng.uniform(0.5, 1.0))
         try:
-            agents = await svc.run(_enabled_agents, svc)
+            agents = await shared.run(_enabled_agents, shared)
         except HolonError as exc:
             log.warning("identity probes skipped: %s", exc)
             continue
         for agent in agents:
-            result = await probe_agent(svc, executor, agent)
-            svc.metrics.probe(agent.id, result)
+            result = await probe_agent(shared, executor, agent)
+            shared.metrics.probe(agent.id, result)
             await asyncio.sleep(rng.uniform(0, interval_s / (2 * max(len(agents), 1))))
 
 
-def _enabled_agents(svc: Service) -> list[AgentInfo]:
+def _enabled_agents(shared: Shared) -> list[AgentInfo]:
     out: list[AgentInfo] = []
     cursor = None
     while True:
-        page = svc.store.agents.list(cursor=cursor, limit=500)
+        page = shared.store.agents.list(cursor=cursor, limit=500)
         out += page.items
         if page.next_cursor is None:
             return out

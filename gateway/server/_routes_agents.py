@@ -24,31 +24,31 @@ from gateway.operations import (
 from gateway.operations import MAX_VERSION as MAX_VERSION  # the console's suite pages
 from gateway.server._auth import Bearer
 from gateway.server._operations import endpoint
-from gateway.server._service import Service
+from gateway.server._shared import Shared
 from schema.errors import HolonError
 
 
-async def _reachable(asked: Registration, svc: Service) -> None:
+async def _reachable(asked: Registration, shared: Shared) -> None:
     """The gateway's network policy admits the agent's endpoint (the store's CLI is not
     limited). The manifest is validated before its endpoint is looked up: the network
     check parses the URL, and a port of 99999 or a host of "[::1" is the manifest's
     error (422 at its JSON path), not the network's."""
-    valid = await svc.run(manifest_from_dict, asked.manifest, "<request>")
-    await svc.network.check_url(valid.endpoint, svc.calls.executor.resolve)
+    valid = await shared.run(manifest_from_dict, asked.manifest, "<request>")
+    await shared.network.check_url(valid.endpoint, shared.calls.executor.resolve)
 
 
-def _queued(svc: Service, _: Registration, view: dict[str, Any]) -> dict[str, Any]:
+def _queued(shared: Shared, _: Registration, view: dict[str, Any]) -> dict[str, Any]:
     """A new (or reactivated) version's full eval, with HOLON_EVAL_ON_REGISTER; a reactivated
     old version needs one too: its old records no longer apply."""
-    if svc.eval_on_register and view["status"] in ("created", "updated", "reactivated"):
-        view.update(_queue_eval(svc, view["agent"]["id"]))
+    if shared.eval_on_register and view["status"] in ("created", "updated", "reactivated"):
+        view.update(_queue_eval(shared, view["agent"]["id"]))
     return view
 
 
-def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
+def _queue_eval(shared: Shared, agent_id: str) -> dict[str, Any]:
     """Start the new version's full eval (HOLON_EVAL_ON_REGISTER); the workers run it."""
     try:
-        plan = svc.client.evals.plan(
+        plan = shared.service.evals.plan(
             agent_id,
             suites=None,
             repetitions=None,
@@ -57,16 +57,16 @@ def _queue_eval(svc: Service, agent_id: str) -> dict[str, Any]:
             pace_s=0.0,
             max_cost=None,
         )
-        info = svc.client.evals.begin(plan)
+        info = shared.service.evals.begin(plan)
     except HolonError as exc:
         return {"queued_eval": None, "queued_eval_error": exc.to_body()["error"]}
     return {"queued_eval": info.id}
 
 
-def _suites_for(who: Bearer, svc: Service, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _suites_for(who: Bearer, shared: Shared, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Suite views as `who` may read them (the console's suite pages; suites.list and
     suites.show present theirs with the same rule)."""
-    return suites_for(who, svc.client, views)
+    return suites_for(who, shared.service, views)
 
 
 ENDPOINTS = [

@@ -24,7 +24,7 @@ from gateway.operations import (
 from gateway.server._auth import Bearer
 from gateway.server._http import body_object, id_text, read_json
 from gateway.server._operations import endpoint
-from gateway.server._service import Endpoint, Service
+from gateway.server._shared import Endpoint, Shared
 from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
 
@@ -71,8 +71,8 @@ RESPONSE_SCHEMA: dict[str, Any] = {
 }
 
 
-async def _invoke_body(request: Request, svc: Service) -> tuple[str | None, Any]:
-    body = body_object(await read_json(request, svc.max_body_bytes), "the body")
+async def _invoke_body(request: Request, shared: Shared) -> tuple[str | None, Any]:
+    body = body_object(await read_json(request, shared.max_body_bytes), "the body")
     unknown = sorted(key for key in body if key not in INVOKE_KEYS)
     if unknown:
         # A key the contract does not know ("stream": true) is refused, not ignored:
@@ -121,7 +121,7 @@ Encoder = Callable[[dict[str, Any], int], Awaitable[Response]]
 
 
 async def observed(
-    svc: Service, capability: str, call: Any, encode: Encoder = answer_response
+    shared: Shared, capability: str, call: Any, encode: Encoder = answer_response
 ) -> Response:
     """A live call's answer as `encode` writes it (a door's own envelope), with its metrics.
 
@@ -130,38 +130,40 @@ async def observed(
     started = time.perf_counter()
     try:
         body = await call
-        response = await encode(body, svc.calls.max_response_bytes)
+        response = await encode(body, shared.calls.max_response_bytes)
     except (Denied, InvalidInput) as exc:  # both are ledger denials
-        svc.metrics.denial(exc.code)
+        shared.metrics.denial(exc.code)
         raise
     except HolonError as exc:
         if exc.http_status in (502, 504):
             latency = (time.perf_counter() - started) * 1000
-            svc.metrics.live_call(capability, exc.code, latency)
+            shared.metrics.live_call(capability, exc.code, latency)
         raise
-    svc.metrics.live_call(capability, "ok", float(body["latency_ms"]))
+    shared.metrics.live_call(capability, "ok", float(body["latency_ms"]))
     return response
 
 
-async def invoke_agent(request: Request, who: Bearer, svc: Service) -> Response:
+async def invoke_agent(request: Request, who: Bearer, shared: Shared) -> Response:
     agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
-    capability, input_ = await _invoke_body(request, svc)
+    capability, input_ = await _invoke_body(request, shared)
     if capability is None:
         raise UsageError("capability is required")
     parent = caller_context(request.headers.getlist("traceparent"))
     return await observed(
-        svc, capability, svc.calls.invoke(who.name, agent_id, capability, input_, parent=parent)
+        shared,
+        capability,
+        shared.calls.invoke(who.name, agent_id, capability, input_, parent=parent),
     )
 
 
-async def invoke_capability(request: Request, who: Bearer, svc: Service) -> Response:
+async def invoke_capability(request: Request, who: Bearer, shared: Shared) -> Response:
     capability = request.path_params["capability"]
-    named, input_ = await _invoke_body(request, svc)
+    named, input_ = await _invoke_body(request, shared)
     if named is not None and named != capability:
         raise UsageError(f"the body names capability {named!r}, the path {capability!r}")
     parent = caller_context(request.headers.getlist("traceparent"))
     return await observed(
-        svc, capability, svc.calls.route(who.name, capability, input_, parent=parent)
+        shared, capability, shared.calls.route(who.name, capability, input_, parent=parent)
     )
 
 

@@ -14,7 +14,7 @@ from gateway.operations import (
     KEYS_ROTATE,
 )
 from gateway.server._operations import endpoint
-from gateway.server._service import Endpoint
+from gateway.server._shared import Endpoint
 
 ENDPOINTS: list[Endpoint] = [
     endpoint(CERTIFICATES_SHOW),

@@ -26,7 +26,7 @@ from gateway.operations import (
 from gateway.server._auth import Bearer
 from gateway.server._http import json_response, read_body
 from gateway.server._operations import endpoint
-from gateway.server._service import Endpoint, Service
+from gateway.server._shared import Endpoint, Shared
 from schema.errors import UsageError
 
 OPERATOR = frozenset({"operator"})
@@ -39,7 +39,7 @@ IMPORT_SCHEMA: dict[str, Any] = {
 }
 
 
-async def import_eval(request: Request, who: Bearer, svc: Service) -> Response:
+async def import_eval(request: Request, who: Bearer, shared: Shared) -> Response:
     """Check a report (as `GET /v1/evals/{eval}/report?audience=operator` gives it) and keep
     it as an imported eval; its own body limit, `MAX_REPORT_BYTES`, for this route only."""
     raw = await read_body(request, MAX_REPORT_BYTES)
@@ -49,9 +49,9 @@ async def import_eval(request: Request, who: Bearer, svc: Service) -> Response:
     imported_by = who.token_id
 
     def keep() -> dict[str, Any]:
-        return svc.client.evals.import_checked(raw, source=source, imported_by=imported_by)
+        return shared.service.evals.import_checked(raw, source=source, imported_by=imported_by)
 
-    return json_response(await svc.run(keep), 201)
+    return json_response(await shared.run(keep), 201)
 
 
 ENDPOINTS = [

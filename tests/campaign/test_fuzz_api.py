@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 from agents import load_manifest
 from gateway.server import ENDPOINTS, create_app
-from gateway.server._service import Endpoint
+from gateway.server._shared import Endpoint
 from gateway.settings import Settings
 from records import new_key, open_store
 from schema import jsontext

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from gateway.client import StoreClient
+from gateway.service import StoreService
 from gateway.settings import Settings
 from records import new_key
 from tests._servers import free_port, wait_healthy
@@ -86,7 +86,7 @@ def world(root: Path, database_url: str | None = None) -> Iterator[World]:
     down.write_text(REMOTE.format(name="down"))
     assert cli("agents", "register", str(down)).code == 0
     settings = Settings.from_env({"HOLON_HOME": str(home), "HOLON_EXAMPLES": "off", **env})
-    store = StoreClient.from_settings(settings).store
+    store = StoreService.from_settings(settings).store
     try:
         with running_gateway(store, home) as gateway:
             yield World(cli, gateway, root / "client-home", root)

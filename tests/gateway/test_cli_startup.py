@@ -24,7 +24,7 @@ STORE = [
     "sqlalchemy",
     "alembic",
     "records",
-    "gateway.client",
+    "gateway.service",
     "gateway.mandates",
     "evals._runner",
     "evals._plan",
@@ -108,7 +108,7 @@ def test_a_store_command_still_loads_the_store(tmp_path: Path) -> None:
     res = _probe(["agents", "list", "--json"], tmp_path)
     assert res["code"] == 0, res["stderr"]
     assert json.loads(res["stdout"])["items"] == []
-    assert {"sqlalchemy", "records", "gateway.client"} <= set(res["loaded"])
+    assert {"sqlalchemy", "records", "gateway.service"} <= set(res["loaded"])
 
 
 def test_cli_audiences_match_the_reports() -> None:

@@ -60,10 +60,10 @@ def test_expiry_is_stored_and_listed(cli: CLI) -> None:
 
 
 def test_expired_tokens_are_marked(cli: CLI, tmp_path: Path) -> None:
-    from gateway.client import StoreClient
+    from gateway.service import StoreService
     from gateway.settings import Settings
 
-    client = StoreClient.from_settings(Settings.from_env(cli.env))
+    client = StoreService.from_settings(Settings.from_env(cli.env))
     try:
         info, token = client.store.tokens.create("operator", expires_at=utcnow())
     finally:

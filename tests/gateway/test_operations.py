@@ -28,7 +28,6 @@ from starlette.routing import Match, Route
 
 from gateway.cli._app import _Parser, build_parser, common_options
 from gateway.cli._operations import command, dest, operation_commands
-from gateway.client import HttpClient
 from gateway.operations import (
     AGENTS_DISABLE,
     CERTIFICATES_IMPORT,
@@ -54,6 +53,7 @@ from gateway.server import ENDPOINTS
 from gateway.server._auth import Bearer
 from gateway.server._openapi import openapi
 from gateway.server._operations import endpoint, read_request
+from gateway.service import HttpService
 from schema.errors import Forbidden, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,7 +133,7 @@ def test_a_store_only_operation_has_no_route_and_no_request(op: Operation[Any]) 
     assert op.method == "" and not [e for e in ENDPOINTS if e.summary == op.summary]
     with pytest.raises(TypeError, match="the store's alone"):
         endpoint(op)
-    client = HttpClient("http://127.0.0.1:9", "hol_test")  # nothing is sent
+    client = HttpService("http://127.0.0.1:9", "hol_test")  # nothing is sent
     try:
         with pytest.raises(UsageError, match="works on the store only"):
             client.call(op, op.request(**{f.name: _sample(f) for f in op.fields}))
@@ -257,7 +257,7 @@ def recorder() -> Iterator[str]:
 
 def _sent(op: Operation[Any], url: str, asked: Any) -> tuple[str, str, bytes]:
     _Recorder.seen.clear()
-    client = HttpClient(url, "hol_test")
+    client = HttpService(url, "hol_test")
     try:
         # A document operation's answer is its text, as the server sent it.
         assert client.call(op, asked) == ({} if op.media is None else {"text": "{}"})

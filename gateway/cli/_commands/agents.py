@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _manifest(ctx: Context) -> Mapping[str, Any]:
     from agents import load_manifest
 
-    # Read and validated here, so a bad file is named with its line, whichever the client.
+    # Read and validated here, so a bad file is named with its line, whichever the service.
     return {"manifest": load_manifest(ctx.args.file).to_json()}
 
 

@@ -166,7 +166,7 @@ def _revocations(ctx: Context, jwks_source: str | None, given: str | None) -> An
     if given is not None:
         return read_json_source(given, REVOCATIONS_MAX_BYTES)
     if jwks_source is None:
-        return ctx.client().call(CERTIFICATES_REVOCATIONS, Nothing())
+        return ctx.service().call(CERTIFICATES_REVOCATIONS, Nothing())
     if _is_url(jwks_source):
         return read_json_source(_beside(jwks_source, REVOCATIONS_PATH), REVOCATIONS_MAX_BYTES)
     return None
@@ -202,7 +202,7 @@ def do_verify(ctx: Context) -> int:
     envelope = read_json_source(args.certificate, CERTIFICATE_MAX_BYTES)
     presented = _presented(args)
     jwks = (
-        ctx.client().call(KEYS_JWKS, Nothing())
+        ctx.service().call(KEYS_JWKS, Nothing())
         if args.jwks is None
         else read_json_source(args.jwks, JWKS_MAX_BYTES)
     )
@@ -242,7 +242,7 @@ def do_import(ctx: Context) -> int:
     jwks = read_json_source(args.issuer_jwks, JWKS_MAX_BYTES)
     revocations = _revocations(ctx, args.issuer_jwks, args.revocations)
     asked = CertificateImport(certificate=envelope, jwks=jwks, revocations=revocations)
-    view = ctx.client().call(CERTIFICATES_IMPORT, asked)
+    view = ctx.service().call(CERTIFICATES_IMPORT, asked)
     if ctx.out.json_mode:
         ctx.out.json(view)
     else:
@@ -259,7 +259,7 @@ def do_record_certificate(ctx: Context) -> int:
     from schema.documents import write_file
     from schema.jsontext import dumps
 
-    envelope = ctx.client().call(CERTIFICATES_SHOW, AgentRef(ctx.args.agent))
+    envelope = ctx.service().call(CERTIFICATES_SHOW, AgentRef(ctx.args.agent))
     if ctx.args.output is None:
         ctx.out.json(envelope)
         return 0

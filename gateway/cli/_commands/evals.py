@@ -36,7 +36,7 @@ from schema.documents import read_text, write_file
 from schema.errors import HolonError, Refused, UsageError, checked
 
 if TYPE_CHECKING:
-    from gateway.client import EvalsAPI
+    from gateway.service import EvalsAPI
 
 
 def _money(text: str) -> Decimal:
@@ -200,7 +200,7 @@ def _processes_option(parser: argparse.ArgumentParser) -> None:
 
 def _ops(ctx: Context) -> EvalsAPI:
     """The store's eval operations, or the gateway's (whose workers then run the eval)."""
-    return ctx.client().evals
+    return ctx.service().evals
 
 
 def _confirm(ctx: Context, plan_json: dict[str, Any]) -> None:
@@ -351,7 +351,7 @@ def _eval_all(ctx: Context) -> int:
 
 def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, dict[str, Any]]:
     """The exit code of one agent's eval, and its plan and eval as JSON shows them."""
-    from gateway.client import EvalOptions
+    from gateway.service import EvalOptions
 
     args = ctx.args
     ops = _ops(ctx)
@@ -372,7 +372,7 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
     result = _run_with_progress(ctx, proposal.cells, lambda p: ops.execute(proposal, p))
     if args.junit is not None:
         asked = ReportRequest(result["id"], format="junit", audience="author")
-        junit = ctx.client().call(EVALS_REPORT, asked)["text"]
+        junit = ctx.service().call(EVALS_REPORT, asked)["text"]
         # Whole or not at all: a full disk leaves no half file for CI to read.
         write_file(args.junit, junit.encode("utf-8"))
         ctx.out.note(f"wrote {args.junit}")
@@ -387,7 +387,7 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
 
 def do_resume(ctx: Context) -> int:
     ops = _ops(ctx)
-    status = ctx.client().call(EVALS_SHOW, EvalRef(ctx.args.eval_id))
+    status = ctx.service().call(EVALS_SHOW, EvalRef(ctx.args.eval_id))
     processes = ctx.args.processes
     result = _run_with_progress(
         ctx, status["cells"], lambda p: ops.resume(ctx.args.eval_id, p, processes=processes)
@@ -421,7 +421,7 @@ def do_import(ctx: Context) -> int:
 
 
 def do_worker(ctx: Context) -> int:
-    ops = ctx.store_client("worker").evals
+    ops = ctx.store_service("worker").evals
     result = ops.work(
         once=ctx.args.once,
         poll_s=ctx.args.poll,

@@ -106,9 +106,9 @@ def do_invoke(ctx: Context) -> int:
     if args.caller is not None and not args.caller.strip():
         raise UsageError("--caller needs a name")
     value = _read_input(ctx, args.input)
-    client = ctx.client()
+    service = ctx.service()
     try:
-        answer = client.invoke(args.caller, args.agent, args.capability, value)
+        answer = service.invoke(args.caller, args.agent, args.capability, value)
     except Denied as exc:
         ctx.out.error(exc)
         _explain_denial(ctx, exc)

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _mandate(ctx: Context) -> Mapping[str, Any]:
     from gateway.mandates import load_mandate
 
-    # Validated here first, so a bad file is named with its line, whichever the client.
+    # Validated here first, so a bad file is named with its line, whichever the service.
     mandate = load_mandate(ctx.args.file)
     assert mandate.document is not None
     return {"document": mandate.document}

@@ -126,7 +126,7 @@ def _load(ctx: Context) -> Suite:
             hint="give a suite directory, its suite.yaml, or an installed suite's id",
         )
     # An installed suite: its active version, read from the store.
-    installed: Suite = ctx.store_client("test SUITE-ID").load_suite(args.suite)
+    installed: Suite = ctx.store_service("test SUITE-ID").load_suite(args.suite)
     return installed
 
 

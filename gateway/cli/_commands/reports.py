@@ -123,7 +123,7 @@ def _emit(ctx: Context, text: str, target: Path | None) -> None:
 
 def do_report(ctx: Context) -> int:
     asked = ReportRequest(ctx.args.eval_id, format=_format(ctx), audience=ctx.args.audience)
-    _emit(ctx, ctx.client().call(EVALS_REPORT, asked)["text"], ctx.args.output)
+    _emit(ctx, ctx.service().call(EVALS_REPORT, asked)["text"], ctx.args.output)
     return 0
 
 
@@ -140,7 +140,7 @@ def do_compare(ctx: Context) -> int:
         audience=ctx.args.audience,
         allow_mismatch=ctx.args.allow_mismatch,
     )
-    text = ctx.client().call(EVALS_COMPARE, asked)["text"]
+    text = ctx.service().call(EVALS_COMPARE, asked)["text"]
     comparison = loads(text)
     form = _format(ctx)
     _emit(ctx, text if form == "json" else render_comparison(comparison, form), ctx.args.output)

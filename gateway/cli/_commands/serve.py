@@ -61,7 +61,7 @@ def do_serve(ctx: Context) -> int:
     exporters_from_env(os.environ)
     # Open the store first: a store that is unreachable or on another schema
     # version stops us here with its own message, before anything listens.
-    client = ctx.store_client("gateway serve")
+    service = ctx.store_service("gateway serve")
     level = ctx.settings.log_level.lower()
     ctx.out.note(
         f"holon gateway on {_url(args.host, args.port)} "
@@ -72,7 +72,7 @@ def do_serve(ctx: Context) -> int:
         from gateway.server import create_app
 
         app = create_app(
-            ctx.settings, store=client.store, eval_workers=args.eval_workers, server_process=True
+            ctx.settings, store=service.store, eval_workers=args.eval_workers, server_process=True
         )
         uvicorn.run(app, host=args.host, port=args.port, log_level=level, **SERVER_OPTIONS)  # type: ignore[arg-type]
         return 0

@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def do_validate(ctx: Context) -> int:
-    result = ctx.store_client("suites validate").validate_suite(ctx.args.suite)
+    result = ctx.store_service("suites validate").validate_suite(ctx.args.suite)
     if ctx.out.json_mode:
         ctx.out.json(result)
         return 0

@@ -15,7 +15,7 @@ from evals.reports import (
     build_report,
     report_key,
 )
-from gateway.client import StoreClient
+from gateway.service import StoreService
 from records import CellResultRow, Store, utcnow
 from schema.errors import NotFound, UsageError
 from tests.evals.reports._agent import AGENT_ID
@@ -52,7 +52,7 @@ def test_the_gateway_client_serves_kept_reports(sqlite_store: Store, tmp_path: P
     setup(sqlite_store, tmp_path)
     home = tmp_path / "home"
     eval_id = run_eval(sqlite_store, home)
-    client = StoreClient(sqlite_store, home)
+    client = StoreService(sqlite_store, home)
     text = client.evals.report(eval_id, audience="operator", form="html")
     assert text == _fresh(sqlite_store, eval_id, "operator", "html")
     assert client.evals.report(eval_id, audience="operator", form="html") == text

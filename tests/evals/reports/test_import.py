@@ -27,7 +27,7 @@ from evals.reports._compare_markdown import render_compare_markdown
 from evals.reports._data import load_eval
 from evals.reports._imported import data_from_report, info_from_report
 from evals.reports._model import report_from_data, score_of
-from gateway.client import StoreClient
+from gateway.service import StoreService
 from records import Store, new_key, open_store
 from schema import validator
 from schema.errors import InputError, PayloadTooLarge, Refused, UsageError
@@ -128,7 +128,7 @@ def test_a_real_eval_round_trips_and_is_labelled_imported(
     assert "full: imported, no record here" in render_markdown(author)
 
     # Listed and shown as imported; no record, so mandates never read it.
-    client = StoreClient(store, tmp_path / "home")
+    client = StoreService(store, tmp_path / "home")
     listed = {e["id"]: e for e in client.evals.list(None, None, 50)["items"]}
     assert listed[imported]["imported"]["origin"]["eval_id"] == original
     assert listed[original]["imported"] is None

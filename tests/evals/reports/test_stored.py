@@ -22,7 +22,7 @@ from evals.reports import (
     render_json,
     report_key,
 )
-from gateway.client import StoreClient
+from gateway.service import StoreService
 from records import Store, open_store, utcnow
 from records._models import EvalReportRow
 from tests.evals.reports._agent import AGENT_ID
@@ -214,9 +214,9 @@ def test_prerender_stores_every_audience_once_from_one_read(
 def test_the_gateway_client_reads_through_the_store(
     store: Store, other: Store, done: str, tmp_path: Path
 ) -> None:
-    one = StoreClient(store, tmp_path / "home")
+    one = StoreService(store, tmp_path / "home")
     assert one.evals.prerender(done) == 4
-    two = StoreClient(other, tmp_path / "home")
+    two = StoreService(other, tmp_path / "home")
     text = two.evals.report(done, audience="author", form="html")
     assert text == _fresh(store, done, "author", "html")
     assert two.evals.reports.renders == 0 and two.evals.reports.stored_hits == 1

@@ -84,7 +84,7 @@ class Gateway:
         store as it does (gateway.server._app._EvalWorkers): wait for those (HTML and
         JSON, author and operator), so that what a test counts next is its own work."""
         from evals.reports import AUDIENCES
-        from gateway.client._store import PRERENDERED
+        from gateway.service._store import PRERENDERED
 
         while self.store.eval_reports.count(eval_id) < len(AUDIENCES) * len(PRERENDERED):
             if time.monotonic() > deadline:

@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.client import StoreClient
 from gateway.mandates import load_mandate, mandate_from_dict
 from gateway.operations import MANDATES_LIST, MandatesQuery
+from gateway.service import StoreService
 from records import Store
 from schema.documents import load_document
 from schema.errors import HolonError, InputError
@@ -103,7 +103,7 @@ def test_files_load_or_fail_with_file_and_line(
 
 
 def test_a_refused_grant_changes_nothing(store: Store, tmp_path: Path) -> None:
-    client = StoreClient(store, tmp_path)
+    client = StoreService(store, tmp_path)
     ops = client.mandates
     ops.grant(BASES[0])
     listing = MandatesQuery(include_revoked=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gateway.client import StoreClient
+from gateway.service import StoreService
 from gateway.settings import Settings
 from tests._servers import free_port
 from tests.gateway.server._agent import manifest
@@ -84,7 +84,7 @@ def world(tmp_path: Path) -> Iterator[tuple[str, str]]:
     env.pop("HOLON_GATEWAY_URL", None)
     agent_port, gateway_port = free_port(), free_port()
     agent_url = f"http://127.0.0.1:{agent_port}"
-    client = StoreClient.from_settings(Settings.from_env(env))
+    client = StoreService.from_settings(Settings.from_env(env))
     try:
         client.store.agents.register(manifest("acme/numbers", agent_url))
         client.store.mandates.grant(mandate(max_cost_per_call_usd="0.01"))

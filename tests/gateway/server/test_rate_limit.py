@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from agents import Executor
-from gateway.client import HttpClient
 from gateway.live import LiveCalls, Lookups
 from gateway.mandates import mandate_from_dict
+from gateway.service import HttpService
 from records import (
     BudgetState,
     CallEntry,
@@ -314,7 +314,7 @@ def test_the_http_client_raises_rate_limited(store: Store, tmp_path: Path) -> No
     register_triage(store)
     store.mandates.grant(mandate(rate_limit={**SLOW, "burst": 1}))
     with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
-        client = HttpClient(gw.url, gw.tokens["caller:finance-bot"])
+        client = HttpService(gw.url, gw.tokens["caller:finance-bot"])
         try:
             client.invoke(None, "acme/ticket-triage", "ticket.classify", INPUT)
             with pytest.raises(RateLimited) as caught:

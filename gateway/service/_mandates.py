@@ -1,12 +1,12 @@
-"""Mandates on the store (the CLI acting as operator): `client.mandates`."""
+"""Mandates on the store (the CLI acting as operator): `service.mandates`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gateway.client._views import mandate_view
 from gateway.live import LiveCalls, Lookups, check_mandate
 from gateway.mandates import mandate_from_dict
+from gateway.service._views import mandate_view
 from records import LOCAL, Store, utcnow
 
 JSONObject = dict[str, Any]

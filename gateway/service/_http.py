@@ -1,7 +1,7 @@
-"""The client interface over a running gateway's HTTP API (`--gateway URL`, a token).
+"""The service layer over a running gateway's HTTP API (`--gateway URL`, a token).
 
 Every method is one or a few API calls; the views it returns are the ones the
-store client returns (the gateway builds them with the same functions), and an
+store's service returns (the gateway builds them with the same functions), and an
 error response becomes the `HolonError` the store would have raised, so a
 command's output and exit code do not depend on where it ran. What the token's
 role may not do, the gateway refuses (401/403, exit 2).
@@ -23,7 +23,6 @@ from urllib.parse import quote
 
 import httpx
 
-from gateway.client._interface import EvalOptions, Progress, Proposal
 from gateway.operations import (
     AGENTS_LIST,
     EVALS_CANCEL,
@@ -37,6 +36,7 @@ from gateway.operations import (
     EvalStart,
     Operation,
 )
+from gateway.service._interface import EvalOptions, Progress, Proposal
 from records import EvalStatus
 from schema.errors import (
     EnvironmentFault,
@@ -51,7 +51,7 @@ from schema.jsontext import JSONValue, dumps, loads
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GatewayUnreachable", "HttpClient"]
+__all__ = ["GatewayUnreachable", "HttpService"]
 
 JSONObject = dict[str, Any]
 R = TypeVar("R")
@@ -86,7 +86,7 @@ def _agent_path(agent_id: str) -> str:
     return f"{_segment(org)}/{_segment(name)}"
 
 
-class HttpClient:
+class HttpService:
     kind = "gateway"
 
     def __init__(
@@ -267,8 +267,8 @@ def _param(value: Any) -> str:
 class HttpEvals:
     """Evals over the API; started evals are worked by the gateway's workers."""
 
-    def __init__(self, client: HttpClient) -> None:
-        self.client = client
+    def __init__(self, service: HttpService) -> None:
+        self.service = service
 
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
         _local_only(options.processes)
@@ -281,16 +281,16 @@ class HttpEvals:
             pace_s=Decimal(str(options.pace_s)),
             max_cost_usd=None if options.max_cost is None else str(options.max_cost),
         )
-        planned = self.client.call(EVALS_START, replace(asked, dry_run=True))
+        planned = self.service.call(EVALS_START, replace(asked, dry_run=True))
         return Proposal(agent_id, planned["plan"], asked)
 
     def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
-        started = self.client.call(EVALS_START, proposal.plan)
+        started = self.service.call(EVALS_START, proposal.plan)
         view = started["eval"]
         if started["plan"] != proposal.view:
             # Something changed between the plan shown and the start (a new
             # agent or suite version): what runs is not what was confirmed.
-            self.client.call(EVALS_CANCEL, EvalRef(view["id"]))
+            self.service.call(EVALS_CANCEL, EvalRef(view["id"]))
             raise Refused(
                 f"the plan changed after it was shown (eval {view['id']} was cancelled)",
                 hint="run `holon eval` again to see the new plan",
@@ -299,7 +299,7 @@ class HttpEvals:
 
     def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
         _local_only(processes)
-        self.client.call(EVALS_RESUME, EvalRef(eval_id))
+        self.service.call(EVALS_RESUME, EvalRef(eval_id))
         return self.follow(eval_id, progress)
 
     def follow(self, eval_id: str, progress: Progress | None) -> JSONObject:
@@ -307,7 +307,7 @@ class HttpEvals:
         wait = POLL_FIRST_S
         try:
             while True:
-                view = self.client.call(EVALS_SHOW, EvalRef(eval_id))
+                view = self.service.call(EVALS_SHOW, EvalRef(eval_id))
                 if progress is not None:
                     spent = view.get("spent") or {}
                     progress(
@@ -333,25 +333,25 @@ class HttpEvals:
     def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
         # Sent as it was read: the gateway checks the very bytes, and names the paths in them.
         # Checking takes about 1.5 s a MB (docs/performance.md): 20 MiB outlasts the default.
-        response = self.client.send(
+        response = self.service.send(
             "POST",
             "/v1/evals/import",
             content=raw,
             params={"source": source},
-            timeout_s=max(self.client.timeout_s, IMPORT_TIMEOUT_S),
+            timeout_s=max(self.service.timeout_s, IMPORT_TIMEOUT_S),
         )
         view: JSONObject = loads(response.content)
         return view
 
     def record(self, agent_id: str) -> JSONObject:
-        return self.client.call(RECORDS_SHOW, AgentRef(agent_id))
+        return self.service.call(RECORDS_SHOW, AgentRef(agent_id))
 
     def agents_claiming(self, capability: str) -> builtins.list[str]:
         ids: builtins.list[str] = []
         cursor = None
         while True:
             query = AgentsQuery(capability=capability, cursor=cursor, limit=1000)
-            page = self.client.call(AGENTS_LIST, query)
+            page = self.service.call(AGENTS_LIST, query)
             ids += [a["id"] for a in page["items"]]
             cursor = page["next_cursor"]
             if cursor is None:

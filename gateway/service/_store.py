@@ -1,4 +1,4 @@
-"""The client interface over the store itself: the CLI acting as operator."""
+"""The service layer over the store itself: the CLI acting as operator."""
 
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ from evals.suites import (
     load_suite,
     suite_digests,
 )
-from gateway.client._evals import EvalOps, plan_view
-from gateway.client._interface import EvalOptions, Progress, Proposal
-from gateway.client._mandates import MandateOps
-from gateway.client._views import (
+from gateway.live import LiveCalls, Lookups
+from gateway.service._evals import EvalOps, plan_view
+from gateway.service._interface import EvalOptions, Progress, Proposal
+from gateway.service._mandates import MandateOps
+from gateway.service._views import (
     agent_view,
     login_name,
     suite_view,
 )
-from gateway.live import LiveCalls, Lookups
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
 from schema.errors import UsageError
@@ -40,7 +40,7 @@ JSONObject = dict[str, Any]
 R = TypeVar("R")
 
 
-class StoreClient:
+class StoreService:
     kind = "store"
 
     def __init__(
@@ -59,17 +59,17 @@ class StoreClient:
         self.mandates = MandateOps(store)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> StoreClient:
+    def from_settings(cls, settings: Settings) -> StoreService:
         store = open_store(
             settings.database_url,
             secret_key=settings.resolve_secret_key(),
             auto_upgrade=settings.embedded,
         )
-        client = cls(store, settings.home, settings.output_retention_days)
+        service = cls(store, settings.home, settings.output_retention_days)
         root = checkout_root()
         if store.created and settings.embedded and settings.examples and root is not None:
-            client._install_examples(root / "examples")
-        return client
+            service._install_examples(root / "examples")
+        return service
 
     def _install_examples(self, examples: Path) -> None:
         """A source checkout's fresh default store gets the shipped suites and agents,
@@ -154,7 +154,7 @@ class StoreClient:
 
 
 class StoreEvals(EvalOps):
-    """The eval operations with what the CLI's client interface adds (runs in this process)."""
+    """The eval operations with what the CLI's service interface adds (runs in this process)."""
 
     def __init__(
         self,

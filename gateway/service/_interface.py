@@ -1,10 +1,10 @@
 """The one interface every CLI command talks to.
 
-Two implementations: `StoreClient` works on the store directly (embedded
-SQLite or HOLON_DATABASE_URL) and acts as operator; `HttpClient` sends the
+Two implementations: `StoreService` works on the store directly (embedded
+SQLite or HOLON_DATABASE_URL) and acts as operator; `HttpService` sends the
 same calls to a running gateway (`--gateway URL`) with a token, whose role
 decides what it may do. Both return the JSON-shaped views of the HTTP API
-(gateway/client/_views.py), and both raise the same `HolonError`s, so a
+(gateway/service/_views.py), and both raise the same `HolonError`s, so a
 command prints the same output, and exits with the same code, whichever it
 is given.
 """
@@ -38,7 +38,7 @@ class EvalOptions:
     retries: int = 2
     pace_s: float = 0.0
     max_cost: Decimal | None = None
-    # Local processes sharing the concurrency (evals._processes); the store's client only.
+    # Local processes sharing the concurrency (evals._processes); the store's service only.
     processes: int = 1
 
 
@@ -46,7 +46,7 @@ class EvalOptions:
 class Proposal:
     """A planned eval, shown and confirmed before it runs.
 
-    `view` is the plan as the API shows it; `plan` is what the client needs
+    `view` is the plan as the API shows it; `plan` is what the service needs
     to start it (the store's Plan, or the gateway's request body).
     """
 
@@ -61,8 +61,8 @@ class Proposal:
 
 
 class EvalsAPI(Protocol):
-    """Running evals from the CLI, and records (`client.evals`); following, reporting and
-    comparing them are operations of the table (`client.call`, gateway/operations)."""
+    """Running evals from the CLI, and records (`service.evals`); following, reporting and
+    comparing them are operations of the table (`service.call`, gateway/operations)."""
 
     def propose(self, agent_id: str, options: EvalOptions) -> Proposal:
         """Plan an eval without starting it (refused over `options.max_cost`)."""
@@ -74,7 +74,7 @@ class EvalsAPI(Protocol):
 
     def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
         """Continue an interrupted eval and follow it to its end (over `processes`
-        local processes: the store's client only)."""
+        local processes: the store's service only)."""
         ...
 
     def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
@@ -91,7 +91,7 @@ class EvalsAPI(Protocol):
         ...
 
 
-class Client(Protocol):
+class Service(Protocol):
     """What the CLI may ask of holon. Every method raises `schema.errors.HolonError`s."""
 
     kind: str  # "store" | "gateway"

@@ -1,4 +1,4 @@
-"""What handlers share: the store, its client (the same views as the CLI's), live calls."""
+"""What handlers share: the store, its service layer (the same views as the CLI's), live calls."""
 
 from __future__ import annotations
 
@@ -9,21 +9,21 @@ from typing import Any, TypeVar
 from anyio import to_thread
 
 from gateway._network import NetworkPolicy
-from gateway.client import StoreClient
 from gateway.live import LiveCalls
 from gateway.server._auth import TokenCache
 from gateway.server._metrics import Metrics
+from gateway.service import StoreService
 from records import Store
 
 T = TypeVar("T")
 
-__all__ = ["Endpoint", "Service"]
+__all__ = ["Endpoint", "Shared"]
 
 
 @dataclass
-class Service:
+class Shared:
     store: Store
-    client: StoreClient
+    service: StoreService
     calls: LiveCalls
     tokens: TokenCache
     metrics: Metrics

@@ -1,4 +1,4 @@
-"""Eval operations of the store client (the CLI acting as operator)."""
+"""Eval operations of the store's service (the CLI acting as operator)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""JSON views shared by the store client and the HTTP API (one shape for both)."""
+"""JSON views shared by the store's service and the HTTP API (one shape for both)."""
 
 from __future__ import annotations
 
