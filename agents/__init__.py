@@ -21,7 +21,7 @@ from agents._manifest import (
     parse_manifest,
 )
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
-from agents._trace import RandomBlocks
+from agents._trace import request_id
 from agents._wire import PreparedRequest, build_request, secret_problem
 
 __all__ = [
@@ -43,7 +43,6 @@ __all__ = [
     "Outcome",
     "OutcomeCode",
     "PreparedRequest",
-    "RandomBlocks",
     "Pricing",
     "Usage",
     "build_request",
@@ -53,6 +52,7 @@ __all__ = [
     "manifest_from_dict",
     "parse_manifest",
     "price",
+    "request_id",
     "run_loop",
     "secret_problem",
 ]

@@ -27,7 +27,6 @@ import asyncio
 import functools
 import logging
 import time
-import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
@@ -61,8 +60,9 @@ from agents._mcp_calls import McpCalls
 from agents._openai import MODELS_PATH, ChatFailure, models_identity, read_chat
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._reader import BodyError, parse_json
-from agents._sizes import in_thread, is_large, measured_size, size_bound
+from agents._sizes import in_thread, is_large, measured_size
 from agents._trace import current_traceparent
+from agents._trace import request_id as new_request_id
 from agents._transports import AsgiLoadError, Transport, Transports
 from agents._wire import (
     AnswerError,
@@ -74,7 +74,7 @@ from agents._wire import (
 )
 from schema.canonical import canonical_digest
 from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
-from schema.jsontext import JSONValue
+from schema.jsontext import JSONValue, size_bound
 
 __all__ = ["Executor", "execute"]
 
@@ -201,7 +201,7 @@ class Executor:
         uuid4). Never raises on agent behaviour; see the module docstring.
         """
         self._check_policy(agent)
-        request_id = request_id or str(uuid.uuid4())
+        request_id = request_id or new_request_id()
         started = time.perf_counter()
         cap = limits.max_cost_usd
         if preflight_exceeds(agent, cap):

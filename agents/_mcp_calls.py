@@ -37,7 +37,7 @@ from agents._mcp import (
     tools_list_request,
     tools_page,
 )
-from agents._sizes import measured_size, size_bound
+from agents._sizes import measured_size
 from agents._transports import Transport
 from agents._wire import (
     PreparedRequest,
@@ -46,7 +46,7 @@ from agents._wire import (
     endpoint_url,
     probe_headers,
 )
-from schema.jsontext import JSONValue
+from schema.jsontext import JSONValue, size_bound
 
 __all__ = ["SESSION_TTL_S", "McpCalls"]
 

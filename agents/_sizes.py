@@ -13,9 +13,8 @@ from typing import Any, TypeVar
 
 from agents._exchange import CallFailure
 from schema.jsontext import LARGE_NODES, JSONValue, count_nodes, dumps
-from schema.numbers import MAX_NUMBER_GROWTH
 
-__all__ = ["in_thread", "is_large", "measured_size", "size_bound"]
+__all__ = ["in_thread", "is_large", "measured_size"]
 
 _T = TypeVar("_T")
 
@@ -27,17 +26,6 @@ def is_large(value: JSONValue) -> bool:
 
 async def in_thread(fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
     return await asyncio.to_thread(functools.partial(fn, *args, **kw))
-
-
-def size_bound(body: bytes) -> int:
-    """At least the size of the output read from `body` once holon writes it.
-
-    Its strings are written no longer than they were read and its numbers at
-    most MAX_NUMBER_GROWTH characters longer each, only if written with an
-    exponent (so with an `e` or `E`): counting those is enough for almost
-    every answer.
-    """
-    return len(body) + MAX_NUMBER_GROWTH * (body.count(b"e") + body.count(b"E"))
 
 
 async def measured_size(output: JSONValue, limit: int, status: int) -> int:

@@ -25,10 +25,18 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
+import weakref
 
 from opentelemetry import trace
 
-__all__ = ["TRACEPARENT", "RandomBlocks", "current_traceparent", "fresh_traceparent"]
+__all__ = [
+    "TRACEPARENT",
+    "RandomBlocks",
+    "current_traceparent",
+    "fresh_traceparent",
+    "request_id",
+]
 
 TRACEPARENT = "traceparent"
 
@@ -47,6 +55,7 @@ class RandomBlocks:
         self._buffer = b""
         self._offset = 0
         self._lock = threading.Lock()  # several event loops may share a process (tests, CLI)
+        _LIVE.add(self)
 
     def __call__(self) -> bytes:
         with self._lock:
@@ -56,8 +65,30 @@ class RandomBlocks:
             self._offset += self._size
         return block
 
+    def _forget(self) -> None:
+        # A forked child (`holon eval --processes N`) would otherwise hand out the
+        # very blocks its parent hands out next: the same trace and request ids.
+        self._buffer, self._offset = b"", 0
+        self._lock = threading.Lock()  # another thread may have held it at the fork
+
+
+_LIVE: weakref.WeakSet[RandomBlocks] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    for blocks in list(_LIVE):
+        blocks._forget()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 _random = RandomBlocks(24)  # a trace id (16 bytes) and a parent id (8)
+_request_ids = RandomBlocks(16)
+
+
+def request_id() -> str:
+    """A new request id: a random UUID (version 4), from the buffered OS randomness."""
+    return str(uuid.UUID(bytes=_request_ids(), version=4))
 
 
 def _nonzero(value: bytes) -> bytes:

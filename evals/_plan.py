@@ -10,13 +10,12 @@ holdout regenerates from the store's secret and the pinned epoch.
 from __future__ import annotations
 
 import functools
-import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from agents import Manifest, manifest_from_dict
+from agents import Manifest, manifest_from_dict, request_id
 from evals._integrity import Withheld, instance_set, withheld
 from evals.suites import (
     Case,
@@ -167,7 +166,7 @@ class Plan:
                             case_digest=case_digest,
                             repetition=repetition,
                             tags=list(case.tags),
-                            request_id=str(uuid.uuid4()),
+                            request_id=request_id(),
                         )
                     )
         return specs

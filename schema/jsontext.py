@@ -28,6 +28,7 @@ from typing import Any, Final, NoReturn, cast
 from schema.numbers import (
     MAX_NUMBER_DIGITS,
     MAX_NUMBER_EXPONENT,
+    MAX_NUMBER_GROWTH,
     decimal_text,
     read_number,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "format_path",
     "loads",
     "max_depth",
+    "size_bound",
 ]
 
 JSONValue = Any  # dict[str, JSONValue] | list[JSONValue] | str | int | Decimal | bool | None
@@ -113,6 +115,20 @@ def format_path(path: PathKey) -> str:
             escaped = escaped.encode("utf-8", "backslashreplace").decode("utf-8")
             out += f"['{escaped}']"
     return out
+
+
+def size_bound(text: str | bytes) -> int:
+    """At least the size of any value read from the JSON `text` once `dumps` writes it
+    (in characters of a str, bytes of bytes).
+
+    Its strings are written no longer than they were read (an escape never
+    stands for a longer one) and its numbers at most MAX_NUMBER_GROWTH characters
+    longer each, only if written with an exponent (so with an `e` or `E`):
+    counting those is enough for almost every document, with no writing.
+    """
+    if isinstance(text, bytes):
+        return len(text) + MAX_NUMBER_GROWTH * (text.count(b"e") + text.count(b"E"))
+    return len(text) + MAX_NUMBER_GROWTH * (text.count("e") + text.count("E"))
 
 
 def dumps(value: JSONValue, *, sort_keys: bool = False, ensure_ascii: bool = False) -> str:

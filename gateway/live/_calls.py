@@ -45,7 +45,6 @@ partial or oversized answer.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -62,8 +61,8 @@ from agents import (
     Executor,
     Manifest,
     Outcome,
-    RandomBlocks,
 )
+from agents import request_id as new_request_id
 from evals.suites import Contract
 from gateway._tracing import span
 from gateway.live._cache import CacheMiss, Lookups
@@ -191,7 +190,7 @@ class LiveCalls:
                         "holon.capability": capability,
                     }
                 )
-            request_id = _request_id()
+            request_id = new_request_id()
             contract = await self._contract(capability)
             await self._refuse_bad_input(caller, agent_id, capability, input, contract, request_id)
             allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
@@ -216,12 +215,12 @@ class LiveCalls:
 
     async def _route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
         contract = await self._contract(capability)
-        await self._refuse_bad_input(caller, None, capability, input, contract, _request_id())
+        await self._refuse_bad_input(caller, None, capability, input, contract, new_request_id())
         candidates = await to_thread.run_sync(self._candidates, caller, capability)
         tried: list[dict[str, Any]] = []
         last: Exception | None = None
         for agent_id in candidates[:MAX_ROUTE_ATTEMPTS]:
-            request_id = _request_id()
+            request_id = new_request_id()
             try:
                 allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
             except Denied as exc:  # e.g. its budget ran out since ranking
@@ -535,7 +534,7 @@ class LiveCalls:
                 ]
         if not ranked:
             error = denial_error(decisions, subject=f"{caller} calling any agent for {capability}")
-            call = CallEntry(str(uuid.uuid4()), caller, capability, None, None)
+            call = CallEntry(new_request_id(), caller, capability, None, None)
             denied_by = error.details.get("mandate")
             denied = self.store.ledger.deny(
                 call,
@@ -554,20 +553,6 @@ def _settlement(allowed: Allowed, outcome: Outcome) -> Settle:
     return Settle(
         allowed.entry.id, outcome.code, outcome.cost_usd, outcome.cost_source, outcome.latency_ms
     )
-
-
-class _RequestIds:
-    """uuid4 request ids from a buffer of random bytes (`uuid.uuid4()` reads the OS's
-    randomness per id: agents.RandomBlocks says why that costs the event loop)."""
-
-    def __init__(self, batch: int = 256) -> None:
-        self._blocks = RandomBlocks(16, batch)
-
-    def __call__(self) -> str:
-        return str(uuid.UUID(bytes=self._blocks(), version=4))
-
-
-_request_id = _RequestIds()
 
 
 def _callable(lookups: Lookups, agent_id: str, capability: str) -> AgentInfo:

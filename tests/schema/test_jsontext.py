@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schema.jsontext import NumberError, count_nodes, dumps, loads, max_depth
+from schema.jsontext import NumberError, count_nodes, dumps, loads, max_depth, size_bound
 
 
 def test_decimals_keep_their_text() -> None:
@@ -145,3 +145,26 @@ def test_a_path_with_a_lone_surrogate_key_is_text() -> None:
     shown = format_path(("input", "\ud800", 0))
     assert shown == "$.input['\\ud800'][0]"
     shown.encode("utf-8")  # text: no lone surrogate left
+
+
+# Texts as an author or an agent writes them: exponents, escapes (short, \u, of
+# characters dumps writes raw), spaces, non-ASCII characters raw.
+_NUMBER_TEXTS = st.sampled_from(["1e5", "1E-7", "-2.5e+3", "0.000001", "12", "1e3999", "7.0"])
+_STRING_TEXTS = st.sampled_from(['"a"', '"\\u00e9"', '"\\/"', '"\\n\\t"', '"\\u0022"', '"é€"'])
+_texts = st.recursive(
+    st.one_of(_NUMBER_TEXTS, _STRING_TEXTS, st.sampled_from(["true", "null"])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).map(lambda items: "[ " + " , ".join(items) + " ]"),
+        st.lists(inner, max_size=4).map(
+            lambda items: "{" + ",".join(f' "k{i}" : {v}' for i, v in enumerate(items)) + "}"
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+@given(_texts)
+def test_size_bound_is_at_least_the_written_size(text: str) -> None:
+    written = dumps(loads(text))
+    assert size_bound(text) >= len(written)
+    assert size_bound(text.encode()) >= len(written.encode())

@@ -201,3 +201,34 @@ def test_a_fixture_truth_is_checked_once_expanded_not_at_load(tmp_path: Path) ->
     text = SUITE_YAML.replace("checks:\n", "fixtures:\n  ticket: {generator: ticket}\nchecks:\n")
     suite = load_suite(make_suite(tmp_path, suite_yaml=text, public=[referenced, case("p2")]))
     assert suite.public[0].expected == {"label": {"$truth": "ticket", "seed": 3}}
+
+
+@pytest.mark.parametrize(
+    ("key", "what"),
+    [
+        ("$fixture", "$fixture refers to 'nowhere'"),
+        ("\\u0024fixture", "$fixture refers to 'nowhere'"),  # the same key, escaped
+        ("$tru\\u0074h", "$truth refers to 'nowhere'"),
+    ],
+)
+def test_a_reference_is_checked_however_its_key_is_written(
+    tmp_path: Path, key: str, what: str
+) -> None:
+    """Loading skips the reference walk for a line that shows no reference key; a key
+    spelled with a JSON escape is the same key and is found."""
+    good = json.dumps(case("p0")) + "\n"
+    line = json.dumps({**case("p1"), "input": {"subject": "x", "attachment": {"KEY": "nowhere"}}})
+    text = good + line.replace('"KEY"', f'"{key}"') + "\n"
+    with pytest.raises(SuiteError) as caught:
+        load_suite(make_suite(tmp_path, public_text=text))
+    assert "public.jsonl:2" in str(caught.value)
+    assert what in str(caught.value)
+
+
+def test_a_lone_surrogate_behind_an_escape_is_refused(tmp_path: Path) -> None:
+    good = json.dumps(case("p0")) + "\n"
+    line = json.dumps(case("p1", "x")).replace('"x"', '"a\\ud800b"')
+    with pytest.raises(SuiteError) as caught:
+        load_suite(make_suite(tmp_path, public_text=good + line + "\n"))
+    assert "public.jsonl:2" in str(caught.value)
+    assert "lone UTF-16 surrogate" in str(caught.value)
