@@ -18,7 +18,7 @@ from records._statuses import CellStatus
 from records._types import UTCDateTime
 
 if TYPE_CHECKING:
-    from records._eval_values import CellResultRow
+    from records._eval_values import CellResultRow, CellSpec
 
 CELLS: Table = EvalCell.__table__  # type: ignore[assignment]
 # Built once: the per-commit statements differ only in their parameters.
@@ -123,6 +123,15 @@ RECORD_SQLITE = (
 )
 
 
+# The cells of a new eval, pending (SQLite's DB-API; bench/eval's 2,000 cells took the Core
+# insert's per-row parameter processing about as long as SQLite's own work).
+INSERT_SQLITE = (
+    "INSERT INTO eval_cells (eval_id, idx, suite_id, suite_version, split, case_id, "
+    "case_digest, repetition, tags, request_id, status, fence, attempts) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, 0)"
+)
+
+
 # Which of a group commit's cells are still `running`, with their fences (SQLite's
 # DB-API, one mark per cell).
 HELD_SQLITE = (
@@ -152,6 +161,60 @@ def held_fences(
     return {idx: fence for idx, fence in connection.execute(query.with_for_update())}
 
 
+def insert_cells(session: Session, eval_id: str, cells: Sequence[CellSpec], dialect: str) -> None:
+    """The eval's cells, pending, in the caller's transaction."""
+    if dialect != "sqlite":
+        rows = [
+            {
+                "eval_id": eval_id,
+                "idx": c.idx,
+                "suite_id": c.suite_id,
+                "suite_version": c.suite_version,
+                "split": c.split,
+                "case_id": c.case_id,
+                "case_digest": c.case_digest,
+                "repetition": c.repetition,
+                "tags": c.tags,
+                "request_id": c.request_id,
+                "status": CellStatus.PENDING,
+                "fence": 0,
+                "attempts": 0,
+            }
+            for c in cells
+        ]
+        # Core, not the ORM's bulk insert: the same executemany without the
+        # per-row bookkeeping of mapped objects.
+        for start in range(0, len(rows), 500):
+            session.execute(CELLS.insert(), rows[start : start + 500])
+        return
+    connection = session.connection()
+    tags = _processor(CELLS.c.tags, connection.dialect)
+    connection.exec_driver_sql(
+        INSERT_SQLITE,
+        [
+            (
+                eval_id,
+                c.idx,
+                c.suite_id,
+                c.suite_version,
+                c.split,
+                c.case_id,
+                c.case_digest,
+                c.repetition,
+                tags(c.tags),
+                c.request_id,
+            )
+            for c in cells
+        ],
+    )
+
+
+def _processor(column: Any, dialect: Any) -> Any:
+    """The column type's own bind processor (so the row is what the ORM would write)."""
+    process = column.type._cached_bind_processor(dialect)
+    return process if process is not None else (lambda value: value)
+
+
 def record_sqlite(
     session: Session,
     eval_id: str,
@@ -162,15 +225,10 @@ def record_sqlite(
     connection = session.connection()
     dialect = connection.dialect
     columns = CELLS.c
-
-    def processor(column: Any) -> Any:
-        process = column.type._cached_bind_processor(dialect)
-        return process if process is not None else (lambda value: value)
-
     passed, outcome, output, checks = (
-        processor(columns[name]) for name in ("passed", "outcome", "output", "checks")
+        _processor(columns[name], dialect) for name in ("passed", "outcome", "output", "checks")
     )
-    finished = processor(columns.finished_at)(now)
+    finished = _processor(columns.finished_at, dialect)(now)
     connection.exec_driver_sql(
         RECORD_SQLITE,
         [

@@ -24,20 +24,19 @@ from sqlalchemy import (
     Integer,
     delete,
     func,
-    insert,
     select,
     update,
 )
 from sqlalchemy.orm import Session
 
 from records._cell_sql import (
-    CELLS,
     CLAIM_POSTGRESQL,
     CLAIM_SQLITE,
     RECORD,
     RELEASE,
     STATUS,
     held_fences,
+    insert_cells,
     record_sqlite,
 )
 from records._certificate_registry import Certify
@@ -111,28 +110,7 @@ class EvalRegistry(CurrentRecords):
             )
             session.add(run)
             session.flush()
-            rows = [
-                {
-                    "eval_id": eval_id,
-                    "idx": c.idx,
-                    "suite_id": c.suite_id,
-                    "suite_version": c.suite_version,
-                    "split": c.split,
-                    "case_id": c.case_id,
-                    "case_digest": c.case_digest,
-                    "repetition": c.repetition,
-                    "tags": c.tags,
-                    "request_id": c.request_id,
-                    "status": CellStatus.PENDING,
-                    "fence": 0,
-                    "attempts": 0,
-                }
-                for c in cells
-            ]
-            # Core, not the ORM's bulk insert: the same executemany without the
-            # per-row bookkeeping of mapped objects.
-            for start in range(0, len(rows), 500):
-                session.execute(insert(CELLS), rows[start : start + 500])
+            insert_cells(session, eval_id, cells, self._store.dialect)
             return eval_info(run)
 
     def get(self, eval_id: str) -> EvalInfo:
