@@ -48,6 +48,7 @@ from gateway.operations._declare import (
     filters,
     param,
 )
+from gateway.operations._eval_import import EVALS_IMPORT, REPORT_MAX_BYTES, EvalImport
 from gateway.operations._evals import (
     AUDIENCES,
     COMPARE_FORMATS,
@@ -147,6 +148,7 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     EVALS_LIST,
     EVALS_SHOW,
     EVALS_START,
+    EVALS_IMPORT,
     EVALS_RESUME,
     EVALS_CANCEL,
     EVALS_REPORT,
@@ -165,6 +167,7 @@ __all__ = [
     "COMPARE_FORMATS",
     "EVALS_CANCEL",
     "EVALS_COMPARE",
+    "EVALS_IMPORT",
     "EVALS_LIST",
     "EVALS_REPORT",
     "EVALS_RESUME",
@@ -172,8 +175,10 @@ __all__ = [
     "EVALS_START",
     "KEYS_JWKS",
     "REPORT_FORMATS",
+    "REPORT_MAX_BYTES",
     "CertificateImport",
     "CompareRequest",
+    "EvalImport",
     "EvalRef",
     "EvalStart",
     "EvalsQuery",

@@ -41,12 +41,16 @@ def entity(name: str) -> dict[str, Any]:
 # each generated method costs an exec when the module loads, on every CLI start.
 _LEAN: dict[str, bool] = {"eq": False, "repr": False}
 # Where a field travels. "document": the whole JSON body is the field's value (a manifest,
-# a mandate), checked by the implementation against its schema. "bearer": no door reads
-# it from the request; the operation's `narrow` fills it from who asks (the granting
-# token), and it keeps its default on the store.
-Where = Literal["path", "query", "body", "document", "bearer"]
+# a mandate), checked by the implementation against its schema; a `bytes` document is the
+# body as sent, unparsed (a report, whose errors name the places in those very bytes).
+# "bearer": no door reads it from the request; the operation's `narrow` fills it from who
+# asks (the granting token), and it keeps its default on the store. "local": no door reads
+# it from a request and none sends one; the command's `Local` fills it on this machine for
+# the store's run (the file a report was read from, which its errors name), and through a
+# gateway it keeps its default.
+Where = Literal["path", "query", "body", "document", "bearer", "local"]
 R = TypeVar("R")
-Kind = Literal["str", "bool", "int", "custom"]
+Kind = Literal["str", "bool", "int", "bytes", "custom"]
 
 
 class Bearer(Protocol):
@@ -84,7 +88,8 @@ class Param:
     (`min_eval_score`: query text to a Decimal).
     `renamed`: the field's old name (query and flag), accepted for one release.
     `segments`: the path parameters a path field spans, joined by "/".
-    A `document` field's `schema` is its body's JSON Schema (`{"$ref": "mandate.schema.json"}`).
+    A `document` field's `schema` is its body's JSON Schema (`{"$ref": "mandate.schema.json"}`),
+    or, for a body its run checks as bytes, a description of it (a whole report).
     """
 
     help: str
@@ -196,7 +201,11 @@ def _declared(request: type[Any]) -> tuple[Field, ...]:
             kind = "bool"
         elif base == {int}:
             kind = "int"
-        if kind == "custom" and spec.check is None and spec.where not in ("document", "bearer"):
+        elif base == {bytes}:
+            kind = "bytes"
+            if spec.where != "document":
+                raise TypeError(f"{request.__name__}.{f.name}: bytes are a document (the body)")
+        if kind == "custom" and spec.check is None and spec.where in ("path", "query", "body"):
             raise TypeError(f"{request.__name__}.{f.name}: a {hint} field needs a check")
         default = None if f.default is dataclasses.MISSING else f.default
         found.append(Field(f.name, kind, default, spec))
@@ -328,9 +337,15 @@ class Operation(Generic[R]):
     # the shape the route always named (`unknown keys: ...`), instead of the table's.
     body_check: Callable[[JSONObject], None] | None = None
     body_name: str = "the body"  # "a token request": named in an unknown key's error
+    # The body's bound in bytes, the operation's own whatever HOLON_MAX_BODY_BYTES says (a
+    # report's 20 MiB): the route refuses past it (413) before parsing anything, and a
+    # command reading the body from a file reads no more.
     max_body_bytes: int = 16 * 1024
     # The body may be as large as the gateway's HOLON_MAX_BODY_BYTES, not max_body_bytes.
     large_body: bool = False
+    # How long the HTTP service waits for the answer at least, where the run outlasts the
+    # client's usual timeout (60 s): checking a 20 MiB report takes about 30 s.
+    timeout_s: float | None = None
 
     @property
     def fields(self) -> tuple[Field, ...]:

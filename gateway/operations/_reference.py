@@ -32,7 +32,8 @@ request, `StoreService`'s work, the CLI's flags and output, and the
 console's filters, so what is listed here is what every door accepts: a
 field's CLI flag and its API parameter take the same values, and `in` says
 where the API reads it (`path`, `query`, the JSON `body`, or the whole body as one
-`document`; a `bearer` field is filled from who asks). An operation with no route is
+`document`; a `bearer` field is filled from who asks, a `local` one by the command on
+this machine, for the store, and neither is sent). An operation with no route is
 the store's alone: the CLI runs it as operator, and its `path` fields are the
 command's positionals. The other routes are still written by hand
 ([gateway.md](gateway.md#routes)).
@@ -53,6 +54,8 @@ def _type(field: Field) -> str:
 
 
 def _flag(field: Field) -> str:
+    if field.spec.where == "local":
+        return "(the command's)"
     if not field.on_cli:
         return "(API only)"
     flag = field.flag
@@ -60,6 +63,24 @@ def _flag(field: Field) -> str:
     if field.spec.renamed is not None:
         shown += f" (was `--{field.spec.renamed}`)"
     return shown
+
+
+def _size(count: int) -> str:
+    for unit, size in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
+
+
+def _limits(op: Operation[Any]) -> list[str]:
+    """What bounds a request: its body's size, and how long a client waits for the answer."""
+    said = []
+    if op.routed and (op.located("body") or op.located("document")):
+        bound = "HOLON_MAX_BODY_BYTES" if op.large_body else _size(op.max_body_bytes)
+        said.append(f"Its body: at most {bound}.")
+    if op.timeout_s is not None:
+        said.append(f"`--gateway` waits up to {op.timeout_s:g} s for the answer.")
+    return [" ".join(said), ""] if said else []
 
 
 def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[str]:
@@ -77,6 +98,7 @@ def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[s
         "",
         op.summary[:1].upper() + op.summary[1:] + ".",
         "",
+        *_limits(op),
     ]
     if not op.fields:
         return lines

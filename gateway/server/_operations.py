@@ -21,6 +21,7 @@ from gateway.server._http import (
     id_text,
     json_response,
     query_int,
+    read_body,
     read_json,
     renamed_query,
 )
@@ -97,7 +98,13 @@ async def read_request(
             op.body_check(body)
         values.update(_body_values(op, body))
     for field in op.located("document"):  # the whole body is the document, its run checks it
-        values[field.name] = body_object(await read_json(request, limit), op.body_name)
+        if field.kind == "bytes":  # as sent, unparsed: its errors name places in these bytes
+            raw = await read_body(request, limit)
+            if not raw:
+                raise UsageError(f"the request needs a JSON body: {op.body_name}")
+            values[field.name] = raw
+        else:
+            values[field.name] = body_object(await read_json(request, limit), op.body_name)
 
     def locate(field: Field) -> str:
         return f"$.{field.name}" if field.spec.where == "body" else field.name

@@ -13,7 +13,6 @@ from evals import (
     Plan,
     author_record,
     eval_score_lower,
-    import_report,
     imported_refusal,
     make_plan,
     probe,
@@ -188,15 +187,6 @@ class EvalOps:
             "items": [eval_view(i, operator=operator) for i in page.items],
             "next_cursor": page.next_cursor,
         }
-
-    def import_checked(
-        self, raw: bytes, *, source: str | None, imported_by: str | None, file: str | None = None
-    ) -> JSONObject:
-        """Check a report's JSON text and keep it as an imported eval (evals._import)."""
-        info = import_report(
-            self.store, raw, home=self.home, source=source, imported_by=imported_by, file=file
-        )
-        return eval_view(info)
 
     def cancel(self, eval_id: str) -> JSONObject:
         info = self.store.evals.get(eval_id)

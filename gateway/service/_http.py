@@ -57,7 +57,6 @@ JSONObject = dict[str, Any]
 R = TypeVar("R")
 
 DEFAULT_TIMEOUT_S = 60.0
-IMPORT_TIMEOUT_S = 300.0  # POST /v1/evals/import of a report up to 20 MiB
 # Polling a running eval: quick at first (small evals end fast), then at most
 # twice a second, which costs the gateway one indexed read each time.
 POLL_FIRST_S = 0.05
@@ -198,7 +197,10 @@ class HttpService:
         body: JSONValue = None,
         params: dict[str, Any] | None = None,
     ) -> Any:
-        response = self.send(method, path, body=body, params=params)
+        return self._read(self.send(method, path, body=body, params=params), method, path)
+
+    def _read(self, response: httpx.Response, method: str, path: str) -> Any:
+        """A 2xx response's JSON body (anything else is not a holon gateway's answer)."""
         try:
             return loads(response.content)
         except (ValueError, UnicodeError, RecursionError):
@@ -211,7 +213,8 @@ class HttpService:
 
     def call(self, operation: Operation[R], request: R) -> JSONObject:
         """One operation of the table, sent as its declaration says: path fields in the
-        path, query fields as parameters, body fields as the JSON body."""
+        path, query fields as parameters, body fields as the JSON body (or a document as
+        the whole body), waiting at least the operation's own timeout."""
         if not operation.routed:
             raise UsageError(f"{operation.name} works on the store only, not through a gateway")
         path = operation.path
@@ -226,6 +229,7 @@ class HttpService:
                 path = path.replace(f"{{{name}}}", _segment(part))
         params = {f.name: getattr(request, f.name) for f in operation.located("query")}
         body: JSONValue = None
+        content: bytes | None = None
         if operation.located("body"):
             body = {
                 f.name: getattr(request, f.name)
@@ -233,10 +237,20 @@ class HttpService:
                 if getattr(request, f.name) is not None
             }
         for field in operation.located("document"):  # the whole body (a manifest, a mandate)
-            body = getattr(request, field.name)
+            if field.kind == "bytes":  # sent as read: the gateway checks these very bytes
+                content = getattr(request, field.name)
+            else:
+                body = getattr(request, field.name)
+        waited = None
+        if operation.timeout_s is not None:  # its run outlasts our usual wait
+            waited = max(self.timeout_s, operation.timeout_s)
+        method = operation.method
+        response = self.send(
+            method, path, params=params, body=body, content=content, timeout_s=waited
+        )
         if operation.media is not None:  # a rendered document: its text, as the gateway wrote it
-            return {"text": self.send(operation.method, path, params=params, body=body).text}
-        answer: JSONObject = self.json(operation.method, path, params=params, body=body)
+            return {"text": response.text}
+        answer: JSONObject = self._read(response, method, path)
         return answer
 
     # -- live calls (caller tokens) -----------------------------------------
@@ -329,19 +343,6 @@ class HttpEvals:
                 eval_id,
             )
             raise
-
-    def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
-        # Sent as it was read: the gateway checks the very bytes, and names the paths in them.
-        # Checking takes about 1.5 s a MB (docs/performance.md): 20 MiB outlasts the default.
-        response = self.service.send(
-            "POST",
-            "/v1/evals/import",
-            content=raw,
-            params={"source": source},
-            timeout_s=max(self.service.timeout_s, IMPORT_TIMEOUT_S),
-        )
-        view: JSONObject = loads(response.content)
-        return view
 
     def record(self, agent_id: str) -> JSONObject:
         return self.service.call(RECORDS_SHOW, AgentRef(agent_id))

@@ -77,11 +77,6 @@ class EvalsAPI(Protocol):
         local processes: the store's service only)."""
         ...
 
-    def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
-        """Check a report's JSON text (an operator's) and keep it as an imported eval; its
-        view. `file` names it in errors, `source` is kept as where it came from."""
-        ...
-
     def record(self, agent_id: str) -> JSONObject:
         """The agent's current record (with `stale`)."""
         ...

@@ -22,7 +22,6 @@ from gateway.service._interface import EvalOptions, Progress, Proposal
 from gateway.service._mandates import MandateOps
 from gateway.service._views import (
     agent_view,
-    login_name,
     suite_view,
 )
 from gateway.settings import Settings, checkout_root
@@ -193,9 +192,6 @@ class StoreEvals(EvalOps):
 
     def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:
         return self.run(proposal.plan, progress, processes=proposal.processes)
-
-    def import_report(self, raw: bytes, *, source: str | None, file: str | None) -> JSONObject:
-        return self.import_checked(raw, source=source, imported_by=f"cli:{login_name()}", file=file)
 
     def report(self, eval_id: str, *, audience: str, form: str) -> str:
         return self.reports.report(

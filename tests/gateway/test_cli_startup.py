@@ -130,3 +130,10 @@ def test_cli_compare_formats_match_the_reports() -> None:
     from gateway.cli._commands.reports import COMPARE_FORMATS as CLI_FORMATS
 
     assert CLI_FORMATS == tuple(COMPARE_FORMATS)
+
+
+def test_the_import_bound_is_the_reports() -> None:
+    from evals import MAX_REPORT_BYTES
+    from gateway.operations import EVALS_IMPORT, REPORT_MAX_BYTES
+
+    assert EVALS_IMPORT.max_body_bytes == REPORT_MAX_BYTES == MAX_REPORT_BYTES

@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import difflib
 import threading
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +33,7 @@ from gateway.operations import (
     AGENTS_DISABLE,
     CERTIFICATES_IMPORT,
     EVALS_COMPARE,
+    EVALS_IMPORT,
     EVALS_LIST,
     EVALS_REPORT,
     EVALS_START,
@@ -39,6 +41,7 @@ from gateway.operations import (
     OPERATIONS,
     AgentRef,
     CompareRequest,
+    EvalImport,
     EvalsQuery,
     EvalStart,
     Field,
@@ -54,7 +57,7 @@ from gateway.server._auth import Bearer
 from gateway.server._openapi import openapi
 from gateway.server._operations import endpoint, read_request
 from gateway.service import HttpService
-from schema.errors import Forbidden, UsageError
+from schema.errors import Forbidden, GatewayUnreachable, PayloadTooLarge, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = openapi(ENDPOINTS)
@@ -108,9 +111,12 @@ def test_openapi_comes_from_the_declaration(op: Operation[Any]) -> None:
     elif document:  # the whole body is one document, described by its schema file
         (field,) = document
         schema = described["requestBody"]["content"]["application/json"]["schema"]
-        name = field.spec.schema["$ref"].removesuffix(".schema.json")
-        assert schema == {"$ref": f"#/components/schemas/{name}"}
-        assert name in SPEC["components"]["schemas"]
+        if "$ref" in field.spec.schema:
+            name = field.spec.schema["$ref"].removesuffix(".schema.json")
+            assert schema == {"$ref": f"#/components/schemas/{name}"}
+            assert name in SPEC["components"]["schemas"]
+        else:  # described in words (a whole report: no generator should draw one)
+            assert schema == field.spec.schema
     else:
         assert "requestBody" not in described
     ok = described["responses"][str(op.created)]["content"]["application/json"]["schema"]
@@ -197,8 +203,10 @@ def test_a_switch_runs_an_operation_of_the_same_request() -> None:
 
 
 def _sample(f: Field) -> Any:
-    if f.spec.where == "bearer":
-        return f.default  # filled by narrowing from who asks: never sent
+    if f.spec.where in ("bearer", "local"):
+        return f.default  # filled by narrowing from who asks, or by the command: never sent
+    if f.spec.where == "document" and f.kind == "bytes":
+        return '{"id": "x é",\n "n": [1.50]}'.encode()  # the body as sent, byte for byte
     if f.spec.where == "document":
         return {"id": "x é", "nested": {"n": [1, "é"]}}  # the whole body
     if f.name == "expires_in":
@@ -267,8 +275,11 @@ def _sent(op: Operation[Any], url: str, asked: Any) -> tuple[str, str, bytes]:
     return method, target, body
 
 
-def _parsed(op: Operation[Any], method: str, target: str, body: bytes) -> Any:
-    """What the route reads of the request the client sent (the route's own matching)."""
+def _parsed(
+    op: Operation[Any], method: str, target: str, body: bytes, *, declared: bool = True
+) -> Any:
+    """What the route reads of the request the client sent (the route's own matching);
+    `declared=False`: the body comes in chunks with no Content-Length."""
     parts = urlsplit(target)
     scope: dict[str, Any] = {
         "type": "http",
@@ -276,14 +287,16 @@ def _parsed(op: Operation[Any], method: str, target: str, body: bytes) -> Any:
         "path": unquote(parts.path),
         "raw_path": parts.path.encode(),
         "query_string": parts.query.encode(),
-        "headers": [(b"content-length", str(len(body)).encode())],
+        "headers": [(b"content-length", str(len(body)).encode())] if declared else [],
     }
     match, child = Route(op.path, lambda r: None, methods=[op.method]).matches(scope)
     assert match is Match.FULL, target
     scope.update(child)
+    chunk = len(body) if declared else 1024 * 1024
+    chunks = [body[i : i + chunk] for i in range(0, len(body), chunk or 1)] or [b""]
 
     async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.request", "body": chunks.pop(0), "more_body": bool(chunks)}
 
     async def read() -> Any:
         asked, _ = await read_request(op, Request(scope, receive))
@@ -466,6 +479,77 @@ def test_a_certificate_import_names_its_shape() -> None:
             "path": path,
             "fields": ["certificate", "jwks", "revocations"],
         }
+
+
+def test_a_report_is_read_as_the_bytes_sent_up_to_the_operations_own_bound() -> None:
+    op = EVALS_IMPORT
+    assert op.max_body_bytes > 8 * 1024 * 1024 and not op.large_body  # past the gateway's own
+    # The document is the body as sent, unparsed: its run checks it and names places in it.
+    sent = b'{"report_version": 1,\n "x": [1.50, "\\u00e9"]}'
+    asked = _parsed(op, "POST", "/v1/evals/import?source=a", sent)
+    assert asked == EvalImport(report=sent, source="a")
+    with pytest.raises(UsageError, match="^the request needs a JSON body: the report$"):
+        _parsed(op, "POST", "/v1/evals/import", b"")
+    # One byte over the bound is refused before anything is parsed (these bytes are not
+    # JSON): from its Content-Length, or as it is read.
+    over = b"{" * (op.max_body_bytes + 1)
+    for declared in (True, False):
+        with pytest.raises(PayloadTooLarge) as caught:
+            _parsed(op, "POST", "/v1/evals/import", over, declared=declared)
+        assert caught.value.details == {"limit": op.max_body_bytes}
+    # The bound is the declaration's: another operation's body is held to its own.
+    small = dataclasses.replace(op, max_body_bytes=64)
+    with pytest.raises(PayloadTooLarge, match="the request body is over 64 bytes"):
+        _parsed(small, "POST", "/v1/evals/import", sent + b" " * 64)
+
+
+class _Slow(BaseHTTPRequestHandler):
+    """A real server on 127.0.0.1 that answers `{}` after PAUSE_S."""
+
+    PAUSE_S = 0.5
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        time.sleep(self.PAUSE_S)
+        try:
+            self.send_response(201)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+        except OSError:  # the client stopped waiting
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+
+def test_the_http_service_waits_the_operations_own_timeout() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    asked = EvalImport(report=b"{}")
+    hurried = dataclasses.replace(EVALS_IMPORT, timeout_s=None)
+    try:
+        quick = HttpService(url, "hol_test", timeout_s=0.1)
+        try:
+            assert EVALS_IMPORT.timeout_s is not None and EVALS_IMPORT.timeout_s > _Slow.PAUSE_S
+            assert quick.call(EVALS_IMPORT, asked) == {}  # its own timeout, not the client's
+            with pytest.raises(GatewayUnreachable, match="did not answer within 0.1 s"):
+                quick.call(hurried, asked)
+        finally:
+            quick.close()
+        # The operation's timeout is a least wait: a client that waits longer still does.
+        patient = HttpService(url, "hol_test", timeout_s=5)
+        try:
+            assert patient.call(dataclasses.replace(EVALS_IMPORT, timeout_s=0.1), asked) == {}
+        finally:
+            patient.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def test_a_command_written_by_hand_declares_the_operations_it_runs() -> None:

@@ -1,7 +1,9 @@
-"""`holon eval` (the main job), `holon evals list|status|resume|cancel`, `holon records show`.
+"""`holon eval` (the main job), `holon evals list|status|resume|cancel|import`, `holon records
+show`.
 
-`evals list`, `status` and `cancel` are the operations' own commands
-(gateway/operations/_evals.py). `holon eval` and `evals resume` are commands of
+`evals list`, `status`, `cancel` and `import` are the operations' own commands
+(gateway/operations/_evals.py, _eval_import.py; `import` reads its report from
+a file, which the store's errors name). `holon eval` and `evals resume` are commands of
 their own: on the store the eval runs in this process (over --processes), with
 progress and the result's table; with --gateway they run the operations
 evals.start and evals.resume, and follow the eval with evals.show while the
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,9 +23,10 @@ from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands import certificates, reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
-from gateway.cli._operations import command, runs
+from gateway.cli._operations import Local, command, runs
 from gateway.operations import (
     EVALS_CANCEL,
+    EVALS_IMPORT,
     EVALS_LIST,
     EVALS_REPORT,
     EVALS_RESUME,
@@ -135,27 +139,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     runs(resume, EVALS_RESUME)
     command(group, "cancel", EVALS_CANCEL, parents=both)
     reports.add_to(group)
-    imported = group.add_parser(
-        "import",
-        parents=both,
-        help="import an operator's JSON report of an eval run elsewhere, checked",
-        description="Check a report that `holon evals report ID --format json --audience "
-        "operator` wrote on another store (at most 20 MiB): its schema and counts, every "
-        "derived number recomputed from its cells (rates, intervals, stability, overfit "
-        "verdicts, scores, eval_score), and, where its suite is installed here with the same "
-        "digest, its cases and their grades. The first thing that does not hold refuses it, "
-        "with its JSON path, the value the report holds and the recomputed one (exit 2). "
-        "Kept as an imported eval: labelled imported in every view, comparable with local "
-        "evals, never resumed or cancelled, and never an agent's record. It proves the report "
-        "consistent, not that the agent was called (docs/evals.md, Imported evals).",
-    )
-    imported.add_argument("report", metavar="REPORT", type=Path, help="the report's JSON file")
-    imported.add_argument(
-        "--source",
-        metavar="TEXT",
-        help="where the report came from, kept with it (default: the file's name)",
-    )
-    imported.set_defaults(handler=do_import)
+    command(group, "import", EVALS_IMPORT, parents=both, local=REPORT_FILE)
 
     worker = sub.add_parser(
         "worker",
@@ -399,25 +383,24 @@ def do_resume(ctx: Context) -> int:
     return checked(bool(result.get("meets_thresholds")))
 
 
-def do_import(ctx: Context) -> int:
-    from evals import MAX_REPORT_BYTES
-
+def _report_file(ctx: Context) -> Mapping[str, Any]:
+    """The report from REPORT, at most the operation's bound, sent (or checked on the store)
+    as its bytes; the store's errors name the file, and `source` defaults to its name."""
     path: Path = ctx.args.report
-    text = read_text(path, max_bytes=MAX_REPORT_BYTES, expected="a JSON report")
-    view = _ops(ctx).import_report(
-        text.encode("utf-8"), source=ctx.args.source or path.name, file=str(path)
-    )
-    if ctx.out.json_mode:
-        ctx.out.json(view)
-        return 0
-    label = view["imported"]
-    ctx.out.line(
-        f"imported {label['origin']['eval_id']} as {view['id']} ({view['agent']} "
-        f"{view['agent_version']}): its numbers recompute; no record was written"
-    )
-    for suite in label["checked"]:
-        ctx.out.line(f"  {suite['suite']}: {suite['cases']}")
-    return 0
+    text = read_text(path, max_bytes=EVALS_IMPORT.max_body_bytes, expected="a JSON report")
+    return {
+        "report": text.encode("utf-8"),
+        "file": str(path),
+        "source": ctx.args.op_source or path.name,
+    }
+
+
+REPORT_FILE = Local(
+    add=lambda p: p.add_argument(
+        "report", metavar="REPORT", type=Path, help="the report's JSON file"
+    ),
+    read=_report_file,
+)
 
 
 def do_worker(ctx: Context) -> int:
