@@ -219,8 +219,8 @@ def test_an_imported_certificate_is_a_record_of_its_issuer(store: Store) -> None
     assert view["imported"] is True and view["issuer"] == "urn:holon:issuer:other"
     assert _import(store, envelope, jwks) == view  # the same certificate is kept once
     (record,) = store.certificates.imported_records("acme/triage", "1.0.0", manifest, now=utcnow())
-    assert record["issuer"] == "urn:holon:issuer:other" and record["eval_score"] == Decimal("0.9")
-    assert record["certificate_id"] == view["certificate_id"]
+    assert record.issuer == "urn:holon:issuer:other" and record.eval_score == Decimal("0.9")
+    assert record.certificate_id == view["certificate_id"]
     # A manifest changed here is another agent: the record no longer applies to it.
     changed = {**manifest, "endpoint": "https://elsewhere.example/triage"}
     assert store.certificates.imported_records("acme/triage", "1.0.0", changed, now=utcnow()) == []
