@@ -20,7 +20,8 @@ ALPHA / 2 (one side of each interval). The price: at k = 1 the bound is the
 Decisions are exact: rational arithmetic on squared quantities, as the overfit
 rule's Newcombe test is (evals._stats).
 
-Pure and standard-library only: mandates decide on every live call with it.
+Pure and standard-library only: mandates decide on every live call with it (the
+record's type is read by the type checker alone).
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ from collections.abc import Mapping
 from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from records import AgentRecord
 
 __all__ = [
     "ALPHA",
@@ -64,11 +68,6 @@ def z_for(alpha: Fraction) -> Fraction:
     """z of a two-sided (1 - alpha) interval, rounded up to 4 places."""
     z = NormalDist().inv_cdf(1 - float(alpha) / 2)
     return Fraction(math.ceil(z * 10_000 - 1e-9), 10_000)
-
-
-def _exact_x(passed: Any) -> Fraction:
-    # The record writes x exactly when whole, else to 4 places: read it as written.
-    return Fraction(Decimal(str(passed)))
 
 
 def lower_bound_at_least(
@@ -105,34 +104,32 @@ def lower_bound(x: Fraction, n: int, k: int) -> Decimal:
     return (Decimal(low) / 10_000).quantize(Decimal("0.0001"), rounding=ROUND_FLOOR)
 
 
-def _splits(record: Mapping[str, Any]) -> list[tuple[str, Fraction, int]]:
+def _splits(record: AgentRecord) -> list[tuple[str, Fraction, int]]:
     out = []
-    for suite_id, graded in sorted((record.get("suites") or {}).items()):
-        if not isinstance(graded, Mapping):
-            continue
-        for name in ("public", "holdout"):
-            split = graded.get(name)
-            if isinstance(split, Mapping) and split.get("total"):
-                out.append((suite_id, _exact_x(split["passed"]), int(split["total"])))
+    for suite_id, graded in sorted(record.suites.items()):
+        for split in (graded.public, graded.holdout):
+            if split is not None and split.total:
+                # The record writes x exactly when whole, else to 4 places: read as written.
+                out.append((suite_id, Fraction(split.passed), split.total))
     return out
 
 
 def eval_score_lower(
-    record: Mapping[str, Any], revealed: Mapping[str, int]
+    record: AgentRecord, revealed: Mapping[str, int]
 ) -> tuple[Decimal | None, dict[str, int]]:
     """The record's score as evidence: the lowest bound over every graded split, each at
     its suite's k (`revealed`: the org's holdout-revealing evals per suite, at least 1).
     None when the record has no eval_score (an unverified capability)."""
-    ks = {suite_id: max(1, int(revealed.get(suite_id, 0))) for suite_id in record.get("suites", {})}
-    if record.get("eval_score") is None:
+    ks = {suite_id: max(1, int(revealed.get(suite_id, 0))) for suite_id in record.suites}
+    if record.eval_score is None:
         return None, ks
     bounds = [lower_bound(x, n, ks[suite_id]) for suite_id, x, n in _splits(record)]
     return (min(bounds) if bounds else None), ks
 
 
-def admits_lower(record: Mapping[str, Any], revealed: Mapping[str, int], minimum: Decimal) -> bool:
+def admits_lower(record: AgentRecord, revealed: Mapping[str, int], minimum: Decimal) -> bool:
     """Whether every graded split's bound is >= `minimum`, exactly."""
-    if record.get("eval_score") is None:
+    if record.eval_score is None:
         return False
     threshold = Fraction(minimum)
     splits = _splits(record)

@@ -18,7 +18,7 @@ from evals._integrity import author_record, keyed_digest
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
 from evals._stats import nearest_rank, rounded_ms
-from records import CellStatus, Certify, EvalInfo, Store, utc_text, utcnow
+from records import AgentRecord, CellStatus, Certify, EvalInfo, Store, utc_text, utcnow
 from schema.errors import Refused
 
 
@@ -90,19 +90,21 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     if any(c.status != CellStatus.DONE for c in cells):
         raise Refused(f"eval {info.id} is not complete", hint=f"holon evals resume {info.id}")
     score = score_eval(list(plan.agent.capabilities), suite_counts(plan, cells))
-    record: dict[str, Any] = {
-        "agent": plan.agent.id,
-        "agent_version": plan.agent.version,
-        "eval_id": info.id,
-        "evaluated_at": utc_text(utcnow()),
-        # Of two evals of one version, the record of the one that started last wins.
-        "eval_started_at": utc_text(info.created_at),
-        "stale": False,
-        **score.to_json(),
-        "holdout_epochs": {p.suite.id: p.epoch for p in plan.suites if p.holdout},
-    }
+    record = AgentRecord.from_json(
+        {
+            "agent": plan.agent.id,
+            "agent_version": plan.agent.version,
+            "eval_id": info.id,
+            "evaluated_at": utc_text(utcnow()),
+            # Of two evals of one version, the record of the one that started last wins.
+            "eval_started_at": utc_text(info.created_at),
+            "stale": False,
+            **score.to_json(),
+            "holdout_epochs": {p.suite.id: p.epoch for p in plan.suites if p.holdout},
+        }
+    )
     result = {
-        "record": record,
+        "record": record.to_json(),
         "summary": summarise(cells),
         # What an author may read of the run: its public cells (docs/integrity.md).
         "public_summary": summarise([c for c in cells if c.split == "public"]),
@@ -118,13 +120,14 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     )
 
 
-def certify(store: Store, plan: Plan, record: dict[str, Any]) -> Certify:
+def certify(store: Store, plan: Plan, record: AgentRecord) -> Certify:
     """What the record's certificate says (docs/certificates.md): the record as an author
     may read it (no holdout epochs, each holdout split its counts, rate and interval),
     with each suite's keyed digest and repetitions. A certificate travels to anyone, so it
     carries nothing an author may not see (docs/integrity.md)."""
     agent = plan.agent
     visible = author_record(record)
+    shown = visible.to_json()  # the certificate carries the record's JSON, as an author reads it
     secret = store.suites.holdout_secret()
     planned = {p.suite.id: p for p in plan.suites}
     suites = {
@@ -133,9 +136,9 @@ def certify(store: Store, plan: Plan, record: dict[str, Any]) -> Certify:
             "suite_digest": keyed_digest(secret, planned[suite_id].suite_digest),
             "repetitions": planned[suite_id].repetitions,
         }
-        for suite_id, graded in visible["suites"].items()
+        for suite_id, graded in shown["suites"].items()
     }
-    verdicts = [s["overfit"].get("verdict") for s in suites.values()]
+    verdicts = [graded.overfit.verdict for graded in visible.suites.values()]
     card = None
     if agent.protocol in CARD_PROTOCOLS:
         identity = store.identities.get(agent.id, agent.version)
@@ -144,17 +147,17 @@ def certify(store: Store, plan: Plan, record: dict[str, Any]) -> Certify:
         manifest=agent.to_json(),
         card_digest=card,
         predicate={
-            "eval_id": record["eval_id"],
-            "evaluated_at": record["evaluated_at"],
+            "eval_id": shown["eval_id"],
+            "evaluated_at": shown["evaluated_at"],
             "capabilities": sorted(
-                s["capability"] for s in suites.values() if s.get("score") is not None
+                graded.capability for graded in visible.suites.values() if graded.score is not None
             ),
-            "unverified_capabilities": visible["unverified_capabilities"],
-            "eval_score": visible["eval_score"],
-            "eval_score_ci95": visible["eval_score_ci95"],
-            "weakest_suite": visible["weakest_suite"],
+            "unverified_capabilities": shown["unverified_capabilities"],
+            "eval_score": shown["eval_score"],
+            "eval_score_ci95": shown["eval_score_ci95"],
+            "weakest_suite": shown["weakest_suite"],
             "overfit": "warn" if "warn" in verdicts else "ok",
-            "warnings": visible["warnings"],
+            "warnings": shown["warnings"],
             "suites": suites,
             # The lower-bound gate's k at issue (docs/integrity.md shows it to authors).
             "holdout_evals": store.exposure.revealed(agent.org, suites),

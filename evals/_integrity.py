@@ -31,7 +31,7 @@ import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from schema.canonical import canonical_json, digest
 
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     # Views (the CLI's, the gateway's) import the release rules; suites and the
     # store are loaded only by the functions that need them.
     from evals.suites import Suite
+    from records import AgentRecord
 
 __all__ = [
     "AUTHOR_SPLIT_KEYS",
@@ -170,9 +171,26 @@ def author_split(split: Mapping[str, Any] | None, *, complete: bool) -> dict[str
     return {key: split[key] for key in AUTHOR_SPLIT_KEYS if key in split}
 
 
-def author_record(record: Mapping[str, Any]) -> dict[str, Any]:
+@overload
+def author_record(record: AgentRecord) -> AgentRecord: ...
+
+
+@overload
+def author_record(record: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+def author_record(record: AgentRecord | Mapping[str, Any]) -> AgentRecord | dict[str, Any]:
     """An agent record as an author (or any non-operator) may read it: no holdout epochs,
-    each suite's holdout split reduced to its rate and interval."""
+    each suite's holdout split reduced to its rate and interval.
+
+    A record read from the store (`records.AgentRecord`) gives one; the JSON of a record
+    (an eval's result, a report's) gives JSON. One rule: the typed record's view is its
+    JSON's, read back.
+    """
+    if not isinstance(record, Mapping):
+        from records import AgentRecord
+
+        return AgentRecord.from_json(author_record(record.to_json()))
     out = {k: v for k, v in record.items() if k != "holdout_epochs"}
     suites = record.get("suites")
     if isinstance(suites, Mapping):

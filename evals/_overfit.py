@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from evals._stats import (
     fisher_one_sided,
@@ -39,11 +39,14 @@ from evals._stats import (
 )
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
 
-__all__ = ["ALPHA", "OverfitVerdict", "SuiteSplits", "OverfitVerdictCode", "overfit_verdicts"]
+if TYPE_CHECKING:
+    # Declared with the record that keeps it; a practice run (`holon test`) never loads
+    # the store, so only the type checker reads it here.
+    from records import OverfitVerdictCode
+
+__all__ = ["ALPHA", "OverfitVerdict", "SuiteSplits", "overfit_verdicts"]
 
 ALPHA = Fraction(1, 40)  # 0.025: one-sided, the upper tail of a two-sided 5% test
-
-OverfitVerdictCode = Literal["none", "inconclusive", "warn"]
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,15 @@
 Imports only `schema`: never `evals` or `gateway`.
 """
 
+from records._agent_record import (
+    OVERFIT_VERDICT_CODES,
+    AgentRecord,
+    OverfitVerdictCode,
+    RecordOverfit,
+    RecordSplit,
+    RecordSuite,
+    RecordWarning,
+)
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
 from records._certificate_registry import (
     CERTIFICATE_LIFETIME,
@@ -125,6 +134,13 @@ __all__ = [
     "SCHEMA_REVISION",
     "MAX_STORED_REPORT_BYTES",
     "EvalReportRegistry",
+    "OVERFIT_VERDICT_CODES",
+    "AgentRecord",
+    "OverfitVerdictCode",
+    "RecordOverfit",
+    "RecordSplit",
+    "RecordSuite",
+    "RecordWarning",
     "AgentInfo",
     "AgentRegistry",
     "BudgetPeriod",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from records._agent_record import AgentRecord
 from records._certificates import (
     CARD_DIGEST_FIELD,
     PAYLOAD_TYPE,
@@ -215,7 +216,7 @@ class CertificateRegistry:
     def current(self, agent_id: str, version: str) -> dict[str, Any]:
         """The envelope of the certificate of the agent version's current record."""
         record = self._store.evals.current_record(agent_id, version)
-        row = None if record is None else self.of_eval(str(record["eval_id"]))
+        row = None if record is None else self.of_eval(record.eval_id)
         if row is None:
             raise NotFound(
                 f"{agent_id} {version} has no certificate: it has no record from a full eval "
@@ -258,6 +259,7 @@ class CertificateRegistry:
         predicate = verified.predicate
         _check_predicate(verified)
         record = imported_record(verified)
+        _check_record(record)
         with self._store.write() as session:
             existing = session.get(CertificateRow, verified.certificate_id)
             if existing is not None:
@@ -296,8 +298,9 @@ class CertificateRegistry:
 
     def imported_records(
         self, agent_id: str, version: str, manifest: Mapping[str, Any], *, now: datetime
-    ) -> builtins.list[dict[str, Any]]:
-        """The newest imported record of each issuer that still applies to the version.
+    ) -> builtins.list[AgentRecord]:
+        """The newest imported record of each issuer that still applies to the version, each
+        labelled with its `issuer`.
 
         One applies while its certificate is unexpired and certifies the manifest
         registered here now (its identity, card aside): a changed manifest is
@@ -316,19 +319,21 @@ class CertificateRegistry:
                 )
                 .order_by(CertificateRow.issued_at.desc())
             ).all()
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, AgentRecord] = {}
         for row in rows:
             if row.issuer in out or row.record is None:
                 continue
             certified = {k: v for k, v in row.record["identity"].items() if k != CARD_DIGEST_FIELD}
             if certified != here:
                 continue
-            out[row.issuer] = row.record
+            out[row.issuer] = AgentRecord.from_json(row.record, strict=False)
         return builtins.list(out.values())
 
 
 def imported_record(verified: Verified) -> dict[str, Any]:
-    """The record an imported certificate carries, in the shape of a local record."""
+    """What the store keeps of an imported certificate's record: the record (in the shape
+    of a local one, as an author may read it) with its certificate's labels (`imported`,
+    `expires_at`, `identity`). It reads as an `AgentRecord` labelled with its `issuer`."""
     predicate = verified.predicate
     identity = verified.identity
     keep = (
@@ -375,6 +380,20 @@ def _check_predicate(verified: Verified) -> None:
         raise CertificateRejected(
             "the certificate's evaluated_at is not a date-time",
             details={"reason": "malformed", "path": "$.predicate.evaluated_at"},
+        ) from None
+
+
+def _check_record(record: Mapping[str, Any]) -> None:
+    """The record a certificate carries must read as a record (records._agent_record), as
+    every record a mandate reads does: refused here, once, with the path of what does not."""
+    try:
+        AgentRecord.from_json(record, strict=False)
+    except ValueError as exc:
+        # The record's keys are the predicate's, under the same names.
+        path = "$.predicate" + str(exc).split(":", 1)[0].removeprefix("$")
+        raise CertificateRejected(
+            f"the certificate's statement at {path[:200]}: {str(exc).split(': ', 1)[-1][:200]}",
+            details={"reason": "malformed", "path": path[:200]},
         ) from None
 
 

@@ -12,14 +12,16 @@ one read per agent cost three or more each.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
+from records._agent_record import AgentRecord
 from records._identities import IdentityInfo, _info
-from records._models import Agent, AgentIdentityRow, AgentRecord, AgentVersion
+from records._models import Agent, AgentIdentityRow, AgentRecordRow, AgentVersion
 from records._suites import InstalledSuite
 from records._types import utc_text, utcnow
 from schema.errors import NotFound
@@ -33,45 +35,45 @@ _CHUNK = 500  # ids in one IN (...) list
 
 
 def with_staleness(
-    record: dict[str, Any],
+    record: AgentRecord,
     eval_created_at: datetime,
     identity: IdentityInfo | None,
     active_suite: Callable[[str], InstalledSuite],
     now: datetime,
-) -> dict[str, Any]:
+) -> AgentRecord:
     """`record` with `stale` and `stale_reasons` as of `now`."""
     reasons: list[str] = []
     # A probe that found another agent at the endpoint since this eval started.
     mismatch = None if identity is None else identity.stale_reason(eval_created_at)
     if mismatch is not None:
         reasons.append(mismatch)
-    for suite_id, graded in record.get("suites", {}).items():
+    for suite_id, graded in record.suites.items():
         try:
             active = active_suite(suite_id)
         except NotFound:
             reasons.append(f"suite {suite_id} is no longer installed")
             continue
-        if active.version == graded.get("version"):
+        if active.version == graded.version:
             continue
         activated = active.activated_at or active.installed_at
         until = activated + timedelta(days=active.grace_days)
         if now >= until:
             reasons.append(
-                f"graded on {suite_id} v{graded.get('version')}; v{active.version} is active "
+                f"graded on {suite_id} v{graded.version}; v{active.version} is active "
                 f"and its {active.grace_days}-day grace period ended "
                 f"{utc_text(until)}"
             )
-    return {**record, "stale": bool(reasons), "stale_reasons": reasons}
+    return replace(record, stale=bool(reasons), stale_reasons=tuple(reasons))
 
 
 def current_records(
     store: Store, agents: Sequence[tuple[str, str]], now: datetime
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, AgentRecord]:
     """The current record, with staleness, of each (agent id, its current version) that
     has one, by agent id: the record `EvalRegistry.current_record_with_staleness` reads
     for each (only evals started since the version last became current count)."""
     wanted = dict(agents)
-    rows: dict[str, AgentRecord] = {}
+    rows: dict[str, AgentRecordRow] = {}
     identities: dict[tuple[str, str], IdentityInfo] = {}
     ids = list(wanted)
     with store.read() as session:
@@ -96,9 +98,9 @@ def current_records(
                 ):
                     since[version.agent_id] = version.registered_at
             query = (
-                select(AgentRecord)
-                .where(AgentRecord.agent_id.in_(chunk))
-                .order_by(AgentRecord.eval_created_at.desc(), AgentRecord.eval_id.desc())
+                select(AgentRecordRow)
+                .where(AgentRecordRow.agent_id.in_(chunk))
+                .order_by(AgentRecordRow.eval_created_at.desc(), AgentRecordRow.eval_id.desc())
             )
             for row in session.scalars(query):
                 if row.agent_id in rows or row.agent_version != wanted[row.agent_id]:
@@ -129,7 +131,7 @@ def current_records(
 
     return {
         agent_id: with_staleness(
-            row.record,
+            AgentRecord.from_json(row.record),
             row.eval_created_at,
             identities.get((agent_id, row.agent_version)),
             active_suite,
@@ -145,27 +147,28 @@ class CurrentRecords:
 
     _store: Store
 
-    def current_record(self, agent_id: str, version: str | None = None) -> dict[str, Any] | None:
-        """The record of the eval that started last (for the version, or any).
+    def current_record(self, agent_id: str, version: str | None = None) -> AgentRecord | None:
+        """The record of the eval that started last (for the version, or any), as written:
+        without its staleness (`stale_reasons` None).
 
         For the agent's current version, only evals started since that version
         last became current count: re-registering an old version never brings
         its old record back (docs/integrity.md, "Records follow registrations").
         """
         row = self._current_row(agent_id, version)
-        return None if row is None else row.record
+        return None if row is None else AgentRecord.from_json(row.record)
 
-    def _current_row(self, agent_id: str, version: str | None) -> AgentRecord | None:
+    def _current_row(self, agent_id: str, version: str | None) -> AgentRecordRow | None:
         with self._store.read() as session:
-            query = select(AgentRecord).where(AgentRecord.agent_id == agent_id)
+            query = select(AgentRecordRow).where(AgentRecordRow.agent_id == agent_id)
             if version is not None:
-                query = query.where(AgentRecord.agent_version == version)
+                query = query.where(AgentRecordRow.agent_version == version)
                 since = self._current_since(session, agent_id, version)
                 if since is not None:
-                    query = query.where(AgentRecord.eval_created_at >= since)
+                    query = query.where(AgentRecordRow.eval_created_at >= since)
             return session.scalars(
                 query.order_by(
-                    AgentRecord.eval_created_at.desc(), AgentRecord.eval_id.desc()
+                    AgentRecordRow.eval_created_at.desc(), AgentRecordRow.eval_id.desc()
                 ).limit(1)
             ).first()
 
@@ -186,7 +189,7 @@ class CurrentRecords:
         *,
         now: datetime | None = None,
         holdout_evals: bool = True,
-    ) -> dict[str, Any] | None:
+    ) -> AgentRecord | None:
         """The current record with `stale` computed now (GATEWAY.md, "Records and staleness").
 
         A record graded on a suite version that is no longer active stays
@@ -200,9 +203,8 @@ class CurrentRecords:
         row = self._current_row(agent_id, version)
         if row is None:
             return None
-        record = row.record
-        out = with_staleness(
-            record,
+        record = with_staleness(
+            AgentRecord.from_json(row.record),
             row.eval_created_at,
             self._store.identities.get(agent_id, version),
             self._store.suites.get,
@@ -211,24 +213,24 @@ class CurrentRecords:
         if holdout_evals:
             # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
             # revealing evals on each suite the record was graded on, counted now.
-            out["holdout_evals"] = self._store.exposure.revealed(
-                agent_id.split("/", 1)[0], record.get("suites", {}).keys()
-            )
-        return out
+            revealed = self._store.exposure.revealed(agent_id.split("/", 1)[0], record.suites)
+            record = replace(record, holdout_evals=revealed)
+        return record
 
     def current_records_with_staleness(
         self, agents: Sequence[tuple[str, str]], *, now: datetime | None = None
-    ) -> dict[str, dict[str, Any]]:
+    ) -> dict[str, AgentRecord]:
         """Many agents' current records at once, by agent id (records._current): for each
         (agent id, version), what `current_record_with_staleness` reads without
         `holdout_evals`, in a few queries however many agents."""
         return current_records(self._store, agents, now or utcnow())
 
-    def record_history(self, agent_id: str) -> list[dict[str, Any]]:
+    def record_history(self, agent_id: str) -> list[AgentRecord]:
+        """Every record of the agent, newest eval first, as written (without staleness)."""
         with self._store.read() as session:
             rows = session.scalars(
-                select(AgentRecord)
-                .where(AgentRecord.agent_id == agent_id)
-                .order_by(AgentRecord.eval_created_at.desc())
+                select(AgentRecordRow)
+                .where(AgentRecordRow.agent_id == agent_id)
+                .order_by(AgentRecordRow.eval_created_at.desc())
             )
-            return [r.record for r in rows]
+            return [AgentRecord.from_json(r.record) for r in rows]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
+from records._agent_record import AgentRecord
 from records._cell_sql import (
     CLAIM_POSTGRESQL,
     CLAIM_SQLITE,
@@ -53,7 +55,7 @@ from records._eval_values import (
 )
 from records._exposure import ExposureSpend, spend_all
 from records._models import (
-    AgentRecord,
+    AgentRecordRow,
     EvalCell,
     EvalReportRow,
     EvalRun,
@@ -481,7 +483,7 @@ class EvalRegistry(CurrentRecords):
         eval_id: str,
         *,
         result: dict[str, Any],
-        record: dict[str, Any] | None,
+        record: AgentRecord | None,
         rotate: Sequence[tuple[str, int, int | None]] = (),
         certify: Certify | None = None,
     ) -> EvalInfo:
@@ -500,20 +502,18 @@ class EvalRegistry(CurrentRecords):
             if record is not None:
                 if certify is not None:
                     # Signed in the record's transaction: a record never lacks its certificate.
-                    record = {
-                        **record,
-                        "certificate_id": self._store.certificates.issue_in(
-                            session, certify, now=now
-                        ),
-                    }
-                    run.result = {**result, "record": record}
+                    record = replace(
+                        record,
+                        certificate_id=self._store.certificates.issue_in(session, certify, now=now),
+                    )
+                    run.result = {**result, "record": record.to_json()}
                 session.add(
-                    AgentRecord(
+                    AgentRecordRow(
                         eval_id=eval_id,
                         agent_id=run.agent_id,
                         agent_version=run.agent_version,
                         eval_created_at=run.created_at,
-                        record=record,
+                        record=record.to_json(),
                         created_at=now,
                     )
                 )

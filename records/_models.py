@@ -227,7 +227,7 @@ class EvalCell(Base):
     finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
-class AgentRecord(Base):
+class AgentRecordRow(Base):
     """The record a complete full-plan eval wrote; history kept.
 
     An agent version's current record is the one whose eval *started* last

@@ -119,7 +119,7 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
     assert record is not None
     infos = store.agents.list(include_disabled=True, limit=1000).items
 
-    # The overview: every agent with the real record (the same dict for each).
+    # The overview: every agent with the real record (the same one for each).
     data = grouped([record_row(a, record) for a in infos], None)
 
     def overview_page() -> str:

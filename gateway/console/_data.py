@@ -13,7 +13,7 @@ from typing import Any
 from evals import author_record
 from gateway.server._auth import Bearer
 from gateway.server._shared import Shared
-from records import AgentInfo
+from records import AgentInfo, AgentRecord, utc_text
 
 __all__ = ["MAX_OVERVIEW", "grouped", "interval_bar", "overview", "record_row"]
 
@@ -37,7 +37,7 @@ def interval_bar(score: Any, ci: Any) -> dict[str, float] | None:
     return {"x": low, "w": round(max(high - low, 0.0), 1), "dot": _percent(score)}
 
 
-def record_row(info: AgentInfo, record: dict[str, Any] | None) -> dict[str, Any]:
+def record_row(info: AgentInfo, record: AgentRecord | None) -> dict[str, Any]:
     """One agent's line on the overview: its current record's score, interval, overfit
     verdict and freshness (the record already as the role may read it)."""
     capabilities = info.manifest.get("capabilities") or []
@@ -56,22 +56,17 @@ def record_row(info: AgentInfo, record: dict[str, Any] | None) -> dict[str, Any]
     }
     if record is None:
         return row
-    suites = record.get("suites") or {}
-    verdicts = [
-        (graded.get("overfit") or {}).get("verdict")
-        for graded in suites.values()
-        if isinstance(graded, dict)
-    ]
-    ci = record.get("eval_score_ci95")
+    verdicts = [graded.overfit.verdict for graded in record.suites.values()]
+    ci = None if record.eval_score_ci95 is None else list(record.eval_score_ci95)
     row.update(
-        bar=interval_bar(record.get("eval_score"), ci),
-        eval_score=record.get("eval_score"),
-        ci95=record.get("eval_score_ci95"),
+        bar=interval_bar(record.eval_score, ci),
+        eval_score=record.eval_score,
+        ci95=ci,
         overfit="warn" if "warn" in verdicts else ("ok" if verdicts else None),
-        stale=bool(record.get("stale")),
-        stale_reasons=list(record.get("stale_reasons") or [])[:5],
-        evaluated_at=record.get("evaluated_at"),
-        eval_id=record.get("eval_id"),
+        stale=record.stale,
+        stale_reasons=list(record.stale_reasons or ())[:5],
+        evaluated_at=utc_text(record.evaluated_at),
+        eval_id=record.eval_id,
     )
     return row
 

@@ -21,6 +21,7 @@ from gateway.console._web import (
 )
 from gateway.operations import SUITES_ACTIVATE, SuiteVersion
 from gateway.server._routes_agents import MAX_VERSION, _suites_for
+from records import utc_text
 from schema.errors import UsageError
 
 MAX_TOKEN_CHARS = 200  # a token is 47 characters; the form refuses anything far longer
@@ -79,29 +80,30 @@ def _agent(web: Web, agent_id: str) -> dict[str, Any]:
     evals = shared.service.evals.list(agent_id, None, 20, operator=who.is_operator)["items"]
     latest: dict[str, dict[str, Any]] = {}  # suite -> the newest record graded on it
     for record in history:
-        for suite_id, graded in (record.get("suites") or {}).items():
-            if suite_id not in latest and isinstance(graded, dict):
+        for suite_id, graded in record.suites.items():
+            if suite_id not in latest:
                 latest[suite_id] = {
                     "suite": suite_id,
-                    "eval_id": record.get("eval_id"),
-                    "evaluated_at": record.get("evaluated_at"),
-                    "agent_version": record.get("agent_version"),
-                    "score": graded.get("score"),
-                    "threshold": graded.get("threshold"),
-                    "verdict": (graded.get("overfit") or {}).get("verdict"),
+                    "eval_id": record.eval_id,
+                    "evaluated_at": utc_text(record.evaluated_at),
+                    "agent_version": record.agent_version,
+                    "score": graded.score,
+                    "threshold": graded.threshold,
+                    "verdict": graded.overfit.verdict,
                 }
     points = [
         (
-            f"{r.get('agent_version')} {str(r.get('evaluated_at', ''))[:10]}",
-            r.get("eval_score"),
-            *(r.get("eval_score_ci95") or (None, None)),
+            f"{r.agent_version} {utc_text(r.evaluated_at)[:10]}",
+            r.eval_score,
+            *(r.eval_score_ci95 or (None, None)),
         )
         for r in reversed(history)
     ]
     chart = _charts.line("eval_score over versions and evals", points)
     return {
         "agent": agent,
-        "history": list(reversed(history)),
+        # The table shows each record as the API writes it.
+        "history": [r.to_json() for r in reversed(history)],
         "evals": evals,
         "latest": sorted(latest.values(), key=lambda e: e["suite"]),
         "chart": chart,

@@ -33,7 +33,7 @@ from agents import Manifest, manifest_from_dict
 from evals.suites import Contract, contract_from_files
 from gateway._ttl import MISS, TtlCache
 from gateway.mandates import Mandate, mandate_from_dict
-from records import AgentInfo, LiveConformance, Store, utcnow
+from records import AgentInfo, AgentRecord, LiveConformance, Store, utcnow
 
 __all__ = ["CacheMiss", "HeldMandates", "Lookups"]
 
@@ -128,7 +128,7 @@ class Lookups:
         info = self.store.mandates.get(mandate_id)
         return self._parse(info.document, info.digest)
 
-    def record(self, agent_id: str, version: str) -> dict[str, Any] | None:
+    def record(self, agent_id: str, version: str) -> AgentRecord | None:
         return self._get(
             ("record", agent_id, version),
             lambda: self.store.evals.current_record_with_staleness(agent_id, version),
@@ -136,17 +136,20 @@ class Lookups:
 
     def imported(
         self, agent_id: str, version: str, manifest: dict[str, Any], mandates: list[Mandate]
-    ) -> list[dict[str, Any]]:
+    ) -> list[AgentRecord]:
         """The records other issuers' certificates carry for the version, when a mandate
         may read one (it accepts another issuer) or must say why it does not (no record of
         this store's): none is read otherwise, so the common call costs nothing more."""
         reading = [m for m in mandates if m.needs_record]
         if not reading:
             return []
-        if not any(m.accepts_imported for m in reading) and self.record(agent_id, version):
+        if (
+            not any(m.accepts_imported for m in reading)
+            and self.record(agent_id, version) is not None
+        ):
             return []
 
-        def load() -> list[dict[str, Any]]:
+        def load() -> list[AgentRecord]:
             return self.store.certificates.imported_records(
                 agent_id, version, manifest, now=utcnow()
             )

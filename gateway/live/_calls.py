@@ -404,7 +404,7 @@ class LiveCalls:
             secret,
             now,
             held.revisions,
-            None if record is None else record.get("eval_id"),
+            None if record is None else record.eval_id,
         )
 
     async def _call(
@@ -524,7 +524,7 @@ class LiveCalls:
                 imported=self.lookups.imported(agent.id, agent.version, agent.manifest, mandates),
             )
             if any(v.allow for v in mine):
-                score = Decimal(str((record or {}).get("eval_score") or 0))
+                score = Decimal(0) if record is None else record.eval_score or Decimal(0)
                 price = Decimal(str(agent.manifest.get("pricing", {}).get("per_call_usd", "0")))
                 ranked.append((-score, price, agent.id))
             else:

@@ -23,7 +23,7 @@ from typing import Any
 
 from evals import admits_lower, eval_score_lower
 from gateway.mandates._document import SELF_ISSUER, Mandate
-from records import LiveConformance, utc_text
+from records import AgentRecord, LiveConformance, RecordSuite, utc_text
 
 __all__ = ["DENY_REASONS", "Decision", "decide_all", "decide_one"]
 
@@ -82,21 +82,17 @@ def _deny(mandate: Mandate, reason: str, **numbers: Any) -> Decision:
     return Decision(mandate.id, False, reason, numbers)
 
 
-def _score(value: Any) -> Decimal | None:
-    return None if value is None else Decimal(str(value))
-
-
 def decide_one(
     mandate: Mandate,
     *,
     agent_id: str,
     agent_version: str,
     capability: str,
-    record: dict[str, Any] | None,
+    record: AgentRecord | None,
     now: datetime,
     live: LiveConformance | None = None,
     not_advertised: Collection[str] = (),
-    imported: Sequence[dict[str, Any]] = (),
+    imported: Sequence[AgentRecord] = (),
 ) -> Decision:
     """Whether `mandate` lets its holder call `agent_id` for `capability` now.
 
@@ -140,7 +136,7 @@ def decide_one(
                 agent=agent_id,
                 agent_version=agent_version,
                 issuers=sorted(
-                    {str(r.get("issuer")) for r in imported}
+                    {str(r.issuer) for r in imported}
                     | ({SELF_ISSUER} if record is not None else set())
                 ),
                 accept_issuers=list(mandate.accept_issuers),
@@ -148,7 +144,7 @@ def decide_one(
         decision = _against_record(mandate, capability, chosen, now)
         if not decision.allow:
             return decision
-        certificate_id = chosen.get("certificate_id")
+        certificate_id = chosen.certificate_id
     if mandate.max_live_violation_rate is not None:
         decision = _against_live(mandate, live)
         if not decision.allow:
@@ -157,14 +153,14 @@ def decide_one(
 
 
 def _accepted_record(
-    mandate: Mandate, record: dict[str, Any] | None, imported: Sequence[dict[str, Any]]
-) -> dict[str, Any] | None:
+    mandate: Mandate, record: AgentRecord | None, imported: Sequence[AgentRecord]
+) -> AgentRecord | None:
     """The record the mandate reads: this store's if it accepts it, else the first imported
     one of an issuer it accepts."""
     if record is not None and mandate.accepts(SELF_ISSUER):
         return record
     for candidate in imported:
-        if mandate.accepts(str(candidate.get("issuer"))):
+        if mandate.accepts(str(candidate.issuer)):
             return candidate
     return None
 
@@ -196,11 +192,11 @@ def decide_all(
     agent_id: str,
     agent_version: str,
     capability: str,
-    record: dict[str, Any] | None,
+    record: AgentRecord | None,
     now: datetime,
     live: LiveConformance | None = None,
     not_advertised: Collection[str] = (),
-    imported: Sequence[dict[str, Any]] = (),
+    imported: Sequence[AgentRecord] = (),
 ) -> list[Decision]:
     """Each mandate's decision on one call, in the mandates' order."""
     return [
@@ -220,10 +216,10 @@ def decide_all(
 
 
 def _against_record(
-    mandate: Mandate, capability: str, record: dict[str, Any], now: datetime
+    mandate: Mandate, capability: str, record: AgentRecord, now: datetime
 ) -> Decision:
-    eval_score = _score(record.get("eval_score"))
-    unverified = list(record.get("unverified_capabilities") or [])
+    eval_score = record.eval_score
+    unverified = list(record.unverified_capabilities)
     suite_id, suite = _suite_for(record, capability)
     if eval_score is None and (
         mandate.min_eval_score is not None or mandate.min_eval_score_lower is not None
@@ -238,23 +234,22 @@ def _against_record(
                 else {"min_eval_score_lower": mandate.min_eval_score_lower}
             ),
         )
-    if mandate.min_capability_score is not None and (suite is None or suite.get("score") is None):
+    if mandate.min_capability_score is not None and (suite is None or suite.score is None):
         return _deny(
             mandate,
             "unverified_capability",
             capability=capability,
             min_capability_score=mandate.min_capability_score,
         )
-    if record.get("stale"):
-        return _deny(mandate, "eval_stale", stale_reasons=list(record.get("stale_reasons", [])))
+    if record.stale:
+        return _deny(mandate, "eval_stale", stale_reasons=list(record.stale_reasons or ()))
     if mandate.max_eval_age_days is not None:
-        evaluated = datetime.fromisoformat(str(record["evaluated_at"]).replace("Z", "+00:00"))
-        age = now - evaluated
+        age = now - record.evaluated_at
         if age.total_seconds() > mandate.max_eval_age_days * 86400:
             return _deny(
                 mandate,
                 "eval_stale",
-                evaluated_at=record["evaluated_at"],
+                evaluated_at=utc_text(record.evaluated_at),
                 age_days=round(Decimal(age.total_seconds()) / 86400, 2),
                 max_eval_age_days=mandate.max_eval_age_days,
             )
@@ -268,12 +263,12 @@ def _against_record(
             "eval_score_below_minimum",
             eval_score=eval_score,
             min_eval_score=mandate.min_eval_score,
-            weakest_suite=record.get("weakest_suite"),
+            weakest_suite=record.weakest_suite,
         )
     if mandate.min_eval_score_lower is not None:
         # The bound is paid for selection: k counts the owner's holdout-revealing
         # evals on each suite (the record view carries them as holdout_evals).
-        revealed = record.get("holdout_evals") or {}
+        revealed = record.holdout_evals or {}
         if not admits_lower(record, revealed, mandate.min_eval_score_lower):
             lower, ks = eval_score_lower(record, revealed)
             return _deny(
@@ -285,7 +280,7 @@ def _against_record(
                 eval_score=eval_score,
             )
     if mandate.min_capability_score is not None and suite is not None:
-        score = _score(suite.get("score"))
+        score = suite.score
         if score is not None and score < mandate.min_capability_score:
             return _deny(
                 mandate,
@@ -296,15 +291,15 @@ def _against_record(
                 min_capability_score=mandate.min_capability_score,
             )
     if mandate.deny_on_overfit:
-        warnings = [w for w in record.get("warnings", []) if w.get("code") == "overfit"]
+        warnings = [w.to_json() for w in record.warnings if w.code == "overfit"]
         if warnings:
             return _deny(mandate, "overfit_warning", warnings=warnings)
     return Decision(mandate.id, True)
 
 
-def _suite_for(record: dict[str, Any], capability: str) -> tuple[str | None, dict[str, Any] | None]:
+def _suite_for(record: AgentRecord, capability: str) -> tuple[str | None, RecordSuite | None]:
     """The suite of the record that grades `capability` (one active suite per capability)."""
-    for suite_id, suite in sorted(record.get("suites", {}).items()):
-        if suite.get("capability") == capability:
+    for suite_id, suite in sorted(record.suites.items()):
+        if suite.capability == capability:
             return suite_id, suite
     return None, None

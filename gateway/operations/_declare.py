@@ -31,10 +31,26 @@ JSONObject = dict[str, Any]
 
 def entity(name: str) -> dict[str, Any]:
     """An entity's JSON Schema (schema/entities/NAME.json, what its record's `to_json`
-    writes) as an operation's response schema: declared there once, referenced here."""
+    writes) as an operation's response schema: declared there once, referenced here. Its
+    `$defs` are put where they are referenced, so the schema stands alone in the OpenAPI
+    document (a `#/$defs/...` there would point into the document's own root)."""
     from schema import entity_schema
 
-    return {k: v for k, v in entity_schema(name).items() if k not in ("$schema", "$id")}
+    schema = entity_schema(name)
+    defs = schema.get("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                rest = {k: inline(v) for k, v in node.items() if k != "$ref"}
+                return {**inline(defs[ref.removeprefix("#/$defs/")]), **rest}
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    return {k: inline(v) for k, v in schema.items() if k not in ("$schema", "$id", "$defs")}
 
 
 # The table's own types compare by identity and generate no __eq__, __hash__ or __repr__:

@@ -18,6 +18,7 @@ from gateway.operations._declare import (
     Sections,
     Table,
     cursor,
+    entity,
     key,
     limit,
     param,
@@ -97,8 +98,8 @@ def _agents(service: StoreService, query: AgentsQuery) -> JSONObject:
         record = service.store.evals.current_record_with_staleness(
             info.id, info.version, holdout_evals=False
         )
-        score = None if record is None or record["stale"] else record.get("eval_score")
-        return score is not None and Decimal(str(score)) >= floor
+        score = None if record is None or record.stale else record.eval_score
+        return score is not None and score >= floor
 
     scan: dict[str, Any] = {}
     if floor is not None:
@@ -444,6 +445,46 @@ SUITES_FILES = Operation(
 # -- records.show --------------------------------------------------------------------
 
 
+def _record_view() -> dict[str, Any]:
+    """The answer of `records.show`: the record (entities/record) with its score as evidence
+    and the agent's live conformance (`StoreService.evals.record`)."""
+    record, live = entity("record"), entity("live-conformance")
+    # A capability's counts are the window's: the window is said once, in the total.
+    counts = [k for k in live["required"] if k not in ("window_days", "since")]
+    return {
+        **record,
+        "title": "the agent's current record, its score as evidence and its live conformance",
+        "required": [*record["required"], "eval_score_lower", "live"],
+        "properties": {
+            **record["properties"],
+            "eval_score_lower": {
+                "type": ["number", "null"],
+                "description": "eval_score as evidence: the lowest lower bound over the graded "
+                "splits, each paid for the org's holdout-revealing evals on its suite "
+                "(holdout_evals; docs/integrity.md); null without an eval_score",
+            },
+            "live": {
+                **{k: v for k, v in live.items() if k != "title"},
+                "description": "the agent's live answers and contract violations over the "
+                "window, in all and by capability",
+                "required": [*live["required"], "capabilities"],
+                "properties": {
+                    **live["properties"],
+                    "capabilities": {
+                        "type": "object",
+                        "additionalProperties": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": counts,
+                            "properties": {k: live["properties"][k] for k in counts},
+                        },
+                    },
+                },
+            },
+        },
+    }
+
+
 def _own_record(who: Bearer, ref: AgentRef) -> AgentRef:
     if who.kind == "org":
         who.require_agent(ref.agent)
@@ -472,6 +513,7 @@ RECORDS_SHOW = Operation(
     request=AgentRef,
     summary="the agent's current record",
     run=_record,
+    response=_record_view(),
     statuses=(404,),
     narrow=_own_record,
     present=_record_for,

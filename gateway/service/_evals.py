@@ -206,9 +206,9 @@ class EvalOps:
                 f"{agent_id} {info.version} has no record: it has not been evaluated",
                 hint=f"holon eval {agent_id} --yes",
             )
-        lower, _ = eval_score_lower(record, record.get("holdout_evals") or {})
+        lower, _ = eval_score_lower(record, record.holdout_evals or {})
         live = live_view(self.store.conformance.window(agent_id), live_window_start(utcnow()))
-        return {**record, "eval_score_lower": lower, "live": live}
+        return {**record.to_json(), "eval_score_lower": lower, "live": live}
 
 
 def live_view(rows: list[LiveConformance], since: str) -> JSONObject:

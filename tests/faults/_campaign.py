@@ -204,8 +204,8 @@ def check(campaign: Campaign, eval_id: str, before: dict[int, tuple[Any, ...]]) 
     assert grades(store, eval_id) == reference.cells
     assert info.result is not None
     assert strip(info.result["record"]) == reference.record
-    history = [r for r in store.evals.record_history(AGENT) if r["eval_id"] == eval_id]
-    assert len(history) == 1 and strip(history[0]) == reference.record
+    history = [r for r in store.evals.record_history(AGENT) if r.eval_id == eval_id]
+    assert len(history) == 1 and strip(history[0].to_json()) == reference.record
     TALLY["trials"] += 1
     TALLY["cells checked"] += len(cells)
     TALLY["cells done before the resume"] += len(before)

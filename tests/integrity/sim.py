@@ -40,6 +40,8 @@ from evals._evidence import admits_lower, eval_score_lower
 from evals._integrity import author_split, may_reveal
 from evals._scores import split_score
 from evals._stats import rounded
+from records import AgentRecord
+from tests.records._record import agent_record
 
 Kind = Literal["fixed", "generated"]
 Strategy = Literal["probe", "decode", "boost", "best_of_k"]
@@ -88,9 +90,9 @@ class Run:
         return max((b for b in bounds if b is not None), default=Decimal(0))
 
 
-def _record(split: dict[str, object]) -> dict[str, object]:
+def _record(split: dict[str, object]) -> AgentRecord:
     """An agent record of one suite whose only split is this holdout split."""
-    return {"eval_score": split["rate"], "suites": {"s": {"holdout": split}}}
+    return agent_record(eval_score=split["rate"], suites={"s": {"holdout": split}})
 
 
 class Store:

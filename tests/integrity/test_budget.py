@@ -52,7 +52,8 @@ def test_the_fourth_eval_of_an_org_runs_the_public_split_only(store: Store, tmp_
     assert "epoch" not in message  # an author may read it; epochs are the operator's
     eval_id = work(store, plan, start(store, plan), home=home).id
     assert store.evals.get(eval_id).result["record"]["eval_id"] == eval_id
-    assert store.evals.current_record(AGENT_ID)["eval_id"] != eval_id  # no record written
+    no_record = store.evals.current_record(AGENT_ID)
+    assert no_record is not None and no_record.eval_id != eval_id  # no record written
     assert {c.split for c in store.evals.cells(eval_id)} == {"public"}
     (entry,) = store.exposure.list(suite_id="tiny")
     assert (entry.org, entry.spent, entry.revealed) == ("test", 3, 3)
@@ -188,16 +189,16 @@ def test_a_reregistered_old_version_has_no_record_until_evaluated(
     first, _ = _eval(store, home)
     _register(store, version="2.0.0")
     second, _ = _eval(store, home)
-    assert store.evals.current_record(AGENT_ID, "2.0.0")["eval_id"] == second
+    assert store.evals.current_record(AGENT_ID, "2.0.0").eval_id == second  # type: ignore[union-attr]
     assert store.agents.register(manifest("1.0.0")).status == "reactivated"
     # Its old record describes an agent that was since replaced: it does not come back.
     assert store.evals.current_record(AGENT_ID, "1.0.0") is None
     assert store.evals.current_record_with_staleness(AGENT_ID, "1.0.0") is None
     third, _ = _eval(store, home)
-    assert store.evals.current_record(AGENT_ID, "1.0.0")["eval_id"] == third
+    assert store.evals.current_record(AGENT_ID, "1.0.0").eval_id == third  # type: ignore[union-attr]
     # Registering the same current version again changes nothing.
     assert store.agents.register(manifest("1.0.0")).status == "unchanged"
-    assert store.evals.current_record(AGENT_ID, "1.0.0")["eval_id"] == third
+    assert store.evals.current_record(AGENT_ID, "1.0.0").eval_id == third  # type: ignore[union-attr]
     assert first != third
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 
@@ -18,6 +19,7 @@ from evals._evidence import (
     selection_z,
 )
 from evals._stats import rounded, wilson
+from tests.records._record import agent_record
 
 
 @pytest.mark.parametrize(
@@ -71,20 +73,20 @@ def test_the_decision_is_exact_at_the_bound() -> None:
 
 
 def test_every_split_of_every_suite_must_reach_it() -> None:
-    record = {
-        "eval_score": 0.85,
-        "suites": {
+    record = agent_record(
+        eval_score=0.85,
+        suites={
             "a": {
                 "public": {"passed": 36, "total": 36, "rate": 1},
                 "holdout": {"passed": 51, "total": 60, "rate": 0.85},
             },
             "b": {"public": {"passed": 9, "total": 10, "rate": 0.9}, "holdout": None},
         },
-    }
+    )
     value, ks = eval_score_lower(record, {"a": 3})
     assert ks == {"a": 3, "b": 1}  # a suite the org never had graded counts once
     assert value == min(lower_bound(Fraction(51), 60, 3), lower_bound(Fraction(9), 10, 1))
     assert admits_lower(record, {"a": 3}, value)
     assert not admits_lower(record, {"a": 3}, value + Decimal("0.0001"))
-    assert eval_score_lower({**record, "eval_score": None}, {}) == (None, {"a": 1, "b": 1})
-    assert not admits_lower({**record, "eval_score": None}, {}, Decimal(0))
+    assert eval_score_lower(replace(record, eval_score=None), {}) == (None, {"a": 1, "b": 1})
+    assert not admits_lower(replace(record, eval_score=None), {}, Decimal(0))

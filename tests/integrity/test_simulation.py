@@ -69,11 +69,11 @@ def test_the_gate_admits_a_skilled_agent() -> None:
     """The gate is not a wall: an agent right on 90% of 150 cases, evaluated once, passes
     a lower bound of 0.8 (its bound at k = 1 is 0.8314)."""
     from evals._evidence import admits_lower
+    from tests.records._record import agent_record
 
-    record = {
-        "eval_score": 0.9,
-        "suites": {"s": {"holdout": {"passed": 135, "total": 150, "rate": 0.9}}},
-    }
+    record = agent_record(
+        eval_score=0.9, suites={"s": {"holdout": {"passed": 135, "total": 150, "rate": 0.9}}}
+    )
     assert admits_lower(record, {"s": 1}, Decimal("0.8"))
     assert not admits_lower(record, {"s": 1}, Decimal("0.85"))
     # The same result after 200 revealing evals proves less: 0.8 is no longer reached.

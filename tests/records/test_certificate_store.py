@@ -219,8 +219,8 @@ def test_an_imported_certificate_is_a_record_of_its_issuer(store: Store) -> None
     assert view["imported"] is True and view["issuer"] == "urn:holon:issuer:other"
     assert _import(store, envelope, jwks) == view  # the same certificate is kept once
     (record,) = store.certificates.imported_records("acme/triage", "1.0.0", manifest, now=utcnow())
-    assert record["issuer"] == "urn:holon:issuer:other" and record["eval_score"] == Decimal("0.9")
-    assert record["certificate_id"] == view["certificate_id"]
+    assert record.issuer == "urn:holon:issuer:other" and record.eval_score == Decimal("0.9")
+    assert record.certificate_id == view["certificate_id"]
     # A manifest changed here is another agent: the record no longer applies to it.
     changed = {**manifest, "endpoint": "https://elsewhere.example/triage"}
     assert store.certificates.imported_records("acme/triage", "1.0.0", changed, now=utcnow()) == []
@@ -247,3 +247,31 @@ def test_an_import_whose_numbers_are_not_scores_is_refused(store: Store) -> None
     with pytest.raises(CertificateRejected) as caught:
         _import(store, envelope, jwks)
     assert caught.value.details == {"reason": "malformed", "path": "$.predicate.eval_score"}
+
+
+def test_an_import_whose_suites_do_not_read_as_a_records_is_refused(store: Store) -> None:
+    """The statement's schema leaves a suite's overfit verdict loose; a mandate reads it as a
+    record's (records.AgentRecord), so an import whose suite does not read as one is refused
+    at its path, and nothing is kept."""
+    store.agents.register(MANIFEST)
+    suite = {
+        "version": 1,
+        "capability": "ticket.classify",
+        "suite_digest": "hmac-sha256:" + "0" * 64,
+        "repetitions": 1,
+        "score": 0.9,
+        "threshold": 0.7,
+        "meets_threshold": True,
+        "public": None,
+        "holdout": {"passed": 9, "total": 10, "rate": 0.9, "ci95": [0.5958, 0.9821]},
+        "overfit": {"verdict": "none"},
+    }
+    envelope, jwks = _foreign({"suites": {"tiny": suite}})
+    with pytest.raises(CertificateRejected) as caught:
+        _import(store, envelope, jwks)
+    assert caught.value.details == {
+        "reason": "malformed",
+        "path": "$.predicate.suites.tiny.overfit",
+    }
+    assert "no 'public'" in caught.value.message
+    assert store.certificates.imported_records("acme/triage", "1.0.0", MANIFEST, now=utcnow()) == []

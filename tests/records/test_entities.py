@@ -7,7 +7,9 @@ schema (or the other way round) fails here, not in a client.
 
 from __future__ import annotations
 
+import copy
 import inspect
+import re
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
@@ -16,11 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 import records
-from evals import author_record
+from evals import author_record, rebuild
+from evals._finish import suite_counts
+from evals._scores import score_eval
+from evals.suites import install_suite
 from records import (
     INVALID_OUTPUT,
+    AgentRecord,
     BudgetState,
     CallEntry,
     ExposureSpend,
@@ -29,18 +36,24 @@ from records import (
     RateState,
     Store,
     SuiteInstall,
+    utc_text,
     utcnow,
     verify_certificate,
 )
 from records._exposure import spend_all
+from records._models import AgentRecordRow
 from schema import entity_names, entity_schema, make_validator
-from tests.evals.reports._setup import run_eval, setup
+from schema.jsontext import dumps
+from tests.evals.reports._agent import AGENT_ID
+from tests.evals.reports._setup import run_eval, setup, suite_dir
+from tests.evals.suites._make import SUITE_YAML
 from tests.gateway.server._gateway import mandate
 from tests.records.test_agents import manifest
 
 # Each entity's record type in `records` and the schema of its `to_json`.
 ENTITIES: dict[str, str] = {
     "AgentInfo": "agent",
+    "AgentRecord": "record",
     "BudgetState": "budget",
     "EvalInfo": "eval",
     "ExposureResetInfo": "exposure-reset",
@@ -56,8 +69,17 @@ ENTITIES: dict[str, str] = {
 }
 # Records with a `to_json` whose JSON is not an entity of its own but a part of another's:
 # a version is an agent's `versions[]`, a limit a rate state's `rate_limit`, an identity
-# probe's result the `identity` of an agent's record.
-PARTS = {"VersionInfo", "RateLimit", "IdentityInfo"}
+# probe's result the `identity` of an agent's record, and a suite's grades, a split, an
+# overfit verdict and a warning the parts of an agent's record.
+PARTS = {
+    "VersionInfo",
+    "RateLimit",
+    "IdentityInfo",
+    "RecordSuite",
+    "RecordSplit",
+    "RecordOverfit",
+    "RecordWarning",
+}
 
 
 def errors(name: str, value: Any) -> list[str]:
@@ -180,10 +202,85 @@ def real_entities(store: Store, root: Path) -> list[tuple[str, Any, dict[str, An
     assert row is not None
     add("verified-certificate", verify_certificate(row.envelope, store.keys.jwks(), now=utcnow()))
 
+    out += real_records(store, root, done.id)
+
     store.keys.rotate()
     for key in store.keys.keys():
         add("key", key)
     return out
+
+
+def real_records(store: Store, root: Path, eval_id: str) -> list[tuple[str, Any, dict[str, Any]]]:
+    """The agent's record of a real eval (`eval_id`, of the echo agent), every way a store
+    reads it: as the operator and an author see it, as written (no staleness), another
+    issuer's certificate of it imported, and stale (a new suite version past its grace
+    period; a probe that found another agent). The operator's stale view comes last."""
+    out: list[tuple[str, Any, dict[str, Any]]] = []
+    version = store.agents.get(AGENT_ID).version
+    record = store.evals.current_record_with_staleness(AGENT_ID, version)
+    assert record is not None and record.eval_id == eval_id and not record.stale
+    assert record.holdout_evals and record.holdout_epochs is not None
+    author = author_record(record)
+    assert author.holdout_epochs is None and "holdout_epochs" not in author.to_json()
+    assert author.to_json() == author_record(record.to_json())  # one rule for both
+    written = store.evals.current_record(AGENT_ID, version)
+    assert written is not None and written.stale_reasons is None
+    out += [("record", r, r.to_json()) for r in (record, author, written)]
+    out += [("record", r, r.to_json()) for r in store.evals.record_history(AGENT_ID)]
+    imported = _imported(store, eval_id)
+    assert imported.issuer == "urn:holon:issuer:other" and imported.eval_started_at is None
+    out.append(("record", imported, imported.to_json()))
+
+    v2 = SUITE_YAML.replace("\nversion: 1\n", "\nversion: 2\n")
+    install_suite(store, suite_dir(root / "suite-v2", suite_yaml=v2), activate=True)
+    activated = store.suites.get("tiny").activated_at
+    assert activated is not None
+    graced = store.evals.current_record_with_staleness(
+        AGENT_ID, version, now=activated + timedelta(days=14)
+    )
+    assert graced is not None and graced.stale and graced.stale_reasons
+    assert "grace period ended" in graced.stale_reasons[0]
+    store.identities.observe(
+        AGENT_ID,
+        version,
+        answered_id=AGENT_ID,
+        answered_version="6.6.6",
+        not_advertised=[],
+        mismatch="answered as version '6.6.6'",
+    )
+    probed = store.evals.current_record_with_staleness(AGENT_ID, version)
+    assert probed is not None and probed.stale and probed.stale_reasons
+    assert "answered as version '6.6.6'" in probed.stale_reasons[0]
+    out += [("record", r, r.to_json()) for r in (author_record(graced), author_record(probed))]
+    out += [("record", r, r.to_json()) for r in (graced, probed)]
+    return out
+
+
+def _imported(store: Store, eval_id: str) -> AgentRecord:
+    """This store's certificate of the eval's record, as another issuer would have signed
+    it, imported here: the record a mandate then reads, labelled with that issuer."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from records import PAYLOAD_TYPE, jwk_of, sign_envelope
+    from records._certificates import key_id
+
+    row = store.certificates.of_eval(eval_id)
+    assert row is not None
+    ours = verify_certificate(row.envelope, store.keys.jwks(), now=utcnow())
+    key = Ed25519PrivateKey.generate()
+    issuer = "urn:holon:issuer:other"
+    statement = copy.deepcopy(ours.statement)
+    statement["predicate"].update(issuer=issuer, certificate_id="crt_01M8S16TF620DHWN2EDYBJWQDT")
+    envelope = sign_envelope(dumps(statement).encode(), PAYLOAD_TYPE, key, key_id(key.public_key()))
+    jwks = {"issuer": issuer, "keys": [jwk_of(key.public_key())]}
+    store.certificates.import_verified(verify_certificate(envelope, jwks, now=utcnow()), envelope)
+    (imported,) = store.certificates.imported_records(
+        AGENT_ID,
+        store.agents.get(AGENT_ID).version,
+        store.agents.get(AGENT_ID).manifest,
+        now=utcnow(),
+    )
+    return imported
 
 
 def test_every_entity_of_a_real_store_is_what_its_schema_says(store: Store, tmp_path: Path) -> None:
@@ -225,9 +322,19 @@ def test_the_schemas_are_strict(store: Store, tmp_path: Path) -> None:
         ("eval", lambda v: v.pop("progress_of")),
         ("verified-certificate", lambda v: v.update(valid=False)),
         ("verified-certificate", lambda v: v.update(subject="not a digest")),
+        ("record", lambda v: v.update(extra=1)),
+        ("record", lambda v: v.update(eval_score="0.9")),
+        ("record", lambda v: v.update(stale="no")),
+        ("record", lambda v: v.pop("eval_started_at")),
+        ("record", lambda v: v["suites"]["tiny"].update(grade="A")),
+        ("record", lambda v: v["suites"]["tiny"]["holdout"].update(total=6.5)),
+        ("record", lambda v: v["suites"]["tiny"]["overfit"].update(verdict="maybe")),
+        ("record", lambda v: v["warnings"].append({"code": "overfit", "suite": "tiny"})),
     ]
+    assert made["record"]["stale"] is True and made["record"]["holdout_epochs"]
+    assert errors("record", made["record"]) == []
     for name, damage in broken:
-        view = {k: (dict(v) if isinstance(v, dict) else v) for k, v in made[name].items()}
+        view = copy.deepcopy(made[name])
         damage(view)
         assert errors(name, view), (name, view)
 
@@ -235,3 +342,77 @@ def test_the_schemas_are_strict(store: Store, tmp_path: Path) -> None:
 def test_an_unknown_entity_is_refused_with_the_known_ones() -> None:
     with pytest.raises(KeyError, match="no entity schema 'ledger': one of agent, budget"):
         entity_schema("ledger")
+
+
+def test_a_stored_record_reads_back_to_the_json_it_was_written_as(
+    store: Store, tmp_path: Path
+) -> None:
+    """Round trip: each record a real eval wrote (stored JSON) -> AgentRecord -> `to_json` is
+    the stored JSON, key for key and, written out, byte for byte; and so is the record in
+    the eval's result, which the API shows with the eval."""
+    setup(store, tmp_path)
+    first = run_eval(store, tmp_path / "home")
+    second = run_eval(store, tmp_path / "home", repetitions=2)  # narrowed: no record
+    third = run_eval(store, tmp_path / "home")
+    with store.read() as session:
+        stored = {r.eval_id: r.record for r in session.scalars(select(AgentRecordRow))}
+    assert set(stored) == {first, third}
+    for eval_id, written in stored.items():
+        # What the record was before it was typed: the eval's scores' JSON (evals._scores)
+        # between the agent's fields and the epochs, then its certificate.
+        info = store.evals.get(eval_id)
+        plan = rebuild(store, info.plan, home=tmp_path / "home")
+        score = score_eval(
+            list(plan.agent.capabilities), suite_counts(plan, store.evals.scored_cells(eval_id))
+        )
+        untyped = {
+            "agent": plan.agent.id,
+            "agent_version": plan.agent.version,
+            "eval_id": eval_id,
+            "evaluated_at": written["evaluated_at"],
+            "eval_started_at": utc_text(info.created_at),
+            "stale": False,
+            **score.to_json(),
+            "holdout_epochs": {p.suite.id: p.epoch for p in plan.suites if p.holdout},
+            "certificate_id": written["certificate_id"],
+        }
+        assert dumps(written) == dumps(untyped)
+        record = AgentRecord.from_json(written)
+        assert record.to_json() == written
+        assert list(record.to_json()) == list(written)  # the keys in their order
+        assert dumps(record.to_json()) == dumps(written)
+        assert AgentRecord.from_json(record.to_json()) == record
+        result = store.evals.get(eval_id).result
+        assert result is not None and result["record"] == written
+    narrowed = store.evals.get(second).result
+    assert narrowed is not None
+    assert dumps(AgentRecord.from_json(narrowed["record"]).to_json()) == dumps(narrowed["record"])
+    assert [r.eval_id for r in store.evals.record_history(AGENT_ID)] == [third, first]
+
+
+def test_what_is_not_a_record_does_not_read_as_one(store: Store, tmp_path: Path) -> None:
+    """Negative: `from_json` names the path of an extra key, a missing one, a wrong type."""
+    setup(store, tmp_path)
+    run_eval(store, tmp_path / "home")
+    written = store.evals.current_record(AGENT_ID)
+    assert written is not None
+    good = written.to_json()
+    broken: list[tuple[Callable[[dict[str, Any]], None], str]] = [
+        (lambda v: v.update(extra=1), "$: unknown keys extra"),
+        (lambda v: v.update(eval_score="0.9"), "$.eval_score: an exact number"),
+        (lambda v: v.pop("suites"), "$: no 'suites'"),
+        (lambda v: v.update(evaluated_at="yesterday"), "$.evaluated_at: not a date-time"),
+        (lambda v: v["suites"]["tiny"]["public"].update(total=6.5), "$.suites.tiny.public.total"),
+        (lambda v: v["suites"]["tiny"]["overfit"].update(verdict="maybe"), "verdict: one of"),
+        (lambda v: v["warnings"].append({"code": "overfit"}), "$.warnings[0]: no 'suite'"),
+    ]
+    for damage, message in broken:
+        view = copy.deepcopy(good)
+        damage(view)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            AgentRecord.from_json(view)
+    # Another issuer's record may say more than this store reads, and leave out lists.
+    loose = {**copy.deepcopy(good), "identity": {}, "issuer": "urn:x"}
+    del loose["warnings"], loose["eval_started_at"]
+    read = AgentRecord.from_json(loose, strict=False)
+    assert read.warnings == () and read.issuer == "urn:x" and read.eval_started_at is None

@@ -135,7 +135,7 @@ def test_a_real_eval_round_trips_and_is_labelled_imported(
     assert client.evals.status(imported)["imported"] is not None
     assert store.evals.record_history(AGENT_ID) == records_before
     record = store.evals.current_record(AGENT_ID)
-    assert record is not None and record["eval_id"] == original
+    assert record is not None and record.eval_id == original
 
     # Nothing of it runs here.
     with pytest.raises(Refused, match="imported"):
@@ -369,7 +369,7 @@ def test_an_import_is_kept_and_read_back_on_every_backend(store_url: str, tmp_pa
         again = build_report(db, imported, audience="operator")
         assert loads(render_json(again))["suites"] == report["suites"]
         assert compare_evals(db, original, imported, audience="operator")["matched"] is True
-        assert [r["eval_id"] for r in db.evals.record_history(AGENT_ID)] == [original]
+        assert [r.eval_id for r in db.evals.record_history(AGENT_ID)] == [original]
 
 
 def test_a_report_from_another_store_is_checked_as_far_as_it_can_be(
@@ -402,7 +402,7 @@ def test_a_report_from_another_store_is_checked_as_far_as_it_can_be(
         assert suite["splits"]["holdout"]["paired"]["cells"] == 0
         assert suite["splits"]["public"]["paired"]["cases"] > 0
         record = other.evals.current_record(AGENT_ID)
-        assert record is not None and record["eval_id"] == local
+        assert record is not None and record.eval_id == local
 
 
 def test_an_output_carried_cut_is_not_graded_again(

@@ -65,8 +65,9 @@ def _formats(report: dict[str, Any]) -> dict[str, str]:
 def test_the_report_is_valid_and_shows_the_records_numbers(store: Store, tmp_path: Path) -> None:
     setup(store, tmp_path)
     eval_id = run_eval(store, tmp_path / "home")
-    record = store.evals.current_record(AGENT_ID)
-    assert record is not None
+    found = store.evals.current_record(AGENT_ID)
+    assert found is not None
+    record = found.to_json()
     for audience in ("author", "operator"):
         report = _valid(build_report(store, eval_id, audience=audience))
         assert report["audience"] == audience

@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from evals import make_plan, start, work
 from evals.suites import install_suite
-from records import EvalCell, EvalInfo, Store
+from records import AgentRecord, EvalCell, EvalInfo, Store
 from tests._servers import serve
 from tests.evals.suites._make import case, make_suite
 
@@ -115,7 +115,7 @@ def _outcome(cell: EvalCell) -> dict[str, Any]:
     return cell.outcome
 
 
-def _record(store: Store) -> dict[str, Any]:
+def _record(store: Store) -> AgentRecord:
     record = store.evals.current_record(AGENT)
     assert record is not None
     return record
@@ -151,9 +151,9 @@ def test_a_priced_cost_over_the_cap_fails_the_cell(
     assert summary["outcomes"] == {"cost_exceeded": 4, "ok": 4}
     # What the calls cost stays on the eval, capped or not: 4 × 0.010 + 4 × 0.011.
     assert Decimal(summary["cost_usd"]) == Decimal("0.084")
-    suite = _record(store)["suites"]["tiny"]
-    assert suite["public"]["passed"] == 4 and suite["holdout"]["passed"] == 0
-    assert _record(store)["eval_score"] == 0
+    suite = _record(store).suites["tiny"]
+    assert suite.public.passed == 4 and suite.holdout.passed == 0
+    assert _record(store).eval_score == 0
 
 
 def test_a_per_call_price_over_the_cap_never_calls_the_agent(
@@ -170,7 +170,7 @@ def test_a_per_call_price_over_the_cap_never_calls_the_agent(
     assert info.result is not None
     assert info.result["summary"]["outcomes"] == {"cost_exceeded": 8}
     record = _record(store)
-    assert record["eval_score"] == 0 and record["eval_id"] == info.id
+    assert record.eval_score == 0 and record.eval_id == info.id
 
 
 def test_a_per_call_price_at_the_cap_is_called(

@@ -40,10 +40,10 @@ def test_a_full_eval_writes_the_record(store: Store, tmp_path: Path) -> None:
     info = work(store, plan, start(store, plan), home=tmp_path / "home")
     assert info.status == "done"
     record = store.evals.current_record(agent)
-    assert record is not None and record["eval_id"] == info.id
-    suite = record["suites"]["tiny"]
-    assert suite["public"]["total"] == 6 and suite["holdout"]["total"] == 6
-    assert record["eval_score"] == min(suite["public"]["rate"], suite["holdout"]["rate"])
+    assert record is not None and record.eval_id == info.id
+    suite = record.suites["tiny"]
+    assert suite.public.total == 6 and suite.holdout.total == 6
+    assert record.eval_score == min(suite.public.rate, suite.holdout.rate)
     cells = store.evals.cells(info.id)
     assert all(c.status == "done" and c.outcome_code == "ok" for c in cells)
     assert len({c.request_id for c in cells}) == 12
@@ -73,7 +73,7 @@ def test_the_plan_that_started_last_wins(store: Store, tmp_path: Path) -> None:
     work(store, plan, second, home=home)  # the later one finishes first
     work(store, plan, first, home=home)
     record = store.evals.current_record(agent)
-    assert record is not None and record["eval_id"] == second.id
+    assert record is not None and record.eval_id == second.id
     assert len(store.evals.record_history(agent)) == 2
 
 
@@ -138,20 +138,20 @@ def test_records_go_stale_after_the_grace_period(store: Store, tmp_path: Path) -
     work(store, plan, start(store, plan), home=home)
     version = store.agents.get(agent).version
     fresh = store.evals.current_record_with_staleness(agent, version)
-    assert fresh is not None and fresh["stale"] is False
+    assert fresh is not None and fresh.stale is False
     v2 = make_suite(
         tmp_path / "v2", suite_yaml=SUITE_YAML.replace("\nversion: 1\n", "\nversion: 2\n")
     )
     install(store, v2, activate=True)
     soon = store.evals.current_record_with_staleness(agent, version)
-    assert soon is not None and soon["stale"] is False  # within the grace period
+    assert soon is not None and soon.stale is False  # within the grace period
     later = store.evals.current_record_with_staleness(
         agent, version, now=store.suites.get("tiny").activated_at + timedelta(days=14)
     )
-    assert later is not None and later["stale"] is True
-    assert "grace period ended" in later["stale_reasons"][0]
+    assert later is not None and later.stale is True
+    assert "grace period ended" in later.stale_reasons[0]
     store.suites.rotate_holdout("tiny")
-    assert store.evals.current_record_with_staleness(agent, version)["stale"] is False  # type: ignore[index]
+    assert store.evals.current_record_with_staleness(agent, version).stale is False  # type: ignore[union-attr]
 
 
 def test_cancel_stops_a_running_eval_without_a_record(store: Store, tmp_path: Path) -> None:

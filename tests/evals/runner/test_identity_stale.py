@@ -43,28 +43,28 @@ def _observe(store: Store, agent: str, version: str, mismatch: str | None, **kw:
 
 def test_a_mismatch_stales_the_record_until_a_new_eval(store: Store, tmp_path: Path) -> None:
     agent, version = _evaluated(store, tmp_path)
-    assert store.evals.current_record_with_staleness(agent, version)["stale"] is False  # type: ignore[index]
+    assert store.evals.current_record_with_staleness(agent, version).stale is False  # type: ignore[union-attr]
 
     _observe(store, agent, version, "answered as version '6.6.6'", answered_version="6.6.6")
     stale = store.evals.current_record_with_staleness(agent, version)
-    assert stale is not None and stale["stale"] is True
-    (reason,) = stale["stale_reasons"]
+    assert stale is not None and stale.stale is True
+    (reason,) = stale.stale_reasons
     assert "identity probe at " in reason and "answered as version '6.6.6'" in reason
 
     # The agent answers right again: a liar that alternates is not believed back.
     _observe(store, agent, version, None)
     again = store.evals.current_record_with_staleness(agent, version)
-    assert again is not None and again["stale"] is True
+    assert again is not None and again.stale is True
 
     _evaluate(store, agent, tmp_path / "home")  # an eval started after the mismatch
     fresh = store.evals.current_record_with_staleness(agent, version)
-    assert fresh is not None and fresh["stale"] is False and fresh["stale_reasons"] == []
+    assert fresh is not None and fresh.stale is False and fresh.stale_reasons == ()
 
 
 def test_a_mismatch_of_another_version_leaves_this_record(store: Store, tmp_path: Path) -> None:
     agent, version = _evaluated(store, tmp_path)
     _observe(store, agent, "0.0.1", "answered as version '6.6.6'")
-    assert store.evals.current_record_with_staleness(agent, version)["stale"] is False  # type: ignore[index]
+    assert store.evals.current_record_with_staleness(agent, version).stale is False  # type: ignore[union-attr]
 
 
 def test_the_last_probe_decides_what_is_not_advertised(store: Store, tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_the_last_probe_decides_what_is_not_advertised(store: Store, tmp_path: P
     found = store.identities.get(agent, version)
     assert found is not None and found.not_advertised == ()
     # Not advertising a capability is not another agent: the record stays.
-    assert store.evals.current_record_with_staleness(agent, version)["stale"] is False  # type: ignore[index]
+    assert store.evals.current_record_with_staleness(agent, version).stale is False  # type: ignore[union-attr]
 
 
 def test_a_hostile_answer_is_kept_bounded(store: Store, tmp_path: Path) -> None:

@@ -89,10 +89,10 @@ def _evaluate(store: Store, agent_id: str, home: Path) -> dict[str, Any]:
     info = work(store, plan, start(store, plan), home=home)
     assert info.status == "done" and info.result is not None
     record = store.evals.current_record(agent_id)
-    assert record is not None and record["eval_id"] == info.id
-    assert record == info.result["record"]
+    assert record is not None and record.eval_id == info.id
+    assert record.to_json() == info.result["record"]
     assert info.result["summary"]["outcomes"] == {"ok": plan.cells_total}
-    return record
+    return record.to_json()
 
 
 def _balanced_suite(root: Path) -> Path:
@@ -149,7 +149,7 @@ def test_the_memorizer_is_warned_and_the_honest_agent_is_not(store: Store, tmp_p
     assert warning["detail"].startswith(f"public 100.0% of 50 cases, holdout {percent} of 60: gap")
     assert f"p = {overfit['p_value']}" in warning["detail"]
     history = store.evals.record_history("shady/memorizer")
-    assert [r["eval_id"] for r in history] == [record["eval_id"]]
+    assert [r.eval_id for r in history] == [record["eval_id"]]
 
     # The honest agent, on the very same cases: no warning on its record.
     honest = _evaluate(store, "acme/ticket-triage", home)
@@ -174,7 +174,7 @@ def test_no_warning_where_public_and_holdout_are_equally_hard(store: Store, tmp_
     triage = store.evals.current_record("acme/ticket-triage")
     memorizer = store.evals.current_record("shady/memorizer")
     assert triage is not None and memorizer is not None
-    assert triage["eval_score"] > memorizer["eval_score"]
+    assert triage.eval_score > memorizer.eval_score
 
 
 def test_the_memorizer_matches_text_not_meaning(tmp_path: Path) -> None:

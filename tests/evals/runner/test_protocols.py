@@ -79,7 +79,7 @@ def test_an_mcp_agent_is_evaluated_and_certified_until_its_tools_change(
     info, cells = _eval(store, tmp_path, manifest)
     assert len(cells) == 6 and all(c.outcome_code == "ok" and c.passed for c in cells)
     record = store.evals.current_record_with_staleness(manifest["id"], manifest["version"])
-    assert record is not None and record["eval_score"] == 1 and record["stale"] is False
+    assert record is not None and record.eval_score == 1 and record.stale is False
     envelope = store.certificates.current(manifest["id"], manifest["version"])
     assert envelope
     calls = [seen for seen in tap.seen if seen["json"] and seen["json"]["method"] == "tools/call"]
@@ -94,7 +94,7 @@ def test_an_mcp_agent_is_evaluated_and_certified_until_its_tools_change(
     with pytest.raises(Refused, match="another agent card"):
         store.certificates.current(manifest["id"], manifest["version"])
     stale = store.evals.current_record_with_staleness(manifest["id"], manifest["version"])
-    assert stale is not None and stale["stale"] is True
+    assert stale is not None and stale.stale is True
 
 
 def test_an_mcp_answer_that_breaks_the_output_schema_fails_its_cells(

@@ -6,14 +6,13 @@ import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import select
 
 from gateway.console._web import COOKIE, CSP
-from records import Store
+from records import AgentRecord, Store
 from records._models import ConsoleSessionRow
 from tests.gateway.console._world import (
     EVIL,
@@ -290,7 +289,7 @@ def test_the_overview_reads_each_agents_record_as_the_api_does(console: World) -
     hostile = store.agents.get(EVIL).manifest
     store.agents.register({**hostile, "version": "2.0.0"})
 
-    def one_by_one() -> dict[str, dict[str, Any]]:
+    def one_by_one() -> dict[str, AgentRecord]:
         found = {}
         for info in store.agents.list(include_disabled=True, limit=1000).items:
             record = store.evals.current_record_with_staleness(

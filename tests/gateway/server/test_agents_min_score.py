@@ -10,6 +10,7 @@ import pytest
 
 from records import Store, eval_id
 from tests.gateway.server._gateway import Gateway, install_tiny, register_triage, running_gateway
+from tests.records._record import agent_record
 
 pytestmark = pytest.mark.slow
 
@@ -28,15 +29,15 @@ def _give_record(
         full_plan=True,
         cells=[],
     )
-    record = {
-        "agent": agent_id,
-        "agent_version": version,
-        "eval_id": run,
-        "eval_score": score,
-        "suites": {suite: {"version": 1}},
-        "stale": False,
-    }
-    store.evals.finish(run, result={"record": record}, record=record)
+    record = agent_record(
+        agent=agent_id,
+        agent_version=version,
+        eval_id=run,
+        eval_score=score,
+        suites={suite: {"version": 1}},
+        stale=False,
+    )
+    store.evals.finish(run, result={"record": record.to_json()}, record=record)
 
 
 def _populate(store: Store, root: Path) -> list[str]:

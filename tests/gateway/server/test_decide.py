@@ -10,7 +10,9 @@ import pytest
 
 from gateway.live import denial_error
 from gateway.mandates import DENY_REASONS, Decision, decide_one, mandate_from_dict
+from records import AgentRecord
 from schema.errors import BudgetExhausted, Denied, MandateError
+from tests.records._record import agent_record
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -27,7 +29,7 @@ def _mandate(**fields: Any) -> Any:
     return mandate_from_dict(document)
 
 
-def _record(**fields: Any) -> dict[str, Any]:
+def _record(**fields: Any) -> AgentRecord:
     record: dict[str, Any] = {
         "eval_score": Decimal("0.85"),
         "weakest_suite": "tiny",
@@ -39,10 +41,10 @@ def _record(**fields: Any) -> dict[str, Any]:
         "suites": {"tiny": {"capability": "ticket.classify", "score": Decimal("0.85")}},
     }
     record.update(fields)
-    return record
+    return agent_record(**record)
 
 
-def _decide(mandate: Any, record: dict[str, Any] | None = None, **kw: Any) -> Decision:
+def _decide(mandate: Any, record: AgentRecord | None = None, **kw: Any) -> Decision:
     args: dict[str, Any] = {
         "agent_id": "acme/triage",
         "agent_version": "1.0.0",
@@ -170,7 +172,7 @@ def test_no_requirements_allow_without_a_record() -> None:
 )
 def test_each_deny_reason_with_its_numbers(
     fields: dict[str, Any],
-    record: dict[str, Any] | None,
+    record: AgentRecord | None,
     kw: dict[str, Any],
     reason: str,
     numbers: dict[str, Any],

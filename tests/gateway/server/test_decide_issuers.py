@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from gateway.mandates import decide_one, mandate_from_dict
+from records import AgentRecord
 from schema.errors import MandateError
+from tests.records._record import agent_record
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 A = "urn:holon:issuer:a"
@@ -29,20 +31,20 @@ def _mandate(**fields: Any) -> Any:
     )
 
 
-def _record(score: str = "0.9", **fields: Any) -> dict[str, Any]:
-    return {
-        "eval_score": Decimal(score),
-        "weakest_suite": "tiny",
-        "unverified_capabilities": [],
-        "evaluated_at": "2026-11-30T12:00:00Z",
-        "stale": False,
-        "warnings": [],
-        "suites": {"tiny": {"capability": "ticket.classify", "score": Decimal(score)}},
+def _record(score: str = "0.9", **fields: Any) -> AgentRecord:
+    return agent_record(
+        eval_score=Decimal(score),
+        weakest_suite="tiny",
+        unverified_capabilities=[],
+        evaluated_at="2026-11-30T12:00:00Z",
+        stale=False,
+        warnings=[],
+        suites={"tiny": {"capability": "ticket.classify", "score": Decimal(score)}},
         **fields,
-    }
+    )
 
 
-def _decide(mandate: Any, record: Any, imported: list[dict[str, Any]]) -> Any:
+def _decide(mandate: Any, record: Any, imported: list[AgentRecord]) -> Any:
     return decide_one(
         mandate,
         agent_id="acme/triage",

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gateway.operations import RECORDS_SHOW
 from records import CallEntry, Store
 from schema import entity_schema, make_validator
 from tests.evals.reports._setup import run_eval, setup
@@ -80,6 +81,39 @@ def test_an_eval_is_its_entity_to_the_operator_and_to_its_org(gw: Gateway, store
     ]
     for view in (operator, author, *listed):
         assert problems("eval", view) == [], view
+
+
+def test_a_record_is_its_entity_to_every_role_that_may_read_it(gw: Gateway, store: Store) -> None:
+    """GET /v1/records/{org}/{name}: the record entity (the operator's view, or an author's:
+    no holdout epochs) with its score as evidence and live conformance, which the
+    operation's response schema adds to it; fresh, then stale (a probe found another agent)."""
+    run_eval(store, gw.home)
+    path = "/v1/records/test/echo"
+    roles = ("operator", "org:test", "caller:finance-bot")
+    for role in roles:
+        gw.token(role)
+
+    def read(role: str) -> dict[str, Any]:
+        found = body(gw, path, role)
+        shown = make_validator(RECORDS_SHOW.response or {}).iter_errors(found)
+        assert [e.message for e in shown] == [], (role, found)
+        record = {k: v for k, v in found.items() if k not in ("eval_score_lower", "live")}
+        assert problems("record", record) == [], (role, record)
+        assert ("holdout_epochs" in record) is (role == "operator"), role
+        return record
+
+    assert not any(read(role)["stale"] for role in roles)
+    store.identities.observe(
+        "test/echo",
+        "1.0.0",
+        answered_id="test/echo",
+        answered_version="6.6.6",
+        not_advertised=[],
+        mismatch="answered as version '6.6.6'",
+    )
+    for role in roles:
+        stale = read(role)
+        assert stale["stale"] is True and "'6.6.6'" in stale["stale_reasons"][0], role
 
 
 def test_the_check_can_fail(gw: Gateway) -> None:
