@@ -16,7 +16,8 @@ the bucket's lock and write in the reservation transaction. The targets:
 answers both; the load is paced (16 callers at `--rate`, default 200/s),
 rounds alternating between the targets so the machine's noise falls on
 all. Each round first sends the four targets' calls interleaved in one
-paced stream (call k to target k mod 4), so that they meet the same load,
+paced stream (each block of four calls to the four targets in a shuffled order:
+bench/gateway/run.py drive_paced_mix says why), so that they meet the same load,
 queue and noise: the differences of their latencies there are what the
 contract, and the contract with a rate limit, add to a call (`p50_ms`,
 `p95_ms`). Then each target alone, one paced stream each: the gateway's CPU
