@@ -187,6 +187,8 @@ def insert_cells(session: Session, eval_id: str, cells: Sequence[CellSpec], dial
         for start in range(0, len(rows), 500):
             session.execute(CELLS.insert(), rows[start : start + 500])
         return
+    if not cells:  # an empty list is no executemany to the driver, but one bare execute
+        return
     connection = session.connection()
     tags = _processor(CELLS.c.tags, connection.dialect)
     connection.exec_driver_sql(
