@@ -132,8 +132,7 @@ def read_cases(
         # every `$fixture` and `$truth` key as such, and holds no lone surrogate.
         escaped = "\\u" in line
         referring = escaped or "$fixture" in line or "$truth" in line
-        lowered = line.lower() if escaped else ""
-        if escaped and any(escape in lowered for escape in _SURROGATE_ESCAPES):
+        if escaped and any(escape in line.lower() for escape in _SURROGATE_ESCAPES):
             bad = _lone_surrogate(raw)
             if bad is not None:
                 raise SuiteError(
