@@ -147,12 +147,12 @@ def prepare(
             "max_cost_per_call_usd": str(CAP),
             "budget": {"amount_usd": "1000000", "period": "month"},
         }
-        client = StoreService(store, home, 30)
-        client.mandates.grant(mandate, source="<bench>")
+        service = StoreService(store, home, 30)
+        service.mandates.grant(mandate, source="<bench>")
         tokens = {CALLER: store.tokens.create(f"caller:{CALLER}")[1]}
         if rate_limit:
             limited = {**mandate, "id": "bench-limited", "holder": LIMITED}
-            client.mandates.grant({**limited, "rate_limit": RATE_LIMIT}, source="<bench>")
+            service.mandates.grant({**limited, "rate_limit": RATE_LIMIT}, source="<bench>")
             tokens[LIMITED] = store.tokens.create(f"caller:{LIMITED}")[1]
         return tokens
     finally:
