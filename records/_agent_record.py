@@ -24,6 +24,7 @@ and repetitions) stays with the certificate (records._certificate_registry).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -140,6 +141,11 @@ def _time(value: Any, where: str) -> datetime:
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
+def _fields(part: type) -> frozenset[str]:
+    """The JSON keys of a part whose keys are its fields' names."""
+    return frozenset(f.name for f in dataclasses.fields(part))
+
+
 # -- the record's parts --------------------------------------------------------------------
 
 
@@ -155,13 +161,11 @@ class RecordSplit:
     ci95: Interval
     stability: Decimal | None = None
 
-    _KEYS = frozenset({"passed", "total", "rate", "ci95", "stability"})
-
     @classmethod
     def from_json(cls, data: Any, where: str, *, strict: bool = True) -> RecordSplit:
         data = _object(data, where)
         if strict:
-            _keys(data, cls._KEYS, where)
+            _keys(data, _fields(cls), where)
         return cls(
             passed=_number(_need(data, "passed", where), f"{where}.passed"),
             total=_int(_need(data, "total", where), f"{where}.total"),
@@ -281,24 +285,11 @@ class RecordSuite:
     holdout: RecordSplit | None
     overfit: RecordOverfit
 
-    _KEYS = frozenset(
-        {
-            "version",
-            "capability",
-            "score",
-            "threshold",
-            "meets_threshold",
-            "public",
-            "holdout",
-            "overfit",
-        }
-    )
-
     @classmethod
     def from_json(cls, data: Any, where: str, *, strict: bool = True) -> RecordSuite:
         data = _object(data, where)
         if strict:
-            _keys(data, cls._KEYS, where)
+            _keys(data, _fields(cls), where)
         splits = {
             name: (
                 None
@@ -394,28 +385,6 @@ class AgentRecord:
     holdout_evals: Mapping[str, int] | None = None
     issuer: str | None = None  # whose certificate carried it; None: this store's
 
-    _KEYS = frozenset(
-        {
-            "agent",
-            "agent_version",
-            "eval_id",
-            "evaluated_at",
-            "eval_started_at",
-            "stale",
-            "eval_score",
-            "eval_score_ci95",
-            "weakest_suite",
-            "unverified_capabilities",
-            "suites",
-            "warnings",
-            "holdout_epochs",
-            "certificate_id",
-            "stale_reasons",
-            "holdout_evals",
-            "issuer",
-        }
-    )
-
     @classmethod
     def from_json(cls, data: Any, *, strict: bool = True) -> AgentRecord:
         """The record a JSON object is (what the store keeps, or what `to_json` wrote);
@@ -428,7 +397,7 @@ class AgentRecord:
         where = "$"
         data = _object(data, where)
         if strict:
-            _keys(data, cls._KEYS, where)
+            _keys(data, _fields(cls), where)
 
         def given(key: str, default: Any = None) -> Any:
             # What a certificate may leave out (its schema's optional keys) reads as a
