@@ -16,12 +16,17 @@ in one process and one event loop, for these paths, round by round:
 
 Each call reserves, then queues its settlement without waiting (as the
 gateway answers before its settlement commits), so a reservation may meet
-the settlement before it. Loads: one call at a time (`c1`), and 16 calls
-at once (`c16`, one loop turn: one group). Reported: p50 / p95 / p99 of the
-wait in microseconds, and the ratios to SQLite. The whole live call's
+the settlement before it. With `--gap-us N`, a lone call (`c1`) waits N µs
+after its reservation (its agent call) and N µs after queueing its
+settlement (the answer's way to the caller and the caller's next request),
+as a gateway's lone calls do: each write is then a group of its own,
+where without the gap a settlement and the next reservation share one.
+Loads: one call at a time (`c1`), and 16 calls at once (`c16`, one loop
+turn: one group). Reported: p50 / p95 / p99 of the wait in microseconds,
+and the ratios to SQLite. The whole live call's
 figures are bench/gateway/run.py's; this is the part the backends differ in.
 
-    .venv/bin/python bench/gateway/ledger.py [--rounds 5] [--calls 400]
+    .venv/bin/python bench/gateway/ledger.py [--rounds 5] [--calls 400] [--gap-us 0]
         [--postgres ADMIN_URL] [--json]
 """
 
@@ -65,16 +70,22 @@ def reserve() -> Reserve:
     )
 
 
-async def one(writer: LedgerWriter) -> float:
+async def one(writer: LedgerWriter, gap_s: float = 0.0) -> float:
     started = time.perf_counter()
     entry = await writer.reserve(reserve())
     waited = time.perf_counter() - started
     assert isinstance(entry, LedgerEntry)
+    if gap_s:
+        await asyncio.sleep(gap_s)
     writer.later(Settle(entry.id, "ok", Decimal("0.001"), "priced", 1.0))
+    if gap_s:
+        await asyncio.sleep(gap_s)
     return waited * 1e6
 
 
-async def run(writers: dict[str, LedgerWriter], rounds: int, calls: int) -> dict[str, Any]:
+async def run(
+    writers: dict[str, LedgerWriter], rounds: int, calls: int, gap_s: float = 0.0
+) -> dict[str, Any]:
     waits: dict[str, dict[str, list[float]]] = {
         load: {name: [] for name in writers} for load in ("c1", "c16")
     }
@@ -85,7 +96,7 @@ async def run(writers: dict[str, LedgerWriter], rounds: int, calls: int) -> dict
     for _ in range(rounds):
         for name, writer in writers.items():
             for _ in range(calls):
-                waits["c1"][name].append(await one(writer))
+                waits["c1"][name].append(await one(writer, gap_s))
             await writer.drain()
             for _ in range(calls // 16):
                 waits["c16"][name] += await asyncio.gather(*(one(writer) for _ in range(16)))
@@ -111,6 +122,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=400, help="calls per path a round, per load")
     parser.add_argument("--postgres", metavar="ADMIN_URL", default=ADMIN_URL)
+    parser.add_argument(
+        "--gap-us", type=int, default=0, help="c1: the wait after each write (agent, caller)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="holon-bench-ledger-") as tmp, ExitStack() as stack:
         lite = open_store(stack.enter_context(sqlite_url(Path(tmp))), auto_upgrade=True)
@@ -131,7 +145,7 @@ def main() -> None:
                     "pg-statement": LedgerWriter(pg),
                     "pg-no-flush": LedgerWriter(pg_off),
                 }
-                return await run(writers, args.rounds, args.calls)
+                return await run(writers, args.rounds, args.calls, args.gap_us / 1e6)
 
             out = asyncio.run(main_async())
         finally:

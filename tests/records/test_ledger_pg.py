@@ -88,6 +88,17 @@ def _shape(result: Any) -> Any:
     raise AssertionError(result)
 
 
+def _python_path(store: Store) -> Apply:
+    """The Python path (`LedgerRegistry.apply`, in this thread) as an `Apply`."""
+
+    async def apply(writes: Sequence[LedgerWrite]) -> list[Any]:
+        results = store.ledger.apply(writes)
+        assert results is not None
+        return results
+
+    return apply
+
+
 async def _scenario(store: Store, side: str, apply: Apply) -> list[Any]:
     """Three groups: reservations past the budget and the burst with denials; settlements
     (capped, idempotent, unknown, in one group with a reservation they make room for);
@@ -118,11 +129,7 @@ async def _scenario(store: Store, side: str, apply: Apply) -> list[Any]:
 
 
 async def test_the_function_does_what_the_python_path_does(pg_store: Store) -> None:
-    async def python(writes: Sequence[LedgerWrite]) -> list[Any]:
-        results = pg_store.ledger.apply(writes)
-        assert results is not None
-        return results
-
+    python = _python_path(pg_store)
     function = pg_store.ledger.async_ledger().apply
     sides = {"py": python, "fn": function}
     outs = {side: await _scenario(pg_store, side, apply) for side, apply in sides.items()}
@@ -221,11 +228,7 @@ async def test_a_budget_and_a_rate_limit_together_as_the_python_path(pg_store: S
     no budget; a bucket's first use; a group with two rate-limited mandates (their buckets
     locked up front) and one with a single one (locked by its take)."""
 
-    async def python(writes: Sequence[LedgerWrite]) -> list[Any]:
-        results = pg_store.ledger.apply(writes)
-        assert results is not None
-        return results
-
+    python = _python_path(pg_store)
     function = pg_store.ledger.async_ledger().apply
     outs: dict[str, list[Any]] = {}
     for side, apply in {"py": python, "fn": function}.items():
@@ -329,11 +332,7 @@ async def test_a_bucket_whose_time_is_ahead_refills_nothing_and_keeps_it(pg_stor
                 )
             )
 
-    async def python(writes: Sequence[LedgerWrite]) -> list[Any]:
-        results = pg_store.ledger.apply(writes)
-        assert results is not None
-        return results
-
+    python = _python_path(pg_store)
     function = pg_store.ledger.async_ledger().apply
     outs = {}
     for side, apply in {"py": python, "fn": function}.items():
@@ -350,3 +349,101 @@ async def test_a_bucket_whose_time_is_ahead_refills_nothing_and_keeps_it(pg_stor
         )
         state = {m: (level, at) for m, level, at in rows}
     assert state["rate-fn"] == state["rate-py"] == (7, ahead)
+
+
+async def test_lone_writes_do_what_the_python_path_does(pg_store: Store) -> None:
+    """A group of one write locks nothing up front (migration 0018): a reservation whose
+    budget has no row for the period yet (made), one the budget refuses, a rate-limited one
+    with a budget (its budget locked before its bucket, both made at first use) and one the
+    bucket refuses, a settlement, an idempotent repeat, an unknown row, and a denial that
+    counts an input violation: each alone, the same results, budgets and counts as the
+    Python path."""
+
+    python = _python_path(pg_store)
+    function = pg_store.ledger.async_ledger().apply
+    outs: dict[str, list[Any]] = {}
+    for side, apply in {"py": python, "fn": function}.items():
+        out: list[Any] = []
+
+        async def one(write: LedgerWrite, apply: Apply = apply, out: list[Any] = out) -> Any:
+            (result,) = await apply([write])
+            out.append(result)
+            return result
+
+        first = await one(_reserve(side, "0.03"))  # the period's first call: the row made
+        await one(_reserve(side, "0.03"))  # over the budget (0.05): refused
+        await one(_limited(side, "0.01", mandate="lone"))  # budget and bucket made
+        await one(_limited(side, "0.01", mandate="lone"))  # the burst's second token
+        await one(_limited(side, "0.01", mandate="lone"))  # no token left
+        await one(Settle(first.id, "ok", Decimal("0.002"), "priced", 1.0))
+        await one(Settle(first.id, "ok", Decimal("0.009"), "priced", 1.0))  # idempotent
+        await one(Settle("led_missing", "ok", Decimal(0), "none", 0.0))
+        await one(_deny(side, "invalid_input"))
+        outs[side] = out
+    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
+    kinds = [type(r).__name__ for r in outs["fn"]]
+    assert kinds == [
+        "LedgerEntry",
+        "BudgetState",
+        "LedgerEntry",
+        "LedgerEntry",
+        "RateState",
+        "LedgerEntry",
+        "LedgerEntry",
+        "NotFound",
+        "LedgerEntry",
+    ]
+    period = period_key("month", utcnow())
+    for side in ("py", "fn"):
+        assert pg_store.ledger.budget(f"m-{side}", period) == (Decimal("0.002"), Decimal(0))
+        assert pg_store.ledger.budget(f"lone-{side}", period) == (Decimal(0), Decimal("0.02"))
+        assert pg_store.ledger.rate_available(f"lone-{side}", LIMIT) == 0
+    counts = {
+        side: pg_store.conformance.of(f"acme/{side}", "ticket.classify").to_json()
+        for side in ("py", "fn")
+    }
+    assert counts["fn"] == counts["py"]
+    assert (counts["fn"]["calls"], counts["fn"]["input_violations"]) == (1, 1)
+
+
+@pytest.mark.parametrize("limited", [False, True], ids=["budget", "budget and rate limit"])
+async def test_concurrent_lone_reservations_hold_the_budget_exactly(
+    pg_store: Store, limited: bool
+) -> None:
+    """Lone reservations in flight at once on six connections against one budget with no
+    row yet (0.10, 0.01 a call) and, with a limit, a bucket that holds more than that:
+    exactly ten are granted. Each locks the budget with its own statement (migration
+    0018), and none deadlocks with another's bucket."""
+    limit = RateLimit(calls=1, per="hour", burst=50) if limited else None
+    ledgers = [pg_store.ledger.async_ledger() for _ in range(6)]
+
+    def write() -> Reserve:
+        return Reserve(
+            CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", "acme/lone", "1.0.0"),
+            mandate_id="lonely",
+            cap=Decimal("0.01"),
+            expires_at=utcnow() + timedelta(seconds=60),
+            budget=("month", Decimal("0.10")),
+            details={},
+            rate_limit=limit,
+        )
+
+    found: list[list[Any]] = [[] for _ in ledgers]
+
+    async def run(index: int) -> None:
+        for _ in range(5):
+            found[index] += await ledgers[index].apply([write()])
+
+    async with anyio.create_task_group() as group:
+        for index in range(len(ledgers)):
+            group.start_soon(run, index)
+    results = [r for rs in found for r in rs]
+    assert len(results) == 30
+    assert sum(isinstance(r, LedgerEntry) for r in results) == 10
+    assert sum(isinstance(r, BudgetState) for r in results) == 20
+    period = period_key("month", utcnow())
+    assert pg_store.ledger.budget("lonely", period) == (Decimal(0), Decimal("0.10"))
+    if limit is not None:  # a call the budget refuses takes no token
+        assert pg_store.ledger.rate_available("lonely", limit) == 40
+    for ledger in ledgers:
+        ledger.close()

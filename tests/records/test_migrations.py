@@ -74,9 +74,40 @@ def test_the_rate_take_migration_downgrades_and_upgrades_again(store_url: str) -
             assert head[0] == 1 and "holon_rate_level" in head[1]
             assert down[0] == 0 and "holon_rate_level" not in down[1]
             assert "SET level = (lvl - unit)::bigint" in down[1]  # 0013's separate write
+        upgrade(engine, "0016")
+        assert functions() == head
         upgrade(engine)
         assert schema_status(engine).current == SCHEMA_REVISION
-        assert functions() == head
+    finally:
+        engine.dispose()
+
+
+def test_the_lone_write_migration_downgrades_and_upgrades_again(store_url: str) -> None:
+    """0018 replaces holon_ledger_apply (PostgreSQL); its downgrade puts 0016's back, and
+    upgrading again restores it. On SQLite it changes nothing either way."""
+    from alembic import command
+
+    engine = open_engine(store_url)
+    body = "SELECT prosrc FROM pg_proc WHERE proname = 'holon_ledger_apply'"
+
+    def function() -> str | None:
+        if engine.dialect.name != "postgresql":
+            return None
+        with engine.connect() as conn:
+            return str(conn.execute(text(body)).scalar_one())
+
+    try:
+        upgrade(engine, "0018")
+        head = function()
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0017")
+        assert schema_status(engine).current == "0017"
+        down = function()
+        if head is not None and down is not None:
+            assert "lone boolean" in head and "lone boolean" not in down
+        upgrade(engine)
+        assert schema_status(engine).current == SCHEMA_REVISION
+        assert function() == head
     finally:
         engine.dispose()
 
@@ -140,7 +171,7 @@ def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
 
 
 def test_the_kept_reports_table_goes_down_and_up_again(store_url: str) -> None:
-    """The head (eval_reports) goes down one revision cleanly, rows and all, and back up."""
+    """0017 (eval_reports) goes down cleanly from the head, rows and all, and back up."""
     from alembic import command
 
     from records._store import _alembic_config
@@ -165,8 +196,8 @@ def test_the_kept_reports_table_goes_down_and_up_again(store_url: str) -> None:
                 {"key": "k" * 64, "body": b"<html>"},
             )
         with engine.begin() as conn:
-            command.downgrade(_alembic_config(conn), "-1")
-        assert schema_status(engine).current == _script().get_revision("head").down_revision
+            command.downgrade(_alembic_config(conn), "0016")
+        assert schema_status(engine).current == "0016"
         assert "eval_reports" not in inspect(engine).get_table_names()
         status = upgrade(engine)
         assert status.current == SCHEMA_REVISION and status.up_to_date
