@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,21 @@ DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 PROJECT_PACKAGES = ("schema", "agents", "records", "evals", "gateway", "examples")
 # Not modules to import: alembic runs the migrations' env as a script of its own.
 NOT_IMPORTED = ("records.migrations",)
+
+
+def _let_ctrl_c_through() -> None:
+    """Tests send SIGINT to the processes they start (`holon eval`, `holon worker`, a
+    watch) and expect Ctrl-C's behaviour. A shell without job control starts a
+    background job (`bin/test &`, `nohup bin/test &`) with SIGINT ignored, and an
+    ignored signal stays ignored in every child: those processes then never see the
+    interrupt (an eval ran to its end, a worker ran on after it). A handler is reset to
+    the default in a child at exec, so this process handles SIGINT as Python does by
+    default; its children start with it, whatever this run was started with."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_let_ctrl_c_through()
 
 
 def pytest_configure(config: pytest.Config) -> None:
