@@ -177,17 +177,23 @@ def _stopped_cleanly(proc: subprocess.Popen[str], what: str, says: str) -> None:
 
 
 WORKED_CELLS = 10
+# One cell started every WORKER_PACE_S: the worker cannot finish the eval (110 cells, 11 s)
+# before it is stopped, however slow the machine is to notice its first ten.
+WORKER_PACE_S = 0.1
 
 
 def worker(session: Session, shown: Shown) -> Result:
     """`holon worker` as a process: it works an eval started for it, then Ctrl-C stops it.
 
     Nobody else works the eval, so its recorded cells are the worker's; a few of them
-    show it working (the whole eval would only cost time)."""
+    show it working (the whole eval would only cost time). It is paced so that it never
+    finishes: a finished eval would write the agent's record again, from another draw of
+    the holdout, and the page's later commands read the record of its `holon eval`."""
     from evals import make_plan, start
 
     store = session.store()
-    info = start(store, make_plan(store, "acme/ticket-triage", home=session.home))
+    plan = make_plan(store, "acme/ticket-triage", home=session.home, pace_s=WORKER_PACE_S)
+    info = start(store, plan)
     proc = session.spawn(holon_process(*session.argv(shown.text)))
 
     def working() -> bool:
@@ -195,5 +201,6 @@ def worker(session: Session, shown: Shown) -> Result:
 
     wait_until(working, proc, shown.text)
     stopped = interrupt(proc)
+    assert store.evals.counts(info.id)["pending"] > 0, "the worker finished the eval"
     session.values["worked"] = info.id
     return stopped
