@@ -187,8 +187,9 @@ def worker(session: Session, shown: Shown) -> Result:
 
     Nobody else works the eval, so its recorded cells are the worker's; a few of them
     show it working (the whole eval would only cost time). It is paced so that it never
-    finishes: a finished eval would write the agent's record again, from another draw of
-    the holdout, and the page's later commands read the record of its `holon eval`."""
+    finishes: a finished eval writes the agent's record again (in one CI rehearsal, on a
+    loaded machine, at 0.65 where the page's `holon eval` had 0.70), and the page's later
+    commands read the record of its `holon eval`."""
     from evals import make_plan, start
 
     store = session.store()
