@@ -178,7 +178,7 @@ def _stopped_cleanly(proc: subprocess.Popen[str], what: str, says: str) -> None:
 
 WORKED_CELLS = 10
 # One cell started every WORKER_PACE_S: the worker cannot finish the eval (110 cells, 11 s)
-# before it is stopped, however slow the machine is to notice its first ten.
+# before it is stopped.
 WORKER_PACE_S = 0.1
 
 
@@ -187,9 +187,9 @@ def worker(session: Session, shown: Shown) -> Result:
 
     Nobody else works the eval, so its recorded cells are the worker's; a few of them
     show it working (the whole eval would only cost time). It is paced so that it never
-    finishes: a finished eval writes the agent's record again (in one CI rehearsal, on a
-    loaded machine, at 0.65 where the page's `holon eval` had 0.70), and the page's later
-    commands read the record of its `holon eval`."""
+    finishes, however slow the machine is to see its first ten cells: the step's check
+    then cancels the rest (the gateway the block starts next would pick it up), which an
+    eval already done refuses, and a finished eval writes the agent's record again."""
     from evals import make_plan, start
 
     store = session.store()
