@@ -8,14 +8,18 @@ from gateway.mandates._document import (
     mandate_from_dict,
     parse_mandate,
 )
+from gateway.mandates._fields import FIELDS, MandateField, field_text
 
 __all__ = [
     "DENY_REASONS",
+    "FIELDS",
     "Budget",
     "Mandate",
+    "MandateField",
     "Decision",
     "decide_all",
     "decide_one",
+    "field_text",
     "load_mandate",
     "mandate_from_dict",
     "parse_mandate",

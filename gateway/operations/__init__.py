@@ -20,7 +20,6 @@ from gateway.operations._calls import (
     MandateGrant,
     MandateRef,
     MandatesQuery,
-    budget_text,
     numbers_text,
 )
 from gateway.operations._certificates import (
@@ -246,7 +245,6 @@ __all__ = [
     "TokenRequest",
     "TokensQuery",
     "agent_id",
-    "budget_text",
     "choice",
     "fields",
     "filters",

@@ -192,20 +192,21 @@ def _status_word(view: JSONObject) -> str:
     return "active" if view["active"] else "revoked"
 
 
-def budget_text(document: JSONObject) -> str | None:
-    budget = document.get("budget")
-    return None if budget is None else f"${budget['amount_usd']}/{budget['period']}"
+def _field(name: str) -> Any:
+    def text(view: JSONObject) -> str:
+        from gateway.mandates import field_text  # lazily: it loads the records package
+
+        return field_text(view["mandate"], name)
+
+    return text
 
 
-def _rate_text(document: JSONObject) -> str | None:
-    rate = document.get("rate_limit")
-    if rate is None:
-        return None
-    return f"{rate['calls']}/{rate['per']}, burst {rate.get('burst', rate['calls'])}"
+def _fields(view: JSONObject) -> list[tuple[str, str]]:
+    """Every field of the document, as gateway.mandates declares it (none left out)."""
+    from gateway.mandates import FIELDS, field_text
 
-
-def _doc(name: str, default: Any = None) -> Any:
-    return lambda view: view["mandate"].get(name, default)
+    shown = (f.key for f in FIELDS if f.key not in ("schema_version", "id", "holder"))
+    return [(key, field_text(view["mandate"], key)) for key in shown]
 
 
 MANDATES_LIST = Operation(
@@ -223,11 +224,11 @@ MANDATES_LIST = Operation(
                 Column("mandate", key("id")),
                 Column("holder", key("holder")),
                 Column("capabilities", lambda v: v["mandate"]["capabilities"]),
-                Column("agents", _doc("agents", "any")),
-                Column("min score", _doc("min_eval_score")),
-                Column("cap/call", lambda v: f"${v['mandate']['max_cost_per_call_usd']}"),
-                Column("budget", lambda v: budget_text(v["mandate"])),
-                Column("expires", _doc("expires_at")),
+                Column("agents", _field("agents")),
+                Column("min score", _field("min_eval_score")),
+                Column("cap/call", _field("max_cost_per_call_usd")),
+                Column("budget", _field("budget")),
+                Column("expires", _field("expires_at")),
                 Column("status", _status_word),
             ),
             empty="no mandates (holon mandates grant FILE)",
@@ -271,22 +272,12 @@ MANDATES_SHOW = Operation(
                 Column("holder", key("holder")),
                 Column("status", _status_word),
                 Column("revision", key("revision")),
-                Column("capabilities", lambda v: v["mandate"]["capabilities"]),
-                Column("agents", _doc("agents", "any")),
-                Column("min_eval_score", _doc("min_eval_score")),
-                Column("min_capability_score", _doc("min_capability_score")),
-                Column("max_eval_age_days", _doc("max_eval_age_days")),
-                Column("deny_on_overfit", _doc("deny_on_overfit", False)),
-                Column("cap per call", lambda v: f"${v['mandate']['max_cost_per_call_usd']}"),
-                Column("timeout_s", _doc("timeout_s")),
-                Column("budget", lambda v: budget_text(v["mandate"])),
-                Column("rate limit", lambda v: _rate_text(v["mandate"])),
-                Column("expires", _doc("expires_at")),
                 Column("granted", key("granted_at")),
                 Column("updated", key("updated_at")),
                 Column("revoked", key("revoked_at")),
                 Column("digest", key("digest")),
-            )
+            ),
+            extra=_fields,
         ),
     ),
 )
@@ -329,8 +320,8 @@ MANDATES_REVISIONS = Operation(
                 Column("by", lambda r: r["granted_by"] or "(before revisions were kept)"),
                 Column("holder", key("holder")),
                 Column("capabilities", lambda r: r["mandate"]["capabilities"]),
-                Column("cap/call", lambda r: f"${r['mandate']['max_cost_per_call_usd']}"),
-                Column("budget", lambda r: budget_text(r["mandate"])),
+                Column("cap/call", _field("max_cost_per_call_usd")),
+                Column("budget", _field("budget")),
                 Column("digest", lambda r: r["digest"][:12]),
             ),
             empty="no revisions",
