@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
+    from evals._drift import DriftEvidence, DriftState, first_drift, simulated_failures
     from evals._eval import imported_refusal, probe, resumable, resume, start, work
     from evals._evidence import admits_lower, eval_score_lower
     from evals._finish import finish, summarise
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CellResult",
+    "DriftEvidence",
+    "DriftState",
     "FixtureCache",
     "LastRuns",
     "MAX_REPORT_BYTES",
@@ -47,6 +50,7 @@ __all__ = [
     "check_processes",
     "eval_score_lower",
     "finish",
+    "first_drift",
     "import_report",
     "imported_refusal",
     "keyed_digest",
@@ -63,6 +67,7 @@ __all__ = [
     "resume",
     "run_cell",
     "run_worker",
+    "simulated_failures",
     "start",
     "summarise",
     "work",
@@ -84,6 +89,10 @@ _HOMES: dict[str, str] = {
     "finish": "evals._finish",
     "MAX_REPORT_BYTES": "evals._import",
     "import_report": "evals._import",
+    "DriftEvidence": "evals._drift",
+    "DriftState": "evals._drift",
+    "first_drift": "evals._drift",
+    "simulated_failures": "evals._drift",
     "admits_lower": "evals._evidence",
     "author_digests": "evals._integrity",
     "author_record": "evals._integrity",
