@@ -41,8 +41,11 @@ import math
 import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
+from fractions import Fraction
 from typing import Any
+
+from evals._stats import wilson
 
 __all__ = [
     "ALPHA",
@@ -51,12 +54,18 @@ __all__ = [
     "STAKES",
     "DriftEvidence",
     "DriftState",
+    "Z_REFERENCE",
+    "drift_reference",
     "first_drift",
     "log_threshold",
     "simulated_failures",
 ]
 
 ALPHA = 0.005
+# The reference is the certified holdout rate's lower bound at this z (one-sided
+# 99.5%): an unchanged agent is below it only when its eval flattered it by more
+# than that, about 0.5% of the time; with ALPHA, at most about 1% in all.
+Z_REFERENCE = Decimal("2.576")
 RESTART_EVERY = 50
 KEEP = 8
 # Each stake as a fraction c of the largest safe one (λ = c / (1 − r): a pass
@@ -66,6 +75,13 @@ STAKES = (0.95, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)
 # A reference of 1 would make every stake "safe" and unbounded: bet as if
 # r were at most this (a fail is still strong evidence against μ = 1).
 _MAX_REFERENCE = 0.99
+
+
+def drift_reference(passed: Decimal | Fraction | int, total: int) -> Decimal:
+    """What a record's holdout split (x passed of n cases) certifies canaries against:
+    the lower end of its Wilson interval at `Z_REFERENCE`, to 4 places, rounded down."""
+    low, _ = wilson(Fraction(passed), total, Z_REFERENCE)
+    return low.quantize(Decimal("0.0001"), rounding=ROUND_FLOOR)
 
 
 @dataclass(frozen=True)

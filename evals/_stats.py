@@ -32,8 +32,9 @@ def _decimal(value: Fraction) -> Decimal:
     return Decimal(value.numerator) / Decimal(value.denominator)
 
 
-def wilson(x: Fraction | int, n: int) -> tuple[Decimal, Decimal]:
-    """The Wilson 95% interval of x successes in n trials (x may be fractional, 0 <= x <= n)."""
+def wilson(x: Fraction | int, n: int, z: Decimal = Z) -> tuple[Decimal, Decimal]:
+    """The Wilson interval of x successes in n trials (x may be fractional, 0 <= x <= n):
+    95% two-sided with the default z."""
     if n <= 0:
         raise ValueError("an interval needs at least one trial")
     p = Fraction(x) / n
@@ -43,10 +44,10 @@ def wilson(x: Fraction | int, n: int) -> tuple[Decimal, Decimal]:
         ctx.prec = PRECISION
         pd = _decimal(p)
         nn = Decimal(n)
-        z2 = Z * Z
+        z2 = z * z
         denominator = 1 + z2 / nn
         centre = (pd + z2 / (2 * nn)) / denominator
-        half = Z / denominator * (pd * (1 - pd) / nn + z2 / (4 * nn * nn)).sqrt()
+        half = z / denominator * (pd * (1 - pd) / nn + z2 / (4 * nn * nn)).sqrt()
         # The exact bounds lie in [0, 1]; the clamp only absorbs last-digit rounding.
         return max(Decimal(0), centre - half), min(Decimal(1), centre + half)
 

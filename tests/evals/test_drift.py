@@ -20,6 +20,7 @@ from evals._drift import (
     KEEP,
     RESTART_EVERY,
     DriftState,
+    drift_reference,
     first_drift,
     log_threshold,
     simulated_failures,
@@ -140,3 +141,16 @@ def test_thresholds_spend_alpha_over_every_test() -> None:
 def test_a_reference_outside_0_1_is_refused(reference: str) -> None:
     with pytest.raises(ValueError, match="between 0 and 1"):
         DriftState.against(Decimal(reference))
+
+
+@pytest.mark.parametrize(("passed", "total"), [(34, 40), (170, 200), (10, 12), (0, 5), (7, 7)])
+def test_the_reference_is_the_holdout_rates_lower_bound_at_z_2576(passed: int, total: int) -> None:
+    import math
+
+    p, z = passed / total, 2.576
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z / (1 + z * z / total) * math.sqrt(p * (1 - p) / total + z * z / (4 * total**2))
+    expected = max(0.0, centre - half)
+    reference = drift_reference(passed, total)
+    assert float(reference) <= expected < float(reference) + 0.0001
+    assert reference <= Decimal(passed) / total
