@@ -14,6 +14,7 @@ gateway's probe and rebinds to a forbidden one for the worker's cells reaches no
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -99,6 +100,25 @@ def test_an_agent_stored_before_the_rule_is_refused_cleanly(
             started = gw.call("POST", "/v1/evals", "operator", json={"agent": "acme/octal"})
             assert 400 <= started.status_code < 500, started.text
             assert "endpoint" in started.json()["error"]["message"]
+    assert wire.accepted == 0
+    TALLY["addresses: stored agents refused cleanly"] += 1
+
+
+def test_the_identity_probes_refuse_it_and_go_on(store: Store, tmp_path: Path) -> None:
+    """The gateway's background probes meet the stored agent: `refused`, and the next agent
+    is still probed (the red team's probe died on it)."""
+    recording = Recording()
+    with tripwire() as wire, serve(recording_agent("acme/zz-honest", "1.0.0", recording)) as url:
+        store.agents.register(manifest("acme/octal", f"http://0177.0.0.1:{wire.port}"))
+        store.agents.register(manifest("acme/zz-honest", url))
+        env = {"HOLON_AGENT_NETWORKS": "any", "HOLON_PROBE_INTERVAL_S": "1"}
+        with running_gateway(store, tmp_path / "home", env, eval_workers=0) as gw:
+            deadline = time.monotonic() + 30
+            while recording.probes < 2:  # a second round: the loop outlived the bad agent
+                assert time.monotonic() < deadline, "the probes stopped"
+                time.sleep(0.05)
+            metrics = gw.call("GET", "/metrics", "operator").text
+    assert 'holon_agent_probes_total{agent="acme/octal",result="refused"}' in metrics
     assert wire.accepted == 0
     TALLY["addresses: stored agents refused cleanly"] += 1
 
