@@ -247,3 +247,15 @@ def _hosts(draw: st.DrawFn) -> str:
 @example(host="[::ffff:0177.0.0.1]")
 def test_generated_forms_are_refused_or_read_alike(host: str) -> None:
     _check(_url(host))
+
+
+def test_an_a2a_cards_url_the_rule_refuses_falls_back_to_the_endpoint() -> None:
+    """A card is the agent's word: its odd interface URL must not make a call raise."""
+    from agents._a2a import target_from_card
+
+    endpoint = "http://agent.example:8080/a2a"
+    for url in ("/a2a path", "/a2a\\x", "/ä", "http://agent.example:8080/x y"):
+        card = {"url": url, "protocolVersion": "0.3"}
+        assert target_from_card(card, endpoint).url == endpoint, url
+    good = {"url": "/v1/a2a", "protocolVersion": "0.3"}
+    assert target_from_card(good, endpoint).url == "http://agent.example:8080/v1/a2a"
