@@ -152,7 +152,7 @@ class NetworkPolicy:
         if self.allow_all:
             return
         # The manifest's one endpoint parser (imported here: agents loads the HTTP stack).
-        from agents._endpoint import EndpointError, parse_endpoint
+        from agents import EndpointError, parse_endpoint
 
         try:
             endpoint = parse_endpoint(url)

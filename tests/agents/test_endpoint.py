@@ -20,8 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from yarl import URL
 
-from agents import manifest_from_dict
-from agents._endpoint import EndpointError, parse_endpoint
+from agents import EndpointError, manifest_from_dict, parse_endpoint
 from agents._transports import target
 from gateway._network import NetworkPolicy
 from schema.errors import ManifestError, Refused
