@@ -5,6 +5,7 @@ Never touches the database: everything it needs arrives as arguments.
 
 from agents._addresses import Address, AddressGuard
 from agents._cost import price
+from agents._endpoint import Endpoint, EndpointError, parse_endpoint
 from agents._executor import Executor, execute
 from agents._identity import Identity, IdentityCheck
 from agents._limits import DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_BYTES, CallLimits
@@ -34,6 +35,8 @@ __all__ = [
     "Attempt",
     "CallLimits",
     "CostSource",
+    "Endpoint",
+    "EndpointError",
     "Executor",
     "Identity",
     "IdentityCheck",
@@ -50,6 +53,7 @@ __all__ = [
     "frozen_gc",
     "load_manifest",
     "manifest_from_dict",
+    "parse_endpoint",
     "parse_manifest",
     "price",
     "request_id",

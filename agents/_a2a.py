@@ -31,6 +31,7 @@ from decimal import Decimal
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
+from agents._endpoint import parse_endpoint
 from schema.jsontext import JSONValue, dumps
 
 __all__ = [
@@ -142,6 +143,9 @@ def _same_origin_url(url: str, endpoint: str) -> str:
     try:
         resolved = urljoin(endpoint, url)
         if _origin(resolved) == _origin(endpoint) and not urlsplit(resolved).fragment:
+            # The transport refuses a URL the endpoint rule refuses (a space, a backslash):
+            # a card's odd URL falls back to the endpoint, it never fails the call.
+            parse_endpoint(resolved)
             return resolved
     except ValueError:  # a malformed URL in the card (e.g. an unclosed IPv6 bracket)
         pass

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from schema import Document, load_document, validate_document, validator
 from schema.errors import InputError, Location, ManifestError
@@ -308,24 +307,14 @@ def _openai_chat_spec(document: Document, data: dict[str, Any]) -> OpenAIChatSpe
 
 
 def _check_url(document: Document, endpoint: str) -> None:
+    """The one endpoint rule (`agents._endpoint`): the same at every door that registers,
+    and for a manifest already stored, so nothing later meets a host it cannot parse."""
+    from agents._endpoint import EndpointError, parse_endpoint
+
     try:
-        parts = urlsplit(endpoint)
-        port = parts.port  # raises ValueError on a bad port
-    except ValueError as exc:
-        raise document.error(f"not a valid URL: {exc}", ("endpoint",), cls=ManifestError) from None
-    del port
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise document.error(
-            "expected an http(s) URL with a host", ("endpoint",), cls=ManifestError
-        )
-    if parts.username is not None or parts.password is not None:
-        raise document.error(
-            "credentials in the URL are not allowed; set a secret with 'holon agents secret set'",
-            ("endpoint",),
-            cls=ManifestError,
-        )
-    if parts.fragment:
-        raise document.error("a URL fragment is not allowed", ("endpoint",), cls=ManifestError)
+        parse_endpoint(endpoint)
+    except EndpointError as exc:
+        raise document.error(str(exc), ("endpoint",), cls=ManifestError) from None
 
 
 def load_manifest(path: str | Path) -> Manifest:

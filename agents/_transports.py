@@ -45,6 +45,8 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from agents._addresses import Address, AddressGuard, GuardedResolver, literal_address
+from agents._endpoint import EndpointError, parse_endpoint
+from schema.errors import Refused
 
 __all__ = [
     "ASGI_BASE_URL",
@@ -95,14 +97,26 @@ _TARGET_CACHE_SIZE = 1024
 def target(text: str) -> Target:
     """The parsed `text`, cached (parsing is a sizeable part of a small call's cost).
 
-    httpx's URL parser normalises it, as it always has, so the request line
-    and the Host header are what they were when httpx carried the request.
+    The endpoint rule (`agents._endpoint`) reads it first: a URL that breaks
+    it (a manifest stored before the rule, an A2A card's interface URL) is
+    refused before any parser that disagrees with the resolver sees it, never
+    an exception from deeper down. httpx's URL parser then normalises it, as
+    it always has, so the request line and the Host header are what they were
+    when httpx carried the request.
     """
     parsed = _TARGETS.get(text)
     if parsed is None:
+        try:
+            parse_endpoint(text)
+            url = httpx.URL(text)
+        except (EndpointError, httpx.InvalidURL) as exc:
+            raise Refused(
+                f"agent URL refused: {exc}",
+                hint="re-register the agent with a canonical endpoint (docs/agents.md)",
+                details={"url": text[:300]},
+            ) from None
         if len(_TARGETS) >= _TARGET_CACHE_SIZE:
             _TARGETS.clear()
-        url = httpx.URL(text)
         parsed = _TARGETS[text] = Target(
             url=URL(str(url)),
             scheme=url.scheme,

@@ -89,8 +89,12 @@ def work(
     home: Path,
     progress: Progress | None = None,
     processes: int = 1,
+    address_guard: AddressGuard | None = None,
 ) -> EvalInfo:
     """Work the eval's cells until none is left, then finish it if it is complete.
+
+    `address_guard` judges every connection its cells make (None: unlimited, for
+    the eval an operator's own `holon eval` started; docs/settings.md).
 
     With `processes` > 1, this process and `processes` - 1 forked ones share
     the concurrency (evals._processes); whatever a child left (it died) is
@@ -108,13 +112,20 @@ def work(
                     processes=processes,
                     progress=progress,
                     pdf_pool=pdf_pool_for,
+                    address_guard=address_guard,
                 )
                 counts = store.evals.counts(info.id)
                 left = bool(counts[CellStatus.PENDING] or counts[CellStatus.RUNNING])
             if left:
                 with pdf_pool_for(plan) as pdf:
                     runner = Runner(
-                        store, plan, info.id, cache=cache_for(home), pdf=pdf, progress=progress
+                        store,
+                        plan,
+                        info.id,
+                        cache=cache_for(home),
+                        pdf=pdf,
+                        progress=progress,
+                        address_guard=address_guard,
                     )
                     run_loop(runner.run())
             current = store.evals.get(info.id)
@@ -157,11 +168,20 @@ def resume(
     home: Path,
     progress: Progress | None = None,
     processes: int = 1,
+    address_guard: AddressGuard | None = None,
 ) -> EvalInfo:
     info, plan = resumable(store, eval_id_, home=home)
     if plan is None:
         return info
-    return work(store, plan, info, home=home, progress=progress, processes=processes)
+    return work(
+        store,
+        plan,
+        info,
+        home=home,
+        progress=progress,
+        processes=processes,
+        address_guard=address_guard,
+    )
 
 
 def imported_refusal(info: EvalInfo, action: str) -> Refused:

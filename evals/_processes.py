@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from agents import run_loop
+from agents import AddressGuard, run_loop
 from evals._plan import Plan
 from evals._runner import Progress, Runner, cache_for
 from evals.checks import PdfPool
@@ -139,9 +139,11 @@ class LocalProcesses:
         home: Path,
         processes: int,
         pdf_pool: PdfPoolFor,
+        address_guard: AddressGuard | None = None,
     ) -> None:
         self.store = store
         self.pdf_pool = pdf_pool
+        self.address_guard = address_guard  # inherited by the forked children
         self.eval_id = eval_id
         self.home = home
         self.processes = processes
@@ -243,6 +245,7 @@ def spread(
     processes: int,
     progress: Progress | None = None,
     pdf_pool: PdfPoolFor,
+    address_guard: AddressGuard | None = None,
 ) -> None:
     """Work the eval with `processes` local processes until none has a cell to claim.
 
@@ -250,7 +253,15 @@ def spread(
     the caller's to claim (a Runner that waits for others, as `work` runs).
     """
     check_processes(processes, plan.concurrency)
-    local = LocalProcesses(store, plan, eval_id, home=home, processes=processes, pdf_pool=pdf_pool)
+    local = LocalProcesses(
+        store,
+        plan,
+        eval_id,
+        home=home,
+        processes=processes,
+        pdf_pool=pdf_pool,
+        address_guard=address_guard,
+    )
     try:
         local.start()  # a fork that fails (a process limit) stops those already started
         with pdf_pool(plan) as pdf:
@@ -263,6 +274,7 @@ def spread(
                 progress=progress,
                 wait_for_others=False,  # the children are waited for below, not polled
                 shared=True,
+                address_guard=address_guard,
             )
             run_loop(runner.run())
 
@@ -297,6 +309,7 @@ def _child(store: Store, plan: Plan, local: LocalProcesses, errors: int) -> NoRe
                 pdf=pdf,
                 wait_for_others=False,
                 shared=True,
+                address_guard=local.address_guard,
             )
             code = run_loop(_until_sigterm(runner.run()))
     except HolonError as exc:

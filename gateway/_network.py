@@ -26,7 +26,6 @@ import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from schema.errors import Refused, UsageError
 
@@ -152,17 +151,21 @@ class NetworkPolicy:
         """
         if self.allow_all:
             return
-        parts = urlsplit(url)
-        if not parts.hostname:
-            return
+        # The manifest's one endpoint parser (imported here: agents loads the HTTP stack).
+        from agents import EndpointError, parse_endpoint
+
         try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError:  # the manifest's own check names a bad port
+            endpoint = parse_endpoint(url)
+        except EndpointError:  # the manifest's own check names the problem
             return
+        if endpoint.address is not None:
+            self.judge(endpoint.host, endpoint.port, [endpoint.address])
+            return
+        port = endpoint.port
         try:
             async with asyncio.timeout(LOOKUP_TIMEOUT_S):
-                addresses = await lookup(parts.hostname, port)
+                addresses = await lookup(endpoint.host, port)
         except (OSError, TimeoutError) as exc:
-            log.info("agent host %s does not resolve (yet): %r", parts.hostname[:255], exc)
+            log.info("agent host %s does not resolve (yet): %r", endpoint.host[:255], exc)
             return
-        self.judge(parts.hostname, port, addresses)
+        self.judge(endpoint.host, port, addresses)

@@ -81,10 +81,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "agent_networks",
         "public",
-        "Which addresses the gateway service may call agents at. `public` refuses "
-        "loopback, private, link-local (cloud metadata) and other special ranges, checked "
-        "when connecting; a comma-separated list of CIDRs (e.g. 127.0.0.0/8,10.0.0.0/8) "
-        "allows those too; `any` allows everything. The CLI on the store is not limited.",
+        "Which addresses the gateway service, `holon worker` and `holon evals resume` may "
+        "call agents at. `public` refuses loopback, private, link-local (cloud metadata) and "
+        "other special ranges, checked when connecting; a comma-separated list of CIDRs "
+        "(e.g. 127.0.0.0/8,10.0.0.0/8) allows those too; `any` allows everything. The CLI's "
+        "other commands on the store are not limited.",
     ),
     Setting(
         "probe_interval_s",

@@ -22,7 +22,7 @@ from typing import Literal
 from agents import Executor
 from gateway.server._shared import Shared
 from records import AgentInfo
-from schema.errors import HolonError
+from schema.errors import HolonError, ManifestError
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +32,16 @@ ProbeResult = Literal["ok", "mismatch", "not_advertised", "unreachable", "refuse
 
 
 async def probe_agent(shared: Shared, executor: Executor, agent: AgentInfo) -> ProbeResult:
-    manifest = shared.calls.lookups.manifest(agent.id, agent.version, agent.manifest)
     secret = await shared.run(shared.calls.lookups.secret, agent.id)
     try:
+        # A manifest stored before a rule it breaks (an endpoint agents._endpoint refuses)
+        # is refused like the call it describes, not an exception out of the loop.
+        manifest = shared.calls.lookups.manifest(agent.id, agent.version, agent.manifest)
         identity = await executor.identify(manifest, secret=secret)
     except HolonError as exc:
         log.info("identity probe of %s: %s", agent.id, exc)
-        return "refused" if exc.http_status == 409 else "unreachable"
+        refused = exc.http_status == 409 or isinstance(exc, ManifestError)
+        return "refused" if refused else "unreachable"
     check = identity.compare(manifest)
     try:
         await shared.run(

@@ -70,11 +70,16 @@ class EvalOps:
         home: Path,
         retention_days: int = 30,
         address_guard: AddressGuard | None = None,
+        *,
+        worker_guard: AddressGuard | None = None,
     ) -> None:
         self.store = store
         self.home = home
         self.retention_days = retention_days
         self.address_guard = address_guard  # a gateway's network policy (its probes)
+        # The policy for evals this process did not start (docs/settings.md,
+        # HOLON_AGENT_NETWORKS): `holon worker` and `evals resume` work anyone's.
+        self.worker_guard = worker_guard
 
     def apply_retention(self) -> int:
         """Drop agent outputs past the retention period (grades stay)."""
@@ -110,6 +115,7 @@ class EvalOps:
             poll_s=poll_s,
             report=report,
             max_outage_s=max_outage_s,
+            address_guard=self.worker_guard,
         )
         return {
             "evals_worked": sorted(stats.evals_worked),
@@ -158,7 +164,14 @@ class EvalOps:
         return eval_view(done, self.store.evals.counts(done.id))
 
     def resume(self, eval_id: str, progress: Progress | None, *, processes: int = 1) -> JSONObject:
-        done = resume(self.store, eval_id, home=self.home, progress=progress, processes=processes)
+        done = resume(
+            self.store,
+            eval_id,
+            home=self.home,
+            progress=progress,
+            processes=processes,
+            address_guard=self.worker_guard,
+        )
         return eval_view(done, self.store.evals.counts(done.id))
 
     def status(self, eval_id: str, *, operator: bool = True) -> JSONObject:

@@ -16,6 +16,7 @@ from evals.suites import (
     load_suite,
     suite_digests,
 )
+from gateway._network import NetworkPolicy
 from gateway.live import LiveCalls, Lookups
 from gateway.service._evals import EvalOps, plan_view
 from gateway.service._interface import EvalOptions, Progress, Proposal
@@ -48,13 +49,23 @@ class StoreService:
         home: Path,
         retention_days: int = 30,
         address_guard: AddressGuard | None = None,
+        *,
+        worker_guard: AddressGuard | None = None,
     ) -> None:
         """`address_guard`: the gateway's network policy, for the identity probe of an
-        eval it starts (an operator's own CLI is not limited)."""
+        eval it starts (an operator's own CLI is not limited). `worker_guard`: the
+        policy for working evals this process did not start (`holon worker`, `holon
+        evals resume`: anyone's, through the API); `address_guard` unless given."""
         self.store = store
         self.home = home
         self.first_use: list[str] = []  # what a fresh embedded store was given
-        self.evals = StoreEvals(store, home, retention_days, address_guard)
+        self.evals = StoreEvals(
+            store,
+            home,
+            retention_days,
+            address_guard,
+            worker_guard=address_guard if worker_guard is None else worker_guard,
+        )
         self.mandates = MandateOps(store)
 
     @classmethod
@@ -64,7 +75,12 @@ class StoreService:
             secret_key=settings.resolve_secret_key(),
             auto_upgrade=settings.embedded,
         )
-        service = cls(store, settings.home, settings.output_retention_days)
+        # The CLI's own `holon eval` is unlimited (its operator chose the agent); what
+        # works evals anyone created through the API holds to HOLON_AGENT_NETWORKS.
+        policy = NetworkPolicy.from_setting(settings.agent_networks)
+        service = cls(
+            store, settings.home, settings.output_retention_days, worker_guard=policy.judge
+        )
         root = checkout_root()
         if store.created and settings.embedded and settings.examples and root is not None:
             service._install_examples(root / "examples")
@@ -161,8 +177,10 @@ class StoreEvals(EvalOps):
         home: Path,
         retention_days: int = 30,
         address_guard: AddressGuard | None = None,
+        *,
+        worker_guard: AddressGuard | None = None,
     ) -> None:
-        super().__init__(store, home, retention_days, address_guard)
+        super().__init__(store, home, retention_days, address_guard, worker_guard=worker_guard)
         self._reports: ReportCache | None = None
 
     @property
