@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,3 +84,65 @@ def test_three_worker_processes_record_each_cell_once(postgres_url: str, tmp_pat
         assert store.evals.current_record(agent) is not None
     finally:
         store.close()
+
+
+def test_an_eval_that_raises_is_logged_counted_and_skipped_while_others_are_worked(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One eval whose working raises something other than a store outage once ended
+    `holon worker` (and made the gateway's workers start over on the same eval)."""
+    import ipaddress
+
+    from evals import _worker
+
+    agent = _setup(store, tmp_path)
+    broken_agent = _setup(store, tmp_path / "other", id="acme/octal-triage")
+    home = tmp_path / "home"
+    broken = start(store, make_plan(store, broken_agent, home=home))  # older: met first
+    fine = start(store, make_plan(store, agent, home=home))
+    real = _worker.rebuild
+
+    def rebuild(store: Store, plan: Any, *, home: Path) -> Any:
+        rebuilt = real(store, plan, home=home)
+        if rebuilt.agent.id == broken_agent:
+            raise ipaddress.AddressValueError("Leading zeros are not permitted in '0177'")
+        return rebuilt
+
+    monkeypatch.setattr(_worker, "rebuild", rebuild)
+    stats = run_worker(store, home=home, once=True)
+    assert stats.eval_failures == 1  # left alone after it failed
+    assert stats.evals_finished == {fine.id}
+    assert store.evals.get(broken.id).status == "running"
+    (logged,) = [r for r in caplog.records if broken.id in r.getMessage()]
+    assert logged.exc_info is not None and "Leading zeros" in logged.getMessage()
+
+
+def test_a_worker_tells_its_health_of_each_pass_and_each_failed_eval(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evals import _worker
+
+    agent = _setup(store, tmp_path)
+    home = tmp_path / "home"
+    info = start(store, make_plan(store, agent, home=home))
+
+    def rebuild(store: Store, plan: Any, *, home: Path) -> Any:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(_worker, "rebuild", rebuild)
+
+    class Watcher:
+        def __init__(self) -> None:
+            self.passes = 0
+            self.failures: list[tuple[str, str]] = []
+
+        def ok(self) -> None:
+            self.passes += 1
+
+        def failed(self, item: str, exc: BaseException) -> None:
+            self.failures.append((item, repr(exc)))
+
+    watcher = Watcher()
+    stats = run_worker(store, home=home, once=True, health=watcher)
+    assert watcher.failures == [(f"eval {info.id}", "KeyError('a bug')")]
+    assert watcher.passes == 1 and stats.eval_failures == 1
