@@ -63,6 +63,23 @@ def _failures(gw: Gateway, loop: str) -> float:
     return _metric(gw, "holon_loop_failures_total", loop) or 0.0
 
 
+def _first_call_fails(
+    real: Callable[..., Any], exc: Exception, item: Callable[..., str]
+) -> tuple[Callable[..., Any], list[str]]:
+    """`real`, but its first call raises `exc`; the list gets the item that call was for."""
+    failed: list[str] = []
+    lock = threading.Lock()
+
+    def once(*args: Any) -> Any:
+        with lock:
+            if not failed:
+                failed.append(item(*args))
+                raise exc
+        return real(*args)
+
+    return once, failed
+
+
 def _logged(caplog: pytest.LogCaptureFixture, item: str) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.name == "gateway._loops" and item in r.getMessage()]
 
@@ -210,7 +227,10 @@ def test_eval_workers_go_on_past_an_eval_that_raises(
             assert gw.evaluate(CERTIFIED)["status"] == "done"
             assert gw.call("GET", f"/v1/evals/{stuck}", "operator").json()["status"] == "running"
             assert _failures(gw, "eval-workers") == 1  # then left alone for a minute
-            ready = gw.call("GET", "/readyz").json()["loops"]["eval-workers"]
+            ready = _until(  # the pass that finished the eval ends just after
+                lambda: gw.call("GET", "/readyz").json()["loops"]["eval-workers"],
+                lambda loop: loop["last_success"] is not None,
+            )
             assert ready["running"] is True and ready["failures"] == 1
             assert ready["last_success"] is not None
     assert len(broken) == 1 and not first.calls
@@ -238,15 +258,9 @@ def test_a_report_that_fails_to_render_ahead_is_counted_and_the_next_is_rendered
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     install_tiny(store, tmp_path)
-    real = StoreEvals.prerender
-    failed: list[str] = []
-
-    def prerender(self: StoreEvals, eval_id: str) -> int:
-        if not failed:
-            failed.append(eval_id)
-            raise KeyError("a bug in a report")
-        return real(self, eval_id)
-
+    prerender, failed = _first_call_fails(
+        StoreEvals.prerender, KeyError("a bug in a report"), lambda self, eval_id: eval_id
+    )
     monkeypatch.setattr(StoreEvals, "prerender", prerender)
     recording = Recording()
     with serve(recording_agent(CERTIFIED, "1.0.0", recording)) as url:
@@ -257,7 +271,10 @@ def test_a_report_that_fails_to_render_ahead_is_counted_and_the_next_is_rendered
             _until(lambda: _failures(gw, "report-prerender"), lambda n: n == 1)
             assert _failures(gw, "report-prerender") == 1
             assert gw.evaluate(CERTIFIED)["status"] == "done"  # its reports rendered ahead
-            loop = gw.call("GET", "/readyz").json()["loops"]["report-prerender"]
+            loop = _until(  # the reports are in the store just before the render returns
+                lambda: gw.call("GET", "/readyz").json()["loops"]["report-prerender"],
+                lambda loop: loop["last_success"] is not None,
+            )
             assert loop["failures"] == 1 and loop["last_success"] is not None
     assert failed == [started.json()["eval"]["id"]]
     (logged,) = _logged(caplog, f"the report of eval {failed[0]}")
@@ -267,16 +284,9 @@ def test_a_report_that_fails_to_render_ahead_is_counted_and_the_next_is_rendered
 def test_a_token_use_that_fails_to_be_written_is_counted_and_the_next_is_written(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    real = store.tokens.touch
-    failed: list[str] = []
-    lock = threading.Lock()
-
-    def touch(token_id: str, now: Any) -> Any:
-        with lock:
-            if not failed:
-                failed.append(token_id)
-                raise ValueError("a bad timestamp")
-        return real(token_id, now)
+    touch, failed = _first_call_fails(
+        store.tokens.touch, ValueError("a bad timestamp"), lambda token_id, now: token_id
+    )
 
     with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
         before = _failures(gw, "token-uses")  # the process's own: other tests count too
@@ -298,15 +308,9 @@ def test_a_token_use_that_fails_to_be_written_is_counted_and_the_next_is_written
 def test_an_a2a_task_write_that_fails_is_counted_and_the_next_is_written(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    real = store.a2a_tasks.put_many
-    failed: list[str] = []
-
-    def put_many(writes: list[Any]) -> Any:
-        if not failed:
-            failed.append(writes[0][0])
-            raise ValueError("a task the store cannot take")
-        return real(writes)
-
+    put_many, failed = _first_call_fails(
+        store.a2a_tasks.put_many, ValueError("a task the store cannot take"), lambda w: w[0][0]
+    )
     monkeypatch.setattr(store.a2a_tasks, "put_many", put_many)
     door = "/v1/capabilities/ticket.classify/a2a"
     message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": INPUT}]}
@@ -327,7 +331,10 @@ def test_an_a2a_task_write_that_fails_is_counted_and_the_next_is_written(
         written = _until(lambda: get(tasks[1]), lambda r: "result" in r.json())
         assert written.json()["result"]["id"] == tasks[1], written.text
         assert "error" in get(tasks[0]).json()  # the failed write: not found
-        loop = gw.call("GET", "/readyz").json()["loops"]["a2a-tasks"]
+        loop = _until(  # the write is read back just before its task ends
+            lambda: gw.call("GET", "/readyz").json()["loops"]["a2a-tasks"],
+            lambda loop: loop["last_success"] is not None,
+        )
         assert loop["failures"] == 1 and loop["last_success"] is not None
     assert failed == [tasks[0]]
     (logged,) = _logged(caplog, f"A2A task {tasks[0]}")
