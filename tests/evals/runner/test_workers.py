@@ -146,3 +146,44 @@ def test_a_worker_tells_its_health_of_each_pass_and_each_failed_eval(
     stats = run_worker(store, home=home, once=True, health=watcher)
     assert watcher.failures == [(f"eval {info.id}", "KeyError('a bug')")]
     assert watcher.passes == 1 and stats.eval_failures == 1
+
+
+@pytest.mark.anyio
+async def test_the_lease_heartbeat_beats_on_past_a_renewal_that_raises(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A heartbeat that ended at its first failed renewal let the leases of cells still
+    being worked lapse: another worker then called the agent for them again."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from evals._runner import Runner
+
+    renewals: list[tuple[Any, ...]] = []
+
+    def renew(*args: Any) -> None:
+        renewals.append(args)
+        if len(renewals) == 1:
+            raise ValueError("a lease row the store cannot read")
+
+    async def direct(fn: Any, *args: Any) -> Any:
+        return fn(*args)
+
+    runner = SimpleNamespace(
+        eval_id="ev_1",
+        owner="me",
+        lease_s=0.3,  # a beat a second, the shortest
+        inflight={3: 1},
+        store=SimpleNamespace(evals=SimpleNamespace(renew=renew)),
+        _db=direct,
+    )
+    beating = asyncio.create_task(Runner._heartbeat(runner))  # type: ignore[arg-type]
+    deadline = asyncio.get_running_loop().time() + 10
+    while len(renewals) < 2 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    assert not beating.done()
+    beating.cancel()
+    await asyncio.gather(beating, return_exceptions=True)
+    assert len(renewals) >= 2
+    (logged,) = [r for r in caplog.records if "renewing the leases" in r.getMessage()]
+    assert "ev_1" in logged.getMessage() and logged.exc_info
