@@ -19,7 +19,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,19 @@ def _failures(gw: Gateway, loop: str) -> float:
     return _metric(gw, "holon_loop_failures_total", loop) or 0.0
 
 
+@contextmanager
+def _two_agents(store: Store, broken: Recording, certified: Recording) -> Iterator[None]:
+    """BROKEN and CERTIFIED, real agents on loopback; BROKEN registered first, so a pass
+    over the agents (or the evals) meets it before the other."""
+    with (
+        serve(recording_agent(BROKEN, "1.0.0", broken)) as first,
+        serve(recording_agent(CERTIFIED, "1.0.0", certified)) as second,
+    ):
+        store.agents.register(manifest(BROKEN, first))
+        store.agents.register(manifest(CERTIFIED, second))
+        yield
+
+
 def _first_call_fails(
     real: Callable[..., Any], exc: Exception, item: Callable[..., str]
 ) -> tuple[Callable[..., Any], list[str]]:
@@ -78,6 +92,15 @@ def _first_call_fails(
         return real(*args)
 
     return once, failed
+
+
+def _succeeded(gw: Gateway, loop: str) -> dict[str, Any]:
+    """The loop as /readyz shows it, once it has succeeded (or after 30 s)."""
+    view: dict[str, Any] = _until(
+        lambda: gw.call("GET", "/readyz").json()["loops"][loop],
+        lambda state: state["last_success"] is not None,
+    )
+    return view
 
 
 def _logged(caplog: pytest.LogCaptureFixture, item: str) -> list[logging.LogRecord]:
@@ -112,14 +135,8 @@ def test_one_agent_whose_probe_raises_does_not_stop_the_probes_of_the_others(
         return await real(shared, executor, agent)
 
     monkeypatch.setattr(_probes, "probe_agent", probe_agent)
-    drifter, octal = Recording(), Recording()
-    with (
-        serve(recording_agent(CERTIFIED, "1.0.0", drifter)) as url,
-        serve(recording_agent(BROKEN, "1.0.0", octal)) as other,
-    ):
-        # Registered first, so each pass meets it before the certified agent.
-        store.agents.register(manifest(BROKEN, other))
-        store.agents.register(manifest(CERTIFIED, url))
+    octal, drifter = Recording(), Recording()
+    with _two_agents(store, octal, drifter):
         with running_gateway(store, tmp_path / "home", settings_changes=FAST_PROBES) as gw:
             done = gw.evaluate(CERTIFIED)
             assert done["record"]["eval_score"] == 1
@@ -213,12 +230,7 @@ def test_eval_workers_go_on_past_an_eval_that_raises(
 
     monkeypatch.setattr(evals._worker, "rebuild", rebuild)
     first, second = Recording(), Recording()
-    with (
-        serve(recording_agent(BROKEN, "1.0.0", first)) as url,
-        serve(recording_agent(CERTIFIED, "1.0.0", second)) as other,
-    ):
-        store.agents.register(manifest(BROKEN, url))
-        store.agents.register(manifest(CERTIFIED, other))
+    with _two_agents(store, first, second):
         with running_gateway(store, tmp_path / "home") as gw:
             # The failing eval is the older, so each look at the running evals meets it first.
             started = gw.call("POST", "/v1/evals", "operator", json={"agent": BROKEN})
@@ -227,10 +239,8 @@ def test_eval_workers_go_on_past_an_eval_that_raises(
             assert gw.evaluate(CERTIFIED)["status"] == "done"
             assert gw.call("GET", f"/v1/evals/{stuck}", "operator").json()["status"] == "running"
             assert _failures(gw, "eval-workers") == 1  # then left alone for a minute
-            ready = _until(  # the pass that finished the eval ends just after
-                lambda: gw.call("GET", "/readyz").json()["loops"]["eval-workers"],
-                lambda loop: loop["last_success"] is not None,
-            )
+            # The pass that finished the eval ends just after the eval is done.
+            ready = _succeeded(gw, "eval-workers")
             assert ready["running"] is True and ready["failures"] == 1
             assert ready["last_success"] is not None
     assert len(broken) == 1 and not first.calls
@@ -271,10 +281,8 @@ def test_a_report_that_fails_to_render_ahead_is_counted_and_the_next_is_rendered
             _until(lambda: _failures(gw, "report-prerender"), lambda n: n == 1)
             assert _failures(gw, "report-prerender") == 1
             assert gw.evaluate(CERTIFIED)["status"] == "done"  # its reports rendered ahead
-            loop = _until(  # the reports are in the store just before the render returns
-                lambda: gw.call("GET", "/readyz").json()["loops"]["report-prerender"],
-                lambda loop: loop["last_success"] is not None,
-            )
+            # The reports are in the store just before the render returns.
+            loop = _succeeded(gw, "report-prerender")
             assert loop["failures"] == 1 and loop["last_success"] is not None
     assert failed == [started.json()["eval"]["id"]]
     (logged,) = _logged(caplog, f"the report of eval {failed[0]}")
@@ -331,10 +339,8 @@ def test_an_a2a_task_write_that_fails_is_counted_and_the_next_is_written(
         written = _until(lambda: get(tasks[1]), lambda r: "result" in r.json())
         assert written.json()["result"]["id"] == tasks[1], written.text
         assert "error" in get(tasks[0]).json()  # the failed write: not found
-        loop = _until(  # the write is read back just before its task ends
-            lambda: gw.call("GET", "/readyz").json()["loops"]["a2a-tasks"],
-            lambda loop: loop["last_success"] is not None,
-        )
+        # The write is read back just before its task ends.
+        loop = _succeeded(gw, "a2a-tasks")
         assert loop["failures"] == 1 and loop["last_success"] is not None
     assert failed == [tasks[0]]
     (logged,) = _logged(caplog, f"A2A task {tasks[0]}")
