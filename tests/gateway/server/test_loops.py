@@ -345,3 +345,40 @@ def test_an_a2a_task_write_that_fails_is_counted_and_the_next_is_written(
     assert failed == [tasks[0]]
     (logged,) = _logged(caplog, f"A2A task {tasks[0]}")
     assert logged.exc_info is not None
+
+
+@pytest.mark.anyio
+async def test_a_failed_batch_of_task_writes_reaches_every_writer_still_waiting() -> None:
+    """A writer cancelled while its write was in a batch made the batch's failure raise
+    `InvalidStateError` out of the flush: the writers after it waited forever."""
+    from types import SimpleNamespace
+
+    from gateway.server._a2a import _TaskWriter
+
+    started = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def run(fn: Callable[..., Any], *args: Any) -> Any:
+        started.set()
+        await go_on.wait()
+        return fn(*args)
+
+    def put_many(writes: list[Any]) -> None:
+        raise ValueError("a task the store cannot take")
+
+    shared = SimpleNamespace(
+        run=run, store=SimpleNamespace(a2a_tasks=SimpleNamespace(put_many=put_many))
+    )
+    writer = _TaskWriter(shared)  # type: ignore[arg-type]
+    write = ("task", "caller", "door", "WORKING", {})
+    leaving = asyncio.create_task(writer.write(write))
+    staying = asyncio.create_task(writer.write(write))
+    await started.wait()  # both in the batch being written
+    leaving.cancel()
+    await asyncio.gather(leaving, return_exceptions=True)
+    go_on.set()
+    with pytest.raises(ValueError, match="cannot take"):
+        await asyncio.wait_for(staying, timeout=10)
+    assert writer.flushing is not None
+    await asyncio.gather(writer.flushing, return_exceptions=True)
+    assert writer.flushing.exception() is None
