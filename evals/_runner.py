@@ -464,11 +464,24 @@ class Runner:
             self.progress(dict(self.tally))
 
     async def _heartbeat(self) -> None:
+        """Renew the leases of the cells in flight, whatever one renewal raises: a heartbeat
+        that ended would let them lapse under cells still being worked (and another worker
+        would call the agent for them again)."""
         while True:
             await asyncio.sleep(max(1.0, self.lease_s / 3))
             held = dict(self.inflight)
-            if held:
+            if not held:
+                continue
+            try:
                 await self._db(self.store.evals.renew, self.eval_id, self.owner, held, self.lease_s)
+            except Exception as exc:  # the next beat tries again (an outage: commits see it too)
+                log.warning(
+                    "eval %s: renewing the leases of %d cells failed: %r",
+                    self.eval_id,
+                    len(held),
+                    exc,
+                    exc_info=not isinstance(exc, HolonError),
+                )
 
 
 def _row(cell: ClaimedCell, result: CellResult) -> CellResultRow:

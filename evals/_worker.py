@@ -11,6 +11,14 @@ waits with capped exponential backoff and goes on where it was, for at most
 eval workers). Answers its runner had when the store went away are recorded
 once the store is back, and the cells it still held are made claimable at
 once rather than when their leases run out.
+
+No one eval can stop a worker: whatever working it raises, beyond the store
+going away, is logged once with the eval's id and counted (`WorkerStats.
+eval_failures`, and the gateway's /metrics through `health`), and the eval
+is left alone for `RETRY_FAILED_S` while the worker goes on with the others.
+Before, an eval whose plan or cells raised ended `holon worker` and made the
+gateway's workers start over on the same eval every 5 s, so no other eval
+was worked.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from opentelemetry.trace import Tracer
 from sqlalchemy import select
@@ -31,7 +40,7 @@ from evals._eval import pdf_pool_for
 from evals._finish import finish
 from evals._plan import rebuild
 from evals._runner import Runner, cache_for, dead_local_owners, new_owner
-from records import CellResultRow, CellStatus, EvalCell, EvalStatus, Store, utcnow
+from records import CellResultRow, CellStatus, EvalCell, EvalInfo, EvalStatus, Store, utcnow
 from schema.errors import HolonError, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -42,6 +51,28 @@ Finished = Callable[[str], None]
 
 BACKOFF_FIRST_S = 0.5  # the first wait after the store stopped answering
 BACKOFF_MAX_S = 15.0  # the longest wait between two tries
+RETRY_FAILED_S = 60.0  # how long an eval whose working raised is left alone
+
+
+class Health(Protocol):
+    """Where a worker says it made a pass, and which eval failed it (gateway._loops.Loop)."""
+
+    def ok(self) -> None: ...
+
+    def failed(self, item: str, exc: BaseException) -> None: ...
+
+
+class _Logged:
+    """A worker's health when nobody watches it (`holon worker`): failures are logged."""
+
+    def ok(self) -> None:
+        pass
+
+    def failed(self, item: str, exc: BaseException) -> None:
+        if isinstance(exc, HolonError):
+            log.warning("%s failed: %s", item, exc)
+        else:
+            log.error("%s failed: %r", item, exc, exc_info=exc)
 
 
 @dataclass
@@ -49,6 +80,7 @@ class WorkerStats:
     evals_worked: set[str] = field(default_factory=set)
     evals_finished: set[str] = field(default_factory=set)
     store_outages: int = 0  # outages ridden out (or, the last one, given up on)
+    eval_failures: int = 0  # times working an eval raised (it was left alone a while)
 
 
 @dataclass
@@ -78,18 +110,21 @@ def run_worker(
     address_guard: AddressGuard | None = None,
     tracer: Tracer | None = None,
     finished: Finished | None = None,
+    health: Health | None = None,
 ) -> WorkerStats:
     """Work running evals until stopped (or, with `once`, until none has work left).
 
     While the store is unreachable, wait for it (0.5 s doubling to 15 s
     between tries); after `max_outage_s` (None: never) raise the last
-    StoreUnavailable. Setting `stop` ends a wait at once. Any other error
-    propagates as before. `address_guard` judges every connection to an
+    StoreUnavailable. Setting `stop` ends a wait at once. Any other error is
+    the failure of the eval it came from (above). `address_guard` judges every connection to an
     agent (a gateway's network policy, for its own eval workers); `tracer`
     makes a span of each cell (a gateway's tracing). `finished` is told each
     eval this worker finished (or found finished) done, once; it should return
     at once (the gateway hands the id to a thread), and an error it raises is
-    logged, never the worker's.
+    logged, never the worker's. `health` is told of each pass and of each eval
+    whose working raised (then left alone for RETRY_FAILED_S); without it such
+    failures are logged.
     """
     owner = new_owner()
     stats = WorkerStats()
@@ -99,6 +134,8 @@ def run_worker(
     # record (maybe none). Its claims are still this owner's in the store.
     unsettled: dict[str, list[CellResultRow]] = {}
     outage: _Outage | None = None
+    watcher = health or _Logged()
+    resting: dict[str, float] = {}  # eval id -> when it may be worked again (monotonic)
     while not stop.is_set():
         try:
             if outage is not None:
@@ -110,9 +147,31 @@ def run_worker(
                     + (f"; recorded {recorded} answers held meanwhile" if recorded else "")
                 )
                 outage = None
-            worked = _work_once(
-                store, home, owner, stats, say, unsettled, address_guard, tracer, finished
-            )
+            worked = False
+            for info in store.evals.running():
+                if resting.get(info.id, 0.0) > time.monotonic():
+                    continue
+                resting.pop(info.id, None)
+                try:
+                    worked |= _work_eval(
+                        store,
+                        info,
+                        home,
+                        owner,
+                        stats,
+                        say,
+                        unsettled,
+                        address_guard,
+                        tracer,
+                        finished,
+                    )
+                except StoreUnavailable:
+                    raise  # not this eval's fault: wait for the store
+                except Exception as exc:  # one eval's failure, never the others'
+                    stats.eval_failures += 1
+                    resting[info.id] = time.monotonic() + RETRY_FAILED_S
+                    watcher.failed(f"eval {info.id}", exc)
+            watcher.ok()
         except StoreUnavailable as exc:
             began = outage is None
             if outage is None:
@@ -160,8 +219,9 @@ def run_worker(
     return stats
 
 
-def _work_once(
+def _work_eval(
     store: Store,
+    info: EvalInfo,
     home: Path,
     owner: str,
     stats: WorkerStats,
@@ -171,60 +231,53 @@ def _work_once(
     tracer: Tracer | None = None,
     finished: Finished | None = None,
 ) -> bool:
-    """One look at every running eval, working those with cells to claim: whether any had."""
+    """Work one running eval if it has cells to claim (whether it had), and finish it."""
     worked = False
-    for info in store.evals.running():
-        counts = store.evals.counts(info.id)
-        try:
-            plan = rebuild(store, info.plan, home=home)
-        except StoreUnavailable:
-            raise  # not this eval's fault: wait for the store
-        except HolonError as exc:
-            log.warning("eval %s cannot be worked here: %s", info.id, exc)
-            continue
-        # Cells left `running` by a worker that died count as work too: with
-        # none pending, nobody else would ever reclaim them.
-        if counts[CellStatus.PENDING] or (
-            counts[CellStatus.RUNNING] and _reclaimable(store, info.id)
-        ):
-            worked = True
-            stats.evals_worked.add(info.id)
-            say(f"working eval {info.id} ({info.agent_id} {info.agent_version})")
-            with pdf_pool_for(plan) as pdf:
-                runner = Runner(
-                    store,
-                    plan,
-                    info.id,
-                    cache=cache_for(home),
-                    pdf=pdf,
-                    owner=owner,
-                    wait_for_others=False,
-                    address_guard=address_guard,
-                    tracer=tracer,
-                )
-                try:
-                    run_loop(runner.run())
-                except StoreUnavailable:
-                    # The runner has stopped (every cell it started answered);
-                    # what it could not commit is recorded when the store is back.
-                    unsettled.setdefault(info.id, []).extend(runner.pending_rows)
-                    raise
-            counts = store.evals.counts(info.id)
-        if counts[CellStatus.PENDING] == 0 and counts[CellStatus.RUNNING] == 0:
+    counts = store.evals.counts(info.id)
+    # A plan that cannot be rebuilt here (a suite missing on this host) is the
+    # eval's failure: logged, and tried again after a rest, not on every look.
+    plan = rebuild(store, info.plan, home=home)
+    # Cells left `running` by a worker that died count as work too: with
+    # none pending, nobody else would ever reclaim them.
+    if counts[CellStatus.PENDING] or (counts[CellStatus.RUNNING] and _reclaimable(store, info.id)):
+        worked = True
+        stats.evals_worked.add(info.id)
+        say(f"working eval {info.id} ({info.agent_id} {info.agent_version})")
+        with pdf_pool_for(plan) as pdf:
+            runner = Runner(
+                store,
+                plan,
+                info.id,
+                cache=cache_for(home),
+                pdf=pdf,
+                owner=owner,
+                wait_for_others=False,
+                address_guard=address_guard,
+                tracer=tracer,
+            )
             try:
-                done = finish(store, plan, store.evals.get(info.id))
+                run_loop(runner.run())
             except StoreUnavailable:
+                # The runner has stopped (every cell it started answered);
+                # what it could not commit is recorded when the store is back.
+                unsettled.setdefault(info.id, []).extend(runner.pending_rows)
                 raise
-            except HolonError:
-                continue  # not complete after all (a cell was given back meanwhile)
-            if done.status == EvalStatus.DONE and info.id not in stats.evals_finished:
-                stats.evals_finished.add(info.id)
-                say(f"eval {info.id} is complete")
-                if finished is not None:
-                    try:
-                        finished(info.id)
-                    except Exception:  # the eval is done whatever its listener does
-                        log.exception("after eval %s finished", info.id)
+        counts = store.evals.counts(info.id)
+    if counts[CellStatus.PENDING] == 0 and counts[CellStatus.RUNNING] == 0:
+        try:
+            done = finish(store, plan, store.evals.get(info.id))
+        except StoreUnavailable:
+            raise
+        except HolonError:
+            return worked  # not complete after all (a cell was given back meanwhile)
+        if done.status == EvalStatus.DONE and info.id not in stats.evals_finished:
+            stats.evals_finished.add(info.id)
+            say(f"eval {info.id} is complete")
+            if finished is not None:
+                try:
+                    finished(info.id)
+                except Exception:  # the eval is done whatever its listener does
+                    log.exception("after eval %s finished", info.id)
     return worked
 
 

@@ -10,26 +10,32 @@ older than `ttl_s` is ever served. `ttl_s` 0 caches nothing.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-log = logging.getLogger(__name__)
+from gateway._loops import Loop
 
-__all__ = ["MISS", "TtlCache"]
+__all__ = ["MISS", "REFRESHES", "TtlCache"]
 
 # Reloads of entries about to expire (idle when there is no traffic).
 _REFRESHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holon-refresh")
+# Its health, in every app of this process that caches (gateway._loops).
+REFRESHES = Loop("lookup-refresh")
 
 MISS: Any = object()
 
 
 class TtlCache:
-    def __init__(self, ttl_s: float, max_entries: int = 10_000) -> None:
+    def __init__(
+        self, ttl_s: float, max_entries: int = 10_000, *, item: Callable[[Hashable], str] = repr
+    ) -> None:
+        """`item` names a key in the log when its reload fails (keys that are secrets
+        must not be written there)."""
         self.ttl_s = ttl_s
         self.max_entries = max_entries
+        self._item = item
         self._entries: dict[Hashable, tuple[float, Any]] = {}
         self._refreshing: set[Hashable] = set()
 
@@ -68,6 +74,8 @@ class TtlCache:
         try:
             self.put(key, started, load())
         except Exception as exc:  # the entry expires as usual; the next miss reads again
-            log.warning("refreshing the cached %r failed: %s", key, exc)
+            REFRESHES.failed(f"the cached {self._item(key)}", exc)
+        else:
+            REFRESHES.ok()
         finally:
             self._refreshing.discard(key)

@@ -67,6 +67,14 @@ class GroupCommit(Generic[W]):
                 group = [(w, f) for w, f in group if f.set_running_or_notify_cancel()]
                 if group:
                     self._commit(group)
+            except Exception as exc:
+                # A bug of ours past `_apply`'s own handling: this group's writes fail,
+                # and the thread goes on. Had it died, `_running` would stay true, no
+                # thread would ever start again, and every later write would wait forever.
+                log.exception("a group of %d writes failed outside its transaction", len(group))
+                for _, future in group:
+                    if not future.done():
+                        future.set_exception(exc)
             finally:
                 with self._cond:
                     self._committing = False

@@ -57,7 +57,9 @@ from schema.jsontext import dumps
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ENDPOINTS", "STALE_AFTER"]
+__all__ = ["A2A_LOOP", "ENDPOINTS", "STALE_AFTER"]
+
+A2A_LOOP = "a2a-tasks"  # the calls and writes of tasks, after their answers (gateway._loops)
 
 TASK_NOT_FOUND = -32001
 TASK_NOT_CANCELABLE = -32002
@@ -323,7 +325,7 @@ async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Re
         finished = await finish()
         # Answered first and written right after, as a settlement is: a client holding
         # the completed task has no reason to poll it, and the answer waits for no write.
-        _later(shared, keep(finished))
+        _later(shared, keep(finished), task["id"])
         return rpc_result(rpc.id, {"task": finished})
     running: dict[str, int] = shared.doors.setdefault("a2a_detached", {})
     if running.get(who.name, 0) >= MAX_DETACHED_PER_CALLER:
@@ -352,7 +354,7 @@ async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Re
     except BaseException:
         release()
         raise
-    _later(shared, run())
+    _later(shared, run(), task["id"])
     return rpc_result(rpc.id, {"task": working})
 
 
@@ -383,10 +385,12 @@ class _TaskWriter:
                 await self.shared.run(self.shared.store.a2a_tasks.put_many, [w for w, _ in batch])
             except Exception as exc:
                 for _, done in batch:
-                    done.set_exception(exc)
+                    if not done.done():  # its writer may have been cancelled meanwhile
+                        done.set_exception(exc)
             else:
                 for _, done in batch:
-                    done.set_result(None)
+                    if not done.done():
+                        done.set_result(None)
 
 
 def _writer(shared: Shared) -> _TaskWriter:
@@ -397,14 +401,17 @@ def _writer(shared: Shared) -> _TaskWriter:
     return writer
 
 
-def _later(shared: Shared, work: Coroutine[Any, Any, None]) -> None:
+def _later(shared: Shared, work: Coroutine[Any, Any, None], task_id: str) -> None:
     """`work` on the loop after the answer, held until it ends (the loop holds weak refs)."""
+    loop = shared.loops.named(A2A_LOOP)
 
     async def logged() -> None:
         try:
             await work
-        except Exception:  # the task stays as last written; GetTask says so
-            log.exception("an A2A task could not be written")
+        except Exception as exc:  # the task stays as last written; GetTask says so
+            loop.failed(f"A2A task {task_id}", exc)
+        else:
+            loop.ok()
 
     background = asyncio.get_running_loop().create_task(logged())
     shared.background.add(background)

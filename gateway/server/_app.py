@@ -34,8 +34,10 @@ from starlette.routing import Match, Route
 
 from agents import AddressGuard, Executor
 from gateway import console
+from gateway._loops import Loop
 from gateway._network import NetworkPolicy
 from gateway._tracing import tracing_from_env, tracing_with
+from gateway._ttl import REFRESHES
 from gateway.live import LiveCalls, Lookups
 from gateway.server import (
     _a2a,
@@ -46,17 +48,17 @@ from gateway.server import (
     _routes_evals,
     _routes_tokens,
 )
-from gateway.server._auth import TokenCache, admit
+from gateway.server._auth import TOKEN_USES, TokenCache, admit
 from gateway.server._guard import RequestGuard, log_disconnect
 from gateway.server._http import check_params, error_response, json_response
-from gateway.server._metrics import CELLS_TTL_S, Metrics, render_live
+from gateway.server._metrics import CELLS_TTL_S, Metrics, render_live, render_loops
 from gateway.server._openapi import openapi
-from gateway.server._probes import probe_forever
+from gateway.server._probes import probe_forever, probe_loop
 from gateway.server._shared import Endpoint, Shared
 from gateway.service import StoreService
 from gateway.settings import DEFAULT_BODY_TIMEOUT_S, Settings
 from records import EvalCell, Store
-from schema.errors import HolonError, NotFound, StoreUnavailable
+from schema.errors import EnvironmentFault, HolonError, NotFound, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,24 @@ async def healthz(request: Request, who: Any, shared: Shared) -> Response:
     return json_response({"status": "ok", "database": "ok"})
 
 
+async def readyz(request: Request, who: Any, shared: Shared) -> Response:
+    """Ready while every background loop runs and has succeeded lately (gateway._loops).
+
+    Anyone may ask, as /healthz: the answer names loops, times and counts,
+    never an agent, a token or an org.
+    """
+    states = shared.loops.states()
+    loops = {state.name: state.view() for state in states}
+    problems = [problem for state in states if (problem := state.problem()) is not None]
+    if problems:
+        raise EnvironmentFault(
+            "; ".join(problems),
+            code="not_ready",
+            details={"not_ready": [s.name for s in states if not s.ready], "loops": loops},
+        )
+    return json_response({"status": "ok", "loops": loops})
+
+
 async def openapi_json(request: Request, who: Any, shared: Shared) -> Response:
     return json_response(_openapi_document())
 
@@ -95,12 +115,21 @@ async def metrics(request: Request, who: Any, shared: Shared) -> Response:
     # so frequent scrapes of a big store cost one count per interval.
     text = shared.metrics.render(await shared.run(shared.metrics.cells.get, cells))
     text += render_live(await shared.run(shared.metrics.live.get, shared.store.conformance.window))
+    text += render_loops(shared.loops.states())
     return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 ENDPOINTS: list[Endpoint] = [
     Endpoint(
         "GET", "/healthz", "none", healthz, "liveness and database reachability", statuses=(503,)
+    ),
+    Endpoint(
+        "GET",
+        "/readyz",
+        "none",
+        readyz,
+        "readiness: every background loop running and succeeding lately",
+        statuses=(503,),
     ),
     Endpoint("GET", "/openapi.json", "none", openapi_json, "this API's OpenAPI 3.1 document"),
     Endpoint(
@@ -222,6 +251,10 @@ def create_app(
             )
             # mandates.check decides as a call would
             store_service.mandates.decide_with(shared.calls)
+            # What /readyz and /metrics watch: this process's shared queues, and the
+            # loops of this app (A2A tasks, eval workers, probes) as they start.
+            for loop in (TOKEN_USES, REFRESHES, Loop(_a2a.A2A_LOOP)):
+                shared.loops.add(loop)
             workers = _EvalWorkers(
                 opened,
                 config.home,
@@ -232,16 +265,18 @@ def create_app(
                 prerender=store_service.evals.prerender,
             )
             state["shared"] = shared
-            workers.start()
+            workers.start(shared)
             if server_process:
                 gc.collect()
                 gc.freeze()
                 sys.setswitchinterval(switch_interval_s)
-            probes = (
-                asyncio.create_task(probe_forever(shared, executor, config.probe_interval_s))
-                if config.probe_interval_s > 0
-                else None
-            )
+            probes = None
+            if config.probe_interval_s > 0:
+                watched = shared.loops.add(probe_loop(config.probe_interval_s))
+                probes = asyncio.create_task(
+                    probe_forever(shared, executor, config.probe_interval_s, watched)
+                )
+                watched.watch_task(probes)
             try:
                 yield
             finally:
@@ -345,8 +380,18 @@ class _EvalWorkers:
         self.poll_s = poll_s
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        # Replaced by the app's own when started (start()).
+        self.loop = Loop("eval-workers")
+        self.renders = Loop("report-prerender")
 
-    def start(self) -> None:
+    def start(self, shared: Shared) -> None:
+        """Start the threads, watched as the loops `eval-workers` and `report-prerender`."""
+        if not self.count:
+            return
+        self.loop = shared.loops.add(Loop("eval-workers"))
+        self.loop.watch(lambda: all(thread.is_alive() for thread in self._threads))
+        if self.prerender is not None:
+            self.renders = shared.loops.add(Loop("report-prerender"))
         for index in range(self.count):
             thread = threading.Thread(
                 target=self._run, name=f"holon-eval-worker-{index}", daemon=True
@@ -359,6 +404,7 @@ class _EvalWorkers:
 
         while not self._stop.is_set():
             try:
+                # One eval's failure is the worker's `health` report, not an exception here.
                 run_worker(
                     self.store,
                     home=self.home,
@@ -367,9 +413,10 @@ class _EvalWorkers:
                     address_guard=self.guard,
                     tracer=self.tracer,
                     finished=self._finished,
+                    health=self.loop,
                 )
-            except Exception:  # a worker must outlive one bad eval
-                log.exception("eval worker failed; restarting in 5 s")
+            except Exception as exc:  # a worker must outlive anything
+                self.loop.failed("the eval worker (restarting in 5 s)", exc)
                 self._stop.wait(5)
 
     def _finished(self, eval_id: str) -> None:
@@ -380,8 +427,10 @@ class _EvalWorkers:
         assert self.prerender is not None
         try:
             self.prerender(eval_id)
-        except Exception:  # the report is rendered when it is first shown instead
-            log.exception("the report of eval %s was not rendered ahead", eval_id)
+        except Exception as exc:  # the report is rendered when it is first shown instead
+            self.renders.failed(f"the report of eval {eval_id}", exc)
+        else:
+            self.renders.ok()
 
     def stop(self) -> None:
         self._stop.set()

@@ -10,7 +10,6 @@ the handler, which knows the resource.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -19,13 +18,12 @@ from datetime import UTC, datetime
 from math import inf
 from typing import Any, Literal
 
+from gateway._loops import Loop
 from gateway._ttl import MISS, TtlCache
 from records import LAST_USED_EVERY, Store
 from schema.errors import Forbidden, Unauthorized
 
-log = logging.getLogger(__name__)
-
-__all__ = ["Access", "Bearer", "TokenCache"]
+__all__ = ["TOKEN_USES", "Access", "Bearer", "TokenCache"]
 
 RoleKind = Literal["operator", "org", "caller"]
 # none: no token needed; any: any valid token; otherwise the role kinds admitted.
@@ -74,6 +72,8 @@ NOT_A_TOKEN = "unknown, revoked or expired token"
 
 # Last-use writes, off the request path: one thread, so they never pile up.
 _TOUCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holon-token-use")
+# Its health, in every app of this process (gateway._loops).
+TOKEN_USES = Loop("token-uses")
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,8 @@ class TokenCache:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
-        self._cache = TtlCache(ttl_s)
+        # Keyed by the token itself: a failed reload names no token in the log.
+        self._cache = TtlCache(ttl_s, item=lambda token: "token")
         self._last_used_every_s = last_used_every_s
         self._clock = clock
         self._monotonic = monotonic
@@ -162,7 +163,9 @@ class TokenCache:
         try:
             self.store.tokens.touch(token_id, now)
         except Exception as exc:  # a lost last-use time is not worth a failed request
-            log.warning("recording the use of token %s failed: %s", token_id, exc)
+            TOKEN_USES.failed(f"the last use of token {token_id}", exc)
+        else:
+            TOKEN_USES.ok()
 
     def drain(self) -> None:
         """Wait for the last-use writes queued so far (before the store closes)."""

@@ -18,6 +18,9 @@ process does it at most once per `cells_ttl_s` (CachedCounts) and scrapes in
 between get the last count. Live conformance (answers and contract
 violations per agent and capability over the live window) comes from the
 store's counters the same way (records._conformance).
+
+Background loops (gateway._loops) are labelled by their name alone: which
+agent or token failed is in the log, not here.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Generic, TypeVar
 
+from gateway._loops import LoopState
 from records import LIVE_WINDOW_DAYS, LedgerEntry, LedgerStatus, LiveConformance
 
-__all__ = ["CachedCounts", "Metrics", "render_live"]
+__all__ = ["CachedCounts", "Metrics", "render_live", "render_loops"]
 
 V = TypeVar("V")
 
@@ -285,4 +289,50 @@ def render_live(counts: Iterable[LiveConformance]) -> str:
                 continue
             labels = _labels((("agent", row.agent_id), ("capability", row.capability)))
             lines.append(f"{name}{labels} {value}")
+    return "\n".join(lines) + "\n"
+
+
+def render_loops(states: Iterable[LoopState]) -> str:
+    """The background loops: whether each runs, its last success, its failed items."""
+    rows = list(states)
+    families: tuple[tuple[str, str, str, Callable[[LoopState], object]], ...] = (
+        (
+            "running",
+            "gauge",
+            "1 while the background loop's task or thread runs.",
+            lambda state: int(state.running),
+        ),
+        (
+            "last_success_timestamp_seconds",
+            "gauge",
+            "When the background loop last did its work, in Unix seconds (absent before).",
+            lambda state: state.last_success,
+        ),
+        (
+            "last_success_age_seconds",
+            "gauge",
+            "Seconds since the background loop last did its work (or since it started).",
+            lambda state: round(state.age_s, 3),
+        ),
+        (
+            "ready",
+            "gauge",
+            "1 while the background loop runs and has succeeded lately (/readyz).",
+            lambda state: int(state.ready),
+        ),
+        (
+            "failures_total",
+            "counter",
+            "Items of the background loop that raised (each logged with its item).",
+            lambda state: state.failures,
+        ),
+    )
+    lines: list[str] = []
+    for field, kind, text, value_of in families:
+        name = f"holon_loop_{field}"
+        lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
+        for state in rows:
+            value = value_of(state)
+            if value is not None:
+                lines.append(f"{name}{_labels((('loop', state.name),))} {value}")
     return "\n".join(lines) + "\n"

@@ -20,15 +20,25 @@ import random
 from typing import Literal
 
 from agents import Executor
+from gateway._loops import Loop
 from gateway.server._shared import Shared
 from records import AgentInfo
 from schema.errors import HolonError, ManifestError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ProbeResult", "probe_agent", "probe_forever"]
+__all__ = ["PROBE_SLACK_S", "ProbeResult", "probe_agent", "probe_forever", "probe_loop"]
 
 ProbeResult = Literal["ok", "mismatch", "not_advertised", "unreachable", "refused"]
+
+# Beyond its interval, how long the probe loop may go without probing anything before
+# it is not ready (/readyz): room for one slow agent's probe and the agents' listing.
+PROBE_SLACK_S = 600.0
+
+
+def probe_loop(interval_s: float) -> Loop:
+    """The probe loop's health, as /readyz and /metrics show it."""
+    return Loop("probes", stale_after_s=max(3 * interval_s, interval_s + PROBE_SLACK_S))
 
 
 async def probe_agent(shared: Shared, executor: Executor, agent: AgentInfo) -> ProbeResult:
@@ -60,20 +70,31 @@ async def probe_agent(shared: Shared, executor: Executor, agent: AgentInfo) -> P
     return "ok"
 
 
-async def probe_forever(shared: Shared, executor: Executor, interval_s: float) -> None:
-    """Probe every enabled agent about every `interval_s` (spread out, with jitter)."""
+async def probe_forever(shared: Shared, executor: Executor, interval_s: float, loop: Loop) -> None:
+    """Probe every enabled agent about every `interval_s` (spread out, with jitter).
+
+    Each agent probed, and each pass, is a success of `loop`; an agent whose
+    probe raises (anything: an endpoint the address parser chokes on, a bug)
+    is its failure, and the next agent is probed all the same.
+    """
     rng = random.Random()
     while True:
         await asyncio.sleep(interval_s * rng.uniform(0.5, 1.0))
         try:
             agents = await shared.run(_enabled_agents, shared)
-        except HolonError as exc:
-            log.warning("identity probes skipped: %s", exc)
+        except Exception as exc:  # the store is away, say: the next pass tries again
+            loop.failed("the list of agents to probe", exc)
             continue
         for agent in agents:
-            result = await probe_agent(shared, executor, agent)
-            shared.metrics.probe(agent.id, result)
+            try:
+                result = await probe_agent(shared, executor, agent)
+                shared.metrics.probe(agent.id, result)
+            except Exception as exc:
+                loop.failed(f"agent {agent.id}", exc)
+            else:
+                loop.ok()
             await asyncio.sleep(rng.uniform(0, interval_s / (2 * max(len(agents), 1))))
+        loop.ok()
 
 
 def _enabled_agents(shared: Shared) -> list[AgentInfo]:

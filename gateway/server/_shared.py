@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from anyio import to_thread
 
+from gateway._loops import Loops
 from gateway._network import NetworkPolicy
 from gateway.live import LiveCalls
 from gateway.server._auth import TokenCache
@@ -35,6 +36,8 @@ class Shared:
     # Calls still running for A2A tasks answered at once (returnImmediately).
     background: set[Any] = field(default_factory=set)
     doors: dict[str, Any] = field(default_factory=dict)  # a front door's state (its writers)
+    # The background loops this app runs or relies on (/readyz, /metrics).
+    loops: Loops = field(default_factory=Loops)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking store work in a worker thread, never on the event loop."""

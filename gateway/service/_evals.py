@@ -121,6 +121,7 @@ class EvalOps:
             "evals_worked": sorted(stats.evals_worked),
             "evals_finished": sorted(stats.evals_finished),
             "store_outages": stats.store_outages,
+            "eval_failures": stats.eval_failures,
         }
 
     def plan(

@@ -177,4 +177,9 @@ def test_max_outage_must_be_a_non_negative_number(tmp_path: Path, value: str) ->
 def test_max_outage_takes_seconds_zero_and_inf(tmp_path: Path, value: str) -> None:
     res = CLI(tmp_path / "home")("worker", "--once", "--max-outage", value, "--json")
     assert res.code == 0, res
-    assert res.json() == {"evals_worked": [], "evals_finished": [], "store_outages": 0}
+    assert res.json() == {
+        "evals_worked": [],
+        "evals_finished": [],
+        "store_outages": 0,
+        "eval_failures": 0,
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -111,8 +112,14 @@ def register_triage(store: Store, agent_id: str = "acme/ticket-triage", **change
 
 @contextmanager
 def running_gateway(
-    store: Store, home: Path, env: dict[str, str] | None = None, **options: Any
+    store: Store,
+    home: Path,
+    env: dict[str, str] | None = None,
+    *,
+    settings_changes: dict[str, Any] | None = None,
+    **options: Any,
 ) -> Iterator[Gateway]:
+    """`settings_changes`: settings no variable can say (a probe interval under a second)."""
     settings = Settings.from_env(
         {
             "HOLON_HOME": str(home),
@@ -122,6 +129,7 @@ def running_gateway(
             **(env or {}),
         }
     )
+    settings = dataclasses.replace(settings, **(settings_changes or {}))
     app = create_app(settings, store=store, **{"cache_ttl_s": 0.0, **options})
     tokens = {role: store.tokens.create(role)[1] for role in ROLES}
     with serve(app, **SERVER_OPTIONS) as url:  # as `holon gateway serve` runs it
