@@ -196,27 +196,35 @@ def generated_holdout(suite: Suite, secret: bytes, epoch: int) -> tuple[Case, ..
 
     Ids and seeds are the operator's: never shown to agent authors.
     """
+    if suite.holdout_generator is None:
+        return ()
+    return tuple(
+        generated_case(
+            suite,
+            holdout_seed(secret, suite.id, suite.version, epoch, index),
+            f"e{epoch}-{index:04d}",
+        )
+        for index in range(suite.holdout_generator.count)
+    )
+
+
+def generated_case(suite: Suite, seed: int, case_id: str) -> Case:
+    """One instance of the suite's holdout generator, from `seed` (a holdout case)."""
     spec = suite.holdout_generator
     if spec is None:
-        return ()
-    cases = []
-    for index in range(spec.count):
-        seed = holdout_seed(secret, suite.id, suite.version, epoch, index)
-        raw = {
-            "id": f"e{epoch}-{index:04d}",
-            "input": _seeded(spec.template["input"], seed),
-            "expected": _seeded(spec.template["expected"], seed),
-            "tags": list(spec.template.get("tags", [])),
-        }
-        cases.append(
-            Case(
-                id=raw["id"],
-                split="holdout",
-                input=raw["input"],
-                expected=raw["expected"],
-                tags=tuple(raw["tags"]),
-                checks=spec.checks,
-                raw=raw,
-            )
-        )
-    return tuple(cases)
+        raise ValueError(f"suite {suite.key} generates no holdout")
+    raw = {
+        "id": case_id,
+        "input": _seeded(spec.template["input"], seed),
+        "expected": _seeded(spec.template["expected"], seed),
+        "tags": list(spec.template.get("tags", [])),
+    }
+    return Case(
+        id=raw["id"],
+        split="holdout",
+        input=raw["input"],
+        expected=raw["expected"],
+        tags=tuple(raw["tags"]),
+        checks=spec.checks,
+        raw=raw,
+    )
