@@ -13,6 +13,13 @@ from records._agent_record import (
     RecordWarning,
 )
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
+from records._canaries import (
+    CANARY_WINDOW_DAYS,
+    Advance,
+    CanaryRegistry,
+    CanaryRun,
+    CanaryStanding,
+)
 from records._certificate_registry import (
     CERTIFICATE_LIFETIME,
     CertificateRegistry,
@@ -152,6 +159,11 @@ __all__ = [
     "CellStatus",
     "CellSpec",
     "ClaimedCell",
+    "CANARY_WINDOW_DAYS",
+    "Advance",
+    "CanaryRegistry",
+    "CanaryRun",
+    "CanaryStanding",
     "ConformanceRegistry",
     "Deny",
     "EvalCell",

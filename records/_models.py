@@ -526,3 +526,45 @@ class EvalReportRow(Base):
     compressed: Mapped[bool] = mapped_column(Boolean)
     body: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime]
+
+
+class CanaryRunRow(Base):
+    """One canary: a holdout case the gateway sent an agent inside its live traffic and
+    graded as an eval cell (records._canaries). Billed to the operator, never a caller."""
+
+    __tablename__ = "canary_runs"
+    __table_args__ = (
+        Index("ix_canary_runs_agent_at", "agent_id", "created_at"),
+        Index("ix_canary_runs_record", "agent_id", "agent_version", "capability", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)  # the call's request id
+    agent_id: Mapped[str] = mapped_column(String(79))
+    agent_version: Mapped[str] = mapped_column(String(64))
+    capability: Mapped[str] = mapped_column(String(100))
+    record_eval_id: Mapped[str] = mapped_column(String(32))
+    suite_id: Mapped[str] = mapped_column(String(100))
+    suite_version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime]
+    outcome_code: Mapped[str] = mapped_column(String(20))
+    passed: Mapped[bool] = mapped_column(Boolean)
+    cost_usd: Mapped[str] = mapped_column(String(40))  # Decimal text
+    latency_ms: Mapped[float] = mapped_column(Float)
+
+
+class CanaryStateRow(Base):
+    """Per agent version and capability: the drift test over the canaries graded since
+    the record's eval (`state`: evals' DriftState as JSON), and the drift it decided."""
+
+    __tablename__ = "canary_states"
+
+    agent_id: Mapped[str] = mapped_column(String(79), primary_key=True)
+    agent_version: Mapped[str] = mapped_column(String(64), primary_key=True)
+    capability: Mapped[str] = mapped_column(String(100), primary_key=True)
+    record_eval_id: Mapped[str] = mapped_column(String(32))
+    graded: Mapped[int] = mapped_column(Integer)
+    passed: Mapped[int] = mapped_column(Integer)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    drifted_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    drift: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    updated_at: Mapped[datetime]

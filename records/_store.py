@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0018"
+SCHEMA_REVISION = "0019"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -202,6 +202,7 @@ class Store:
         self._secret_box = secret_box
         from records._a2a_tasks import A2ATaskRegistry
         from records._agents import AgentRegistry
+        from records._canaries import CanaryRegistry
         from records._certificate_registry import CertificateRegistry
         from records._conformance import ConformanceRegistry
         from records._eval_reports import EvalReportRegistry
@@ -231,6 +232,7 @@ class Store:
         self.keys = KeyRegistry(self)
         self.certificates = CertificateRegistry(self)
         self.a2a_tasks = A2ATaskRegistry(self)
+        self.canaries = CanaryRegistry(self)
         self.created = False  # set by open_store when it made the schema from nothing
 
     @property

@@ -1,0 +1,140 @@
+"""Canary runs and drift tests on SQLite and PostgreSQL (records/_canaries.py)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from records import Advance, CanaryRun, Store, utcnow
+
+
+def _run(
+    n: int, passed: bool, *, eval_id: str = "ev_1", capability: str = "calc.sum", **kw: Any
+) -> CanaryRun:
+    values: dict[str, Any] = {
+        "request_id": f"req-{capability}-{eval_id}-{n}",
+        "agent_id": "acme/calc",
+        "agent_version": "1.0.0",
+        "capability": capability,
+        "record_eval_id": eval_id,
+        "suite_id": "calc-sum",
+        "suite_version": 1,
+        "outcome": "ok",
+        "passed": passed,
+        "cost_usd": Decimal("0.001"),
+        "latency_ms": 1.5,
+        "at": utcnow(),
+    }
+    values.update(kw)
+    return CanaryRun(**values)
+
+
+def _counting(drift_after: int | None = None) -> Advance:
+    """A test that counts what it saw and decides drift at its `drift_after`-th failure."""
+
+    def advance(
+        state: dict[str, Any] | None, passed: bool
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        seen = dict(state or {"seen": 0, "failed": 0})
+        seen["seen"] += 1
+        seen["failed"] += not passed
+        drift = None
+        if drift_after is not None and seen["failed"] >= drift_after:
+            drift = {"failed": seen["failed"]}
+        return seen, drift
+
+    return advance
+
+
+def test_runs_advance_the_test_and_a_new_record_starts_it_afresh(store: Store) -> None:
+    canaries = store.canaries
+    for n in range(5):
+        standing = canaries.record(_run(n, n != 2), _counting())
+    assert (standing.graded, standing.passed) == (5, 4)
+    assert standing.state == {"seen": 5, "failed": 1}
+    assert standing.drift is None and standing.drifted_at is None
+    fresh = canaries.record(_run(0, True, eval_id="ev_2"), _counting())
+    assert (fresh.record_eval_id, fresh.graded, fresh.passed) == ("ev_2", 1, 1)
+    assert fresh.state == {"seen": 1, "failed": 0}
+
+
+def test_a_drift_is_kept_once_with_its_evidence_and_only_a_new_record_clears_it(
+    store: Store,
+) -> None:
+    canaries = store.canaries
+    at = utcnow()
+    for n in range(3):
+        canaries.record(_run(n, False, at=at + timedelta(seconds=n)), _counting(drift_after=2))
+    standing = canaries.standings("acme/calc", "1.0.0")[0]
+    assert standing.drift == {"failed": 2}
+    assert standing.drifted_at == at + timedelta(seconds=1)
+    assert canaries.drifted("acme/calc", "1.0.0", "ev_1") == standing
+    assert canaries.drifted("acme/calc", "1.0.0", "ev_2") is None
+    canaries.record(_run(0, True, eval_id="ev_2"), _counting(drift_after=2))
+    assert canaries.drifted("acme/calc", "1.0.0", "ev_2") is None
+    assert canaries.standings("acme/calc", "1.0.0")[0].drift is None
+
+
+def test_today_counts_per_capability_and_adds_up_the_cost(store: Store) -> None:
+    now = utcnow()
+    canaries = store.canaries
+    canaries.record(_run(0, True, at=now - timedelta(days=1, minutes=1)), _counting())
+    for n in range(1, 4):
+        canaries.record(_run(n, True, at=now), _counting())
+    canaries.record(_run(9, True, capability="calc.product", at=now), _counting())
+    counts, spent = canaries.today("acme/calc", now)
+    assert counts == {"calc.sum": 3, "calc.product": 1}
+    assert spent == Decimal("0.004")
+    assert canaries.today("acme/other", now) == ({}, Decimal(0))
+
+
+def test_the_window_holds_the_last_days_of_this_record(store: Store) -> None:
+    now = utcnow()
+    canaries = store.canaries
+    canaries.record(_run(0, False, at=now - timedelta(days=8)), _counting())
+    for n in range(1, 7):
+        canaries.record(_run(n, n % 3 != 0, at=now - timedelta(hours=n)), _counting())
+    canaries.record(_run(0, True, eval_id="ev_0", at=now), _counting())
+    assert canaries.window("acme/calc", "1.0.0", "calc.sum", "ev_0", now) == (1, 1)
+    # ev_1's rows were replaced in the state by ev_0's, but its runs stay countable.
+    assert canaries.window("acme/calc", "1.0.0", "calc.sum", "ev_1", now) == (6, 4)
+
+
+def test_runs_are_listed_newest_first_in_pages(store: Store) -> None:
+    now = utcnow()
+    for n in range(7):
+        store.canaries.record(_run(n, True, at=now + timedelta(seconds=n)), _counting())
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = store.canaries.list(agent_id="acme/calc", cursor=cursor, limit=3)
+        seen += [r.request_id for r in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == [f"req-calc.sum-ev_1-{n}" for n in reversed(range(7))]
+    assert store.canaries.list(agent_id="acme/other").items == []
+    assert page.items[-1].to_json()["suite"] == "calc-sum@1"
+
+
+def test_two_writers_grading_at_once_both_count(store: Store) -> None:
+    errors: list[BaseException] = []
+
+    def grade(worker: int) -> None:
+        try:
+            for n in range(25):
+                store.canaries.record(_run(worker * 100 + n, n % 2 == 0), _counting())
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=grade, args=(w,)) for w in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    standing = store.canaries.standings("acme/calc", "1.0.0")[0]
+    assert (standing.graded, standing.passed) == (50, 26)
+    assert standing.state == {"seen": 50, "failed": 24}
