@@ -1,6 +1,13 @@
 """Mandates: documents, and the decision they make on every live call."""
 
-from gateway.mandates._decide import DENY_REASONS, Decision, decide_all, decide_one
+from gateway.mandates._decide import (
+    DENY_REASONS,
+    RESERVE_REASONS,
+    Decision,
+    budget_too_small,
+    decide_all,
+    decide_one,
+)
 from gateway.mandates._document import (
     Budget,
     Mandate,
@@ -11,9 +18,11 @@ from gateway.mandates._document import (
 
 __all__ = [
     "DENY_REASONS",
+    "RESERVE_REASONS",
     "Budget",
     "Mandate",
     "Decision",
+    "budget_too_small",
     "decide_all",
     "decide_one",
     "load_mandate",

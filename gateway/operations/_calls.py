@@ -424,7 +424,7 @@ MANDATES_GRANT = Operation(
         description="Validate the mandate in FILE (YAML or JSON, schema/mandate.schema.json) "
         "and store it under its id: a new mandate, or a new revision of the one with that id "
         "(a revoked one is reinstated). A holder may hold several mandates.",
-        render=Lines(_granted),
+        render=Lines(_granted, warnings=lambda view: [w["message"] for w in view["warnings"]]),
     ),
 )
 
@@ -505,7 +505,7 @@ MANDATES_CHECK = Operation(
     request=MandateCheck,
     summary="dry-run the mandate's decision on an agent and capability",
     run=_check,
-    statuses=(404,),
+    statuses=(404, 422),
     settle=True,  # the budget as of this process's answered calls
     max_body_bytes=64 * 1024,
     cli=Cli(
