@@ -510,10 +510,13 @@ MANDATES_CHECK = Operation(
     max_body_bytes=64 * 1024,
     cli=Cli(
         help="dry-run a mandate's decision on an agent and capability (exit 1 on deny)",
-        description="Decide as a live call would, without calling anyone or reserving "
-        "budget: allow, or deny with the reason and the numbers that decided it "
-        "(score, minimum, age, spent; with a rate limit, the calls it allows now). "
-        "Exit 0 on allow, 1 on deny.",
+        description="Decide as a live call by the mandate's holder would be decided by this "
+        "mandate, with the live call's own code, without calling anyone, reserving budget "
+        "or taking a rate-limit token: allow, or deny with the reason the call would get "
+        "(a revoked mandate is no_mandate; a spent budget budget_exhausted; an empty "
+        "bucket rate_limited) and the numbers that decided it (score, minimum, age, spent; "
+        "with a rate limit, the calls it allows now). The input is not checked: there is "
+        "none. Exit 0 on allow, 1 on deny.",
         render=Lines(_decided),
         passed=lambda decision: decision["decision"] == "allow",
     ),
