@@ -84,12 +84,13 @@ from gateway.live._contract import check_input, check_output, invalid_input, inv
 from gateway.live._decision import (
     Decided,
     check_mandate,
+    decide_agent,
     decide_call,
     denial_error,
     refusal,
 )
 from gateway.live._writes import LedgerWriter, charge_of, release_of
-from gateway.mandates import Decision, Mandate, decide_all
+from gateway.mandates import Decision, Mandate
 from records import (
     INVALID_INPUT,
     INVALID_OUTPUT,
@@ -514,20 +515,9 @@ class LiveCalls:
         now = self.clock()
         ranked: list[tuple[Decimal, Decimal, str]] = []
         decisions: list[Decision] = []
-        live_needed = any(m.needs_live for m in mandates)
         for agent in agents:
-            record = self.lookups.record(agent.id, agent.version)
-            mine = decide_all(
-                mandates,
-                agent_id=agent.id,
-                agent_version=agent.version,
-                capability=capability,
-                record=record,
-                now=now,
-                live=self.lookups.live(agent.id, capability) if live_needed else None,
-                not_advertised=self.lookups.not_advertised(agent.id, agent.version),
-                imported=self.lookups.imported(agent.id, agent.version, agent.manifest, mandates),
-            )
+            record = self.lookups.record(agent.id, agent.version)  # its score ranks it
+            mine = decide_agent(self.lookups, mandates, agent, capability, now, record=record)
             if any(v.allow for v in mine):
                 score = Decimal(0) if record is None else record.eval_score or Decimal(0)
                 price = Decimal(str(agent.manifest.get("pricing", {}).get("per_call_usd", "0")))

@@ -22,10 +22,18 @@ from typing import Any
 from agents import Manifest
 from gateway.live._cache import HeldMandates, Lookups
 from gateway.mandates import Decision, Mandate, decide_all
-from records import AgentInfo, BudgetState, CallEntry, RateState, period_key, utc_text
+from records import AgentInfo, AgentRecord, BudgetState, CallEntry, RateState, period_key, utc_text
 from schema.errors import BudgetExhausted, Denied, InputError, NotFound, RateLimited
 
-__all__ = ["Decided", "callable_agent", "check_mandate", "decide_call", "denial_error", "refusal"]
+__all__ = [
+    "Decided",
+    "callable_agent",
+    "check_mandate",
+    "decide_agent",
+    "decide_call",
+    "denial_error",
+    "refusal",
+]
 
 
 @dataclass(frozen=True)
@@ -75,22 +83,9 @@ def decide_call(
     record = None
     if any(m.needs_record for m in mandates):
         record = lookups.record(agent.id, agent.version)
-    live = None
-    if any(m.needs_live for m in mandates):
-        live = lookups.live(agent.id, capability)
     secret = lookups.secret(agent.id)
     manifest = lookups.manifest(agent.id, agent.version, agent.manifest)
-    decisions = decide_all(
-        mandates,
-        agent_id=agent.id,
-        agent_version=agent.version,
-        capability=capability,
-        record=record,
-        now=now,
-        live=live,
-        not_advertised=lookups.not_advertised(agent.id, agent.version),
-        imported=lookups.imported(agent.id, agent.version, agent.manifest, mandates),
-    )
+    decisions = decide_agent(lookups, mandates, agent, capability, now, record=record)
     return Decided(
         CallEntry("", caller, capability, agent.id, agent.version),
         manifest,
@@ -100,6 +95,33 @@ def decide_call(
         now,
         held.revisions,
         None if record is None else record.eval_id,
+    )
+
+
+def decide_agent(
+    lookups: Lookups,
+    mandates: list[Mandate],
+    agent: AgentInfo,
+    capability: str,
+    now: datetime,
+    *,
+    record: AgentRecord | None,
+) -> list[Decision]:
+    """Each mandate's decision on `agent` for `capability`, given the agent's `record` (read
+    by the caller: routing reads it to rank, a live call only when a mandate needs it)."""
+    live = None
+    if any(m.needs_live for m in mandates):
+        live = lookups.live(agent.id, capability)
+    return decide_all(
+        mandates,
+        agent_id=agent.id,
+        agent_version=agent.version,
+        capability=capability,
+        record=record,
+        now=now,
+        live=live,
+        not_advertised=lookups.not_advertised(agent.id, agent.version),
+        imported=lookups.imported(agent.id, agent.version, agent.manifest, mandates),
     )
 
 

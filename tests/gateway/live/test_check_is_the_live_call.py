@@ -27,7 +27,7 @@ from gateway.mandates import DENY_REASONS
 from records import AgentRecord, LiveConformance, Store
 from schema.errors import Denied
 from tests.gateway.server._gateway import mandate, register_triage
-from tests.records._record import agent_record
+from tests.records._record import decided_record
 
 AGENT = "acme/ticket-triage"
 CAPABILITY = "ticket.classify"
@@ -59,19 +59,7 @@ class World(Lookups):
         return []
 
 
-def _record(**fields: Any) -> AgentRecord:
-    record: dict[str, Any] = {
-        "eval_score": Decimal("0.85"),
-        "weakest_suite": "tiny",
-        "unverified_capabilities": [],
-        "evaluated_at": "2026-11-20T12:00:00Z",
-        "stale": False,
-        "stale_reasons": [],
-        "warnings": [],
-        "suites": {"tiny": {"capability": CAPABILITY, "score": Decimal("0.85")}},
-    }
-    record.update(fields)
-    return agent_record(**record)
+_record = decided_record
 
 
 SITUATIONS: dict[str, tuple[dict[str, Any], Callable[[World], None] | None, int]] = {
