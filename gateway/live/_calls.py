@@ -237,10 +237,10 @@ class LiveCalls:
         tried: list[dict[str, Any]] = []  # the answer's `routing.tried`
         passed: list[dict[str, Any]] = []  # the same, as the ledger row's details keep them
         denials: list[Decision] = []  # every passed-over candidate's mandates, by agent
-        last: Decided | None = None
+        decided_for: dict[str, Decided] = {}
         for agent_id in candidates[:MAX_ROUTE_ATTEMPTS]:
             decided = await self._decide(caller, agent_id, capability)
-            last = decided
+            decided_for[agent_id] = decided
             with span(self.tracer, "reserve") as current:
                 result: Allowed | Denied
                 if decided.allowed:
@@ -273,11 +273,12 @@ class LiveCalls:
             return body
         if denials:
             # One row for every candidate denied: the reason of the mandate that got
-            # furthest over all of them, and each candidate passed over and why.
-            assert last is not None
+            # furthest over all of them (its revision, the record it read), and each
+            # candidate passed over and why.
             error = denial_error(denials, subject=f"{caller} calling any agent for {capability}")
             call = CallEntry(request_id, caller, capability, None, None)
-            raise await self._deny(call, request_id, last, error, candidates=passed)
+            furthest = decided_for[str(error.details["agent"])]
+            raise await self._deny(call, request_id, furthest, error, candidates=passed)
         raise AgentCallFailed(  # every candidate was unreachable
             f"no agent for {capability} could be reached",
             code="unreachable",
