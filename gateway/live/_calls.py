@@ -197,7 +197,8 @@ class LiveCalls:
             contract = await self._contract(capability)
             decided = await self._decide(caller, agent_id, capability)
             if not decided.allowed:  # before the input is read: its schema is not the caller's
-                raise await self._deny(decided.call, request_id, decided, _denial(decided))
+                with span(self.tracer, "reserve"):  # the denial's row, where a reservation goes
+                    raise await self._deny(decided.call, request_id, decided, _denial(decided))
             await self._refuse_bad_input(decided.call, input, contract, request_id)
             with span(self.tracer, "reserve") as current:
                 allowed = await self._reserve(decided, request_id)
