@@ -245,7 +245,7 @@ class LiveCalls:
             with span(self.tracer, "reserve") as current:
                 result: Allowed | Denied
                 if decided.allowed:
-                    result = await self._reserve(decided, request_id, passed_over=passed)
+                    result = await self._reserve(decided, request_id, passed_over=list(passed))
                 else:
                     result = _denial(decided)
                 if current is not None and isinstance(result, Allowed):
