@@ -4,7 +4,7 @@ A group of reservations locks the buckets of its mandates after its budget
 rows (in id order, so two groups never wait on each other in a cycle),
 takes one token per reservation in arrival order, and writes each changed
 bucket once. `Buckets.available` reads a bucket outside any transaction
-(`holon mandates check`).
+(`holon mandates check`), and `read_bucket` gives one to judge a call on.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from records._rate import (
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["Bucket", "available", "lock_buckets", "write_buckets"]
+__all__ = ["Bucket", "available", "lock_buckets", "read_bucket", "write_buckets"]
 
 BUCKETS = cast(Table, RateBucketRow.__table__)
 
@@ -88,8 +88,11 @@ def write_buckets(sql: LedgerSql, cursor: Any, buckets: dict[str, Bucket]) -> No
         sql.update_buckets(cursor, changed)
 
 
-def available(store: Store, mandate_id: str, limit: RateLimit, now: datetime) -> int:
-    """How many calls `limit` lets the mandate make at `now` (whole tokens in its bucket)."""
+def read_bucket(store: Store, mandate_id: str, now: datetime) -> Bucket:
+    """The mandate's bucket as a reservation at `now` would find it, read without a lock:
+    its `take` judges a call as the reservation would, and nothing is written
+    (`holon mandates check`). A mandate with no row yet has the empty bucket at the epoch
+    that its first reservation would make."""
     with store.read() as session:
         row = (
             session.connection()
@@ -101,4 +104,10 @@ def available(store: Store, mandate_id: str, limit: RateLimit, now: datetime) ->
             .first()
         )
     level, at = (0, EPOCH) if row is None else (int(row.level), row.updated_at)
-    return refill(limit, level, at, now)[0] // UNITS_PER_TOKEN
+    return Bucket(mandate_id, level, at, now)
+
+
+def available(store: Store, mandate_id: str, limit: RateLimit, now: datetime) -> int:
+    """How many calls `limit` lets the mandate make at `now` (whole tokens in its bucket)."""
+    bucket = read_bucket(store, mandate_id, now)
+    return refill(limit, bucket.level, bucket.at, now)[0] // UNITS_PER_TOKEN

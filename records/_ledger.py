@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import Table, select
 from sqlalchemy.exc import OperationalError
 
-from records._buckets import available, lock_buckets, write_buckets
+from records._buckets import available, lock_buckets, read_bucket, write_buckets
 from records._conformance import count_live
 from records._group import GroupCommit
 from records._ledger_sql import Busy, LedgerSql
@@ -64,6 +64,7 @@ from records._ledger_values import (
     CallEntry,
     DecisionCode,
     LedgerEntry,
+    budget_refusal,
     entry_from_row,
     period_key,
 )
@@ -257,6 +258,29 @@ class LedgerRegistry:
         reading, as `budget` is: only a reservation takes one."""
         return available(self._store, mandate_id, limit, now or utcnow())
 
+    def judge(
+        self,
+        mandate_id: str,
+        *,
+        cap: Decimal,
+        budget: tuple[BudgetPeriod, Decimal] | None,
+        rate_limit: RateLimit | None,
+        now: datetime,
+    ) -> BudgetState | RateState | None:
+        """What a reservation of `cap` under the mandate would be answered at `now`, without
+        making it: the budget's refusal, else the rate limit's, else None (it would go
+        through). The reservation's own judgements (`budget_refusal`, `Bucket.take`), in
+        its order, on rows read without a lock: `holon mandates check`."""
+        if budget is not None:
+            period = period_key(budget[0], now)
+            spent, reserved = self.budget(mandate_id, period)
+            refused = budget_refusal(mandate_id, period, budget[1], spent, reserved, cap)
+            if refused is not None:
+                return refused
+        if rate_limit is not None:
+            return read_bucket(self._store, mandate_id, now).take(rate_limit)
+        return None
+
     def list(
         self,
         *,
@@ -447,26 +471,20 @@ class LedgerRegistry:
             if write.budget is not None and period is not None:
                 key = (write.mandate_id, period)
                 held = budgets[key]
-                amount = write.budget[1]
                 # A hold left by a crashed call counts until it expires, and then as
                 # spent (`expire`): sweeping it here would free nothing.
-                if held.spent + held.reserved + write.cap > amount:
-                    results[index] = BudgetState(
-                        write.mandate_id,
-                        period,
-                        amount,
-                        held.spent,
-                        held.reserved,
-                        write.cap,
-                        True,
-                    )
+                refused = budget_refusal(
+                    write.mandate_id, period, write.budget[1], held.spent, held.reserved, write.cap
+                )
+                if refused is not None:
+                    results[index] = refused
                     continue
             # After the budget: a mandate that cannot pay says so (402), not "retry
             # later", and a call the budget refuses takes no token.
             if write.rate_limit is not None:
-                refused = buckets[write.mandate_id].take(write.rate_limit)
-                if refused is not None:
-                    results[index] = refused
+                limited = buckets[write.mandate_id].take(write.rate_limit)
+                if limited is not None:
+                    results[index] = limited
                     continue
             if held is not None:
                 held.reserved += write.cap

@@ -83,6 +83,23 @@ class BudgetState:
         }
 
 
+def budget_refusal(
+    mandate_id: str,
+    period: str,
+    amount: Decimal,
+    spent: Decimal,
+    reserved: Decimal,
+    cap: Decimal,
+) -> BudgetState | None:
+    """The budget's refusal of a reservation of `cap`, or None when it affords one: the one
+    judgement of the reservation (records._ledger; PostgreSQL's function does the same
+    sum) and of `holon mandates check`. A hold left by a crashed call counts until it
+    expires, and then as spent."""
+    if spent + reserved + cap > amount:
+        return BudgetState(mandate_id, period, amount, spent, reserved, cap, True)
+    return None
+
+
 @dataclass(frozen=True)
 class LedgerEntry:
     id: str

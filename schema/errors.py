@@ -22,7 +22,7 @@ contract, like the JSON Schemas beside this module::
     ├── Unauthorized            exit 2  HTTP 401  unauthorized: no or bad token
     ├── Forbidden               exit 2  HTTP 403  forbidden: the token's role may not do this
     ├── Denied                  exit 1  HTTP 403  <deny reason>: a mandate said no
-    │   ├── BudgetExhausted     exit 1  HTTP 402  budget_exhausted
+    │   ├── BudgetExhausted     exit 1  HTTP 402  budget_exhausted (and budget_too_small)
     │   └── RateLimited         exit 1  HTTP 429  rate_limited: Retry-After from retry_after_s
     ├── CheckFailed             exit 1  HTTP 200  check_failed: the thing checked failed
     │   └── CertificateRejected         422       certificate_rejected: details.reason says why
@@ -260,6 +260,9 @@ class Denied(HolonError):
 
 
 class BudgetExhausted(Denied):
+    """The mandates' budgets cannot pay the call: spent (`budget_exhausted`), or too small
+    to pay one call's cap even when nothing is spent (code `budget_too_small`)."""
+
     code = "budget_exhausted"
     http_status = 402
 

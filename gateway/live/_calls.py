@@ -30,10 +30,24 @@ waits for writes still queued (the server calls it at shutdown and before
 reading the ledger).
 
 Every call is held to its capability's contract (gateway.live._contract):
-an input outside the input schema is refused before the decision (400
-`invalid_input`, a deny row, no reservation, no agent call); an output
-outside the output schema is the agent's 502 `invalid_output`, settled at
-zero and counted against it (records._conformance).
+an input outside the input schema is refused after the mandates' decision
+and before the reservation (400 `invalid_input`, a deny row, no
+reservation, no agent call); an output outside the output schema is the
+agent's 502 `invalid_output`, settled at zero and counted against it
+(records._conformance).
+
+The order of refusals (GATEWAY.md, "The order of refusals"): first what
+needs no input (the agent may be called, the mandates allow the caller to
+call it for the capability), then the input against the contract, then the
+reservation (budget, rate limit). A caller no mandate lets call the
+capability learns nothing of its schema; an input outside the contract
+never reaches the agent and never reserves money or takes a token.
+
+One ledger row per call: a denial is written once, whatever routing tried
+(the candidates passed over are in its details, and in the details of the
+reservation of the one that was called). An agent called and found
+`unreachable` keeps its own reservation row, settled at zero: it took a
+rate-limit token and held the budget, and the ledger accounts for both.
 
 An answer is at most `max_response_bytes` (4 MiB, the cap on an agent's
 body too): the executor takes an output only while, written as holon
@@ -46,7 +60,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -67,18 +81,22 @@ from evals.suites import Contract
 from gateway._tracing import span
 from gateway.live._cache import CacheMiss, Lookups
 from gateway.live._contract import check_input, check_output, invalid_input, invalid_output
-from gateway.live._decision import check_mandate, denial_error
+from gateway.live._decision import (
+    Decided,
+    check_mandate,
+    decide_agent,
+    decide_call,
+    denial_error,
+    refusal,
+)
 from gateway.live._writes import LedgerWriter, charge_of, release_of
-from gateway.mandates import Decision, Mandate, decide_all
+from gateway.mandates import Decision, Mandate
 from records import (
     INVALID_INPUT,
     INVALID_OUTPUT,
-    AgentInfo,
-    BudgetState,
     CallEntry,
     Deny,
     LedgerEntry,
-    RateState,
     Reserve,
     Settle,
     Store,
@@ -89,7 +107,6 @@ from schema.errors import (
     AgentTimedOut,
     Denied,
     HolonError,
-    InputError,
     NotFound,
 )
 from schema.jsontext import JSONValue
@@ -119,20 +136,6 @@ class Allowed:
     mandate: Mandate
     entry: LedgerEntry
     secret: str | None
-
-
-@dataclass(frozen=True)
-class _Decided:
-    """The decision before any budget: who may pay, in order, and what to call."""
-
-    call: CallEntry
-    manifest: Manifest
-    mandates: dict[str, Mandate]
-    decisions: list[Decision]
-    secret: str | None
-    now: datetime
-    revisions: dict[str, int] = field(default_factory=dict)  # mandate id -> revision decided on
-    record_eval_id: str | None = None  # the eval of the record decided on (None: none read)
 
 
 class LiveCalls:
@@ -192,8 +195,17 @@ class LiveCalls:
                 )
             request_id = new_request_id()
             contract = await self._contract(capability)
-            await self._refuse_bad_input(caller, agent_id, capability, input, contract, request_id)
-            allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
+            decided = await self._decide(caller, agent_id, capability)
+            if not decided.allowed:  # before the input is read: its schema is not the caller's
+                with span(self.tracer, "reserve"):  # the denial's row, where a reservation goes
+                    raise await self._deny(decided.call, request_id, decided, _denial(decided))
+            await self._refuse_bad_input(decided.call, input, contract, request_id)
+            with span(self.tracer, "reserve") as current:
+                allowed = await self._reserve(decided, request_id)
+                if isinstance(allowed, Denied):
+                    raise await self._deny(decided.call, request_id, decided, allowed)
+                if current is not None:
+                    current.set_attribute("holon.mandate", allowed.mandate.id)
             outcome = await self._call(allowed, capability, input, request_id)
             return await self._finish(allowed, outcome, contract)
 
@@ -204,7 +216,9 @@ class LiveCalls:
 
         Best: highest eval_score, then lowest per-call price, then id. An
         `unreachable` agent (it never saw the request) falls back to the next
-        candidate, whose mandates are decided again.
+        candidate, whose mandates are decided again, and so does a candidate whose
+        mandates' budgets or rate limits refuse it now. One ledger row for the call
+        (the module doc), plus the reservation of each agent found unreachable.
         """
         with span(self.tracer, "live.call", context=parent) as current:
             if current is not None:
@@ -214,29 +228,58 @@ class LiveCalls:
             return await self._route(caller, capability, input)
 
     async def _route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
+        request_id = new_request_id()  # the call's row (an unreachable agent's has its own)
         contract = await self._contract(capability)
-        await self._refuse_bad_input(caller, None, capability, input, contract, new_request_id())
-        candidates = await to_thread.run_sync(self._candidates, caller, capability)
-        tried: list[dict[str, Any]] = []
-        last: Exception | None = None
+        candidates = await to_thread.run_sync(self._candidates, caller, capability, request_id)
+        # A routed refusal has no agent: none was chosen yet.
+        await self._refuse_bad_input(
+            CallEntry(request_id, caller, capability, None, None), input, contract, request_id
+        )
+        tried: list[dict[str, Any]] = []  # the answer's `routing.tried`
+        passed: list[dict[str, Any]] = []  # the same, as the ledger row's details keep them
+        denials: list[Decision] = []  # every passed-over candidate's mandates, by agent
+        decided_for: dict[str, Decided] = {}
         for agent_id in candidates[:MAX_ROUTE_ATTEMPTS]:
-            request_id = new_request_id()
-            try:
-                allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
-            except Denied as exc:  # e.g. its budget ran out since ranking
-                tried.append({"agent": agent_id, "decision": "deny", "reason": exc.code})
-                last = exc
+            decided = await self._decide(caller, agent_id, capability)
+            decided_for[agent_id] = decided
+            with span(self.tracer, "reserve") as current:
+                result: Allowed | Denied
+                if decided.allowed:
+                    result = await self._reserve(decided, request_id, passed_over=list(passed))
+                else:
+                    result = _denial(decided)
+                if current is not None and isinstance(result, Allowed):
+                    current.set_attribute("holon.mandate", result.mandate.id)
+            if isinstance(result, Denied):  # e.g. its budget ran out since ranking
+                entry = {"agent": agent_id, "decision": "deny", "reason": result.code}
+                tried.append(entry)
+                passed.append({**entry, "mandate": result.details.get("mandate")})
+                denials += [
+                    Decision(v.mandate, False, v.reason, {**v.numbers, "agent": agent_id})
+                    for v in decided.decisions
+                ]
                 continue
+            allowed = result
             outcome = await self._call(allowed, capability, input, request_id)
             if outcome.code == "unreachable" and agent_id != candidates[-1]:
                 await self.writer.write(_settlement(allowed, outcome))
                 tried.append({"agent": agent_id, "outcome": "unreachable"})
+                passed.append(
+                    {"agent": agent_id, "outcome": "unreachable", "request_id": request_id}
+                )
+                request_id = new_request_id()  # that row keeps its id; the next attempt's own
                 continue
             body = await self._finish(allowed, outcome, contract)
             body["routing"] = {"candidates": len(candidates), "tried": tried}
             return body
-        if last is not None:
-            raise last
+        if denials:
+            # One row for every candidate denied: the reason of the mandate that got
+            # furthest over all of them (its revision, the record it read), and each
+            # candidate passed over and why.
+            error = denial_error(denials, subject=f"{caller} calling any agent for {capability}")
+            call = CallEntry(request_id, caller, capability, None, None)
+            furthest = decided_for[str(error.details["agent"])]
+            raise await self._deny(call, request_id, furthest, error, candidates=passed)
         raise AgentCallFailed(  # every candidate was unreachable
             f"no agent for {capability} could be reached",
             code="unreachable",
@@ -262,32 +305,26 @@ class LiveCalls:
 
     async def _refuse_bad_input(
         self,
-        caller: str,
-        agent_id: str | None,
-        capability: str,
+        call: CallEntry,
         input: JSONValue,
         contract: Contract | None,
         request_id: str,
     ) -> None:
-        """Before any decision: an input outside the contract is the caller's 400, with a
-        ledger row (deny, nothing reserved) and no agent call (gateway.live._contract)."""
+        """After the decision, before the reservation: an input outside the contract is the
+        caller's 400, with a ledger row (deny, nothing reserved) and no agent call
+        (gateway.live._contract)."""
         violation = await check_input(contract, input)
         if violation is None:
             return
         assert contract is not None
-        version = None
-        if agent_id is not None:
-            try:
-                agent = _callable(self.lookups.cached_only(), agent_id, capability)
-            except CacheMiss:
-                agent = await to_thread.run_sync(_callable, self.lookups, agent_id, capability)
-            version = agent.version
         error = invalid_input(
-            contract, violation, f"{caller} calling {agent_id or 'any agent'} for {capability}"
+            contract,
+            violation,
+            f"{call.caller} calling {call.agent_id or 'any agent'} for {call.capability}",
         )
         await self.writer.write(
             Deny(
-                CallEntry(request_id, caller, capability, agent_id, version),
+                _replace_request(call, request_id),
                 mandate_id=None,
                 reason=INVALID_INPUT,
                 details=error.details,
@@ -295,117 +332,88 @@ class LiveCalls:
         )
         raise error
 
-    async def _decide_and_reserve(
-        self, caller: str, agent_id: str, capability: str, request_id: str
-    ) -> Allowed:
+    async def _decide(self, caller: str, agent_id: str, capability: str) -> Decided:
+        """Every mandate's decision (gateway.live._decision.decide_call): on the loop when
+        the lookup cache holds every read, else in a worker thread."""
         with span(self.tracer, "decide"):
             try:
-                decided = self._decide(self.lookups.cached_only(), caller, agent_id, capability)
+                return self._decide_now(self.lookups.cached_only(), caller, agent_id, capability)
             except CacheMiss:
-                decided = await to_thread.run_sync(
-                    self._decide, self.lookups, caller, agent_id, capability
+                return await to_thread.run_sync(
+                    self._decide_now, self.lookups, caller, agent_id, capability
                 )
-        with span(self.tracer, "reserve") as current:
-            allowed = await self._reserve(decided, caller, agent_id, capability, request_id)
-            if current is not None:
-                current.set_attribute("holon.mandate", allowed.mandate.id)
-            return allowed
+
+    def _decide_now(self, lookups: Lookups, caller: str, agent_id: str, capability: str) -> Decided:
+        held = lookups.held_mandates(caller)
+        return decide_call(lookups, held, caller, agent_id, capability, self.clock())
 
     async def _reserve(
-        self, decided: _Decided, caller: str, agent_id: str, capability: str, request_id: str
-    ) -> Allowed:
-        """Reserve under the first mandate that allows and has budget; else the denial."""
-        decided = _Decided(  # not dataclasses.replace: this is every call's path
-            _replace_request(decided.call, request_id),
-            decided.manifest,
-            decided.mandates,
-            decided.decisions,
-            decided.secret,
-            decided.now,
-            decided.revisions,
-            decided.record_eval_id,
-        )
-        decisions = decided.decisions
+        self,
+        decided: Decided,
+        request_id: str,
+        *,
+        passed_over: list[dict[str, Any]] | None = None,
+    ) -> Allowed | Denied:
+        """Reserve under the first mandate that allows and has budget; else the denial (its
+        row not written: `_deny`). `passed_over`: the candidates routing passed over, kept in
+        the reservation's details."""
+        call = _replace_request(decided.call, request_id)
+        decisions = decided.decisions  # a refused reservation is its mandate's denial now
         for index, decision in enumerate(decisions):
             if not decision.allow:
                 continue
             mandate = decided.mandates[decision.mandate]
             deadline = _deadline(mandate, decided.manifest)
+            details: dict[str, Any] = {"decision": decision.to_json()}
+            if passed_over:
+                details["passed_over"] = passed_over
             reserved = await self.writer.reserve(
                 Reserve(
-                    decided.call,
+                    call,
                     mandate_id=mandate.id,
                     cap=mandate.max_cost_per_call_usd,
                     expires_at=decided.now + timedelta(seconds=float(deadline)) + RESERVATION_GRACE,
                     budget=None
                     if mandate.budget is None
                     else (mandate.budget.period, mandate.budget.amount_usd),
-                    details={"decision": decision.to_json()},
+                    details=details,
                     mandate_revision=decided.revisions.get(mandate.id),
                     record_eval_id=decided.record_eval_id,
                     certificate_id=decision.certificate_id,
                     rate_limit=mandate.rate_limit,
                 )
             )
-            if isinstance(reserved, BudgetState):
-                decisions[index] = Decision(
-                    mandate.id, False, "budget_exhausted", reserved.to_json()
-                )
-                continue
-            if isinstance(reserved, RateState):
-                decisions[index] = Decision(mandate.id, False, "rate_limited", reserved.to_json())
+            if not isinstance(reserved, LedgerEntry):
+                decisions[index] = refusal(mandate.id, reserved)
                 continue
             return Allowed(decided.manifest, mandate, reserved, decided.secret)
-        error = denial_error(decisions, subject=f"{caller} calling {agent_id} for {capability}")
+        return denial_error(decisions, subject=_subject(decided.call))
+
+    async def _deny(
+        self,
+        call: CallEntry,
+        request_id: str,
+        decided: Decided,
+        error: Denied,
+        *,
+        candidates: list[dict[str, Any]] | None = None,
+    ) -> Denied:
+        """Write the call's one deny row for `error`; the error, to raise."""
         denied_by = error.details.get("mandate")
+        details: dict[str, Any] = {"mandates": error.details["mandates"]}
+        if candidates is not None:
+            details["candidates"] = candidates
         await self.writer.write(
             Deny(
-                decided.call,
+                _replace_request(call, request_id),
                 mandate_id=denied_by,
                 reason=error.code,
-                details={"mandates": error.details["mandates"]},
+                details=details,
                 mandate_revision=None if denied_by is None else decided.revisions.get(denied_by),
                 record_eval_id=decided.record_eval_id,
             )
         )
-        raise error
-
-    def _decide(self, lookups: Lookups, caller: str, agent_id: str, capability: str) -> _Decided:
-        """Every mandate's decision; raises CacheMiss on a `cached_only` view that lacks a read."""
-        agent = _callable(lookups, agent_id, capability)
-        held = lookups.held_mandates(caller)
-        mandates = held.mandates
-        record = None
-        if any(m.needs_record for m in mandates):
-            record = lookups.record(agent.id, agent.version)
-        live = None
-        if any(m.needs_live for m in mandates):
-            live = lookups.live(agent.id, capability)
-        secret = lookups.secret(agent.id)
-        manifest = lookups.manifest(agent.id, agent.version, agent.manifest)
-        now = self.clock()
-        decisions = decide_all(
-            mandates,
-            agent_id=agent.id,
-            agent_version=agent.version,
-            capability=capability,
-            record=record,
-            now=now,
-            live=live,
-            not_advertised=lookups.not_advertised(agent.id, agent.version),
-            imported=lookups.imported(agent.id, agent.version, agent.manifest, mandates),
-        )
-        call = CallEntry("", caller, capability, agent.id, agent.version)
-        return _Decided(
-            call,
-            manifest,
-            {m.id: m for m in mandates},
-            decisions,
-            secret,
-            now,
-            held.revisions,
-            None if record is None else record.eval_id,
-        )
+        return error
 
     async def _call(
         self, allowed: Allowed, capability: str, input: JSONValue, request_id: str
@@ -497,7 +505,7 @@ class LiveCalls:
             "latency_ms": round(outcome.latency_ms, 3),
         }
 
-    def _candidates(self, caller: str, capability: str) -> list[str]:
+    def _candidates(self, caller: str, capability: str, request_id: str) -> list[str]:
         """Agents claiming `capability` that some mandate of `caller` allows now, best first."""
         agents = self.lookups.agents_claiming(capability)
         if not agents:
@@ -509,20 +517,9 @@ class LiveCalls:
         now = self.clock()
         ranked: list[tuple[Decimal, Decimal, str]] = []
         decisions: list[Decision] = []
-        live_needed = any(m.needs_live for m in mandates)
         for agent in agents:
-            record = self.lookups.record(agent.id, agent.version)
-            mine = decide_all(
-                mandates,
-                agent_id=agent.id,
-                agent_version=agent.version,
-                capability=capability,
-                record=record,
-                now=now,
-                live=self.lookups.live(agent.id, capability) if live_needed else None,
-                not_advertised=self.lookups.not_advertised(agent.id, agent.version),
-                imported=self.lookups.imported(agent.id, agent.version, agent.manifest, mandates),
-            )
+            record = self.lookups.record(agent.id, agent.version)  # its score ranks it
+            mine = decide_agent(self.lookups, mandates, agent, capability, now, record=record)
             if any(v.allow for v in mine):
                 score = Decimal(0) if record is None else record.eval_score or Decimal(0)
                 price = Decimal(str(agent.manifest.get("pricing", {}).get("per_call_usd", "0")))
@@ -534,7 +531,7 @@ class LiveCalls:
                 ]
         if not ranked:
             error = denial_error(decisions, subject=f"{caller} calling any agent for {capability}")
-            call = CallEntry(new_request_id(), caller, capability, None, None)
+            call = CallEntry(request_id, caller, capability, None, None)
             denied_by = error.details.get("mandate")
             denied = self.store.ledger.deny(
                 call,
@@ -555,18 +552,13 @@ def _settlement(allowed: Allowed, outcome: Outcome) -> Settle:
     )
 
 
-def _callable(lookups: Lookups, agent_id: str, capability: str) -> AgentInfo:
-    """The agent, if it may be called for `capability` at all (enabled, claiming it)."""
-    agent = lookups.agent(agent_id)
-    if agent.disabled:
-        raise NotFound(f"agent {agent_id} is disabled", details={"agent": agent_id})
-    if capability not in agent.capabilities:
-        raise InputError(
-            f"{agent_id} does not claim the capability {capability!r}",
-            code="capability_not_claimed",
-            details={"agent": agent_id, "capabilities": agent.capabilities},
-        )
-    return agent
+def _subject(call: CallEntry) -> str:
+    return f"{call.caller} calling {call.agent_id} for {call.capability}"
+
+
+def _denial(decided: Decided) -> Denied:
+    """The error of a call its mandates deny before any reservation."""
+    return denial_error(decided.decisions, subject=_subject(decided.call))
 
 
 def _replace_request(call: CallEntry, request_id: str) -> CallEntry:

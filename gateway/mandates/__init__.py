@@ -1,6 +1,13 @@
 """Mandates: documents, and the decision they make on every live call."""
 
-from gateway.mandates._decide import DENY_REASONS, Decision, decide_all, decide_one
+from gateway.mandates._decide import (
+    DENY_REASONS,
+    RESERVE_REASONS,
+    Decision,
+    budget_too_small,
+    decide_all,
+    decide_one,
+)
 from gateway.mandates._document import (
     Budget,
     Mandate,
@@ -13,10 +20,12 @@ from gateway.mandates._fields import FIELDS, MandateField, field_text
 __all__ = [
     "DENY_REASONS",
     "FIELDS",
+    "RESERVE_REASONS",
     "Budget",
     "Mandate",
     "MandateField",
     "Decision",
+    "budget_too_small",
     "decide_all",
     "decide_one",
     "field_text",

@@ -25,13 +25,24 @@ from evals import admits_lower, eval_score_lower
 from gateway.mandates._document import SELF_ISSUER, Mandate
 from records import AgentRecord, LiveConformance, RecordSuite, utc_text
 
-__all__ = ["DENY_REASONS", "Decision", "decide_all", "decide_one"]
+__all__ = [
+    "DENY_REASONS",
+    "RESERVE_REASONS",
+    "Decision",
+    "budget_too_small",
+    "decide_all",
+    "decide_one",
+]
 
-# In the order they are checked: a later reason means the mandate got further.
-# The ledger checks a reservation's budget before its rate limit (records._ledger):
-# a mandate that cannot pay is `budget_exhausted` whatever its bucket holds (a
-# "retry later" would not be true), and one only rate limited got furthest: the
-# caller may call again at its Retry-After.
+# Every reason a mandate denies a call for, in the order they are checked: a later
+# reason means the mandate got further. The one declaration: `Decision.stage` refuses
+# any other, the docs' list and the check's tests are read from it. Up to
+# `budget_too_small` they are decided here, from the mandate alone (`decide_one`);
+# `RESERVE_REASONS` are the ledger's, when the reservation is tried. The ledger
+# checks a reservation's budget before its rate limit (records._ledger): a mandate
+# that cannot pay is `budget_exhausted` whatever its bucket holds (a "retry later"
+# would not be true), and one only rate limited got furthest: the caller may call
+# again at its Retry-After.
 DENY_REASONS = (
     "no_mandate",
     "mandate_expired",
@@ -47,9 +58,11 @@ DENY_REASONS = (
     "capability_score_below_minimum",
     "overfit_warning",
     "live_violation_rate_above_maximum",
+    "budget_too_small",
     "budget_exhausted",
     "rate_limited",
 )
+RESERVE_REASONS = ("budget_exhausted", "rate_limited")
 
 
 @dataclass(frozen=True)
@@ -149,7 +162,26 @@ def decide_one(
         decision = _against_live(mandate, live)
         if not decision.allow:
             return decision
+    too_small = budget_too_small(mandate)
+    if too_small is not None:
+        return too_small
     return Decision(mandate.id, True, certificate_id=certificate_id)
+
+
+def budget_too_small(mandate: Mandate) -> Decision | None:
+    """The denial of a mandate whose budget cannot pay one call's worst case (its per-call
+    cap) even when nothing is spent: no reservation under it can ever succeed, so saying
+    `budget_exhausted` with nothing spent would send the operator looking for spending."""
+    budget = mandate.budget
+    if budget is None or mandate.max_cost_per_call_usd <= budget.amount_usd:
+        return None
+    return _deny(
+        mandate,
+        "budget_too_small",
+        amount_usd=str(budget.amount_usd),
+        period=budget.period,
+        max_cost_per_call_usd=str(mandate.max_cost_per_call_usd),
+    )
 
 
 def _accepted_record(

@@ -415,7 +415,7 @@ MANDATES_GRANT = Operation(
         description="Validate the mandate in FILE (YAML or JSON, schema/mandate.schema.json) "
         "and store it under its id: a new mandate, or a new revision of the one with that id "
         "(a revoked one is reinstated). A holder may hold several mandates.",
-        render=Lines(_granted),
+        render=Lines(_granted, warnings=lambda view: [w["message"] for w in view["warnings"]]),
     ),
 )
 
@@ -496,15 +496,18 @@ MANDATES_CHECK = Operation(
     request=MandateCheck,
     summary="dry-run the mandate's decision on an agent and capability",
     run=_check,
-    statuses=(404,),
+    statuses=(404, 422),
     settle=True,  # the budget as of this process's answered calls
     max_body_bytes=64 * 1024,
     cli=Cli(
         help="dry-run a mandate's decision on an agent and capability (exit 1 on deny)",
-        description="Decide as a live call would, without calling anyone or reserving "
-        "budget: allow, or deny with the reason and the numbers that decided it "
-        "(score, minimum, age, spent; with a rate limit, the calls it allows now). "
-        "Exit 0 on allow, 1 on deny.",
+        description="Decide as a live call by the mandate's holder would be decided by this "
+        "mandate, with the live call's own code, without calling anyone, reserving budget "
+        "or taking a rate-limit token: allow, or deny with the reason the call would get "
+        "(a revoked mandate is no_mandate; a spent budget budget_exhausted; an empty "
+        "bucket rate_limited) and the numbers that decided it (score, minimum, age, spent; "
+        "with a rate limit, the calls it allows now). The input is not checked: there is "
+        "none. Exit 0 on allow, 1 on deny.",
         render=Lines(_decided),
         passed=lambda decision: decision["decision"] == "allow",
     ),

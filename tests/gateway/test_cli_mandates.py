@@ -341,3 +341,48 @@ def test_the_next_page_hint_keeps_the_flags_used(world: CLI, tmp_path: Path) -> 
     again = cli("ledger", "--limit", "1", "--cursor", cursor)
     (hint,) = [line for line in again.stderr.splitlines() if line.startswith("more: ")]
     assert hint.count("--cursor") == 1 and cursor not in hint
+
+
+def test_check_denies_a_revoked_mandate_and_a_spent_budget(world: CLI, tmp_path: Path) -> None:
+    """The red team's finding: the check said allow (exit 0) where the live call was denied."""
+    cli = world
+    args = ("--agent", "acme/ticket-triage", "--capability", "ticket.classify")
+    # One call of 0.0002 leaves 0.0098: not the 0.01 cap of the next.
+    spent = _mandate(tmp_path, 'budget: {amount_usd: "0.01", period: month}\n')
+    assert cli("mandates", "grant", str(spent)).code == 0
+    call = ("invoke", "acme/ticket-triage", "--capability", "ticket.classify", "--input", TICKET)
+    assert cli(*call, "--caller", "finance-bot").code == 0
+    assert cli(*call, "--caller", "finance-bot", "--json").json()["error"]["code"] == (
+        "budget_exhausted"
+    )
+    exhausted = cli("mandates", "check", "finance-tickets", *args)
+    assert exhausted.code == 1 and "deny (budget_exhausted)" in exhausted.stdout
+    assert "spent_usd=0.0002" in exhausted.stdout
+
+    assert cli("mandates", "grant", str(_mandate(tmp_path))).code == 0
+    assert cli("mandates", "check", "finance-tickets", *args).code == 0
+    assert cli("mandates", "revoke", "finance-tickets").code == 0
+    revoked = cli("mandates", "check", "finance-tickets", *args, "--json")
+    assert revoked.code == 1
+    verdict = revoked.json()
+    assert (verdict["decision"], verdict["reason"]) == ("deny", "no_mandate")
+    assert verdict["revoked_at"]
+    assert cli(*call, "--caller", "finance-bot", "--json").json()["error"]["code"] == "no_mandate"
+
+
+def test_a_budget_under_one_calls_cap_is_granted_with_a_warning(world: CLI, tmp_path: Path) -> None:
+    cli = world
+    small = _mandate(tmp_path, 'budget: {amount_usd: "0.005", period: day}\n')
+    granted = cli("mandates", "grant", str(small))
+    assert granted.code == 0
+    assert "cannot pay one call's cap" in granted.stderr and "budget_too_small" in granted.stderr
+    (warning,) = cli("mandates", "grant", str(small), "--json").json()["warnings"]
+    assert (warning["code"], warning["amount_usd"], warning["max_cost_per_call_usd"]) == (
+        "budget_too_small",
+        "0.005",
+        "0.01",
+    )
+    args = ("--agent", "acme/ticket-triage", "--capability", "ticket.classify")
+    check = cli("mandates", "check", "finance-tickets", *args, "--json")
+    assert check.code == 1 and check.json()["reason"] == "budget_too_small"
+    assert cli("mandates", "grant", str(_mandate(tmp_path)), "--json").json()["warnings"] == []

@@ -85,3 +85,20 @@ def record_json(**given: Any) -> dict[str, Any]:
 def agent_record(**given: Any) -> AgentRecord:
     """The record of `record_json(**given)`."""
     return AgentRecord.from_json(record_json(**given))
+
+
+def decided_record(**fields: Any) -> AgentRecord:
+    """A fresh record of a ticket.classify agent scoring 0.85 on the suite `tiny`, evaluated
+    2026-11-20: what the mandates' tests decide on, with what a test names changed."""
+    record: dict[str, Any] = {
+        "eval_score": Decimal("0.85"),
+        "weakest_suite": "tiny",
+        "unverified_capabilities": [],
+        "evaluated_at": "2026-11-20T12:00:00Z",
+        "stale": False,
+        "stale_reasons": [],
+        "warnings": [],
+        "suites": {"tiny": {"capability": "ticket.classify", "score": Decimal("0.85")}},
+    }
+    record.update(fields)
+    return agent_record(**record)

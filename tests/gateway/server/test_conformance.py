@@ -155,7 +155,7 @@ def _live(calls: int, violations: int) -> LiveConformance:
 def test_the_reason_is_checked_after_overfit_and_before_the_budget() -> None:
     at = DENY_REASONS.index("live_violation_rate_above_maximum")
     assert DENY_REASONS[at - 1] == "overfit_warning"
-    assert DENY_REASONS[at + 1] == "budget_exhausted"
+    assert DENY_REASONS[at + 1] == "budget_too_small"
 
 
 def test_the_gate_denies_over_the_rate_with_its_numbers() -> None:

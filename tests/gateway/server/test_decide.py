@@ -12,7 +12,7 @@ from gateway.live import denial_error
 from gateway.mandates import DENY_REASONS, Decision, decide_one, mandate_from_dict
 from records import AgentRecord
 from schema.errors import BudgetExhausted, Denied, MandateError
-from tests.records._record import agent_record
+from tests.records._record import decided_record
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -29,19 +29,7 @@ def _mandate(**fields: Any) -> Any:
     return mandate_from_dict(document)
 
 
-def _record(**fields: Any) -> AgentRecord:
-    record: dict[str, Any] = {
-        "eval_score": Decimal("0.85"),
-        "weakest_suite": "tiny",
-        "unverified_capabilities": [],
-        "evaluated_at": "2026-11-20T12:00:00Z",
-        "stale": False,
-        "stale_reasons": [],
-        "warnings": [],
-        "suites": {"tiny": {"capability": "ticket.classify", "score": Decimal("0.85")}},
-    }
-    record.update(fields)
-    return agent_record(**record)
+_record = decided_record
 
 
 def _decide(mandate: Any, record: AgentRecord | None = None, **kw: Any) -> Decision:

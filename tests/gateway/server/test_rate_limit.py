@@ -215,7 +215,7 @@ async def test_with_every_mandate_limited_the_soonest_one_is_named(
     assert reasons == {
         "a-hourly": "rate_limited",
         "b-minutely": "rate_limited",
-        "c-broke": "budget_exhausted",
+        "c-broke": "budget_too_small",  # 0.001 cannot pay one 0.01 call
     }
 
 
