@@ -181,7 +181,8 @@ def author_record(record: Mapping[str, Any]) -> dict[str, Any]: ...
 
 def author_record(record: AgentRecord | Mapping[str, Any]) -> AgentRecord | dict[str, Any]:
     """An agent record as an author (or any non-operator) may read it: no holdout epochs,
-    each suite's holdout split reduced to its rate and interval.
+    each suite's holdout split reduced to its rate and interval, canaries to whether
+    each capability drifted.
 
     A record read from the store (`records.AgentRecord`) gives one; the JSON of a record
     (an eval's result, a report's) gives JSON. One rule: the typed record's view is its
@@ -192,6 +193,14 @@ def author_record(record: AgentRecord | Mapping[str, Any]) -> AgentRecord | dict
 
         return AgentRecord.from_json(author_record(record.to_json()))
     out = {k: v for k, v in record.items() if k != "holdout_epochs"}
+    canaries = record.get("canaries")
+    if isinstance(canaries, Mapping):
+        # One coarse fact per capability: its counts would tell an author how its
+        # agent did on cases it never sees (docs/integrity.md, "Canaries").
+        out["canaries"] = {
+            capability: {"drifted": bool(c.get("drifted"))} if isinstance(c, Mapping) else c
+            for capability, c in canaries.items()
+        }
     suites = record.get("suites")
     if isinstance(suites, Mapping):
         out["suites"] = {

@@ -37,6 +37,7 @@ __all__ = [
     "OVERFIT_VERDICT_CODES",
     "AgentRecord",
     "OverfitVerdictCode",
+    "RecordCanaries",
     "RecordOverfit",
     "RecordSplit",
     "RecordSuite",
@@ -349,6 +350,52 @@ class RecordWarning:
         return {"code": self.code, "suite": self.suite, "detail": self.detail}
 
 
+@dataclass(frozen=True)
+class RecordCanaries:
+    """One capability's canaries since the record's eval (records._canaries): how many
+    were graded and passed, and the drift the test decided, with its evidence.
+
+    An author reads `drifted` alone (evals.author_record): the one coarse fact
+    canaries tell it; the counts and the evidence are the operator's.
+    """
+
+    drifted: bool
+    graded: int | None = None
+    passed: int | None = None
+    drifted_at: datetime | None = None
+    drift: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, data: Any, where: str, *, strict: bool = True) -> RecordCanaries:
+        data = _object(data, where)
+        if strict:
+            _keys(data, _fields(cls), where)
+
+        def optional(key: str, read: Callable[[Any, str], T]) -> T | None:
+            value = data.get(key)
+            return None if value is None else read(value, f"{where}.{key}")
+
+        return cls(
+            drifted=_bool(_need(data, "drifted", where), f"{where}.drifted"),
+            graded=optional("graded", _int),
+            passed=optional("passed", _int),
+            drifted_at=optional("drifted_at", _time),
+            drift=optional("drift", lambda v, w: dict(_object(v, w))),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"drifted": self.drifted}
+        if self.graded is not None:
+            out["graded"] = self.graded
+        if self.passed is not None:
+            out["passed"] = self.passed
+        if self.drifted_at is not None:
+            out["drifted_at"] = utc_text(self.drifted_at)
+        if self.drift is not None:
+            out["drift"] = dict(self.drift)
+        return out
+
+
 # -- the record ---------------------------------------------------------------------------
 
 
@@ -384,6 +431,13 @@ class AgentRecord:
     # The lower-bound gate's k: the org's holdout-revealing evals on each suite, now.
     holdout_evals: Mapping[str, int] | None = None
     issuer: str | None = None  # whose certificate carried it; None: this store's
+    # Per capability, the canaries graded since the eval (a read adds it; None: none yet).
+    canaries: Mapping[str, RecordCanaries] | None = None
+
+    @property
+    def drifted(self) -> bool:
+        """Whether canaries found any capability drifting from what this record certified."""
+        return any(c.drifted for c in (self.canaries or {}).values())
 
     @classmethod
     def from_json(cls, data: Any, *, strict: bool = True) -> AgentRecord:
@@ -435,6 +489,13 @@ class AgentRecord:
             stale_reasons=optional("stale_reasons", _strings),
             holdout_evals=optional("holdout_evals", _counts),
             issuer=optional("issuer", _str),
+            canaries=optional(
+                "canaries",
+                lambda v, w: {
+                    str(capability): RecordCanaries.from_json(c, f"{w}.{capability}", strict=strict)
+                    for capability, c in _object(v, w).items()
+                },
+            ),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -467,4 +528,6 @@ class AgentRecord:
             out["holdout_evals"] = dict(self.holdout_evals)
         if self.issuer is not None:
             out["issuer"] = self.issuer
+        if self.canaries is not None:
+            out["canaries"] = {cap: c.to_json() for cap, c in self.canaries.items()}
         return out

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, func, select
 
+from records._agent_record import RecordCanaries
 from records._models import CanaryRunRow, CanaryStateRow
 from records._pages import Page, decode_cursor, encode_cursor
 from records._types import utc_text, utcnow
@@ -91,17 +92,6 @@ class CanaryStanding:
     drifted_at: datetime | None
     drift: dict[str, Any] | None
     updated_at: datetime
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "capability": self.capability,
-            "record_eval_id": self.record_eval_id,
-            "graded": self.graded,
-            "passed": self.passed,
-            "drifted_at": None if self.drifted_at is None else utc_text(self.drifted_at),
-            "drift": self.drift,
-            "updated_at": utc_text(self.updated_at),
-        }
 
 
 class CanaryRegistry:
@@ -175,6 +165,21 @@ class CanaryRegistry:
                 .order_by(CanaryStateRow.capability)
             )
             return [_standing(r) for r in rows]
+
+    def of_record(
+        self, agent_id: str, agent_version: str, record_eval_id: str
+    ) -> dict[str, RecordCanaries]:
+        """Per capability, the canaries graded against the record of `record_eval_id`, as
+        the record shows them."""
+        with self._store.read() as session:
+            rows = session.scalars(
+                select(CanaryStateRow).where(
+                    CanaryStateRow.agent_id == agent_id,
+                    CanaryStateRow.agent_version == agent_version,
+                    CanaryStateRow.record_eval_id == record_eval_id,
+                )
+            )
+            return {row.capability: record_canaries(row) for row in rows}
 
     def drifted(
         self, agent_id: str, agent_version: str, record_eval_id: str
@@ -252,6 +257,12 @@ class CanaryRegistry:
             last = rows[limit - 1]
             next_cursor = encode_cursor(f"{last.created_at.isoformat()}|{last.id}")
         return Page(items, next_cursor)
+
+
+def record_canaries(row: CanaryStateRow) -> RecordCanaries:
+    """A drift test's row as the record of its eval shows it."""
+    drift = None if row.drift is None else dict(row.drift)
+    return RecordCanaries(drift is not None, row.graded, row.passed, row.drifted_at, drift)
 
 
 def _run(row: CanaryRunRow) -> CanaryRun:

@@ -19,9 +19,16 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
-from records._agent_record import AgentRecord
+from records._agent_record import AgentRecord, RecordCanaries
+from records._canaries import record_canaries
 from records._identities import IdentityInfo, _info
-from records._models import Agent, AgentIdentityRow, AgentRecordRow, AgentVersion
+from records._models import (
+    Agent,
+    AgentIdentityRow,
+    AgentRecordRow,
+    AgentVersion,
+    CanaryStateRow,
+)
 from records._suites import InstalledSuite
 from records._types import utc_text, utcnow
 from schema.errors import NotFound
@@ -75,6 +82,7 @@ def current_records(
     wanted = dict(agents)
     rows: dict[str, AgentRecordRow] = {}
     identities: dict[tuple[str, str], IdentityInfo] = {}
+    canaries: dict[str, dict[str, RecordCanaries]] = {}
     ids = list(wanted)
     with store.read() as session:
         for start in range(0, len(ids), _CHUNK):
@@ -116,6 +124,15 @@ def current_records(
                     )
                 ):
                     identities[(found.agent_id, found.agent_version)] = _info(found)
+                for state in session.scalars(
+                    select(CanaryStateRow).where(
+                        tuple_(CanaryStateRow.agent_id, CanaryStateRow.agent_version).in_(pairs)
+                    )
+                ):
+                    if state.record_eval_id == rows[state.agent_id].eval_id:
+                        canaries.setdefault(state.agent_id, {})[state.capability] = record_canaries(
+                            state
+                        )
     suites: dict[str, InstalledSuite | NotFound] = {}
 
     def active_suite(suite_id: str) -> InstalledSuite:
@@ -130,12 +147,15 @@ def current_records(
         return found
 
     return {
-        agent_id: with_staleness(
-            AgentRecord.from_json(row.record),
-            row.eval_created_at,
-            identities.get((agent_id, row.agent_version)),
-            active_suite,
-            now,
+        agent_id: replace(
+            with_staleness(
+                AgentRecord.from_json(row.record),
+                row.eval_created_at,
+                identities.get((agent_id, row.agent_version)),
+                active_suite,
+                now,
+            ),
+            canaries=canaries.get(agent_id),
         )
         for agent_id, row in rows.items()
     }
@@ -210,6 +230,9 @@ class CurrentRecords:
             self._store.suites.get,
             now or utcnow(),
         )
+        canaries = self._store.canaries.of_record(agent_id, version, record.eval_id)
+        if canaries:
+            record = replace(record, canaries=canaries)
         if holdout_evals:
             # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
             # revealing evals on each suite the record was graded on, counted now.

@@ -53,10 +53,12 @@ DENY_REASONS = (
     "issuer_not_accepted",
     "unverified_capability",
     "eval_stale",
+    "drift_detected",
     "eval_score_below_minimum",
     "eval_score_lower_below_minimum",
     "capability_score_below_minimum",
     "overfit_warning",
+    "live_score_below_minimum",
     "live_violation_rate_above_maximum",
     "budget_too_small",
     "budget_exhausted",
@@ -275,6 +277,16 @@ def _against_record(
         )
     if record.stale:
         return _deny(mandate, "eval_stale", stale_reasons=list(record.stale_reasons or ()))
+    if mandate.deny_on_drift and record.drifted:
+        # What a caller learns here is what an author's view of the record says: which
+        # capabilities drifted, never the counts (docs/integrity.md, "Canaries").
+        canaries = record.canaries or {}
+        return _deny(
+            mandate,
+            "drift_detected",
+            drifted=sorted(c for c, found in canaries.items() if found.drifted),
+            record_eval_id=record.eval_id,
+        )
     if mandate.max_eval_age_days is not None:
         age = now - record.evaluated_at
         if age.total_seconds() > mandate.max_eval_age_days * 86400:
@@ -326,6 +338,19 @@ def _against_record(
         warnings = [w.to_json() for w in record.warnings if w.code == "overfit"]
         if warnings:
             return _deny(mandate, "overfit_warning", warnings=warnings)
+    if mandate.min_live_score is not None:
+        mine = (record.canaries or {}).get(capability)
+        graded = 0 if mine is None else mine.graded or 0
+        passed = 0 if mine is None else mine.passed or 0
+        # Exact: passed / graded < minimum, without rounding either.
+        if graded >= mandate.min_canaries and passed < mandate.min_live_score * graded:
+            return _deny(
+                mandate,
+                "live_score_below_minimum",
+                capability=capability,
+                min_live_score=mandate.min_live_score,
+                min_canaries=mandate.min_canaries,
+            )
     return Decision(mandate.id, True)
 
 

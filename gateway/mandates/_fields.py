@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from gateway.mandates._model import DEFAULT_MIN_LIVE_CALLS, Budget
+from gateway.mandates._model import DEFAULT_MIN_CANARIES, DEFAULT_MIN_LIVE_CALLS, Budget
 from records import RateLimit
 from schema import Document
 from schema.errors import MandateError
@@ -121,6 +121,9 @@ FIELDS: tuple[MandateField, ...] = (
     _field("min_capability_score", _decimal),
     _field("max_eval_age_days"),
     _field("deny_on_overfit", _flag, absent="no"),
+    _field("deny_on_drift", _flag, absent="yes"),
+    _field("min_live_score", _decimal),
+    _field("min_canaries", absent=str(DEFAULT_MIN_CANARIES)),
     _field("accept_issuers", _strings, absent="self"),
     _field("max_live_violation_rate", _decimal),
     _field("min_live_calls", absent=str(DEFAULT_MIN_LIVE_CALLS)),

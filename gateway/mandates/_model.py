@@ -14,12 +14,21 @@ from typing import Any
 
 from records import BudgetPeriod, RateLimit
 
-__all__ = ["DEFAULT_MIN_LIVE_CALLS", "SELF_ISSUER", "Budget", "Mandate"]
+__all__ = [
+    "DEFAULT_MIN_CANARIES",
+    "DEFAULT_MIN_LIVE_CALLS",
+    "SELF_ISSUER",
+    "Budget",
+    "Mandate",
+]
 
 # Answers in the window before `max_live_violation_rate` applies: under it a
 # rate says little (one bad answer in ten is 10%), and each answer is still
 # held to the contract on its own (a violation is a 502 settled at zero).
 DEFAULT_MIN_LIVE_CALLS = 100
+# Canaries graded since the record's eval before `min_live_score` applies: below it a
+# rate is too coarse to deny on (the drift test itself needs no such floor).
+DEFAULT_MIN_CANARIES = 50
 # How a mandate names this store's own records in `accept_issuers` (the default).
 SELF_ISSUER = "self"
 
@@ -42,6 +51,10 @@ class Mandate:
     min_capability_score: Decimal | None = None
     max_eval_age_days: int | None = None
     deny_on_overfit: bool = False
+    # docs/integrity.md, "Canaries": on by default, so a mandate fails closed.
+    deny_on_drift: bool = True
+    min_live_score: Decimal | None = None
+    min_canaries: int = DEFAULT_MIN_CANARIES
     # docs/gateway.md, "Live conformance": over the window, once it holds min_live_calls.
     max_live_violation_rate: Decimal | None = None
     min_live_calls: int = DEFAULT_MIN_LIVE_CALLS
@@ -62,6 +75,7 @@ class Mandate:
             or self.min_capability_score is not None
             or self.max_eval_age_days is not None
             or self.deny_on_overfit
+            or self.min_live_score is not None
         )
 
     @property

@@ -30,6 +30,7 @@ from records import (
     AgentRecord,
     BudgetState,
     CallEntry,
+    CanaryRun,
     ExposureSpend,
     LedgerEntry,
     RateLimit,
@@ -55,6 +56,7 @@ ENTITIES: dict[str, str] = {
     "AgentInfo": "agent",
     "AgentRecord": "record",
     "BudgetState": "budget",
+    "CanaryRun": "canary-run",
     "EvalInfo": "eval",
     "ExposureResetInfo": "exposure-reset",
     "KeyInfo": "key",
@@ -79,6 +81,7 @@ PARTS = {
     "RecordSplit",
     "RecordOverfit",
     "RecordWarning",
+    "RecordCanaries",
 }
 
 
@@ -253,7 +256,31 @@ def real_records(store: Store, root: Path, eval_id: str) -> list[tuple[str, Any,
     assert "answered as version '6.6.6'" in probed.stale_reasons[0]
     out += [("record", r, r.to_json()) for r in (author_record(graced), author_record(probed))]
     out += [("record", r, r.to_json()) for r in (graced, probed)]
+    out += _drifted(store, eval_id, version)
     return out
+
+
+def _drifted(store: Store, eval_id: str, version: str) -> list[tuple[str, Any, dict[str, Any]]]:
+    """Canaries graded against the eval's record until one decides drift: the runs, and
+    the record with its canaries as the operator and an author see it."""
+    runs = []
+    for n in range(3):
+        run = CanaryRun(
+            f"req-canary-{n}", AGENT_ID, version, "ticket.classify", eval_id, "tiny", 1,
+            "ok", n == 0, Decimal("0.001"), 2.5, utcnow(),
+        )  # fmt: skip
+        store.canaries.record(
+            run, lambda state, passed: ({"n": 1}, {"test": 1} if not passed else None)
+        )
+        runs.append(("canary-run", run, run.to_json()))
+    record = store.evals.current_record_with_staleness(AGENT_ID, version)
+    assert record is not None and record.drifted and record.canaries is not None
+    seen = record.canaries["ticket.classify"]
+    assert (seen.graded, seen.passed, seen.drift) == (2 + 1, 1, {"test": 1})
+    author = author_record(record)
+    assert author.to_json()["canaries"] == {"ticket.classify": {"drifted": True}}
+    # The operator's view last: it is stale too (the probe above), and has every part.
+    return [*runs, ("record", author, author.to_json()), ("record", record, record.to_json())]
 
 
 def _imported(store: Store, eval_id: str) -> AgentRecord:
@@ -330,6 +357,8 @@ def test_the_schemas_are_strict(store: Store, tmp_path: Path) -> None:
         ("record", lambda v: v["suites"]["tiny"]["holdout"].update(total=6.5)),
         ("record", lambda v: v["suites"]["tiny"]["overfit"].update(verdict="maybe")),
         ("record", lambda v: v["warnings"].append({"code": "overfit", "suite": "tiny"})),
+        ("canary-run", lambda v: v.update(cost_usd=0.001)),
+        ("canary-run", lambda v: v.pop("passed")),
     ]
     assert made["record"]["stale"] is True and made["record"]["holdout_epochs"]
     assert errors("record", made["record"]) == []

@@ -93,6 +93,15 @@ SITUATIONS: dict[str, tuple[dict[str, Any], Callable[[World], None] | None, int]
         ),
         0,
     ),
+    "drift_detected": (
+        {"min_eval_score": 0.5},
+        lambda w: setattr(
+            w,
+            "scripted_record",
+            _record(canaries={CAPABILITY: {"drifted": True, "graded": 12, "passed": 2}}),
+        ),
+        0,
+    ),
     "eval_score_below_minimum": (
         {"min_eval_score": 0.9},
         lambda w: setattr(w, "scripted_record", _record()),
@@ -127,6 +136,15 @@ SITUATIONS: dict[str, tuple[dict[str, Any], Callable[[World], None] | None, int]
             w,
             "scripted_record",
             _record(warnings=[{"code": "overfit", "suite": "tiny", "detail": "gap"}]),
+        ),
+        0,
+    ),
+    "live_score_below_minimum": (
+        {"min_live_score": 0.8, "min_canaries": 10},
+        lambda w: setattr(
+            w,
+            "scripted_record",
+            _record(canaries={CAPABILITY: {"drifted": False, "graded": 20, "passed": 10}}),
         ),
         0,
     ),
