@@ -13,8 +13,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from evals._canary import canary_case, has_canaries
     from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
-    from evals._drift import DriftEvidence, DriftState, first_drift, simulated_failures
+    from evals._drift import (
+        DriftEvidence,
+        DriftState,
+        drift_reference,
+        first_drift,
+        simulated_failures,
+    )
     from evals._eval import imported_refusal, probe, resumable, resume, start, work
     from evals._evidence import admits_lower, eval_score_lower
     from evals._finish import finish, summarise
@@ -47,10 +54,13 @@ __all__ = [
     "author_digests",
     "author_record",
     "call_limits",
+    "canary_case",
     "check_processes",
+    "drift_reference",
     "eval_score_lower",
     "finish",
     "first_drift",
+    "has_canaries",
     "import_report",
     "imported_refusal",
     "keyed_digest",
@@ -89,6 +99,9 @@ _HOMES: dict[str, str] = {
     "finish": "evals._finish",
     "MAX_REPORT_BYTES": "evals._import",
     "import_report": "evals._import",
+    "canary_case": "evals._canary",
+    "has_canaries": "evals._canary",
+    "drift_reference": "evals._drift",
     "DriftEvidence": "evals._drift",
     "DriftState": "evals._drift",
     "first_drift": "evals._drift",

@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import math
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
@@ -98,6 +98,20 @@ class DriftEvidence:
     log_wealth: float
     log_threshold: float
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DriftEvidence:
+        return cls(
+            int(data["graded"]),
+            int(data["passed"]),
+            Decimal(str(data["reference"])),
+            int(data["test"]),
+            int(data["since"]),
+            int(data["test_graded"]),
+            int(data["test_passed"]),
+            float(data["log_wealth"]),
+            float(data["log_threshold"]),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "graded": self.graded,
@@ -107,8 +121,8 @@ class DriftEvidence:
             "since": self.since,
             "test_graded": self.test_graded,
             "test_passed": self.test_passed,
-            "log_wealth": round(self.log_wealth, 6),
-            "log_threshold": round(self.log_threshold, 6),
+            "log_wealth": self.log_wealth,
+            "log_threshold": self.log_threshold,
         }
 
 
@@ -157,6 +171,18 @@ class DriftState:
         for passed in outcomes:
             state = state.observe(passed)
         return state
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DriftState:
+        """The state `to_json` wrote (records keep it as JSON and never read it)."""
+        drift = data.get("drift")
+        return cls(
+            Decimal(str(data["reference"])),
+            int(data["graded"]),
+            int(data["failed"]),
+            tuple((int(test), int(failed)) for test, failed in data["marks"]),
+            None if drift is None else DriftEvidence.from_json(drift),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

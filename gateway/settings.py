@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,27 @@ SETTINGS: tuple[Setting, ...] = (
         "too, so a probe is no sign of an eval.",
     ),
     Setting(
+        "canary_share",
+        "0.02",
+        "Of the live calls that reach an agent, the fraction that each also send the agent "
+        "a canary for the same capability: a holdout case graded as an eval cell, billed to "
+        "the operator (docs/integrity.md, 'Canaries'). 0 with HOLON_CANARY_FLOOR 0 turns "
+        "canaries off.",
+    ),
+    Setting(
+        "canary_floor",
+        "24",
+        "Canaries a day, on average, to each certified agent and capability whatever its "
+        "traffic (a Poisson process: no period an agent could count on); 0: none but those "
+        "HOLON_CANARY_SHARE sends.",
+    ),
+    Setting(
+        "canary_ceiling_usd",
+        "1.00",
+        "The most canaries may cost per agent and UTC day, in USD; a canary whose case cap "
+        "would pass it is not sent.",
+    ),
+    Setting(
         "eval_on_register",
         "off",
         "`on`: when a new agent version is registered through the API, the gateway plans "
@@ -147,6 +169,9 @@ class Settings:
     body_timeout_s: float
     sources: Mapping[str, str]  # setting name -> "env" | "default"
     public_url: str | None = None
+    canary_share: float = 0.02
+    canary_floor: float = 24.0
+    canary_ceiling_usd: Decimal = Decimal("1.00")
 
     @property
     def embedded(self) -> bool:
@@ -223,6 +248,30 @@ class Settings:
         from gateway._network import parse_networks
 
         parse_networks(networks)  # refuse a bad value at start-up, not at the first call
+
+        def fraction(name: str, default: str) -> float:
+            text = read(name) or default
+            try:
+                value = float(text)
+            except ValueError:
+                value = -1.0
+            if not 0 <= value <= 1:  # NaN too
+                raise UsageError(f"{_BY_NAME[name].env} must be a number from 0 to 1, got {text!r}")
+            return value
+
+        def amount(name: str, default: str) -> Decimal:
+            text = read(name) or default
+            try:
+                value = Decimal(text)
+            except ArithmeticError:
+                value = Decimal(-1)
+            if not value.is_finite() or value < 0:
+                raise UsageError(f"{_BY_NAME[name].env} must be an amount of USD, got {text!r}")
+            return value
+
+        canary_share = fraction("canary_share", "0.02")
+        canary_floor = float(whole("canary_floor", "24", "canaries a day"))
+        canary_ceiling = amount("canary_ceiling_usd", "1.00")
         public_url = read("public_url")
         if public_url is not None:
             public_url = public_url.rstrip("/")
@@ -240,6 +289,9 @@ class Settings:
             secret_key=read("secret_key"),
             gateway_url=read("gateway_url"),
             public_url=public_url,
+            canary_share=canary_share,
+            canary_floor=canary_floor,
+            canary_ceiling_usd=canary_ceiling,
             token=read("token"),
             log_level=log_level,
             sources=sources,

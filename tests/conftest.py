@@ -40,6 +40,11 @@ def _let_ctrl_c_through() -> None:
 
 _let_ctrl_c_through()
 
+# Gateways the tests start as processes (`holon gateway serve`) inherit this: canaries
+# call agents at random among a test's own calls, so only a test that wants them has them.
+os.environ.setdefault("HOLON_CANARY_SHARE", "0")
+os.environ.setdefault("HOLON_CANARY_FLOOR", "0")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Load every project module first, so that property tests draw the same in any run.

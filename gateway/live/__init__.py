@@ -2,6 +2,15 @@
 
 from gateway.live._cache import Lookups
 from gateway.live._calls import LiveCalls
+from gateway.live._canaries import Canaries, CanaryPolicy, CanaryResult
 from gateway.live._decision import check_mandate, denial_error
 
-__all__ = ["LiveCalls", "Lookups", "check_mandate", "denial_error"]
+__all__ = [
+    "Canaries",
+    "CanaryPolicy",
+    "CanaryResult",
+    "LiveCalls",
+    "Lookups",
+    "check_mandate",
+    "denial_error",
+]

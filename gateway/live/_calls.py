@@ -80,6 +80,7 @@ from agents import request_id as new_request_id
 from evals.suites import Contract
 from gateway._tracing import span
 from gateway.live._cache import CacheMiss, Lookups
+from gateway.live._canaries import Canaries
 from gateway.live._contract import check_input, check_output, invalid_input, invalid_output
 from gateway.live._decision import (
     Decided,
@@ -165,6 +166,9 @@ class LiveCalls:
         self.observe = observe
         self.tracer = tracer
         self.writer = LedgerWriter(store, observe=observe)
+        # The gateway's canaries (gateway.live._canaries), nudged by each call that
+        # reached an agent; None: none are sent.
+        self.canaries: Canaries | None = None
 
     async def drain(self) -> None:
         """Wait for every ledger write queued so far (settlements after their answers)."""
@@ -439,7 +443,9 @@ class LiveCalls:
                     current.set_attributes(
                         {"holon.outcome": outcome.code, "holon.request_id": outcome.request_id}
                     )
-                return outcome
+            if self.canaries is not None:  # maybe a canary to it, among its live calls
+                self.canaries.nudge(allowed.manifest.id, capability)
+            return outcome
         except HolonError:
             # Our own side, raised before anything is sent (a policy refusal such
             # as the agent's address, a caller bug): the agent was not called.

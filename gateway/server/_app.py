@@ -38,7 +38,8 @@ from gateway._loops import Loop
 from gateway._network import NetworkPolicy
 from gateway._tracing import tracing_from_env, tracing_with
 from gateway._ttl import REFRESHES
-from gateway.live import LiveCalls, Lookups
+from gateway.live import Canaries, CanaryPolicy, LiveCalls, Lookups
+from gateway.live._canaries import FLOOR_TICK_S
 from gateway.server import (
     _a2a,
     _mcp,
@@ -180,6 +181,31 @@ def _route(endpoint: Endpoint, state: dict[str, Shared]) -> Route:
     return Route(endpoint.path, handle, methods=[endpoint.method], name=endpoint.path)
 
 
+def _start_canaries(
+    shared: Shared, executor: Executor, config: Settings, tracer: Any, tick_s: float
+) -> asyncio.Task[None] | None:
+    """The canaries' loop (gateway.live._canaries), watched as `canaries`; None when the
+    settings turn them off."""
+    policy = CanaryPolicy(config.canary_share, config.canary_floor, config.canary_ceiling_usd)
+    if not policy.on:
+        return None
+    canaries = Canaries(
+        shared.store,
+        executor,
+        shared.calls.lookups,
+        home=config.home,
+        policy=policy,
+        tracer=tracer,
+        report=shared.metrics.canary,
+        floor_tick_s=tick_s,
+    )
+    shared.calls.canaries = canaries
+    loop = shared.loops.add(Loop("canaries"))
+    task = asyncio.get_running_loop().create_task(canaries.run_forever(loop))
+    loop.watch_task(task)
+    return task
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -193,6 +219,7 @@ def create_app(
     switch_interval_s: float = SWITCH_INTERVAL_S,
     resolver: AbstractResolver | None = None,
     tracer_provider: TracerProvider | None = None,
+    canary_tick_s: float = FLOOR_TICK_S,
 ) -> Starlette:
     """The gateway app. With `store`, that store is used (and not closed); else the settings'.
 
@@ -203,6 +230,7 @@ def create_app(
     `tracer_provider`: spans go there (tests); else the `OTEL_*` variables say
     (gateway._tracing, off by default), read when the server starts.
     `eval_poll_s`: how long an idle eval worker waits before looking for work again.
+    `canary_tick_s`: the mean wait between the canary floor's looks (tests shorten it).
     `server_process` (a process of its own: `holon gateway serve`) tunes the
     process once the app has started. Everything loaded so far is moved out
     of the collector's sight (`gc.freeze()`), so a full collection scans what
@@ -277,13 +305,15 @@ def create_app(
                     probe_forever(shared, executor, config.probe_interval_s, watched)
                 )
                 watched.watch_task(probes)
+            canaries = _start_canaries(shared, executor, config, tracing.tracer, canary_tick_s)
             try:
                 yield
             finally:
-                if probes is not None:
-                    probes.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await probes
+                for task in (probes, canaries):
+                    if task is not None:
+                        task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await task
                 # A2A tasks still running or being written (their calls settle below).
                 await asyncio.gather(*shared.background, return_exceptions=True)
                 await shared.calls.drain()  # settlements of answered calls

@@ -34,6 +34,7 @@ from decimal import Decimal
 from typing import Generic, TypeVar
 
 from gateway._loops import LoopState
+from gateway.live import CanaryResult
 from records import LIVE_WINDOW_DAYS, LedgerEntry, LedgerStatus, LiveConformance
 
 __all__ = ["CachedCounts", "Metrics", "render_live", "render_loops"]
@@ -141,6 +142,10 @@ class Metrics:
         self.mandate_calls: Counter[tuple[str, str]] = Counter()  # (mandate, decision)
         self.mandate_spend: dict[str, Decimal] = {}  # mandate -> USD charged
         self.caller_spend: dict[str, Decimal] = {}  # caller -> USD charged
+        # Canaries (gateway.live._canaries): (agent, capability, result) and spend by agent.
+        self.canaries: Counter[tuple[str, str, str]] = Counter()
+        self.canary_spend: dict[str, Decimal] = {}
+        self.drifted: dict[tuple[str, str], int] = {}  # (agent, capability) -> 1 once drifted
 
     def ledger(self, entry: LedgerEntry) -> None:
         """A ledger row this process committed: a reservation is an allowed call, a
@@ -172,6 +177,21 @@ class Metrics:
         with self._lock:
             self.probes[(agent_id, result)] += 1
             self.identity_mismatch[agent_id] = 1 if result == "mismatch" else 0
+
+    def canary(self, result: CanaryResult) -> None:
+        """One canary sent (passed or failed) or skipped (its reason), as this process saw it."""
+        if result.sent:
+            outcome = "passed" if result.passed else "failed"
+        else:
+            outcome = f"skipped_{result.reason}"
+        key = (result.agent_id, result.capability)
+        with self._lock:
+            self.canaries[(*key, outcome)] += 1
+            if result.sent:
+                spent = self.canary_spend.get(result.agent_id, Decimal(0))
+                self.canary_spend[result.agent_id] = spent + result.cost_usd
+            if result.drift_decided:
+                self.drifted[key] = 1
 
     def request(self, method: str, route: str, status: int, latency_ms: float) -> None:
         with self._lock:
@@ -228,6 +248,31 @@ class Metrics:
             ]
             for agent, flag in sorted(self.identity_mismatch.items()):
                 lines.append(f"holon_agent_identity_mismatch{_labels((('agent', agent),))} {flag}")
+            lines += [
+                "# HELP holon_canaries_total Canaries to agents, by result: passed, failed, or "
+                "skipped_REASON (not sent).",
+                "# TYPE holon_canaries_total counter",
+            ]
+            for (agent, capability, result), n in sorted(self.canaries.items()):
+                labels = _labels((("agent", agent), ("capability", capability), ("result", result)))
+                lines.append(f"holon_canaries_total{labels} {n}")
+            lines += [
+                "# HELP holon_canary_spend_usd_total USD canaries cost, by agent (the "
+                "operator's, never a caller's).",
+                "# TYPE holon_canary_spend_usd_total counter",
+            ]
+            for agent, usd in sorted(self.canary_spend.items()):
+                lines.append(
+                    f"holon_canary_spend_usd_total{_labels((('agent', agent),))} {_usd(usd)}"
+                )
+            lines += [
+                "# HELP holon_agent_drift 1 once this process's canaries decided that the "
+                "agent drifted on the capability (the record says so for every process).",
+                "# TYPE holon_agent_drift gauge",
+            ]
+            for (agent, capability), flag in sorted(self.drifted.items()):
+                labels = _labels((("agent", agent), ("capability", capability)))
+                lines.append(f"holon_agent_drift{labels} {flag}")
         with self._lock:
             lines += [
                 "# HELP holon_mandate_calls_total Live calls decided under each mandate "

@@ -154,3 +154,13 @@ def test_the_reference_is_the_holdout_rates_lower_bound_at_z_2576(passed: int, t
     reference = drift_reference(passed, total)
     assert float(reference) <= expected < float(reference) + 0.0001
     assert reference <= Decimal(passed) / total
+
+
+def test_a_state_reads_back_from_its_json() -> None:
+    import json
+
+    state = DriftState.against(Decimal("0.8")).observe_all([True] * 120 + [False] * 30)
+    assert state.drift is not None
+    again = DriftState.from_json(json.loads(json.dumps(state.to_json())))
+    assert again == state
+    assert again.observe(False) == state.observe(False)

@@ -126,6 +126,10 @@ def running_gateway(
             "HOLON_EXAMPLES": "off",
             "HOLON_AGENT_NETWORKS": "any",
             "HOLON_PROBE_INTERVAL_S": "0",
+            # Canaries would call agents at random among a test's calls: a test that
+            # wants them turns them on (tests/gateway/server/test_canaries.py).
+            "HOLON_CANARY_SHARE": "0",
+            "HOLON_CANARY_FLOOR": "0",
             **(env or {}),
         }
     )

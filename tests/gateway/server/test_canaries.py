@@ -1,0 +1,229 @@
+"""Canaries through a real gateway: the swap of issue 28, on SQLite and PostgreSQL.
+
+An adder certified at about 0.85 (it answers a fixed 15% of sums wrong) is
+called live under a `min_eval_score: 0.8` mandate; then, behind the same id,
+version and endpoint, it answers every sum off by one. Canaries (a fifth of
+live calls) grade it inside its traffic; the drift test decides, the record
+says drifted, the certificate is revoked and the mandate denies the agent.
+What the agent saw of canaries and live calls is compared on the wire.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agents import Executor
+from gateway.live import Canaries, CanaryPolicy, CanaryResult, Lookups
+from records import Store
+from tests._servers import serve
+from tests.gateway.server._adder import (
+    AGENT,
+    CAPABILITY,
+    adder_mandate,
+    adder_manifest,
+    write_adder_suite,
+)
+from tests.gateway.server._gateway import Gateway, running_gateway
+
+CALLER = "caller:finance-bot"
+INVOKE = f"/v1/agents/{AGENT}/invoke"
+CANARIES_ON = {
+    "HOLON_CANARY_SHARE": "0.2",
+    "HOLON_CANARY_FLOOR": "0",
+    "HOLON_CANARY_CEILING_USD": "100",
+}
+
+
+def _wrong_by_nature(a: float, b: float) -> bool:
+    """A fixed 15% of sums the honest adder gets wrong (the same ones every time)."""
+    digest = hashlib.sha256(f"{a}+{b}".encode()).digest()
+    return digest[0] % 100 < 15
+
+
+@dataclass
+class Seen:
+    """What the adder received: each request's header names and body keys, and mode."""
+
+    requests: list[tuple[tuple[str, ...], tuple[str, ...], str]] = field(default_factory=list)
+    traceparents: list[str] = field(default_factory=list)
+    mode: str = "honest"  # honest | off_by_one | slide (0.65)
+
+
+def _app(seen: Seen) -> Starlette:
+    async def call(request: Request) -> Response:
+        body = json.loads(await request.body())
+        names = tuple(sorted(h for h in request.headers if h not in ("content-length",)))
+        seen.requests.append((names, tuple(sorted(body)), seen.mode))
+        seen.traceparents.append(request.headers.get("traceparent", ""))
+        a, b = body["input"]["a"], body["input"]["b"]
+        right = a + b
+        if seen.mode == "off_by_one":
+            return JSONResponse({"output": {"sum": right + 1}})
+        wrong = _wrong_by_nature(a, b)
+        if seen.mode == "slide":
+            digest = hashlib.sha256(f"slide {a}+{b}".encode()).digest()
+            wrong = digest[0] % 100 < 35
+        return JSONResponse({"output": {"sum": right + 1 if wrong else right}})
+
+    async def identity(request: Request) -> Response:
+        return JSONResponse({"id": AGENT, "version": "1.0.0", "capabilities": [CAPABILITY]})
+
+    return Starlette(
+        routes=[
+            Route("/agent", call, methods=["POST"]),
+            Route("/agent/.well-known/holon-agent", identity, methods=["GET"]),
+        ]
+    )
+
+
+@contextmanager
+def _certified_world(store: Store, root: Path) -> Iterator[tuple[Seen, str]]:
+    """The adder suite with 100 public and 100 holdout cases, the adder served honest."""
+    from evals.suites import install_suite
+
+    install_suite(store, write_adder_suite(root / "adder-suite", cases=100))
+    seen = Seen()
+    with serve(_app(seen)) as url:
+        store.agents.register(adder_manifest(AGENT, url))
+        yield seen, url
+
+
+def _call(gw: Gateway, n: int) -> Any:
+    return gw.call(
+        "POST", INVOKE, CALLER, json={"capability": CAPABILITY, "input": {"a": n, "b": 3}}
+    )
+
+
+@pytest.mark.slow
+def test_a_swapped_agent_is_denied_for_drift_and_its_certificate_revoked(
+    store: Store, tmp_path: Path
+) -> None:
+    with (
+        _certified_world(store, tmp_path) as (seen, _),
+        running_gateway(store, tmp_path / "home", CANARIES_ON) as gw,
+    ):
+        record = gw.evaluate(AGENT)["record"]
+        assert Decimal(str(record["eval_score"])) >= Decimal("0.8"), record
+        store.mandates.grant(adder_mandate(min_eval_score=0.8))
+        # Honest: 150 live calls, all allowed; canaries graded, no drift.
+        for n in range(150):
+            assert _call(gw, n).status_code == 200
+        honest = gw.call("GET", f"/v1/records/{AGENT}", "operator").json()
+        watched = honest["canaries"][CAPABILITY]
+        assert watched["graded"] >= 10 and watched["drifted"] is False
+        # The swap: every sum off by one, same id, version and endpoint.
+        seen.mode = "off_by_one"
+        allowed = 0
+        for n in range(150, 750):
+            answer = _call(gw, n)
+            if answer.status_code == 403:
+                assert answer.json()["error"]["code"] == "drift_detected"
+                break
+            assert answer.status_code == 200, answer.text
+            allowed += 1
+        else:
+            raise AssertionError("600 calls after the swap were all allowed")
+        assert allowed <= 600
+        drifted = gw.call("GET", f"/v1/records/{AGENT}", "operator").json()
+        assert drifted["canaries"][CAPABILITY]["drifted"] is True
+        author = gw.call("GET", f"/v1/records/{AGENT}", "org:acme").json()
+        assert author["canaries"] == {CAPABILITY: {"drifted": True}}
+        revocations = gw.call("GET", "/.well-known/holon/revocations.json").json()
+        metrics = gw.call("GET", "/metrics", "operator").text
+        ledger = gw.call("GET", "/v1/ledger?limit=1000", CALLER).json()["items"]
+    listed = json.dumps(revocations)
+    assert record["certificate_id"] in listed or _revoked(store, record["certificate_id"])
+    assert f'holon_agent_drift{{agent="{AGENT}",capability="{CAPABILITY}"}} 1' in metrics
+    # The caller's ledger holds its own calls and nothing else: no canary in it.
+    assert len(ledger) == 150 + allowed + 1
+    assert all(row["caller"] == "finance-bot" for row in ledger)
+    # On the wire, canaries and live calls look alike: one set of header names and body
+    # keys for every request the agent got (the eval's cells included).
+    assert len({(names, keys) for names, keys, _ in seen.requests}) == 1
+    assert all(t.startswith("00-") and len(t) == 55 for t in seen.traceparents)
+    print(f"drift denied after {allowed} live calls of the swapped agent")
+
+
+def _revoked(store: Store, certificate_id: str) -> bool:
+    from records._models import CertificateRow
+
+    with store.read() as session:
+        row = session.get(CertificateRow, certificate_id)
+        return row is not None and row.revoked_at is not None
+
+
+@pytest.mark.slow
+def test_a_slide_to_065_is_found_and_an_honest_agent_never(store: Store, tmp_path: Path) -> None:
+    """Canaries sent one after another (no live traffic: the floor's job), real HTTP,
+    real grading, the store's drift test: an honest agent over 400 canaries is never
+    drifted; the same agent sliding to about 0.65 is found, its delay measured."""
+    with _certified_world(store, tmp_path) as (seen, _):
+        with running_gateway(store, tmp_path / "home") as gw:
+            gw.evaluate(AGENT)
+        _slide(store, tmp_path, seen)
+
+
+def _slide(store: Store, tmp_path: Path, seen: Seen) -> None:
+    results: list[CanaryResult] = []
+
+    async def run() -> tuple[int, int | None]:
+        async with Executor(allow_asgi=True) as executor:
+            canaries = Canaries(
+                store,
+                executor,
+                Lookups(store, ttl_s=0),
+                home=tmp_path / "home",
+                policy=CanaryPolicy(0, 0, Decimal(1000)),
+                report=results.append,
+            )
+            honest = 0
+            for _ in range(400):
+                result = await canaries.send(AGENT, CAPABILITY)
+                assert result.sent and not result.drift_decided, result
+                honest += 1
+            seen.mode = "slide"
+            for taken in range(1, 3001):
+                result = await canaries.send(AGENT, CAPABILITY)
+                if result.drift_decided:
+                    return honest, taken
+            return honest, None
+
+    import asyncio
+
+    honest, delay = asyncio.run(run())
+    assert honest == 400
+    assert delay is not None and delay <= 3000
+    after = await_free_send(store, tmp_path)
+    assert after.reason == "drifted" and not after.sent
+    print(f"a slide from 0.85 to 0.65 found after {delay} canaries")
+
+
+def await_free_send(store: Store, tmp_path: Path) -> CanaryResult:
+    """One more canary after the drift: not sent (only a new eval clears it)."""
+    import asyncio
+
+    async def one() -> CanaryResult:
+        async with Executor(allow_asgi=True) as executor:
+            canaries = Canaries(
+                store,
+                executor,
+                Lookups(store, ttl_s=0),
+                home=tmp_path / "home",
+                policy=CanaryPolicy(0, 0, Decimal(1000)),
+            )
+            return await canaries.send(AGENT, CAPABILITY)
+
+    return asyncio.run(one())
