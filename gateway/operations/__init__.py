@@ -22,6 +22,7 @@ from gateway.operations._calls import (
     MandatesQuery,
     numbers_text,
 )
+from gateway.operations._canaries import CANARIES_LIST, CanariesQuery
 from gateway.operations._certificates import (
     CERTIFICATES_IMPORT,
     CERTIFICATES_REVOCATIONS,
@@ -139,6 +140,7 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     MANDATES_REVOKE,
     MANDATES_CHECK,
     LEDGER_LIST,
+    CANARIES_LIST,
     TOKENS_CREATE,
     TOKENS_LIST,
     TOKENS_REVOKE,
@@ -210,6 +212,8 @@ __all__ = [
     "KEYS_LIST",
     "KEYS_ROTATE",
     "LEDGER_LIST",
+    "CANARIES_LIST",
+    "CanariesQuery",
     "MANDATES_LIST",
     "MANDATES_REVISIONS",
     "MANDATES_SHOW",

@@ -13,6 +13,7 @@ from starlette.responses import Response
 from agents._outcome import printable
 from gateway._tracing import caller_context
 from gateway.operations import (
+    CANARIES_LIST,
     LEDGER_LIST,
     MANDATES_CHECK,
     MANDATES_GRANT,
@@ -206,4 +207,5 @@ ENDPOINTS = [
     endpoint(MANDATES_REVOKE),
     endpoint(MANDATES_CHECK),
     endpoint(LEDGER_LIST),
+    endpoint(CANARIES_LIST),
 ]

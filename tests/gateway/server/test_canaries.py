@@ -144,6 +144,14 @@ def test_a_swapped_agent_is_denied_for_drift_and_its_certificate_revoked(
         revocations = gw.call("GET", "/.well-known/holon/revocations.json").json()
         metrics = gw.call("GET", "/metrics", "operator").text
         ledger = gw.call("GET", "/v1/ledger?limit=1000", CALLER).json()["items"]
+        runs = gw.call("GET", "/v1/canaries?limit=1000", "operator").json()["items"]
+        refused = [
+            gw.call("GET", "/v1/canaries", role).status_code for role in (CALLER, "org:acme")
+        ]
+    # Canaries are the operator's: listed apart, to the operator alone.
+    assert refused == [403, 403]
+    assert runs and {r["agent"] for r in runs} == {AGENT}
+    assert sum(not r["passed"] for r in runs) >= 1
     listed = json.dumps(revocations)
     assert record["certificate_id"] in listed or _revoked(store, record["certificate_id"])
     assert f'holon_agent_drift{{agent="{AGENT}",capability="{CAPABILITY}"}} 1' in metrics
@@ -203,16 +211,18 @@ def _slide(store: Store, tmp_path: Path, seen: Seen) -> None:
 
     import asyncio
 
+    # A ceiling below one case's cap (the suite's 0.01): nothing is sent.
+    assert _one_more(store, tmp_path, Decimal("0.005")).reason == "ceiling"
     honest, delay = asyncio.run(run())
     assert honest == 400
     assert delay is not None and delay <= 3000
-    after = await_free_send(store, tmp_path)
+    after = _one_more(store, tmp_path, Decimal(1000))
     assert after.reason == "drifted" and not after.sent
     print(f"a slide from 0.85 to 0.65 found after {delay} canaries")
 
 
-def await_free_send(store: Store, tmp_path: Path) -> CanaryResult:
-    """One more canary after the drift: not sent (only a new eval clears it)."""
+def _one_more(store: Store, tmp_path: Path, ceiling: Decimal) -> CanaryResult:
+    """One more canary: after a drift not sent (only a new eval clears it)."""
     import asyncio
 
     async def one() -> CanaryResult:
@@ -222,7 +232,7 @@ def await_free_send(store: Store, tmp_path: Path) -> CanaryResult:
                 executor,
                 Lookups(store, ttl_s=0),
                 home=tmp_path / "home",
-                policy=CanaryPolicy(0, 0, Decimal(1000)),
+                policy=CanaryPolicy(0, 0, ceiling),
             )
             return await canaries.send(AGENT, CAPABILITY)
 

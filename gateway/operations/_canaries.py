@@ -1,0 +1,81 @@
+"""The operator's list of canaries: what grading agents inside their traffic cost.
+
+Canaries are billed to the operator and never to a caller (gateway.live._canaries),
+so they have no ledger row: this list, the operator's only, shows them apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gateway.operations._declare import (
+    Cli,
+    Column,
+    JSONObject,
+    Operation,
+    Table,
+    cursor,
+    entity,
+    key,
+    limit,
+    param,
+)
+
+if TYPE_CHECKING:
+    from gateway.service import StoreService
+
+CANARIES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["items", "next_cursor"],
+    "properties": {
+        "items": {"type": "array", "items": entity("canary-run")},
+        "next_cursor": {"type": ["string", "null"]},
+    },
+}
+
+
+@dataclass(frozen=True)
+class CanariesQuery:
+    agent: str | None = param(
+        help="one agent's", cli_help="only canaries to this agent", metavar="ORG/NAME"
+    )
+    limit: int = limit()
+    cursor: str | None = cursor()
+
+
+def _canaries(service: StoreService, query: CanariesQuery) -> JSONObject:
+    page = service.store.canaries.list(agent_id=query.agent, cursor=query.cursor, limit=query.limit)
+    return {"items": [run.to_json() for run in page.items], "next_cursor": page.next_cursor}
+
+
+CANARIES_LIST = Operation(
+    name="canaries.list",
+    method="GET",
+    path="/v1/canaries",
+    roles=frozenset({"operator"}),
+    request=CanariesQuery,
+    summary="canaries graded inside live traffic, newest first (operator): what they cost, "
+    "apart from the ledger",
+    run=_canaries,
+    response=CANARIES_SCHEMA,
+    cli=Cli(
+        help="canaries sent to agents among their live calls, newest first",
+        description="Each canary: a holdout case the gateway sent an agent inside its live "
+        "traffic and graded as an eval cell (docs/integrity.md, 'Canaries'). Billed to the "
+        "operator, never to a caller's mandate, so it is not in `holon ledger`.",
+        render=Table(
+            (
+                Column("time", key("at")),
+                Column("agent", key("agent")),
+                Column("capability", key("capability")),
+                Column("suite", key("suite")),
+                Column("outcome", key("outcome")),
+                Column("passed", lambda r: "yes" if r["passed"] else "no"),
+                Column("cost", lambda r: f"${r['cost_usd']}"),
+                Column("record", key("record_eval_id")),
+            ),
+            empty="no canaries yet",
+        ),
+    ),
+)
