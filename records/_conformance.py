@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from records._models import LiveConformanceRow
 from records._types import utcnow
@@ -68,13 +68,23 @@ class LiveConformance:
     calls: int = 0
     violations: int = 0
     input_violations: int = 0
+    check_failures: int = 0  # answers passed on that failed a reference-free check
+
+    @property
+    def broken(self) -> int:
+        """The answers against the agent: outside the output schema, or failing a check
+        that reads only input and output."""
+        return self.violations + self.check_failures
 
     @property
     def rate(self) -> Decimal | None:
-        """violations / calls, or None before the first call."""
+        """broken / calls, or None before the first call."""
         if self.calls == 0:
             return None
-        rate = (Decimal(self.violations) / Decimal(self.calls)).quantize(RATE_PLACES)
+        # A check's failure is counted after its answer's settlement: at a day's edge the
+        # window may hold the one without the other, never more than every answer.
+        broken = min(self.broken, self.calls)
+        rate = (Decimal(broken) / Decimal(self.calls)).quantize(RATE_PLACES)
         return rate.normalize()  # 0.5, not 0.500000
 
     def to_json(self) -> dict[str, Any]:
@@ -85,6 +95,7 @@ class LiveConformance:
             "violations": self.violations,
             "rate": self.rate,
             "input_violations": self.input_violations,
+            "check_failures": self.check_failures,
         }
 
 
@@ -168,6 +179,7 @@ class ConformanceRegistry:
                 func.sum(t.calls),
                 func.sum(t.violations),
                 func.sum(t.input_violations),
+                func.sum(t.check_failures),
             )
             .where(t.day >= since)
             .group_by(t.agent_id, t.capability)
@@ -180,9 +192,29 @@ class ConformanceRegistry:
         with self._store.read() as session:
             rows = session.execute(query).all()
         return [
-            LiveConformance(agent, cap, since, int(calls), int(bad), int(inputs))
-            for agent, cap, calls, bad, inputs in rows
+            LiveConformance(agent, cap, since, int(calls), int(bad), int(inputs), int(checks))
+            for agent, cap, calls, bad, inputs, checks in rows
         ]
+
+    def check_failed(
+        self, agent_id: str, capability: str, failures: int = 1, *, now: datetime | None = None
+    ) -> None:
+        """Count live answers that failed a reference-free check (the gateway grades them
+        after the answer; the settlement counted each as an answer already)."""
+        statement = text(
+            "INSERT INTO live_conformance (agent_id, capability, day, calls, violations,"
+            " input_violations, check_failures) VALUES (:agent, :capability, :day, 0, 0, 0,"
+            " :failures) ON CONFLICT (agent_id, capability, day) DO UPDATE SET"
+            " check_failures = live_conformance.check_failures + excluded.check_failures"
+        )
+        values = {
+            "agent": agent_id,
+            "capability": capability,
+            "day": _day(now or utcnow()),
+            "failures": failures,
+        }
+        with self._store.write() as session:
+            session.execute(statement, values)
 
     def of(self, agent_id: str, capability: str, *, now: datetime | None = None) -> LiveConformance:
         """One agent's counts for one capability (zero when it had no live call)."""

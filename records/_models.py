@@ -410,7 +410,8 @@ class LiveConformanceRow(Base):
     settled answers (outcome ok or invalid_output), `violations` those whose
     output broke the output schema (the agent's), `input_violations` calls
     refused for an input that broke the input schema (the caller's; `agent_id`
-    is "" for a routed call, which had no agent yet).
+    is "" for a routed call, which had no agent yet), `check_failures` answers
+    that failed a check of the suite's that reads only input and output.
     """
 
     __tablename__ = "live_conformance"
@@ -421,6 +422,9 @@ class LiveConformanceRow(Base):
     calls: Mapped[int] = mapped_column(Integer)
     violations: Mapped[int] = mapped_column(Integer)
     input_violations: Mapped[int] = mapped_column(Integer)
+    # Answers that failed a reference-free check of the suite (evals.suites.Contract):
+    # counted apart, by the gateway, after the answer (records._conformance).
+    check_failures: Mapped[int] = mapped_column(Integer, server_default="0", default=0)
 
 
 class IssuerRow(Base):

@@ -416,10 +416,26 @@ def _walk(
 class CompiledPath:
     """A parsed path: `singular` by syntax, evaluated by `get` (singular) or `nodes`."""
 
-    __slots__ = ("_names_only", "_stages", "_steps", "keys", "singular", "text", "uses_pdf")
+    __slots__ = (
+        "_names_only",
+        "_stages",
+        "_steps",
+        "keys",
+        "reads_only",
+        "singular",
+        "text",
+        "uses_pdf",
+    )
 
     def __init__(self, text: str, query: JSONPathQuery) -> None:
         self.text = text
+        # The one member of the graded document the path reads (`input`, `output`, ...),
+        # or None when it may read more: no first name, or a filter whose query starts
+        # at the root again (`$.output[?@.a == $.expected.a]`).
+        first = _literal_key(query.segments[0]) if query.segments else None
+        self.reads_only: str | None = (
+            first if isinstance(first, str) and "$" not in text[1:] else None
+        )
         self.singular: bool = query.singular_query()
         keys = [_literal_key(segment) for segment in query.segments]
         self.keys: tuple[str | int, ...] = (

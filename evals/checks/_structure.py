@@ -64,6 +64,17 @@ class CompiledCheck:
         found.extend(self.body.paths())
         return found
 
+    @property
+    def reference_free(self) -> bool:
+        """Whether the check reads only the call's `input` and `output` (no `expected`,
+        case, usage or PDF): one a live answer can be graded by, with no answer known."""
+        paths = self.paths()
+        return (
+            bool(paths)
+            and not self.uses_pdf
+            and all(p.reads_only in ("input", "output") for p in paths)
+        )
+
     def evaluate(self, context: Context, inherited: Subject) -> tuple[CheckOutcome, Subject]:
         subject = subject_of(self.path, context) if self.path is not None else inherited
         return self.body.run(context, subject), subject

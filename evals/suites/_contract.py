@@ -11,7 +11,9 @@ path (`$.input.a`, `$.output.sum`) and what was expected
 
 A contract is built from an installed suite's files as stored (the store
 validated them when the suite was installed), without materialising the
-suite or importing its extensions: it is the two schemas, nothing else.
+suite or importing its extensions: the two schemas, and the suite's
+reference-free checks (`live_checks`: those that read only `input` and
+`output`, found by the DSL), which every live answer is graded by too.
 Validation is bounded: the quick path (`schema.quick_validity`) answers the
 common valid document in microseconds; a failing one is explained from at
 most `MAX_ERRORS` errors, whatever the document holds, in at most `MAX_TEXT`
@@ -21,17 +23,17 @@ printable characters.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agents._outcome import printable
-from evals.checks import check_validator_class
+from evals.checks import CompiledCheck, check_validator_class, compile_checks, grade
 from evals.suites._load import SUITE_FILE
 from schema import make_validator, parse_document
 from schema._registry import quick_validity
 from schema.documents import explain, format_path
-from schema.errors import SuiteError
+from schema.errors import HolonError, SuiteError
 
 __all__ = ["Contract", "Violation", "contract_from_files"]
 
@@ -80,6 +82,7 @@ class Contract:
         capability: str,
         input_schema: dict[str, Any],
         output_schema: dict[str, Any],
+        live_checks: Sequence[CompiledCheck] = (),
     ) -> None:
         self.suite_id = suite_id
         self.version = version
@@ -91,6 +94,9 @@ class Contract:
         self._input_quick = quick_validity(input_schema)
         self._output = check_validator_class(output_schema)(output_schema)
         self._output_quick = quick_validity(output_schema)
+        # The suite's own checks that read only input and output: every live answer is
+        # graded by them too (`live_check_failures`).
+        self.live_checks = tuple(live_checks)
 
     @property
     def key(self) -> str:
@@ -111,6 +117,14 @@ class Contract:
         if quick is not None and quick(value):
             return None
         return _violation(validator, value, root)
+
+    def live_check_failures(self, input: Any, output: Any) -> list[str]:
+        """The names of the live checks a live answer fails (none: it passes them all, or
+        the suite has none). Bounded as an eval cell's grading is (evals.checks.grade)."""
+        if not self.live_checks:
+            return []
+        graded = grade(self.live_checks, {"input": input, "output": output})
+        return [result.name for result in graded.failed]
 
     def to_json(self) -> dict[str, Any]:
         return {"suite": self.suite_id, "suite_version": self.version}
@@ -144,4 +158,22 @@ def contract_from_files(
         capability,
         _schema(files, document, "input_schema", where),
         _schema(files, document, "output_schema", where),
+        _live_checks(document),
     )
+
+
+def _live_checks(document: Any) -> list[CompiledCheck]:
+    """The suite's checks (`checks:`, each case's default) that a live answer can be graded
+    by: reference-free (they read only `input` and `output`), of the built-in predicates.
+    A check that needs the suite's files (`schema: {$ref}`) or a trusted grader does not
+    compile without them, and is left to evals; so is one that reads a PDF (slow)."""
+    items = document.get("checks") if isinstance(document, dict) else None
+    found: list[CompiledCheck] = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            (check,) = compile_checks([item])
+        except HolonError:
+            continue
+        if check.reference_free:
+            found.append(check)
+    return found

@@ -58,6 +58,7 @@ partial or oversized answer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -169,10 +170,14 @@ class LiveCalls:
         # The gateway's canaries (gateway.live._canaries), nudged by each call that
         # reached an agent; None: none are sent.
         self.canaries: Canaries | None = None
+        self._graders: set[asyncio.Task[None]] = set()  # live checks still being graded
 
     async def drain(self) -> None:
-        """Wait for every ledger write queued so far (settlements after their answers)."""
+        """Wait for every ledger write queued so far (settlements after their answers), and
+        the live checks of answers sent."""
         await self.writer.drain()
+        if self._graders:
+            await asyncio.gather(*self._graders, return_exceptions=True)
 
     # -- the public calls ---------------------------------------------------
 
@@ -211,7 +216,7 @@ class LiveCalls:
                 if current is not None:
                     current.set_attribute("holon.mandate", allowed.mandate.id)
             outcome = await self._call(allowed, capability, input, request_id)
-            return await self._finish(allowed, outcome, contract)
+            return await self._finish(allowed, outcome, contract, input)
 
     async def route(
         self, caller: str, capability: str, input: JSONValue, *, parent: Context | None = None
@@ -273,7 +278,7 @@ class LiveCalls:
                 )
                 request_id = new_request_id()  # that row keeps its id; the next attempt's own
                 continue
-            body = await self._finish(allowed, outcome, contract)
+            body = await self._finish(allowed, outcome, contract, input)
             body["routing"] = {"candidates": len(candidates), "tried": tried}
             return body
         if denials:
@@ -458,13 +463,40 @@ class LiveCalls:
             self.writer.later(charge_of(allowed.entry))
             raise
 
+    def _grade_later(
+        self, agent_id: str, contract: Contract, input: JSONValue, output: JSONValue
+    ) -> None:
+        """Grade an answer by the suite's reference-free checks after it is sent, off the
+        loop; each failing answer is counted in live conformance (`check_failures`)."""
+
+        def grade_and_count() -> None:
+            failed = contract.live_check_failures(input, output)
+            if failed:
+                self.store.conformance.check_failed(agent_id, contract.capability)
+
+        async def later() -> None:
+            try:
+                await to_thread.run_sync(grade_and_count)
+            except Exception:  # one answer's grading never fails the calls that follow
+                log.exception("live checks of an answer of %s not counted", agent_id)
+
+        task = asyncio.get_running_loop().create_task(later())
+        self._graders.add(task)
+        task.add_done_callback(self._graders.discard)
+
     async def _finish(
-        self, allowed: Allowed, outcome: Outcome, contract: Contract | None = None
+        self,
+        allowed: Allowed,
+        outcome: Outcome,
+        contract: Contract | None = None,
+        input: JSONValue = None,
     ) -> dict[str, Any]:
         # An answer outside the contract is never passed on, and costs the caller nothing.
         violation = None
         if outcome.ok:
             violation = await check_output(contract, outcome.output, outcome.output_bytes)
+            if violation is None and contract is not None and contract.live_checks:
+                self._grade_later(allowed.manifest.id, contract, input, outcome.output)
         settlement = _settlement(allowed, outcome)
         if violation is not None:
             settlement = Settle(

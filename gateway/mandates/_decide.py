@@ -205,12 +205,13 @@ def _against_live(mandate: Mandate, live: LiveConformance | None) -> Decision:
     rate = None if live is None else live.rate
     if maximum is None or live is None or rate is None or live.calls < mandate.min_live_calls:
         return Decision(mandate.id, True)
-    if live.violations > maximum * live.calls:  # exact: the rate shown is rounded
+    if live.broken > maximum * live.calls:  # exact: the rate shown is rounded
         return _deny(
             mandate,
             "live_violation_rate_above_maximum",
             live_calls=live.calls,
             live_violations=live.violations,
+            live_check_failures=live.check_failures,
             live_violation_rate=rate,
             max_live_violation_rate=maximum,
             min_live_calls=mandate.min_live_calls,

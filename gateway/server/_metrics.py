@@ -316,7 +316,15 @@ def render_live(counts: Iterable[LiveConformance]) -> str:
             "violations",
             f"Live answers that broke the capability's output schema over {window} (the agent's).",
         ),
-        ("violation_rate", f"violations / calls over {window} (absent before the first call)."),
+        (
+            "check_failures",
+            f"Live answers that failed a check of the suite's reading only input and output, "
+            f"over {window} (passed on, counted against the agent).",
+        ),
+        (
+            "violation_rate",
+            f"(violations + check_failures) / calls over {window} (absent before the first call).",
+        ),
         (
             "input_violations",
             f"Live calls refused for an input outside the input schema over {window} (the "

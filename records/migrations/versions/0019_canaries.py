@@ -1,4 +1,5 @@
-"""Canaries: the runs graded inside live traffic, and the drift test per agent version
+"""Canaries: the runs graded inside live traffic, and the drift test per agent version;
+live answers that fail a reference-free check, counted in live conformance
 
 Revision ID: 0019
 Revises: 0018
@@ -19,6 +20,10 @@ depends_on = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("live_conformance") as batch:
+        batch.add_column(
+            sa.Column("check_failures", sa.Integer(), nullable=False, server_default="0")
+        )
     op.create_table(
         "canary_runs",
         sa.Column("id", sa.String(36), nullable=False),
@@ -64,3 +69,5 @@ def downgrade() -> None:
     op.drop_index("ix_canary_runs_record", table_name="canary_runs")
     op.drop_index("ix_canary_runs_agent_at", table_name="canary_runs")
     op.drop_table("canary_runs")
+    with op.batch_alter_table("live_conformance") as batch:
+        batch.drop_column("check_failures")

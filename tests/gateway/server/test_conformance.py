@@ -152,9 +152,9 @@ def _live(calls: int, violations: int) -> LiveConformance:
     return LiveConformance(AGENT, CAPABILITY, "2026-11-25", calls, violations, 7)
 
 
-def test_the_reason_is_checked_after_overfit_and_before_the_budget() -> None:
+def test_the_reason_is_checked_after_the_records_and_before_the_budget() -> None:
     at = DENY_REASONS.index("live_violation_rate_above_maximum")
-    assert DENY_REASONS[at - 1] == "overfit_warning"
+    assert DENY_REASONS[at - 1] == "live_score_below_minimum"
     assert DENY_REASONS[at + 1] == "budget_too_small"
 
 
@@ -165,6 +165,7 @@ def test_the_gate_denies_over_the_rate_with_its_numbers() -> None:
     assert over.numbers == {
         "live_calls": 40,
         "live_violations": 3,
+        "live_check_failures": 0,
         "live_violation_rate": Decimal("0.075"),
         "max_live_violation_rate": Decimal("0.05"),
         "min_live_calls": 20,
@@ -173,6 +174,10 @@ def test_the_gate_denies_over_the_rate_with_its_numbers() -> None:
     }
     assert _decide(gate, _live(40, 2)).allow  # exactly at the maximum
     assert _decide(gate, _live(40, 0)).allow
+    # A reference-free check's failures count against the agent as violations do.
+    checked = LiveConformance(AGENT, CAPABILITY, "2026-11-25", 40, 1, 7, check_failures=2)
+    assert _decide(gate, checked).reason == "live_violation_rate_above_maximum"
+    assert checked.rate == Decimal("0.075")
     # Too few answers for a rate to say much: the gate waits for min_live_calls.
     assert _decide(gate, _live(19, 19)).allow
     assert not _decide(gate, _live(20, 19)).allow
