@@ -98,7 +98,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-__all__ = ["ANSWER_ENVELOPE_BYTES", "Allowed", "LiveCalls"]
+__all__ = ["ANSWER_ENVELOPE_BYTES", "Allowed", "CallableAgent", "LiveCalls"]
 
 DEFAULT_DEADLINE_S = Decimal(30)
 # A reservation outlives its call's deadline by this much before it counts as
@@ -119,6 +119,16 @@ class Allowed:
     mandate: Mandate
     entry: LedgerEntry
     secret: str | None
+
+
+@dataclass(frozen=True)
+class CallableAgent:
+    """An agent a caller's mandates allow for a capability now (`LiveCalls.callable_agents`):
+    its record's eval score and the certificate the allowing mandate accepted, if any."""
+
+    agent: AgentInfo
+    eval_score: Decimal | None
+    certificate_id: str | None
 
 
 @dataclass(frozen=True)
@@ -194,7 +204,7 @@ class LiveCalls:
             contract = await self._contract(capability)
             await self._refuse_bad_input(caller, agent_id, capability, input, contract, request_id)
             allowed = await self._decide_and_reserve(caller, agent_id, capability, request_id)
-            outcome = await self._call(allowed, capability, input, request_id)
+            outcome = await self._call(allowed, capability, input, request_id, contract)
             return await self._finish(allowed, outcome, contract)
 
     async def route(
@@ -227,7 +237,7 @@ class LiveCalls:
                 tried.append({"agent": agent_id, "decision": "deny", "reason": exc.code})
                 last = exc
                 continue
-            outcome = await self._call(allowed, capability, input, request_id)
+            outcome = await self._call(allowed, capability, input, request_id, contract)
             if outcome.code == "unreachable" and agent_id != candidates[-1]:
                 await self.writer.write(_settlement(allowed, outcome))
                 tried.append({"agent": agent_id, "outcome": "unreachable"})
@@ -408,7 +418,12 @@ class LiveCalls:
         )
 
     async def _call(
-        self, allowed: Allowed, capability: str, input: JSONValue, request_id: str
+        self,
+        allowed: Allowed,
+        capability: str,
+        input: JSONValue,
+        request_id: str,
+        contract: Contract | None,
     ) -> Outcome:
         limits = CallLimits(
             max_cost_usd=allowed.mandate.max_cost_per_call_usd,
@@ -426,6 +441,8 @@ class LiveCalls:
                     limits,
                     secret=allowed.secret,
                     request_id=request_id,
+                    # What the answer is checked against, as an eval cell asks for it.
+                    output_schema=None if contract is None else contract.output_schema,
                 )
                 if current is not None:
                     current.set_attributes(
@@ -497,6 +514,13 @@ class LiveCalls:
             "latency_ms": round(outcome.latency_ms, 3),
         }
 
+    def callable_agents(self, caller: str, capability: str) -> list[CallableAgent]:
+        """The agents claiming `capability` that some mandate of `caller` allows now, best
+        first, as routing ranks them: a read (no ledger row), for a front door's listing.
+        Blocking (the store): run it in a worker thread."""
+        agents = self.lookups.agents_claiming(capability)
+        return self._ranked(caller, capability, agents)[0] if agents else []
+
     def _candidates(self, caller: str, capability: str) -> list[str]:
         """Agents claiming `capability` that some mandate of `caller` allows now, best first."""
         agents = self.lookups.agents_claiming(capability)
@@ -504,10 +528,32 @@ class LiveCalls:
             raise NotFound(
                 f"no enabled agent claims {capability}", details={"capability": capability}
             )
+        ranked, decisions = self._ranked(caller, capability, agents)
+        if not ranked:
+            held = self.lookups.held_mandates(caller)
+            error = denial_error(decisions, subject=f"{caller} calling any agent for {capability}")
+            call = CallEntry(new_request_id(), caller, capability, None, None)
+            denied_by = error.details.get("mandate")
+            denied = self.store.ledger.deny(
+                call,
+                mandate_id=denied_by,
+                reason=error.code,
+                details={"mandates": error.details["mandates"]},
+                mandate_revision=None if denied_by is None else held.revisions.get(denied_by),
+            )
+            if self.observe is not None:
+                self.observe(denied)
+            raise error
+        return [found.agent.id for found in ranked]
+
+    def _ranked(
+        self, caller: str, capability: str, agents: list[AgentInfo]
+    ) -> tuple[list[CallableAgent], list[Decision]]:
+        """The allowed `agents`, best first, and every mandate's denial of the others."""
         held = self.lookups.held_mandates(caller)
         mandates = held.mandates
         now = self.clock()
-        ranked: list[tuple[Decimal, Decimal, str]] = []
+        ranked: list[tuple[Decimal, Decimal, str, CallableAgent]] = []
         decisions: list[Decision] = []
         live_needed = any(m.needs_live for m in mandates)
         for agent in agents:
@@ -523,30 +569,23 @@ class LiveCalls:
                 not_advertised=self.lookups.not_advertised(agent.id, agent.version),
                 imported=self.lookups.imported(agent.id, agent.version, agent.manifest, mandates),
             )
-            if any(v.allow for v in mine):
+            allowing = next((v for v in mine if v.allow), None)
+            if allowing is not None:
                 score = Decimal(0) if record is None else record.eval_score or Decimal(0)
                 price = Decimal(str(agent.manifest.get("pricing", {}).get("per_call_usd", "0")))
-                ranked.append((-score, price, agent.id))
+                found = CallableAgent(
+                    agent,
+                    None if record is None else record.eval_score,
+                    allowing.certificate_id,
+                )
+                ranked.append((-score, price, agent.id, found))
             else:
                 decisions += [
                     Decision(v.mandate, False, v.reason, {**v.numbers, "agent": agent.id})
                     for v in mine
                 ]
-        if not ranked:
-            error = denial_error(decisions, subject=f"{caller} calling any agent for {capability}")
-            call = CallEntry(new_request_id(), caller, capability, None, None)
-            denied_by = error.details.get("mandate")
-            denied = self.store.ledger.deny(
-                call,
-                mandate_id=denied_by,
-                reason=error.code,
-                details={"mandates": error.details["mandates"]},
-                mandate_revision=None if denied_by is None else held.revisions.get(denied_by),
-            )
-            if self.observe is not None:
-                self.observe(denied)
-            raise error
-        return [agent_id for _, _, agent_id in sorted(ranked)]
+        ranked.sort(key=lambda item: item[:3])
+        return [item[3] for item in ranked], decisions
 
 
 def _settlement(allowed: Allowed, outcome: Outcome) -> Settle:

@@ -42,6 +42,7 @@ from gateway.live import LiveCalls, Lookups
 from gateway.server import (
     _a2a,
     _mcp,
+    _openai,
     _routes_agents,
     _routes_calls,
     _routes_certificates,
@@ -142,6 +143,7 @@ ENDPOINTS: list[Endpoint] = [
     *_routes_certificates.ENDPOINTS,
     *_mcp.ENDPOINTS,
     *_a2a.ENDPOINTS,
+    *_openai.ENDPOINTS,
 ]
 
 
@@ -160,7 +162,7 @@ def _route(endpoint: Endpoint, state: dict[str, Shared]) -> Route:
             check_params(request)
             response: Response = await endpoint.handler(request, who, shared)
         except HolonError as exc:
-            response = error_response(exc)
+            response = (endpoint.errors or error_response)(exc)
         except ClientDisconnect:
             # Gone before its answer: one quiet line, not an internal error. The
             # response below is for the metrics; the server drops it.
@@ -168,7 +170,7 @@ def _route(endpoint: Endpoint, state: dict[str, Shared]) -> Route:
             response = Response(status_code=DISCONNECTED)
         except Exception:
             log.exception("internal error on %s %s", endpoint.method, endpoint.path)
-            response = error_response(HolonError("internal error"))
+            response = (endpoint.errors or error_response)(HolonError("internal error"))
         shared.metrics.request(
             endpoint.method,
             endpoint.path,
