@@ -14,9 +14,10 @@ OpenAI answers an exhausted quota with 429, but the SDKs retry a 429 and
 waiting does not refill a budget.
 
 `x-should-retry` tells the SDKs whether retrying can help (they obey it
-before their own rules): `false` for the caller's own errors and an output
-outside the contract; a rate limit, a timeout or an unreachable agent is
-left to the client's policy. Each retry is a live call of its own (a
+before their own rules): `false` for the caller's own errors and an
+agent's answer outside the contract or the protocol; a rate limit, an
+unavailable store, a timeout, an unreachable or failing agent is left to
+the client's policy. Each retry is a live call of its own (a
 ledger row).
 """
 
@@ -71,7 +72,8 @@ def openai_error(error: HolonError, param: str | None = None) -> Response:
         param = named
     kind = _TYPES.get(status) or ("server_error" if status >= 500 else "invalid_request_error")
     headers = error_headers(error)
-    if status < 500 and status != 429 or status >= 500 and body["code"] not in _RETRYABLE:
+    retryable = status in (429, 503) or body["code"] in _RETRYABLE
+    if not retryable:
         headers["x-should-retry"] = "false"
     return Response(
         dumps(
