@@ -168,7 +168,8 @@ async def _user_input(messages: Any) -> tuple[str, Any]:
     if not isinstance(messages, list) or not messages:
         raise UsageError("messages must be a non-empty array", details={"param": "messages"})
     for index, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in _ROLES:
+        role = message.get("role") if isinstance(message, dict) else None
+        if not isinstance(role, str) or role not in _ROLES:
             raise UsageError(
                 f"messages[{index}] must be a message with a role",
                 details={"param": f"messages[{index}]"},
@@ -226,6 +227,11 @@ async def _target(model: str, shared: Shared) -> tuple[str, str | None]:
     """(capability, agent id or None: routed) named by `model`."""
     if ":" in model:
         agent_id, capability = model.split(":", 1)
+        if "/" not in agent_id or not capability:
+            raise UsageError(
+                "model is a capability, an agent (org/name) or org/name:capability",
+                details={"param": "model"},
+            )
         return capability, agent_id
     if "/" not in model:
         return model, None

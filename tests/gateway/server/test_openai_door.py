@@ -15,6 +15,8 @@ from typing import Any
 
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from records import Store
 from tests.gateway.server._adder import (
@@ -303,8 +305,9 @@ def test_messages_the_door_takes_and_refuses(gw: Gateway) -> None:
         assert body["error"]["param"] == param and said in body["error"]["message"], body
     status, body = _post(gw, {"messages": _ask({"a": 1, "b": 2})})
     assert (status, body["error"]["param"]) == (400, "model")
-    status, body = _post(gw, {"model": 5, "messages": _ask({})})
-    assert (status, body["error"]["param"]) == (400, "model")
+    for model in (5, "", "acme/adder:", ":math.add", "adder:math.add"):
+        status, body = _post(gw, {"model": model, "messages": _ask({})})
+        assert (status, body["error"]["param"]) == (400, "model"), model
     # A body nested past the bound, and one over 8 MiB: refused before anything is read.
     deep: Any = "x"
     for _ in range(80):
@@ -365,3 +368,95 @@ def test_probing_other_orgs_learns_nothing_invoke_would_not_say(
             assert said["details"] == told["details"] or said["details"].keys() == (
                 told["details"].keys()
             ), model
+
+
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+ANY_JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner),
+    max_leaves=12,
+)
+
+
+def test_any_json_gets_a_completion_or_an_openai_error_never_a_5xx(
+    store: Store, tmp_path: Path
+) -> None:
+    message = st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "system", "assistant", "robot"]) | ANY_JSON},
+        optional={
+            "content": ANY_JSON
+            | st.just(json.dumps(INPUT))
+            | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text()}))
+        },
+    )
+    body = (
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "model": st.sampled_from(["ticket.classify", "acme/priced", "acme/priced:x"])
+                | ANY_JSON,
+                "messages": st.lists(message, max_size=3) | ANY_JSON,
+                "stream": ANY_JSON,
+                "n": ANY_JSON,
+                "temperature": ANY_JSON,
+            },
+        )
+        | ANY_JSON
+    )
+
+    with two_call_gateway(store, tmp_path) as gw:
+
+        @settings(
+            max_examples=120,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(sent=body)
+        def check(sent: Any) -> None:
+            answer = gw.call("POST", "/v1/chat/completions", CALLER, json=sent)
+            assert answer.status_code < 500, (sent, answer.text)
+            found = answer.json()
+            if answer.status_code == 200:
+                assert found["object"] == "chat.completion"
+                return
+            error = found["error"]
+            assert set(error) == {"message", "type", "code", "param", "details"}, found
+            assert error["param"] is None or isinstance(error["param"], str)
+
+        check()
+
+
+def test_an_agent_claiming_several_capabilities_is_named_with_one(
+    store: Store, tmp_path: Path
+) -> None:
+    install_adder_suite(store, tmp_path)
+    store.mandates.grant(adder_mandate())
+    multi = "acme/multi"
+    with (
+        serving_adder(store, Adder(), agent_id=multi, capabilities=[CAPABILITY, "math.mul"]),
+        running_gateway(store, tmp_path / "home", eval_workers=0) as gw,
+    ):
+        client = _client(gw)
+        assert [model.id for model in client.models.list()] == [
+            CAPABILITY,
+            f"{multi}:{CAPABILITY}",
+        ]
+        with pytest.raises(openai.BadRequestError) as ambiguous:
+            client.chat.completions.create(model=multi, messages=_ask({"a": 1, "b": 2}))
+        body = ambiguous.value.body
+        assert isinstance(body, dict) and body["code"] == "ambiguous_model"
+        assert body["details"]["models"] == [f"{multi}:{CAPABILITY}", f"{multi}:math.mul"]
+        done = client.chat.completions.create(
+            model=f"{multi}:{CAPABILITY}", messages=_ask({"a": 1, "b": 2})
+        )
+        assert json.loads(done.choices[0].message.content or "") == {"sum": 3}
+        assert done.model == multi
+        with pytest.raises(openai.UnprocessableEntityError) as unclaimed:
+            client.chat.completions.create(
+                model=f"{multi}:math.div", messages=_ask({"a": 1, "b": 2})
+            )
+        assert isinstance(unclaimed.value.body, dict)
+        assert unclaimed.value.body["code"] == "capability_not_claimed"
+        assert len(_rows(gw)) == 1
