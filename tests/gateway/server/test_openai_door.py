@@ -242,12 +242,12 @@ def test_each_parameter_the_door_cannot_honour_is_refused_by_name(
     gw: Gateway, adder: Adder
 ) -> None:
     client = _client(gw)
-    for name, given in REFUSED:
+    for name, extra in REFUSED:
         with pytest.raises(openai.BadRequestError) as refused:
             client.chat.completions.create(
                 model=CAPABILITY,
                 messages=_ask({"a": 1, "b": 2}),
-                **given,
+                **extra,
             )
         body = refused.value.body
         assert isinstance(body, dict), name
