@@ -21,7 +21,8 @@ of `/invoke`'s answer (cost, mandate, request id, agent version, routing).
 Parameters: the few a certified agent can ignore without changing what the
 caller gets are accepted and not passed on (ACCEPTED); every other one is
 refused by name (400 `unsupported_parameter`, `param` naming it), never
-silently ignored. No streaming yet: `stream: true` is refused.
+silently ignored; a parameter sent as null is not given, as at OpenAI. No
+streaming yet: `stream: true` is refused.
 """
 
 from __future__ import annotations
@@ -132,7 +133,9 @@ def _refused(name: str) -> UsageError:
 
 def _check_parameters(body: dict[str, Any]) -> None:
     for name, value in body.items():
-        if name in ("model", "messages"):
+        # null is OpenAI's "not given" (clients such as LiteLLM send stop: null): it asks
+        # for nothing, so it is no refusal's business.
+        if name in ("model", "messages") or value is None:
             continue
         if name in ACCEPTED:
             _check_accepted(name, value)

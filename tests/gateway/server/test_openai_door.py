@@ -273,8 +273,17 @@ def test_each_parameter_the_door_cannot_honour_is_refused_by_name(
         response_format={"type": "json_object"},
     )
     assert json.loads(done.choices[0].message.content or "") == {"sum": 3}
-    assert adder.requests == [{"capability": CAPABILITY, "input": {"a": 1, "b": 2}}]
-    assert len(_rows(gw)) == 1  # no refusal reached the ledger
+    # null is "not given", as at OpenAI (LiteLLM sends stop: null).
+    status, body = _post(
+        gw,
+        {"model": CAPABILITY, "messages": _ask({"a": 2, "b": 2}), "stop": None, "tools": None},
+    )
+    assert status == 200, body
+    assert adder.requests == [
+        {"capability": CAPABILITY, "input": {"a": 1, "b": 2}},
+        {"capability": CAPABILITY, "input": {"a": 2, "b": 2}},
+    ]
+    assert len(_rows(gw)) == 2  # no refusal reached the ledger
 
 
 def _post(gw: Gateway, body: Any, role: str = CALLER, **kw: Any) -> Any:
