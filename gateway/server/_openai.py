@@ -65,7 +65,7 @@ ACCEPTED = frozenset(
 # Accepted at the value that asks for nothing this door does not do.
 _DEFAULTS: dict[str, tuple[Any, ...]] = {"stream": (False,), "n": (1,), "logprobs": (False,)}
 _FORMATS = ("text", "json_object")  # the output is JSON text either way
-# Why some refusals are refused (any other unknown key: "not supported").
+# Why a few parameters are refused (any other key: "not supported by holon's OpenAI door").
 _REASONS = {
     "stream": "streaming is not offered yet; send stream false (or leave it out)",
     "n": "one live call answers one choice; send n 1 (or leave it out)",
