@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aiohttp.abc import AbstractResolver
 
@@ -194,11 +194,15 @@ class Executor:
         *,
         secret: str | None = None,
         request_id: str | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> Outcome:
         """Call `agent` once (plus `limits.unreachable_retries` retries) and classify the result.
 
         Every attempt sends the same request id (`request_id`, or a fresh
-        uuid4). Never raises on agent behaviour; see the module docstring.
+        uuid4). `output_schema`: the output schema of the capability's active
+        suite, what the answer is graded on (an `openai-chat` agent is asked
+        for it as its `response_format`; None: the shipped schema, if any).
+        Never raises on agent behaviour; see the module docstring.
         """
         self._check_policy(agent)
         request_id = request_id or new_request_id()
@@ -233,6 +237,7 @@ class Executor:
                 request_id=request_id,
                 secret=secret,
                 traceparent=traceparent,
+                output_schema=output_schema,
             )
             prepared = await in_thread(build) if is_large(input) else build()
         attempts: list[Attempt] = []
@@ -582,9 +587,16 @@ async def execute(
     secret: str | None = None,
     request_id: str | None = None,
     allow_asgi: bool = True,
+    output_schema: dict[str, Any] | None = None,
 ) -> Outcome:
     """One call through a temporary `Executor` (convenient; a long-lived one pools connections)."""
     async with Executor(allow_asgi=allow_asgi) as executor:
         return await executor.execute(
-            agent, capability, input, limits, secret=secret, request_id=request_id
+            agent,
+            capability,
+            input,
+            limits,
+            secret=secret,
+            request_id=request_id,
+            output_schema=output_schema,
         )

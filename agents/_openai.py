@@ -5,9 +5,13 @@ vLLM, llama.cpp's server, Ollama and a LiteLLM proxy all serve
 
 - the request names the manifest's `model`, its `system` prompt and the
   user message its `template` renders from the input (`agents._template`);
-  the capability's shipped output schema (`schema/capabilities/`) is the
-  `response_format` (`json_schema`, with the manifest's `strict`); a
-  capability without one asks for `json_object`;
+  the output schema of the capability's active suite (what the answer is
+  graded on, and what a live call's contract checks) is the
+  `response_format` (`json_schema`, with the manifest's `strict`); without
+  one (no suite given) the capability's shipped output schema
+  (`schema/capabilities/`); a capability with neither asks for `json_object`.
+  Live and eval calls pass the same suite's schema, so they stay identical
+  on the wire;
 - the output is `choices[0].message.content`, read with holon's exact JSON
   reader and its bounds (depth, numbers, surrogates), as any agent body;
 - the response's `model` must be the manifest's (`model_identity: exact`)
@@ -64,23 +68,46 @@ def _spec(agent: Manifest) -> OpenAIChatSpec:
     return agent.openai_chat
 
 
-@lru_cache(maxsize=256)
-def response_format(capability: str, strict: bool) -> dict[str, Any]:
-    """`json_schema` from the capability's shipped output schema, else `json_object`.
+def response_format(
+    capability: str, strict: bool, output_schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`json_schema` from `output_schema` (the active suite's), else from the capability's
+    shipped output schema, else `json_object`. Never mutate it (the shipped one is cached)."""
+    if output_schema is None:
+        return _shipped_format(capability, strict)
+    return _json_schema(capability, output_schema, strict)
 
-    Cached (the schemas ship with holon and do not change in a process): never mutate it."""
+
+@lru_cache(maxsize=256)
+def _shipped_format(capability: str, strict: bool) -> dict[str, Any]:
+    """Cached: the schemas ship with holon and do not change in a process."""
     name = f"capabilities/{capability}.output"
     if "/" in capability or not schema_path(name).is_file():
         return {"type": "json_object"}
-    schema = {k: v for k, v in load_schema(name).items() if k not in _DOCUMENT_KEYS}
+    return _json_schema(capability, load_schema(name), strict)
+
+
+def _json_schema(capability: str, schema: dict[str, Any], strict: bool) -> dict[str, Any]:
+    described = {k: v for k, v in schema.items() if k not in _DOCUMENT_KEYS}
     return {
         "type": "json_schema",
-        "json_schema": {"name": capability.replace(".", "_"), "schema": schema, "strict": strict},
+        "json_schema": {
+            "name": capability.replace(".", "_"),
+            "schema": described,
+            "strict": strict,
+        },
     }
 
 
-def chat_request(agent: Manifest, capability: str, input: JSONValue) -> bytes:
-    """The chat-completions body of one call (compact JSON, numbers as holon holds them)."""
+def chat_request(
+    agent: Manifest,
+    capability: str,
+    input: JSONValue,
+    output_schema: dict[str, Any] | None = None,
+) -> bytes:
+    """The chat-completions body of one call (compact JSON, numbers as holon holds them).
+
+    `output_schema`: the active suite's, asked for as the `response_format`."""
     spec = _spec(agent)
     messages: list[dict[str, str]] = []
     if spec.system is not None:
@@ -89,7 +116,7 @@ def chat_request(agent: Manifest, capability: str, input: JSONValue) -> bytes:
     body: dict[str, Any] = {
         "model": spec.model,
         "messages": messages,
-        "response_format": response_format(capability, spec.strict),
+        "response_format": response_format(capability, spec.strict, output_schema),
         "stream": False,
     }
     if spec.max_tokens is not None:

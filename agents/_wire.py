@@ -146,6 +146,7 @@ def build_request(
     secret: str | None,
     a2a_target: A2ATarget | None = None,
     traceparent: str | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> PreparedRequest:
     """The request for one call, identical for live and eval calls (request id aside).
 
@@ -153,7 +154,8 @@ def build_request(
     ``{"capability": ..., "input": ...}``. `a2a`: the JSON-RPC message to the
     interface `a2a_target` chose from the agent card (default: A2A 1.0 at the
     endpoint). `openai-chat`: ``POST <endpoint>/chat/completions`` with the
-    completion request (`agents._openai`). (`mcp` messages are built by
+    completion request (`agents._openai`), whose `response_format` is
+    `output_schema` (the active suite's) when given. (`mcp` messages are built by
     `agents._mcp_calls` from the same headers.) Raises ValueError/TypeError
     when `input` is not JSON (a caller bug), and `schema.errors.PayloadTooLarge`
     when the body would be over `MAX_REQUEST_BYTES` (the cap applies to what holon writes).
@@ -167,7 +169,7 @@ def build_request(
         headers.update(extra)
         return PreparedRequest("POST", target.url, headers, bounded_request(body))
     if agent.protocol == "openai-chat":
-        body = chat_request(agent, capability, input)
+        body = chat_request(agent, capability, input, output_schema)
         return PreparedRequest(
             "POST", endpoint_url(agent, CHAT_PATH), headers, bounded_request(body)
         )

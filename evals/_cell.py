@@ -201,6 +201,7 @@ async def run_cell(
         _limits_for(suite, unreachable_retries),
         secret=secret,
         request_id=request_id,
+        output_schema=suite.output_schema,  # what the cell grades, as a live call asks
     )
     return await grade_cell(prepared, outcome, repetition=repetition, pdf=pdf)
 

@@ -319,16 +319,21 @@ async def _run(
     limits = call_limits(suite)
     async with Executor() as executor:
 
+        async def ask(item: PreparedCase) -> Outcome:
+            return await executor.execute(
+                agent, suite.capability, item.input, limits, output_schema=suite.output_schema
+            )
+
         async def answer(item: PreparedCase, repetition: int) -> tuple[Outcome, bool]:
             if responses is None:
-                return await executor.execute(agent, suite.capability, item.input, limits), False
+                return await ask(item), False
             key = responses.key(agent, suite.capability, item.input, repetition)
             # The cache's files are small but a disk may be slow: off the loop,
             # so the cells in flight keep their deadlines.
             kept = await asyncio.to_thread(responses.get, key)
             if kept is not None:
                 return kept, True
-            outcome = await executor.execute(agent, suite.capability, item.input, limits)
+            outcome = await ask(item)
             await asyncio.to_thread(responses.put, key, outcome)
             return outcome, False
 

@@ -1,14 +1,17 @@
 """The front doors' added latency over POST /v1/capabilities/{cap}/invoke, in one run.
 
-The same live call through three doors of one gateway, interleaved round by
-round so the machine's noise falls on all three:
+The same live call through four doors of one gateway, interleaved round by
+round so the machine's noise falls on all four:
 
 - `invoke`: POST /v1/capabilities/ticket.classify/invoke (the baseline);
 - `mcp`: POST /mcp, a `tools/call` of the tool ticket.classify (the JSON-RPC
   request an MCP client sends over Streamable HTTP, after its handshake);
 - `a2a`: POST /v1/capabilities/ticket.classify/a2a, a blocking `SendMessage`
   with one DataPart (A2A 1.0), answered with a completed Task, which the
-  door writes to the store (`a2a_tasks`) before it answers.
+  door writes to the store (`a2a_tasks`) before it answers;
+- `openai`: POST /v1/chat/completions, `model` the capability and the input
+  as the JSON text of one user message (what the `openai` SDK sends),
+  answered with a chat completion whose content is the output as JSON text.
 
 Processes, agent, mandate and token as bench/gateway/run.py sets them up
 (the zero-latency agent, a budgeted mandate, one uvicorn worker, SQLite).
@@ -19,6 +22,7 @@ MCP `isError` or an A2A task not completed fails the run), and so is the
 ledger afterwards: one settled row per call, whatever door it came through.
 
     .venv/bin/python bench/doors/run.py [--json] [--calls 400] [--rounds 3] [--postgres]
+        [--doors invoke,mcp,a2a,openai]
 
 `--postgres` puts the gateway on a throwaway PostgreSQL database (created,
 dropped; ADMIN_URL of bench/gateway/run.py) instead of a SQLite file.
@@ -80,6 +84,10 @@ BODIES = {
             },
         },
     ),
+    "openai": (
+        "/v1/chat/completions",
+        {"model": CAPABILITY, "messages": [{"role": "user", "content": json.dumps(INPUT)}]},
+    ),
 }
 
 
@@ -92,6 +100,9 @@ def _ok(door: str, status: int, payload: bytes) -> bool:
     if door == "a2a":
         state = body.get("result", {}).get("task", {}).get("status", {}).get("state")
         return bool(state == "TASK_STATE_COMPLETED")
+    if door == "openai":
+        choice = body.get("choices", [{}])[0]
+        return choice.get("finish_reason") == "stop" and "content" in choice.get("message", {})
     return "output" in body
 
 
@@ -124,17 +135,19 @@ def _quantile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q * 100) - 1]
 
 
-async def measure(url: str, token: str, calls: int, rounds: int) -> dict[str, Any]:
+async def measure(
+    url: str, token: str, calls: int, rounds: int, doors: list[str]
+) -> dict[str, Any]:
     auth = {"Authorization": f"Bearer {token}"}
     connector = aiohttp.TCPConnector(limit=32, keepalive_timeout=2.0)
     out: dict[str, Any] = {}
     async with aiohttp.ClientSession(headers=auth, connector=connector) as session:
-        for door in BODIES:  # warm up: caches, connections, the first task write
+        for door in doors:  # warm up: caches, connections, the first task write
             await drive(session, url, door, 30, 1)
         for concurrency in (1, 8):
-            samples: dict[str, list[float]] = {door: [] for door in BODIES}
+            samples: dict[str, list[float]] = {door: [] for door in doors}
             for _ in range(rounds):
-                for door in BODIES:
+                for door in doors:
                     samples[door] += await drive(session, url, door, calls, concurrency)
             base50 = statistics.median(samples["invoke"])
             base95 = _quantile(samples["invoke"], 0.95)
@@ -160,7 +173,16 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=400, help="calls per door per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--postgres", action="store_true", help="the store on PostgreSQL")
+    parser.add_argument(
+        "--doors",
+        default=",".join(BODIES),
+        help="the doors to measure, comma-separated (invoke, the baseline, always runs)",
+    )
     args = parser.parse_args()
+    doors = ["invoke", *(d for d in args.doors.split(",") if d != "invoke")]
+    unknown = [d for d in doors if d not in BODIES]
+    if unknown:
+        parser.error(f"unknown doors: {', '.join(unknown)} (known: {', '.join(BODIES)})")
     key = Fernet.generate_key().decode()
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -170,8 +192,8 @@ def main() -> int:
         home = Path(tmp) / "home"
         token = prepare(url, key, home, agent_url)[CALLER]
         with gateway_server(url, key, home) as (gateway, _pid):
-            results = asyncio.run(measure(gateway, token, args.calls, args.rounds))
-        total = 30 * len(BODIES) + sum(
+            results = asyncio.run(measure(gateway, token, args.calls, args.rounds, doors))
+        total = 30 * len(doors) + sum(
             row["calls"] for level in results.values() for row in level.values()
         )
         results["ledger"] = check_ledger(url, key, total)

@@ -4,8 +4,10 @@ from gateway.live._cache import Lookups
 from gateway.live._calls import LiveCalls
 from gateway.live._canaries import Canaries, CanaryPolicy, CanaryResult
 from gateway.live._decision import check_mandate, denial_error
+from gateway.live._routing import CallableAgent
 
 __all__ = [
+    "CallableAgent",
     "Canaries",
     "CanaryPolicy",
     "CanaryResult",

@@ -86,11 +86,11 @@ from gateway.live._contract import check_input, check_output, invalid_input, inv
 from gateway.live._decision import (
     Decided,
     check_mandate,
-    decide_agent,
     decide_call,
     denial_error,
     refusal,
 )
+from gateway.live._routing import CallableAgent, rank
 from gateway.live._writes import LedgerWriter, charge_of, release_of
 from gateway.mandates import Decision, Mandate
 from records import (
@@ -215,7 +215,7 @@ class LiveCalls:
                     raise await self._deny(decided.call, request_id, decided, allowed)
                 if current is not None:
                     current.set_attribute("holon.mandate", allowed.mandate.id)
-            outcome = await self._call(allowed, capability, input, request_id)
+            outcome = await self._call(allowed, capability, input, request_id, contract)
             return await self._finish(allowed, outcome, contract, input)
 
     async def route(
@@ -269,7 +269,7 @@ class LiveCalls:
                 ]
                 continue
             allowed = result
-            outcome = await self._call(allowed, capability, input, request_id)
+            outcome = await self._call(allowed, capability, input, request_id, contract)
             if outcome.code == "unreachable" and agent_id != candidates[-1]:
                 await self.writer.write(_settlement(allowed, outcome))
                 tried.append({"agent": agent_id, "outcome": "unreachable"})
@@ -425,7 +425,12 @@ class LiveCalls:
         return error
 
     async def _call(
-        self, allowed: Allowed, capability: str, input: JSONValue, request_id: str
+        self,
+        allowed: Allowed,
+        capability: str,
+        input: JSONValue,
+        request_id: str,
+        contract: Contract | None,
     ) -> Outcome:
         limits = CallLimits(
             max_cost_usd=allowed.mandate.max_cost_per_call_usd,
@@ -443,6 +448,8 @@ class LiveCalls:
                     limits,
                     secret=allowed.secret,
                     request_id=request_id,
+                    # What the answer is checked against, as an eval cell asks for it.
+                    output_schema=None if contract is None else contract.output_schema,
                 )
                 if current is not None:
                     current.set_attributes(
@@ -543,6 +550,13 @@ class LiveCalls:
             "latency_ms": round(outcome.latency_ms, 3),
         }
 
+    def callable_agents(self, caller: str, capability: str) -> list[CallableAgent]:
+        """The agents claiming `capability` that some mandate of `caller` allows now, best
+        first, as routing ranks them: a read (no ledger row), for a front door's listing.
+        Blocking (the store): run it in a worker thread."""
+        agents = self.lookups.agents_claiming(capability)
+        return rank(self.lookups, caller, capability, agents, self.clock())[0] if agents else []
+
     def _candidates(self, caller: str, capability: str, request_id: str) -> list[str]:
         """Agents claiming `capability` that some mandate of `caller` allows now, best first."""
         agents = self.lookups.agents_claiming(capability)
@@ -550,38 +564,23 @@ class LiveCalls:
             raise NotFound(
                 f"no enabled agent claims {capability}", details={"capability": capability}
             )
-        held = self.lookups.held_mandates(caller)
-        mandates = held.mandates
-        now = self.clock()
-        ranked: list[tuple[Decimal, Decimal, str]] = []
-        decisions: list[Decision] = []
-        for agent in agents:
-            record = self.lookups.record(agent.id, agent.version)  # its score ranks it
-            mine = decide_agent(self.lookups, mandates, agent, capability, now, record=record)
-            if any(v.allow for v in mine):
-                score = Decimal(0) if record is None else record.eval_score or Decimal(0)
-                price = Decimal(str(agent.manifest.get("pricing", {}).get("per_call_usd", "0")))
-                ranked.append((-score, price, agent.id))
-            else:
-                decisions += [
-                    Decision(v.mandate, False, v.reason, {**v.numbers, "agent": agent.id})
-                    for v in mine
-                ]
+        ranked, decisions = rank(self.lookups, caller, capability, agents, self.clock())
         if not ranked:
             error = denial_error(decisions, subject=f"{caller} calling any agent for {capability}")
             call = CallEntry(request_id, caller, capability, None, None)
             denied_by = error.details.get("mandate")
+            revisions = self.lookups.held_mandates(caller).revisions
             denied = self.store.ledger.deny(
                 call,
                 mandate_id=denied_by,
                 reason=error.code,
                 details={"mandates": error.details["mandates"]},
-                mandate_revision=None if denied_by is None else held.revisions.get(denied_by),
+                mandate_revision=None if denied_by is None else revisions.get(denied_by),
             )
             if self.observe is not None:
                 self.observe(denied)
             raise error
-        return [agent_id for _, _, agent_id in sorted(ranked)]
+        return [found.agent.id for found in ranked]
 
 
 def _settlement(allowed: Allowed, outcome: Outcome) -> Settle:

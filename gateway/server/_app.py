@@ -43,6 +43,7 @@ from gateway.live._canaries import FLOOR_TICK_S
 from gateway.server import (
     _a2a,
     _mcp,
+    _openai,
     _routes_agents,
     _routes_calls,
     _routes_certificates,
@@ -143,6 +144,7 @@ ENDPOINTS: list[Endpoint] = [
     *_routes_certificates.ENDPOINTS,
     *_mcp.ENDPOINTS,
     *_a2a.ENDPOINTS,
+    *_openai.ENDPOINTS,
 ]
 
 
@@ -161,7 +163,7 @@ def _route(endpoint: Endpoint, state: dict[str, Shared]) -> Route:
             check_params(request)
             response: Response = await endpoint.handler(request, who, shared)
         except HolonError as exc:
-            response = error_response(exc)
+            response = (endpoint.errors or error_response)(exc)
         except ClientDisconnect:
             # Gone before its answer: one quiet line, not an internal error. The
             # response below is for the metrics; the server drops it.
@@ -169,7 +171,7 @@ def _route(endpoint: Endpoint, state: dict[str, Shared]) -> Route:
             response = Response(status_code=DISCONNECTED)
         except Exception:
             log.exception("internal error on %s %s", endpoint.method, endpoint.path)
-            response = error_response(HolonError("internal error"))
+            response = (endpoint.errors or error_response)(HolonError("internal error"))
         shared.metrics.request(
             endpoint.method,
             endpoint.path,

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "body_object",
     "check_params",
+    "error_headers",
     "error_response",
     "id_text",
     "json_response",
@@ -82,6 +83,16 @@ def renamed_query(request: Request, new: str, old: str) -> tuple[str | None, dic
 
 
 def error_response(error: HolonError) -> Response:
+    return Response(
+        dumps(error.to_body()),
+        status_code=error.http_status,
+        media_type="application/json",
+        headers=error_headers(error),
+    )
+
+
+def error_headers(error: HolonError) -> dict[str, str]:
+    """The headers of an error's response, whatever shape its body has (a front door's)."""
     headers: dict[str, str] = {}
     if error.http_status == 401:
         headers["WWW-Authenticate"] = "Bearer"
@@ -90,12 +101,7 @@ def error_response(error: HolonError) -> Response:
     retry = error.details.get("retry_after_s")
     if isinstance(retry, int) and not isinstance(retry, bool):
         headers["Retry-After"] = str(max(1, retry))
-    return Response(
-        dumps(error.to_body()),
-        status_code=error.http_status,
-        media_type="application/json",
-        headers=headers,
-    )
+    return headers
 
 
 async def read_json(request: Request, limit: int) -> Any:

@@ -43,7 +43,12 @@ from gateway.server._jsonrpc import (
     rpc_result,
     unknown_method,
 )
-from gateway.server._routes_calls import CALLER, answer_too_large, observed
+from gateway.server._routes_calls import (
+    CALLER,
+    answer_too_large,
+    mandated_capabilities,
+    observed,
+)
 from gateway.server._shared import Endpoint, Shared
 from schema._version import __version__
 from schema.errors import Forbidden, HolonError, UsageError
@@ -136,17 +141,7 @@ def _initialize(rpc: RpcRequest) -> dict[str, Any]:
 
 
 async def _tools(who: Bearer, shared: Shared) -> list[dict[str, Any]]:
-    lookups = shared.calls.lookups
-    now = shared.calls.clock()
-    held = await shared.run(lookups.held_mandates, who.name)
-    names = sorted(
-        {
-            capability
-            for mandate in held.mandates
-            if mandate.expires_at is None or mandate.expires_at > now
-            for capability in mandate.capabilities
-        }
-    )
+    names = await mandated_capabilities(who, shared)
     return [tool_of(name, await shared.calls.contract(name)) for name in names]
 
 

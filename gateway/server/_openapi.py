@@ -148,9 +148,8 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
         responses: dict[str, Any] = {"200": ok}
         if endpoint.method == "POST" and endpoint.request is not None:
             responses["201"] = ok
-        error = {
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-        }
+        shape = endpoint.error_schema or {"$ref": "#/components/schemas/Error"}
+        error = {"content": {"application/json": {"schema": shape}}}
         statuses = {400} | set(endpoint.statuses)
         if access != "none":
             statuses |= {401, 403}

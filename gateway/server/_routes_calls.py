@@ -144,6 +144,22 @@ async def observed(
     return response
 
 
+async def mandated_capabilities(who: Bearer, shared: Shared) -> list[str]:
+    """The capabilities the caller's unexpired mandates name, in name order: all a front
+    door lists to a caller (MCP tools, OpenAI models), and nothing else."""
+    lookups = shared.calls.lookups
+    now = shared.calls.clock()
+    held = await shared.run(lookups.held_mandates, who.name)
+    return sorted(
+        {
+            capability
+            for mandate in held.mandates
+            if mandate.expires_at is None or mandate.expires_at > now
+            for capability in mandate.capabilities
+        }
+    )
+
+
 async def invoke_agent(request: Request, who: Bearer, shared: Shared) -> Response:
     agent_id = f"{request.path_params['org']}/{request.path_params['name']}"
     capability, input_ = await _invoke_body(request, shared)

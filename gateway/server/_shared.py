@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from anyio import to_thread
+from starlette.responses import Response
 
 from gateway._loops import Loops
 from gateway._network import NetworkPolicy
@@ -15,6 +16,7 @@ from gateway.server._auth import TokenCache
 from gateway.server._metrics import Metrics
 from gateway.service import StoreService
 from records import Store
+from schema.errors import HolonError
 
 T = TypeVar("T")
 
@@ -62,3 +64,8 @@ class Endpoint:
     headers: tuple[tuple[str, str], ...] = ()  # optional request headers: (name, description)
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
     media: str = "application/json"
+    # A front door whose protocol has its own error shape (the OpenAI door's): how every
+    # error of this route is answered, the token's refusal included, and its JSON Schema.
+    # None: holon's one shape (gateway.server._http.error_response).
+    errors: Callable[[HolonError], Response] | None = None
+    error_schema: dict[str, Any] | None = None

@@ -253,3 +253,32 @@ def test_the_manifest_round_trips() -> None:
     parsed = manifest_from_dict(manifest)
     assert manifest_from_dict(parsed.to_json()) == parsed
     assert parsed.to_json()["openai_chat"]["model_aliases"] == [ALIAS]
+
+
+def test_the_response_format_is_the_given_suites_output_schema() -> None:
+    """The active suite's output schema (what the answer is graded on) wins over the shipped
+    one; its document keys are left out, as the shipped schema's are."""
+    from agents._openai import chat_request
+
+    agent = chat_agent("http://a.example/v1", "honest", strict=True)
+    suite_schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "x",
+        "type": "object",
+        "required": ["label", "why"],
+        "properties": {"label": {"type": "string"}, "why": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    asked = json.loads(chat_request(agent, "ticket.classify", TICKET, suite_schema))
+    assert asked["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "ticket_classify",
+            "schema": {k: v for k, v in suite_schema.items() if not k.startswith("$")},
+            "strict": True,
+        },
+    }
+    shipped = json.loads(chat_request(agent, "ticket.classify", TICKET))["response_format"]
+    assert shipped["json_schema"]["schema"]["required"] == ["label", "priority", "product"]
+    unknown = json.loads(chat_request(agent, "ticket.sort", TICKET))["response_format"]
+    assert unknown == {"type": "json_object"}

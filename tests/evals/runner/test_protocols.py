@@ -154,3 +154,46 @@ def test_an_openai_chat_agent_answering_as_another_model_is_refused_by_the_probe
     url, _ = chat_server
     with pytest.raises(IdentityMismatch):
         _eval(store, tmp_path, chat_manifest(f"{url}/wrong-model/v1"))
+
+
+def test_an_openai_chat_agent_is_asked_for_its_suites_output_schema_live_and_in_evals(
+    store: Store, tmp_path: Path, chat_server: tuple[str, Recorder]
+) -> None:
+    """A capability from an installed suite, not a shipped one: the response_format is the
+    suite's output schema (what the cells grade and the live contract checks), not
+    json_object, and a live call sends the eval's very request."""
+    from gateway.live import LiveCalls, Lookups
+    from tests.evals.suites._make import OUTPUT_SCHEMA
+
+    url, recorder = chat_server
+    suite_yaml = SUITE_YAML.replace("capability: ticket.classify", "capability: ticket.sort")
+    manifest = {**chat_manifest(f"{url}/honest/v1"), "capabilities": ["ticket.sort"]}
+    _eval(store, tmp_path, manifest, suite_yaml)
+    store.mandates.grant(
+        {
+            "schema_version": 1,
+            "id": "sorting",
+            "holder": "bot",
+            "capabilities": ["ticket.sort"],
+            "max_cost_per_call_usd": "0.01",
+        }
+    )
+
+    async def live() -> dict[str, Any]:
+        async with Executor() as executor:
+            calls = LiveCalls(store, executor, lookups=Lookups(store, ttl_s=0))
+            return await calls.invoke("bot", manifest["id"], "ticket.sort", PUBLIC[0]["input"])
+
+    answer = asyncio.run(live())
+    assert answer["output"] == {"label": "account"}
+    posts = [r for r in recorder.requests if r["path"].endswith("/chat/completions")]
+    assert len(posts) == 7
+    asked = {json.dumps(json.loads(r["body"])["response_format"]) for r in posts}
+    assert [json.loads(text) for text in asked] == [
+        {
+            "type": "json_schema",
+            "json_schema": {"name": "ticket_sort", "schema": OUTPUT_SCHEMA, "strict": False},
+        }
+    ]
+    # The live call's body is byte for byte the eval cell's for the same input.
+    assert posts[-1]["body"] in [r["body"] for r in posts[:-1]]
