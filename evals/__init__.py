@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         DriftState,
         drift_reference,
         first_drift,
+        live_score,
         simulated_failures,
     )
     from evals._eval import imported_refusal, probe, resumable, resume, start, work
@@ -64,6 +65,7 @@ __all__ = [
     "import_report",
     "imported_refusal",
     "keyed_digest",
+    "live_score",
     "load_suite",
     "make_plan",
     "manifest_agent",
@@ -105,6 +107,7 @@ _HOMES: dict[str, str] = {
     "DriftEvidence": "evals._drift",
     "DriftState": "evals._drift",
     "first_drift": "evals._drift",
+    "live_score": "evals._drift",
     "simulated_failures": "evals._drift",
     "admits_lower": "evals._evidence",
     "author_digests": "evals._integrity",

@@ -45,7 +45,7 @@ from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
 from typing import Any
 
-from evals._stats import wilson
+from evals._stats import rounded, wilson
 
 __all__ = [
     "ALPHA",
@@ -57,6 +57,7 @@ __all__ = [
     "Z_REFERENCE",
     "drift_reference",
     "first_drift",
+    "live_score",
     "log_threshold",
     "simulated_failures",
 ]
@@ -75,6 +76,20 @@ STAKES = (0.95, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125)
 # A reference of 1 would make every stake "safe" and unbounded: bet as if
 # r were at most this (a fail is still strong evidence against μ = 1).
 _MAX_REFERENCE = 0.99
+
+
+def live_score(passed: int, graded: int) -> dict[str, Any]:
+    """Canaries' pass rate as a record shows it: the counts, the rate and its Wilson 95%
+    interval (rounded for display; null before the first canary)."""
+    if graded == 0:
+        return {"graded": 0, "passed": 0, "score": None, "ci95": None}
+    low, high = wilson(passed, graded)
+    return {
+        "graded": graded,
+        "passed": passed,
+        "score": rounded(Fraction(passed, graded)),
+        "ci95": [rounded(low), rounded(high)],
+    }
 
 
 def drift_reference(passed: Decimal | Fraction | int, total: int) -> Decimal:

@@ -192,7 +192,8 @@ def author_record(record: AgentRecord | Mapping[str, Any]) -> AgentRecord | dict
         from records import AgentRecord
 
         return AgentRecord.from_json(author_record(record.to_json()))
-    out = {k: v for k, v in record.items() if k != "holdout_epochs"}
+    # Holdout epochs and the canaries' live score (records.show's) are the operator's.
+    out = {k: v for k, v in record.items() if k not in ("holdout_epochs", "live_score")}
     canaries = record.get("canaries")
     if isinstance(canaries, Mapping):
         # One coarse fact per capability: its counts would tell an author how its

@@ -26,6 +26,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, func, select
+from sqlalchemy.exc import IntegrityError
 
 from records._agent_record import RecordCanaries
 from records._models import CanaryRunRow, CanaryStateRow
@@ -100,7 +101,21 @@ class CanaryRegistry:
 
     def record(self, run: CanaryRun, advance: Advance) -> CanaryStanding:
         """Keep one graded canary and advance its drift test; a drift decided now revokes
-        the version's certificates, with the evidence as the reason."""
+        the version's certificates, with the evidence as the reason.
+
+        Two first canaries of one agent version and capability, graded by two processes
+        at once, both find no row and both insert one: the loser's transaction is rolled
+        back whole (its run too) and done again, now finding the winner's row locked.
+        `advance` may so be called twice: only its last call's answer is kept."""
+        for attempt in range(3):
+            try:
+                return self._record(run, advance)
+            except IntegrityError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _record(self, run: CanaryRun, advance: Advance) -> CanaryStanding:
         with self._store.write() as session:
             session.add(
                 CanaryRunRow(

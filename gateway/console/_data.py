@@ -50,6 +50,7 @@ def record_row(info: AgentInfo, record: AgentRecord | None) -> dict[str, Any]:
         "ci95": None,
         "overfit": None,
         "stale": None,
+        "drifted": None,
         "evaluated_at": None,
         "eval_id": None,
         "bar": None,
@@ -64,6 +65,7 @@ def record_row(info: AgentInfo, record: AgentRecord | None) -> dict[str, Any]:
         ci95=ci,
         overfit="warn" if "warn" in verdicts else ("ok" if verdicts else None),
         stale=record.stale,
+        drifted=record.drifted,  # canaries found it drifting (only a new eval clears it)
         stale_reasons=list(record.stale_reasons or ())[:5],
         evaluated_at=utc_text(record.evaluated_at),
         eval_id=record.eval_id,

@@ -445,6 +445,20 @@ SUITES_FILES = Operation(
 # -- records.show --------------------------------------------------------------------
 
 
+# A pass rate as `evals.live_score` writes it.
+_SCORE: dict[str, Any] = {
+    "graded": {"type": "integer", "minimum": 0},
+    "passed": {"type": "integer", "minimum": 0},
+    "score": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+    "ci95": {
+        "type": ["array", "null"],
+        "items": {"type": "number", "minimum": 0, "maximum": 1},
+        "minItems": 2,
+        "maxItems": 2,
+    },
+}
+
+
 def _record_view() -> dict[str, Any]:
     """The answer of `records.show`: the record (entities/record) with its score as evidence
     and the agent's live conformance (`StoreService.evals.record`)."""
@@ -462,6 +476,27 @@ def _record_view() -> dict[str, Any]:
                 "description": "eval_score as evidence: the lowest lower bound over the graded "
                 "splits, each paid for the org's holdout-revealing evals on its suite "
                 "(holdout_evals; docs/integrity.md); null without an eval_score",
+            },
+            "live_score": {
+                "type": "object",
+                "description": "the operator's: per capability, the canaries' pass rate since "
+                "the record's eval and over the last window_days, each with its Wilson 95% "
+                "interval (docs/integrity.md, 'Canaries'); absent before the first canary",
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["graded", "passed", "score", "ci95", "window_days", "window"],
+                    "properties": {
+                        **_SCORE,
+                        "window_days": {"type": "integer", "minimum": 1},
+                        "window": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["graded", "passed", "score", "ci95"],
+                            "properties": _SCORE,
+                        },
+                    },
+                },
             },
             "live": {
                 **{k: v for k, v in live.items() if k != "title"},

@@ -14,6 +14,7 @@ from evals import (
     author_record,
     eval_score_lower,
     imported_refusal,
+    live_score,
     make_plan,
     probe,
     resume,
@@ -21,6 +22,8 @@ from evals import (
     work,
 )
 from records import (
+    CANARY_WINDOW_DAYS,
+    AgentRecord,
     CellStatus,
     EvalInfo,
     EvalStatus,
@@ -222,7 +225,25 @@ class EvalOps:
             )
         lower, _ = eval_score_lower(record, record.holdout_evals or {})
         live = live_view(self.store.conformance.window(agent_id), live_window_start(utcnow()))
-        return {**record.to_json(), "eval_score_lower": lower, "live": live}
+        view = {**record.to_json(), "eval_score_lower": lower, "live": live}
+        if record.canaries:
+            view["live_score"] = self._live_score(record)
+        return view
+
+    def _live_score(self, record: AgentRecord) -> JSONObject:
+        """Per capability, the canaries' pass rate with its interval: since the record's
+        eval, and over the last CANARY_WINDOW_DAYS (the operator's: records.show)."""
+        out: JSONObject = {}
+        for capability, seen in (record.canaries or {}).items():
+            graded, passed = self.store.canaries.window(
+                record.agent, record.agent_version, capability, record.eval_id
+            )
+            out[capability] = {
+                **live_score(seen.passed or 0, seen.graded or 0),
+                "window_days": CANARY_WINDOW_DAYS,
+                "window": live_score(passed, graded),
+            }
+        return out
 
 
 def live_view(rows: list[LiveConformance], since: str) -> JSONObject:
@@ -235,6 +256,7 @@ def live_view(rows: list[LiveConformance], since: str) -> JSONObject:
         sum(r.calls for r in rows),
         sum(r.violations for r in rows),
         sum(r.input_violations for r in rows),
+        sum(r.check_failures for r in rows),
     )
     return {
         **total.to_json(),

@@ -97,3 +97,17 @@ def test_a_live_score_requirement_reads_the_record() -> None:
     )
     assert mandate.needs_record
     assert _decide(mandate, None).reason == "not_evaluated"
+
+
+def test_the_consoles_overview_says_drifted() -> None:
+    from types import SimpleNamespace
+
+    from gateway.console._data import record_row
+
+    # What the overview reads of an agent.
+    info: Any = SimpleNamespace(
+        id="acme/triage", version="1.0.0", disabled=False, manifest={"capabilities": [CAPABILITY]}
+    )
+    row = record_row(info, _record(**{CAPABILITY: DRIFTED}))
+    assert (row["drifted"], row["stale"]) == (True, False)
+    assert record_row(info, decided_record())["drifted"] is False

@@ -139,8 +139,13 @@ def test_a_swapped_agent_is_denied_for_drift_and_its_certificate_revoked(
         assert allowed <= 600
         drifted = gw.call("GET", f"/v1/records/{AGENT}", "operator").json()
         assert drifted["canaries"][CAPABILITY]["drifted"] is True
+        score = drifted["live_score"][CAPABILITY]
+        assert score["graded"] == drifted["canaries"][CAPABILITY]["graded"]
+        assert score["ci95"][0] <= score["score"] <= score["ci95"][1]
+        assert score["window"]["graded"] == score["graded"] and score["window_days"] == 7
         author = gw.call("GET", f"/v1/records/{AGENT}", "org:acme").json()
         assert author["canaries"] == {CAPABILITY: {"drifted": True}}
+        assert "live_score" not in author
         revocations = gw.call("GET", "/.well-known/holon/revocations.json").json()
         metrics = gw.call("GET", "/metrics", "operator").text
         ledger = gw.call("GET", "/v1/ledger?limit=1000", CALLER).json()["items"]
