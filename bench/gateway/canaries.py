@@ -68,7 +68,6 @@ from bench.gateway.run import (  # noqa: E402
     BODY,
     CALLER,
     CAPABILITY,
-    INPUT,
     agent_server,
     cpu_seconds,
     drive_paced,
