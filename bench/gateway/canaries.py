@@ -38,7 +38,7 @@ give. The canaries' writes go to the store all three gateways share.
 Goal (reported, never asserted): <= 0.05 ms added at p50 by canaries on.
 
     .venv/bin/python bench/gateway/canaries.py [--json] [--rate 200] [--seconds 5]
-        [--rounds 5] [--share 0.02] [--postgres ADMIN_URL]
+        [--rounds 5] [--share 0.02] [--warmup 200] [--postgres ADMIN_URL]
 """
 
 from __future__ import annotations
@@ -163,6 +163,7 @@ async def load(
     rate: float,
     seconds: float,
     rounds: int,
+    warmup: int = 200,
 ) -> dict[str, Any]:
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {tokens[CALLER]}"}
     urls = [f"{gateways[name][0]}/v1/agents/{AGENT}/invoke" for name in TARGETS]
@@ -171,7 +172,7 @@ async def load(
     cpu = dict.fromkeys(TARGETS, 0.0)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         for url in urls:  # warm pools, caches, the compiled contract
-            await drive_paced(session, url, headers, 200, 16, rate, BODY)
+            await drive_paced(session, url, headers, warmup, 16, rate, BODY)
         before_run = await canaries_seen(session, gateways["on"][0], tokens["operator"])
         for _ in range(rounds):
             before = {name: cpu_seconds(pid) for name, (_, pid) in gateways.items()}
@@ -232,6 +233,9 @@ def main() -> None:
     parser.add_argument(
         "--share", type=float, default=0.02, help="HOLON_CANARY_SHARE of the `on` gateway"
     )
+    parser.add_argument(
+        "--warmup", type=int, default=200, help="untimed calls to each gateway first"
+    )
     parser.add_argument("--postgres", metavar="ADMIN_URL", help="PostgreSQL instead of SQLite")
     args = parser.parse_args()
     results: dict[str, Any] = {"share": args.share}
@@ -256,7 +260,7 @@ def main() -> None:
                 for name in TARGETS
             }
             results["paced"] = asyncio.run(
-                load(gateways, tokens, args.rate, args.seconds, args.rounds)
+                load(gateways, tokens, args.rate, args.seconds, args.rounds, args.warmup)
             )
         results["backend"] = "postgresql" if args.postgres else "sqlite"
     paced = results["paced"]
