@@ -38,7 +38,7 @@ give. The canaries' writes go to the store all three gateways share.
 Goal (reported, never asserted): <= 0.05 ms added at p50 by canaries on.
 
     .venv/bin/python bench/gateway/canaries.py [--json] [--rate 200] [--seconds 5]
-        [--rounds 5] [--share 0.02] [--warmup 200] [--postgres ADMIN_URL]
+        [--rounds 5] [--share 0.02] [--warmup 200] [--postgres ADMIN_URL] [--store-each]
 """
 
 from __future__ import annotations
@@ -158,33 +158,37 @@ async def canaries_seen(session: aiohttp.ClientSession, gateway_url: str, token:
 
 
 async def load(
-    gateways: dict[str, tuple[str, int]],
-    tokens: dict[str, str],
+    gateways: dict[str, tuple[str, int, dict[str, str]]],
     rate: float,
     seconds: float,
     rounds: int,
     warmup: int = 200,
 ) -> dict[str, Any]:
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {tokens[CALLER]}"}
+    """The paced rounds across the gateways (by target: URL, pid, tokens of its store)."""
+    headers = {
+        name: {"Content-Type": "application/json", "Authorization": f"Bearer {tokens[CALLER]}"}
+        for name, (_, _, tokens) in gateways.items()
+    }
     urls = [f"{gateways[name][0]}/v1/agents/{AGENT}/invoke" for name in TARGETS]
+    operator = {name: tokens["operator"] for name, (_, _, tokens) in gateways.items()}
     calls = max(3 * 10, int(rate * seconds))
     latencies: dict[str, list[float]] = {name: [] for name in TARGETS}
     cpu = dict.fromkeys(TARGETS, 0.0)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        for url in urls:  # warm pools, caches, the compiled contract
-            await drive_paced(session, url, headers, warmup, 16, rate, BODY)
-        before_run = await canaries_seen(session, gateways["on"][0], tokens["operator"])
+        for name, url in zip(TARGETS, urls, strict=True):  # warm pools, caches, the contract
+            await drive_paced(session, url, headers[name], warmup, 16, rate, BODY)
+        before_run = await canaries_seen(session, gateways["on"][0], operator["on"])
         for _ in range(rounds):
-            before = {name: cpu_seconds(pid) for name, (_, pid) in gateways.items()}
+            before = {name: cpu_seconds(pid) for name, (_, pid, _) in gateways.items()}
             each = await drive_paced_mix(
-                session, urls, [(headers, BODY)] * len(TARGETS), calls, 16, rate
+                session, urls, [(headers[name], BODY) for name in TARGETS], calls, 16, rate
             )
             for name, (values, _) in zip(TARGETS, each, strict=True):
                 latencies[name] += values
                 cpu[name] += cpu_seconds(gateways[name][1]) - before[name]
         await asyncio.sleep(1.0)  # the last canaries queued, graded
         seen = {
-            name: await canaries_seen(session, gateways[name][0], tokens["operator"])
+            name: await canaries_seen(session, gateways[name][0], operator[name])
             for name in TARGETS
         }
     return _summary(latencies, cpu, seen, before_run)
@@ -237,6 +241,12 @@ def main() -> None:
         "--warmup", type=int, default=200, help="untimed calls to each gateway first"
     )
     parser.add_argument("--postgres", metavar="ADMIN_URL", help="PostgreSQL instead of SQLite")
+    parser.add_argument(
+        "--store-each",
+        action="store_true",
+        help="a store per gateway (each set up and evaluated alike) instead of one shared:"
+        " no gateway waits on another's writes (SQLite's one writer across processes)",
+    )
     args = parser.parse_args()
     results: dict[str, Any] = {"share": args.share}
     on = {
@@ -247,22 +257,28 @@ def main() -> None:
     settings = {"off": OFF, "on": on, "control": OFF}
     with tempfile.TemporaryDirectory(prefix="holon-bench-canaries-") as tmp:
         root = Path(tmp)
-        stores = postgres_url(args.postgres) if args.postgres else sqlite_url(root)
-        with agent_server() as agent_url, stores as url, ExitStack() as stack:
+        with agent_server() as agent_url, ExitStack() as stack:
             key = Fernet.generate_key().decode()
-            tokens = setup(url, key, root, agent_url)
-            gateways = {
-                name: stack.enter_context(
-                    gateway_server(
-                        url, key, root / f"home-{name}-{secrets.token_hex(2)}", None, settings[name]
-                    )
+            stores: dict[str, tuple[str, dict[str, str]]] = {}
+            for name in TARGETS if args.store_each else TARGETS[:1]:
+                here = root / name
+                here.mkdir()
+                store = postgres_url(args.postgres) if args.postgres else sqlite_url(here)
+                url = stack.enter_context(store)
+                stores[name] = (url, setup(url, key, here, agent_url))
+            gateways = {}
+            for name in TARGETS:
+                url, tokens = stores.get(name, stores[TARGETS[0]])
+                home = root / f"home-{name}-{secrets.token_hex(2)}"
+                gateway_url, pid = stack.enter_context(
+                    gateway_server(url, key, home, None, settings[name])
                 )
-                for name in TARGETS
-            }
+                gateways[name] = (gateway_url, pid, tokens)
             results["paced"] = asyncio.run(
-                load(gateways, tokens, args.rate, args.seconds, args.rounds, args.warmup)
+                load(gateways, args.rate, args.seconds, args.rounds, args.warmup)
             )
         results["backend"] = "postgresql" if args.postgres else "sqlite"
+        results["stores"] = "a store per gateway" if args.store_each else "one store"
     paced = results["paced"]
     on_calls = paced["on"]["calls"]
     results["canaries_expected"] = round(on_calls * args.share, 1)
@@ -270,7 +286,8 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     print(
-        f"paced 16@{args.rate:g}/s on {results['backend']}, {args.rounds} rounds, "
+        f"paced 16@{args.rate:g}/s on {results['backend']} ({results['stores']}), "
+        f"{args.rounds} rounds, "
         f"share {args.share:g}:"
     )
     for name in (*TARGETS, "on_added", "control_added", "canaries"):
