@@ -99,6 +99,8 @@ holdout: {{file: cases/holdout.jsonl}}
 OFF = {"HOLON_CANARY_SHARE": "0", "HOLON_CANARY_FLOOR": "0"}
 TARGETS = ("off", "on", "control")
 METRIC = re.compile(r'^holon_canaries_total\{[^}]*result="([a-z_]+)"\} (\d+)$', re.MULTILINE)
+# Canaries that raised (their loop counts them): none, or the figure hides lost work.
+FAILED = re.compile(r'^holon_loop_failures_total\{loop="canaries"\} (\d+)$', re.MULTILINE)
 
 
 def _suite(root: Path) -> Path:
@@ -145,7 +147,7 @@ def setup(url: str, key: str, root: Path, agent_url: str) -> dict[str, str]:
 
 async def canaries_seen(session: aiohttp.ClientSession, gateway_url: str, token: str) -> Any:
     """`holon_canaries_total` of a gateway's `/metrics`, by result (passed, failed,
-    skipped_REASON)."""
+    skipped_REASON), and `raised`: the canaries' loop's failures."""
     headers = {"Authorization": f"Bearer {token}"}
     async with session.get(f"{gateway_url}/metrics", headers=headers) as response:
         text = await response.text()
@@ -154,6 +156,7 @@ async def canaries_seen(session: aiohttp.ClientSession, gateway_url: str, token:
     counts: dict[str, int] = {}
     for result, n in METRIC.findall(text):
         counts[result] = counts.get(result, 0) + int(n)
+    counts["raised"] = sum(int(n) for n in FAILED.findall(text))
     return counts
 
 
@@ -222,6 +225,7 @@ def _summary(
         "sent": timed.get("passed", 0) + timed.get("failed", 0),
         "passed": timed.get("passed", 0),
         "skipped": {k: n for k, n in timed.items() if k.startswith("skipped_") and n},
+        "raised": timed.get("raised", 0),
         "sent_in_all": on.get("passed", 0) + on.get("failed", 0),
         "off_gateways_sent": sum(sum(seen[name].values()) for name in ("off", "control")),
     }

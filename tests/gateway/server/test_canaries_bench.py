@@ -49,4 +49,5 @@ def test_the_canaries_bench_compares_on_off_and_control() -> None:
     canaries = paced["canaries"]
     # Half of the `on` gateway's calls, warm-up included, queue a canary: 40 calls.
     assert canaries["sent_in_all"] > 0 and canaries["skipped"] == {}
+    assert canaries["raised"] == 0
     assert canaries["off_gateways_sent"] == 0
