@@ -62,7 +62,7 @@ import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
 from bench._support import postgres_url, sqlite_url  # noqa: E402
-from bench.gateway.contract import ANSWER, INPUT_SCHEMA, OUTPUT_SCHEMA  # noqa: E402
+from bench.gateway.contract import ANSWER, SPLITS, write_suite  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
     AGENT,
     BODY,
@@ -106,25 +106,18 @@ FAILED = re.compile(r'^holon_loop_failures_total\{loop="canaries"\} (\d+)$', re.
 def _suite(root: Path) -> Path:
     """The suite: public and holdout cases whose inputs differ from the live calls' (so a
     canary is a holdout case, as in production); the zero agent passes them all."""
-    directory = root / "suite"
-    (directory / "schemas").mkdir(parents=True)
-    (directory / "cases").mkdir()
-    (directory / "suite.yaml").write_text(SUITE_YAML)
-    (directory / "schemas" / "input.json").write_text(json.dumps(INPUT_SCHEMA))
-    (directory / "schemas" / "output.json").write_text(json.dumps(OUTPUT_SCHEMA))
-    for split in ("public", "holdout"):
-        lines = [
-            json.dumps(
-                {
-                    "id": f"{split}-{i}",
-                    "input": {"ticket": f"{split} ticket {i}: my order is late", "lang": "en"},
-                    "expected": ANSWER,
-                }
-            )
+    cases = {
+        split: [
+            {
+                "id": f"{split}-{i}",
+                "input": {"ticket": f"{split} ticket {i}: my order is late", "lang": "en"},
+                "expected": ANSWER,
+            }
             for i in range(HOLDOUT_CASES)
         ]
-        (directory / "cases" / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
-    return directory
+        for split in SPLITS
+    }
+    return write_suite(root, SUITE_YAML, cases)
 
 
 def setup(url: str, key: str, root: Path, agent_url: str) -> dict[str, str]:

@@ -24,7 +24,6 @@ import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from evals.suites import install_suite
 from records import Store
@@ -34,6 +33,7 @@ from tests.gateway.server._adder import (
     CAPABILITY,
     adder_mandate,
     adder_manifest,
+    agent_app,
     write_adder_suite,
 )
 from tests.gateway.server._gateway import Gateway, running_gateway
@@ -72,15 +72,7 @@ def _adder(log: AgentLog) -> Starlette:
         log.arrivals.append(Arrival(at, value["b"] != LIVE_B, value["a"], wire))
         return JSONResponse({"output": {"sum": value["a"] + value["b"]}})
 
-    async def identity(request: Request) -> Response:
-        return JSONResponse({"id": AGENT, "version": "1.0.0", "capabilities": [CAPABILITY]})
-
-    return Starlette(
-        routes=[
-            Route("/agent", call, methods=["POST"]),
-            Route("/agent/.well-known/holon-agent", identity, methods=["GET"]),
-        ]
-    )
+    return agent_app(call)
 
 
 @contextmanager
