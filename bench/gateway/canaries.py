@@ -33,7 +33,9 @@ p50/p95/p99 from the send, what `on` and `control` add over `off` (p50,
 p95, p99), each gateway's CPU time per live call (the canaries' own work
 counted in `on`'s), and the canaries the `on` gateway sent and graded
 (its `/metrics`, `holon_canaries_total`) against what the share would
-give. The canaries' writes go to the store all three gateways share.
+give. The canaries' writes go to the store all three gateways share;
+`--store-each` gives each gateway a store of its own instead (each set up
+and evaluated alike), so that no gateway waits on another's writes.
 
 Goal (reported, never asserted): <= 0.05 ms added at p50 by canaries on.
 
