@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
 
 from records._agent_record import RecordCanaries
 from records._models import CanaryRunRow, CanaryStateRow
@@ -101,21 +101,7 @@ class CanaryRegistry:
 
     def record(self, run: CanaryRun, advance: Advance) -> CanaryStanding:
         """Keep one graded canary and advance its drift test; a drift decided now revokes
-        the version's certificates, with the evidence as the reason.
-
-        Two first canaries of one agent version and capability, graded by two processes
-        at once, both find no row and both insert one: the loser's transaction is rolled
-        back whole (its run too) and done again, now finding the winner's row locked.
-        `advance` may so be called twice: only its last call's answer is kept."""
-        for attempt in range(3):
-            try:
-                return self._record(run, advance)
-            except IntegrityError:
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
-
-    def _record(self, run: CanaryRun, advance: Advance) -> CanaryStanding:
+        the version's certificates, with the evidence as the reason."""
         with self._store.write() as session:
             session.add(
                 CanaryRunRow(
@@ -133,15 +119,28 @@ class CanaryRegistry:
                     latency_ms=run.latency_ms,
                 )
             )
-            key = (run.agent_id, run.agent_version, run.capability)
-            row = session.get(CanaryStateRow, key, with_for_update=True)
-            if row is None:
-                row = CanaryStateRow(
+            # Insert-if-absent, then the row locked: two first canaries of a version at
+            # once (MAX_IN_FLIGHT) both found no row on PostgreSQL and both inserted it,
+            # the second failing on the key and its run lost.
+            dialect = session.get_bind().dialect.name
+            insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+            session.execute(
+                insert(CanaryStateRow)
+                .values(
                     agent_id=run.agent_id,
                     agent_version=run.agent_version,
                     capability=run.capability,
+                    record_eval_id=run.record_eval_id,
+                    graded=0,
+                    passed=0,
+                    state={},
+                    updated_at=run.at,
                 )
-                session.add(row)
+                .on_conflict_do_nothing()
+            )
+            key = (run.agent_id, run.agent_version, run.capability)
+            row = session.get(CanaryStateRow, key, with_for_update=True)
+            assert row is not None  # inserted above, or there already
             if row.record_eval_id != run.record_eval_id:  # another record: a fresh test
                 row.record_eval_id = run.record_eval_id
                 row.graded = row.passed = 0

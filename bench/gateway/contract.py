@@ -111,15 +111,25 @@ holdout: {{file: cases/holdout.jsonl}}
 
 
 def _suite(root: Path) -> Path:
+    cases = {split: [{"id": split, "input": INPUT, "expected": ANSWER}] for split in SPLITS}
+    return write_suite(root, SUITE_YAML, cases)
+
+
+SPLITS = ("public", "holdout")
+
+
+def write_suite(root: Path, suite_yaml: str, cases: dict[str, list[dict[str, Any]]]) -> Path:
+    """A suite directory under `root` with this bench's schemas: `suite_yaml`, and each
+    split's cases (a JSONL file by split name)."""
     directory = root / "suite"
     (directory / "schemas").mkdir(parents=True)
     (directory / "cases").mkdir()
-    (directory / "suite.yaml").write_text(SUITE_YAML)
+    (directory / "suite.yaml").write_text(suite_yaml)
     (directory / "schemas" / "input.json").write_text(json.dumps(INPUT_SCHEMA))
     (directory / "schemas" / "output.json").write_text(json.dumps(OUTPUT_SCHEMA))
-    for split in ("public", "holdout"):
-        case = {"id": split, "input": INPUT, "expected": ANSWER}
-        (directory / "cases" / f"{split}.jsonl").write_text(json.dumps(case) + "\n")
+    for split, lines in cases.items():
+        text = "".join(json.dumps(case) + "\n" for case in lines)
+        (directory / "cases" / f"{split}.jsonl").write_text(text)
     return directory
 
 

@@ -249,7 +249,7 @@ async def drive_paced(
 
 async def drive_paced_mix(
     session: aiohttp.ClientSession,
-    url: str,
+    url: str | list[str],
     targets: list[tuple[dict[str, str], bytes]],
     calls: int,
     concurrency: int,
@@ -258,6 +258,7 @@ async def drive_paced_mix(
     """As `drive_paced`, the calls going to the `targets` (headers, body) in turn, each
     block of n calls to the n targets in a shuffled order, so that every target meets the
     same load, queue and noise: each target's latencies from the send and from the due time.
+    `url` is every target's, or a list of one per target (targets on several gateways).
 
     Shuffled, not call k to target k mod n: the gateway's periodic work (a cache entry's
     refresh every half second, a WAL checkpoint every 300 commits) recurs every so many
@@ -277,18 +278,21 @@ async def drive_paced_mix(
         shuffle.shuffle(block)
         order += block
 
+    urls = url if isinstance(url, list) else [url] * len(targets)
+
     async def caller() -> None:
         nonlocal taken
         while taken < calls:
             due = start + taken * interval
             headers, body = targets[order[taken]]
+            target_url = urls[order[taken]]
             sent_ms, due_ms = out[order[taken]]
             taken += 1
             delay = due - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
             sent = time.perf_counter()
-            async with session.post(url, data=body, headers=headers) as response:
+            async with session.post(target_url, data=body, headers=headers) as response:
                 payload = await response.read()
                 status = response.status
             done = time.perf_counter()
@@ -299,7 +303,7 @@ async def drive_paced_mix(
 
     await asyncio.gather(*(caller() for _ in range(concurrency)))
     if failures:
-        raise RuntimeError(f"calls to {url} failed: {failures}")
+        raise RuntimeError(f"calls to {sorted(set(urls))} failed: {failures}")
     return out
 
 
@@ -412,8 +416,14 @@ def by_backend(out: dict[str, Any], backend: str) -> dict[str, Any]:
 
 @contextmanager
 def gateway_server(
-    url: str, key: str, home: Path, profile: Path | None = None
+    url: str,
+    key: str,
+    home: Path,
+    profile: Path | None = None,
+    settings: dict[str, str] | None = None,
 ) -> Iterator[tuple[str, int]]:
+    """The gateway (serve.py) in a process of its own, over the store at `url`; its URL and
+    pid. `settings`: more `HOLON_*` variables for it (they win over this process's)."""
     port = free_port()
     env = dict(os.environ)
     env.update(
@@ -423,6 +433,7 @@ def gateway_server(
         HOLON_AGENT_NETWORKS="any",
         HOLON_EXAMPLES="off",
         HOLON_LOG_LEVEL="WARNING",
+        **(settings or {}),
     )
     command = [sys.executable, str(HERE / "serve.py"), "--port", str(port)]
     if SWITCH_INTERVAL:

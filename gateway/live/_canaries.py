@@ -189,18 +189,23 @@ class Canaries:
 
     async def _floor(self, start: Callable[[str, str], Any], loop: Loop) -> None:
         """A Poisson process per watched (agent, capability) at `floor_per_day` a day: at
-        exponentially spaced looks, each pair is sent one with the chance its rate gives."""
+        exponentially spaced looks, each pair is sent one with the chance its rate gives
+        over the time since the last look (the wait, and the last look's own store read
+        and sends: counting the wait alone, a slow read lowered the rate)."""
         if self.policy.floor_per_day <= 0:
             return
+        clock = asyncio.get_running_loop()
+        last = clock.time()
         while True:
-            wait = self.rng.expovariate(1 / self.floor_tick_s)
-            await asyncio.sleep(wait)
+            await asyncio.sleep(self.rng.expovariate(1 / self.floor_tick_s))
             try:
                 pairs = await to_thread.run_sync(self._watched)
             except Exception as exc:
                 loop.failed("the agents canaries watch", exc)
                 continue
-            chance = min(1.0, self.policy.floor_per_day * wait / 86400)
+            now = clock.time()
+            elapsed, last = now - last, now
+            chance = min(1.0, self.policy.floor_per_day * elapsed / 86400)
             for agent_id, capability in pairs:
                 if self.rng.random() < chance:
                     await start(agent_id, capability)

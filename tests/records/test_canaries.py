@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -138,3 +139,33 @@ def test_two_writers_grading_at_once_both_count(store: Store) -> None:
     standing = store.canaries.standings("acme/calc", "1.0.0")[0]
     assert (standing.graded, standing.passed) == (50, 26)
     assert standing.state == {"seen": 50, "failed": 24}
+
+
+def test_two_first_canaries_of_a_version_at_once_both_count(store: Store) -> None:
+    """The first canaries of a version, recorded at once (the gateway has several in
+    flight): both count. On PostgreSQL both found no state row and both inserted it, and
+    the second failed on the key, its run lost."""
+    inside = threading.Event()
+    errors: list[BaseException] = []
+
+    def slow(state: dict[str, Any] | None, passed: bool) -> Any:
+        inside.set()
+        time.sleep(0.3)  # the other writer reaches the state row meanwhile
+        return _counting()(state, passed)
+
+    def grade(n: int, advance: Advance) -> None:
+        try:
+            store.canaries.record(_run(n, True), advance)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    first = threading.Thread(target=grade, args=(0, slow))
+    first.start()
+    assert inside.wait(10)
+    second = threading.Thread(target=grade, args=(1, _counting()))
+    second.start()
+    first.join()
+    second.join()
+    assert errors == []
+    standing = store.canaries.standings("acme/calc", "1.0.0")[0]
+    assert (standing.graded, standing.passed) == (2, 2)

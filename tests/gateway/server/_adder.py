@@ -8,7 +8,7 @@ and then misbehave live.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +105,12 @@ def adder_app(adder: Adder, agent_id: str = AGENT) -> Starlette:
         if adder.answer is not None:
             return JSONResponse({"output": adder.answer(value)})
         return JSONResponse({"output": {"sum": value["a"] + value["b"]}})
+
+    return agent_app(call, agent_id)
+
+
+def agent_app(call: Callable[[Request], Awaitable[Response]], agent_id: str = AGENT) -> Starlette:
+    """An adder at /agent answered by `call`, with its identity document."""
 
     async def identity(request: Request) -> Response:
         return JSONResponse({"id": agent_id, "version": "1.0.0", "capabilities": [CAPABILITY]})

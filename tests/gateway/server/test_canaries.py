@@ -23,7 +23,6 @@ import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from agents import Executor
 from gateway.live import Canaries, CanaryPolicy, CanaryResult, Lookups
@@ -34,6 +33,7 @@ from tests.gateway.server._adder import (
     CAPABILITY,
     adder_mandate,
     adder_manifest,
+    agent_app,
     write_adder_suite,
 )
 from tests.gateway.server._gateway import Gateway, running_gateway
@@ -78,15 +78,7 @@ def _app(seen: Seen) -> Starlette:
             wrong = digest[0] % 100 < 35
         return JSONResponse({"output": {"sum": right + 1 if wrong else right}})
 
-    async def identity(request: Request) -> Response:
-        return JSONResponse({"id": AGENT, "version": "1.0.0", "capabilities": [CAPABILITY]})
-
-    return Starlette(
-        routes=[
-            Route("/agent", call, methods=["POST"]),
-            Route("/agent/.well-known/holon-agent", identity, methods=["GET"]),
-        ]
-    )
+    return agent_app(call)
 
 
 @contextmanager
