@@ -15,9 +15,9 @@ from gateway.operations._declare import (
     Operation,
     Table,
     cursor,
-    entity,
     key,
     limit,
+    page_of,
     param,
 )
 from gateway.operations._registry import agent_id
@@ -60,14 +60,7 @@ REVISIONS_SCHEMA: dict[str, Any] = {
 }
 
 # The ledger row's fields this API documents one by one (the rest: docs/gateway.md).
-LEDGER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["items", "next_cursor"],
-    "properties": {
-        "items": {"type": "array", "items": entity("ledger-row")},
-        "next_cursor": {"type": ["string", "null"]},
-    },
-}
+LEDGER_SCHEMA: dict[str, Any] = page_of("ledger-row")
 
 
 # -- ledger.list -------------------------------------------------------------------

@@ -7,7 +7,7 @@ so they have no ledger row: this list, the operator's only, shows them apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gateway.operations._declare import (
     Cli,
@@ -16,23 +16,14 @@ from gateway.operations._declare import (
     Operation,
     Table,
     cursor,
-    entity,
     key,
     limit,
+    page_of,
     param,
 )
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
-
-CANARIES_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["items", "next_cursor"],
-    "properties": {
-        "items": {"type": "array", "items": entity("canary-run")},
-        "next_cursor": {"type": ["string", "null"]},
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -58,7 +49,7 @@ CANARIES_LIST = Operation(
     summary="canaries graded inside live traffic, newest first (operator): what they cost, "
     "apart from the ledger",
     run=_canaries,
-    response=CANARIES_SCHEMA,
+    response=page_of("canary-run"),
     cli=Cli(
         help="canaries sent to agents among their live calls, newest first",
         description="Each canary: a holdout case the gateway sent an agent inside its live "

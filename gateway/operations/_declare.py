@@ -131,6 +131,18 @@ class Param:
     cli_default: Any = None
 
 
+def page_of(name: str) -> dict[str, Any]:
+    """The response schema of a page of an entity: `{items, next_cursor}`."""
+    return {
+        "type": "object",
+        "required": ["items", "next_cursor"],
+        "properties": {
+            "items": {"type": "array", "items": entity(name)},
+            "next_cursor": {"type": ["string", "null"]},
+        },
+    }
+
+
 def param(default: Any = None, /, **spec: Any) -> Any:
     """A request field: `name: str | None = param(help="...")` (see `Param`)."""
     if spec.pop("required", False):
