@@ -137,6 +137,7 @@ class Canaries:
         self._home = home
         self._suites: dict[tuple[str, int], Suite] = {}
         self._queue: asyncio.Queue[tuple[str, str]] | None = None
+        self._secret: bytes | None = None
         self.dropped = 0
 
     # -- the live path ----------------------------------------------------------------
@@ -144,7 +145,10 @@ class Canaries:
     def nudge(self, agent_id: str, capability: str) -> None:
         """A live call to `agent_id` for `capability` was answered: with probability
         `share`, queue a canary to it. Costs a random draw on the live path."""
-        if self.rng.random() >= self.policy.share or self._queue is None:
+        # The share first: a draw from the OS's randomness is a system call.
+        if self.policy.share <= 0 or self._queue is None:
+            return
+        if self.rng.random() >= self.policy.share:
             return
         try:
             self._queue.put_nowait((agent_id, capability))
@@ -234,7 +238,9 @@ class Canaries:
         _, spent = await to_thread.run_sync(self.store.canaries.today, agent_id, self.clock())
         if spent + cap > self.policy.ceiling_usd:
             return self._told(CanaryResult(agent_id, capability, False, "ceiling"))
-        secret = await to_thread.run_sync(self.store.suites.holdout_secret)
+        if self._secret is None:  # the store's, made once: read once
+            self._secret = await to_thread.run_sync(self.store.suites.holdout_secret)
+        secret = self._secret
         case = canary_case(suite, secret, secrets.randbits(62))
         if case is None:
             return self._told(CanaryResult(agent_id, capability, False, "no_holdout"))
