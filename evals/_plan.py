@@ -201,6 +201,9 @@ def make_plan(
     if info.disabled:
         raise Refused(f"{agent_id} is disabled", hint=f"holon agents enable {agent_id}")
     agent = manifest_from_dict(info.manifest, f"{agent_id} {info.version}")
+    # Finishing signs the record with a key the secret key decrypts: without it
+    # (or with another) the plan is refused before it is confirmed or paid for.
+    store.keys.check_ready()
     secret = store.suites.holdout_secret()
     planned: list[PlannedSuite] = []
     unverified: list[str] = []

@@ -436,6 +436,8 @@ class _EvalWorkers:
 
         while not self._stop.is_set():
             try:
+                # Without the store's key no eval could finish here: the loop says so.
+                self.store.keys.check_ready()
                 # One eval's failure is the worker's `health` report, not an exception here.
                 run_worker(
                     self.store,
