@@ -89,10 +89,10 @@ def _console(result: dict[str, Any]) -> None:
 
 
 SMOKE: dict[str, Smoke] = {
-    "bench/certificates/run.py": Smoke(("--seconds", "0.05"), _keys("rows"), slow=False),
+    "bench/certificates/run.py": Smoke(("--seconds", "0.05"), _keys("rows")),
     "bench/checks/run.py": Smoke(("--seconds", "0.05"), _rows, slow=False),
     "bench/fixtures/run.py": Smoke(
-        ("--count", "2"), _keys("generation_ms", "read_back_ms", "goals"), slow=False
+        ("--count", "2"), _keys("generation_ms", "read_back_ms", "goals")
     ),
     "bench/executor/run.py": Smoke(
         ("--calls", "200", "--timing-calls", "100"),
@@ -164,7 +164,7 @@ def test_every_bench_has_a_smoke_test() -> None:
         assert parent in SMOKE and Path(script).name in (ROOT / parent).read_text()
 
 
-def run_bench(script: str, *args: str, home: Path, timeout: float = 240) -> dict[str, Any]:
+def run_bench(script: str, *args: str, home: Path, timeout: float = 280) -> dict[str, Any]:
     """`script --json ARGS` in a fresh process; its one JSON object."""
     done = subprocess.run(
         [sys.executable, script, *args, "--json"],
@@ -190,6 +190,7 @@ def _params() -> list[Any]:
     return params
 
 
+@pytest.mark.timeout(300)  # a few seconds alone; a minute when CI's two cores are busy
 @pytest.mark.parametrize(("script", "smoke"), _params())
 def test_the_bench_runs_at_a_smoke_size(
     script: str, smoke: Smoke, tmp_path: Path, request: pytest.FixtureRequest
@@ -205,6 +206,7 @@ PROMPTFOO = Path(tempfile.gettempdir()) / "holon-bench-promptfoo" / "0.121"
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # two minutes under load: promptfoo's start-up is seconds of CPU
 def test_the_promptfoo_comparison_runs_holon_and_promptfoo(tmp_path: Path) -> None:
     """Both tools over the same 20 cases; they must agree with the agent's ground truth
     (the bench stops otherwise). promptfoo is installed with npm by the bench on first use,
@@ -216,7 +218,7 @@ def test_the_promptfoo_comparison_runs_holon_and_promptfoo(tmp_path: Path) -> No
             f"promptfoo is not installed at {PROMPTFOO} (`bench/compare-promptfoo/run.py` "
             "installs it with npm); holon's side runs in the next test"
         )
-    result = run_bench(*common, "--promptfoo-dir", str(PROMPTFOO), home=tmp_path)
+    result = run_bench(*common, "--promptfoo-dir", str(PROMPTFOO), home=tmp_path, timeout=580)
     assert result["passed_by_both"] == 15
     assert result["versions"]["promptfoo"].startswith("0.121")
     for tool in ("holon", "promptfoo"):
@@ -225,6 +227,7 @@ def test_the_promptfoo_comparison_runs_holon_and_promptfoo(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_the_promptfoo_comparison_runs_holon_alone(tmp_path: Path) -> None:
     result = run_bench(
         "bench/compare-promptfoo/run.py",
@@ -237,6 +240,7 @@ def test_the_promptfoo_comparison_runs_holon_alone(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_the_console_screenshots_are_taken(tmp_path: Path) -> None:
     """The screenshots of docs/console.md, in Debian's chromium (skipped where it is absent,
     a failure under HOLON_REQUIRE_CHROMIUM=1, as CI runs)."""
@@ -248,7 +252,7 @@ def test_the_console_screenshots_are_taken(tmp_path: Path) -> None:
         env=dict(os.environ, HOLON_HOME=str(tmp_path / "home"), NO_COLOR="1"),
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=280,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
