@@ -1,4 +1,5 @@
-"""Planning an eval (EVALS.md, step 1): which suites, cases and cells, at what worst-case cost.
+"""Planning an eval (docs/evals.md, "The run", step 1): which suites, cases and cells, at what
+worst-case cost.
 
 The plan names the agent version, each suite's version, digest and pinned
 holdout epoch, and the repetitions; its digest identifies what the eval

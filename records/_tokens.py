@@ -1,4 +1,4 @@
-"""API tokens and their roles (GATEWAY.md, "Roles and tokens").
+"""API tokens and their roles (docs/gateway.md, "Tokens and roles").
 
 A token is 32 random bytes, shown once as `hol_…`; the store keeps only its
 sha256 (a high-entropy secret needs no slow hash: there is nothing to guess).

@@ -1,6 +1,6 @@
 """The report as one self-contained HTML page, rendered from the canonical JSON.
 
-Agents are untrusted (ARCHITECTURE.md): every value goes through `esc`
+Agents are untrusted (docs/evals.md, "Reports"): every value goes through `esc`
 (`html.escape`, quotes included) on its way into the page, or `attr` into an
 attribute, and markup comes only from the constants here. A character that
 hides or reorders text (a bidi control, a zero-width space, NUL:

@@ -1,4 +1,4 @@
-"""The canonical report of one eval (EVALS.md, "Reports"; `schema/report.schema.json`).
+"""The canonical report of one eval (docs/evals.md, "Reports"; `schema/report.schema.json`).
 
 Built from the database only (`load_eval`), with no field that depends on
 the time of rendering, so rendering twice gives the same bytes. Scores are
@@ -7,7 +7,7 @@ record (`evals._scores`), so a running or cancelled eval gets a partial
 report whose every aggregate says how much of its sample is missing, and a
 finished one shows the same numbers as the record it produced.
 
-Audiences (ARCHITECTURE.md, "Privacy and trust"):
+Audiences (docs/integrity.md, "What an author can read of an eval"):
 
 - `author` (docs/integrity.md): built from the public cells alone, so every
   case row, check, tag, outcome, latency and cost aggregate is of public

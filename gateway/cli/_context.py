@@ -151,7 +151,7 @@ class Context:
         return service
 
     def store_service(self, command: str) -> StoreService:
-        """For store-only commands (GATEWAY.md's CLI table)."""
+        """For store-only commands (docs/cli.md)."""
         if self.gateway_url:
             where = "--gateway" if getattr(self.args, "gateway", None) else "HOLON_GATEWAY_URL"
             raise UsageError(

@@ -1,4 +1,4 @@
-"""Periodic identity probes of every enabled agent (GATEWAY.md, identity).
+"""Periodic identity probes of every enabled agent (docs/agents.md, "Identity").
 
 A probe asks the agent who it is; an answer naming another id or version
 than the registered one means the record describes a different agent: the

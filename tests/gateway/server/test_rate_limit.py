@@ -1,4 +1,4 @@
-"""A mandate's `rate_limit` (GATEWAY.md, "Rate limits"): its document, its bucket in the
+"""A mandate's `rate_limit` (docs/gateway.md, "Rate limits"): its document, its bucket in the
 ledger's reservation transaction, 429 with Retry-After, and no way around it."""
 
 from __future__ import annotations
