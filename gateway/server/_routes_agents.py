@@ -20,8 +20,7 @@ from gateway.operations import (
     SUITES_SHOW,
     Registration,
 )
-from gateway.server._operations import endpoint
-from gateway.server._shared import Shared
+from gateway.web import Shared, endpoint
 from schema.errors import HolonError
 
 

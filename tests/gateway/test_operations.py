@@ -53,10 +53,9 @@ from gateway.operations import (
 from gateway.operations._certificates import IMPORT_MAX_BYTES
 from gateway.operations._reference import REGENERATE, render
 from gateway.server import ENDPOINTS
-from gateway.server._auth import Bearer
 from gateway.server._openapi import openapi
-from gateway.server._operations import endpoint, read_request
 from gateway.service import HttpService
+from gateway.web import Bearer, endpoint, read_request
 from schema.errors import Forbidden, GatewayUnreachable, PayloadTooLarge, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway._params import MAX_PARAM_CHARS, has_control, id_text
+from gateway._params import MAX_PARAM_CHARS, has_control
 from schema.errors import HolonError, PayloadTooLarge, UsageError
 from schema.jsontext import JSONValue, NumberError, dumps, format_path, loads, max_depth
 
@@ -33,7 +33,6 @@ __all__ = [
     "check_params",
     "error_headers",
     "error_response",
-    "id_text",
     "json_response",
     "query_int",
     "read_json",
