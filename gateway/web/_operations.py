@@ -1,4 +1,5 @@
-"""The server's door onto the operation table: a route and its OpenAPI for each operation.
+"""The web doors onto the operation table: a route and its OpenAPI for each operation
+(the server's), and a request read from a page's form the same way (the console's).
 
 The handler reads the request's fields where the declaration says they travel
 (path, query, body), with the located 400 `usage` errors of hand-written
