@@ -21,7 +21,7 @@ from typing import Literal
 
 from agents import Executor
 from gateway._loops import Loop
-from gateway.server._shared import Shared
+from gateway.web import Shared
 from records import AgentInfo
 from schema.errors import HolonError, ManifestError
 

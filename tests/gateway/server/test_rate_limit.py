@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from agents import Executor
+from gateway.client import HttpService
 from gateway.live import LiveCalls, Lookups
 from gateway.mandates import mandate_from_dict
-from gateway.service import HttpService
 from records import (
     BudgetState,
     CallEntry,
