@@ -100,6 +100,8 @@ from records._store import (
 from records._suites import InstalledSuite, SuiteInstall, SuiteRegistry
 from records._tokens import (
     LAST_USED_EVERY,
+    ROLE_KINDS,
+    RoleKind,
     TokenInfo,
     TokenRegistry,
     check_role,
@@ -191,9 +193,11 @@ __all__ = [
     "MandateRevision",
     "NewImport",
     "Page",
+    "ROLE_KINDS",
     "RateLimit",
     "RatePer",
     "RateState",
+    "RoleKind",
     "ReportCell",
     "ScoredCell",
     "Registration",

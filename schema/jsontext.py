@@ -35,6 +35,7 @@ from schema.numbers import (
 
 __all__ = [
     "LARGE_NODES",
+    "JSONObject",
     "JSONValue",
     "NumberError",
     "PathKey",
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 JSONValue = Any  # dict[str, JSONValue] | list[JSONValue] | str | int | Decimal | bool | None
+JSONObject = dict[str, Any]  # a JSON object as holon reads and writes it (a body, a view)
 PathKey = tuple[str | int, ...]
 
 _encode_str = json.encoder.encode_basestring

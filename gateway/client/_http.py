@@ -47,13 +47,12 @@ from schema.errors import (
     UsageError,
     error_from_body,
 )
-from schema.jsontext import JSONValue, dumps, loads
+from schema.jsontext import JSONObject, JSONValue, dumps, loads
 
 log = logging.getLogger(__name__)
 
 __all__ = ["GatewayUnreachable", "HttpService"]
 
-JSONObject = dict[str, Any]
 R = TypeVar("R")
 
 DEFAULT_TIMEOUT_S = 60.0

@@ -14,15 +14,14 @@ takes; the store's service below the table matches it by its shape alone.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from gateway.operations import Operation
 from gateway.service import EvalsAPI
-from schema.jsontext import JSONValue
+from schema.jsontext import JSONObject, JSONValue
 
 __all__ = ["Service"]
 
-JSONObject = dict[str, Any]
 R = TypeVar("R")
 
 

@@ -14,16 +14,13 @@ from starlette.routing import BaseRoute, Match, Mount, NoMatchFound, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
+from gateway._roles import ANY, LEDGER, OPERATOR, ORG
 from gateway.console import _call_pages, _eval_pages, _pages
 from gateway.console._web import Handler, page, secure
 from gateway.web import Access, Shared
 
 __all__ = ["routes"]
 
-ANY: Access = "any"
-ORG: Access = frozenset({"operator", "org"})
-OPERATOR: Access = frozenset({"operator"})
-LEDGER: Access = frozenset({"operator", "caller"})
 
 # (method, path under /ui, access, handler): the access is that of the API route of
 # the same data or operation (gateway/server/_routes_*.py).

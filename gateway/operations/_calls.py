@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from gateway._roles import LEDGER, OPERATOR
 from gateway.operations._declare import (
     Bearer,
     Cli,
     Column,
     Fields,
-    JSONObject,
     Lines,
     Operation,
     Table,
@@ -22,12 +22,11 @@ from gateway.operations._declare import (
 )
 from gateway.operations._registry import agent_id
 from schema.errors import NotFound, UsageError
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
 
-OPERATOR = frozenset({"operator"})
-LEDGER_ROLES = frozenset({"operator", "caller"})
 
 REVISIONS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -119,7 +118,7 @@ LEDGER_LIST = Operation(
     name="ledger.list",
     method="GET",
     path="/v1/ledger",
-    roles=LEDGER_ROLES,
+    roles=LEDGER,
     request=LedgerQuery,
     summary="ledger rows, newest first (callers: their own)",
     run=_ledger,
@@ -296,7 +295,7 @@ MANDATES_REVISIONS = Operation(
     name="mandates.revisions",
     method="GET",
     path="/v1/mandates/{mandate}/revisions",
-    roles=LEDGER_ROLES,
+    roles=LEDGER,
     request=MandateRef,
     summary="every revision of a mandate, oldest first, with its time and granting token "
     "(operator; callers: mandates they hold)",

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gateway._roles import OPERATOR
 from gateway.operations._declare import (
     Cli,
     Column,
-    JSONObject,
     Operation,
     Table,
     cursor,
@@ -21,6 +21,7 @@ from gateway.operations._declare import (
     page_of,
     param,
 )
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
@@ -44,7 +45,7 @@ CANARIES_LIST = Operation(
     name="canaries.list",
     method="GET",
     path="/v1/canaries",
-    roles=frozenset({"operator"}),
+    roles=OPERATOR,
     request=CanariesQuery,
     summary="canaries graded inside live traffic, newest first (operator): what they cost, "
     "apart from the ledger",

@@ -12,15 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gateway.operations._declare import Cli, Json, JSONObject, Operation, param
+from gateway._roles import OPERATOR
+from gateway.operations._declare import Cli, Json, Operation, param
 from gateway.operations._registry import AgentRef
 from gateway.operations._tokens import Nothing
 from schema.errors import UsageError
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
 
-OPERATOR = frozenset({"operator"})
 
 ENVELOPE: dict[str, Any] = {"$ref": "certificate.schema.json"}
 JWKS: dict[str, Any] = {

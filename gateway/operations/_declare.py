@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from schema.errors import UsageError
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
-
-JSONObject = dict[str, Any]
 
 
 def entity(name: str) -> dict[str, Any]:

@@ -14,16 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from gateway._roles import OPERATOR
 from gateway.operations._declare import (
     Bearer,
     Cli,
-    JSONObject,
     Lines,
     Operation,
     entity,
     param,
 )
-from gateway.operations._evals import OPERATOR
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService

@@ -19,12 +19,12 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from gateway._params import id_text  # the routes' check of a named thing
+from gateway._roles import OPERATOR, ORG
 from gateway.operations._declare import (
     Bearer,
     Cli,
     Column,
     Fields,
-    JSONObject,
     Lines,
     Operation,
     Table,
@@ -35,12 +35,11 @@ from gateway.operations._declare import (
 )
 from gateway.operations._registry import agent_id
 from schema.errors import Forbidden, UsageError
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
 
-ORG = frozenset({"operator", "org"})
-OPERATOR = frozenset({"operator"})
 
 # evals.reports.AUDIENCES, REPORT_FORMATS and COMPARE_FORMATS, spelled out: importing
 # evals.reports to build the CLI's parser would load the store (SQLAlchemy and every model)

@@ -6,16 +6,17 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gateway._roles import ORG
 from gateway.operations._declare import (
     Bearer,
     Cli,
-    JSONObject,
     Lines,
     Operation,
     param,
 )
-from gateway.operations._registry import ORG, AgentRef, agent_id
+from gateway.operations._registry import AgentRef, agent_id
 from schema.errors import Refused, UsageError
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
+from gateway._roles import ORG
 from gateway.operations._declare import (
     Bearer,
     Cli,
     Column,
     Fields,
-    JSONObject,
     Lines,
     Operation,
     Sections,
@@ -24,6 +24,7 @@ from gateway.operations._declare import (
     param,
 )
 from schema.errors import UsageError
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
@@ -227,8 +228,6 @@ AGENTS_SHOW = Operation(
 
 
 # -- agents.disable, agents.enable -------------------------------------------------
-
-ORG = frozenset({"operator", "org"})
 
 
 def _own_agent(who: Bearer, ref: AgentRef) -> AgentRef:

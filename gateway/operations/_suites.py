@@ -13,11 +13,11 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gateway._roles import OPERATOR
 from gateway.operations._declare import (
     Cli,
     Column,
     Fields,
-    JSONObject,
     Lines,
     Operation,
     Sections,
@@ -26,13 +26,13 @@ from gateway.operations._declare import (
     param,
 )
 from gateway.operations._registry import SUITE_FIELDS
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
 
 log = logging.getLogger(__name__)
 
-OPERATOR = frozenset({"operator"})
 _SUITE = "an installed suite's id"
 
 # -- suites.add ----------------------------------------------------------------------

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gateway._roles import OPERATOR
 from gateway.operations._declare import (
     Cli,
     Column,
-    JSONObject,
     Lines,
     Operation,
     Sections,
@@ -17,11 +17,11 @@ from gateway.operations._declare import (
     key,
     param,
 )
+from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
 
-OPERATOR = frozenset({"operator"})
 
 # -- tokens.create, tokens.list, tokens.revoke ----------------------------------------
 

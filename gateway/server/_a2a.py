@@ -39,6 +39,7 @@ from starlette.responses import Response
 
 from agents._outcome import printable
 from gateway._params import id_text
+from gateway._roles import CALLER
 from gateway.server._a2a_cards import JSON_MODE, agent_card, capability_card
 from gateway.server._jsonrpc import (
     INVALID_PARAMS,
@@ -48,7 +49,7 @@ from gateway.server._jsonrpc import (
     rpc_result,
     unknown_method,
 )
-from gateway.server._routes_calls import CALLER, answer_too_large, observed
+from gateway.server._routes_calls import answer_too_large, observed
 from gateway.web import Bearer, Endpoint, Shared, json_response
 from records import utc_text, utcnow
 from schema.errors import HolonError, RateLimited, UsageError

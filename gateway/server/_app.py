@@ -36,6 +36,7 @@ from agents import AddressGuard, Executor
 from gateway import console
 from gateway._loops import Loop
 from gateway._network import NetworkPolicy
+from gateway._roles import OPERATOR
 from gateway._tracing import tracing_from_env, tracing_with
 from gateway._ttl import REFRESHES
 from gateway.live import Canaries, CanaryPolicy, LiveCalls, Lookups
@@ -76,7 +77,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ENDPOINTS", "create_app"]
 
-OPERATOR = frozenset({"operator"})
 SWITCH_INTERVAL_S = 0.001  # a server process's GIL switch interval (see create_app)
 DISCONNECTED = 499  # the status /metrics counts a request by when its client left first
 

@@ -33,6 +33,7 @@ from starlette.responses import Response
 from agents._outcome import printable
 from evals.suites import Contract
 from gateway._params import id_text
+from gateway._roles import CALLER
 from gateway.server._jsonrpc import (
     INVALID_PARAMS,
     RpcError,
@@ -43,7 +44,6 @@ from gateway.server._jsonrpc import (
     unknown_method,
 )
 from gateway.server._routes_calls import (
-    CALLER,
     answer_too_large,
     mandated_capabilities,
     observed,

@@ -36,10 +36,11 @@ from starlette.responses import Response
 
 from agents._outcome import printable
 from gateway._params import id_text
+from gateway._roles import CALLER
 from gateway._tracing import caller_context
 from gateway.server._openai_errors import ERROR_SCHEMA, openai_error
 from gateway.server._openai_models import MODELS_SCHEMA, agent_model, list_models
-from gateway.server._routes_calls import CALLER, answer_too_large, observed
+from gateway.server._routes_calls import answer_too_large, observed
 from gateway.web import (
     INLINE_PARSE_BYTES,
     Bearer,

@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from agents._outcome import printable
 from gateway._params import id_text
+from gateway._roles import CALLER
 from gateway._tracing import caller_context
 from gateway.operations import (
     CANARIES_LIST,
@@ -26,8 +27,6 @@ from gateway.operations import (
 from gateway.web import Bearer, Endpoint, Shared, body_object, endpoint, read_json
 from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
-
-CALLER = frozenset({"caller"})
 
 # The one declaration of a live call's body: what is read and what the OpenAPI says.
 INVOKE_KEYS: dict[str, dict[str, Any]] = {

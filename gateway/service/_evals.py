@@ -34,8 +34,8 @@ from records import (
     utcnow,
 )
 from schema.errors import NotFound, Refused, StoreUnavailable
+from schema.jsontext import JSONObject
 
-JSONObject = dict[str, Any]
 Progress = Callable[[dict[str, Any]], None]
 
 

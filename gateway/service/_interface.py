@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
-JSONObject = dict[str, Any]
+from schema.jsontext import JSONObject
+
 # Called with {"done", "passed", "cost_usd"} as an eval's cells finish.
 Progress = Callable[[dict[str, Any]], None]
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from gateway.live import LiveCalls, Lookups, check_mandate
 from gateway.mandates import budget_too_small, mandate_from_dict
 from gateway.service._views import mandate_view
 from records import LOCAL, Store, utcnow
-
-JSONObject = dict[str, Any]
+from schema.jsontext import JSONObject
 
 
 class MandateOps:

@@ -28,14 +28,13 @@ from gateway.service._views import (
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
 from schema.errors import UsageError
-from schema.jsontext import JSONValue
+from schema.jsontext import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from evals.reports import ReportCache
 
 log = logging.getLogger(__name__)
 
-JSONObject = dict[str, Any]
 R = TypeVar("R")
 R_contra = TypeVar("R_contra", contravariant=True)
 

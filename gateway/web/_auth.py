@@ -16,18 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from math import inf
-from typing import Any, Literal
+from typing import Any
 
 from gateway._loops import Loop
+from gateway._roles import Access, RoleKind, kind_of
 from gateway._ttl import MISS, TtlCache
 from records import LAST_USED_EVERY, Store
 from schema.errors import Forbidden, Unauthorized
 
 __all__ = ["TOKEN_USES", "Access", "Bearer", "TokenCache"]
-
-RoleKind = Literal["operator", "org", "caller"]
-# none: no token needed; any: any valid token; otherwise the role kinds admitted.
-Access = Literal["none", "any"] | frozenset[RoleKind]
 
 
 @dataclass(frozen=True)
@@ -41,8 +38,7 @@ class Bearer:
 
     @property
     def kind(self) -> RoleKind | None:
-        head = self.role.split(":", 1)[0]
-        return head if head in ("operator", "org", "caller") else None  # type: ignore[return-value]
+        return kind_of(self.role)
 
     @property
     def name(self) -> str:
