@@ -101,15 +101,20 @@ class Withheld:
             f"{self.suite_id}'s current holdout instances: this eval runs the public split only "
             "and writes no record"
         )
+        # What an operator can do, whichever holdout it is: the reset is logged and kept.
+        reset = (
+            f"an operator can give the budget back: holon suites exposure-reset "
+            f"{self.suite_id} --org {self.org} --reason TEXT"
+        )
         if self.renews_at is None:
             return (
                 head + "; a stored holdout never renews by time (a new suite version with a new "
-                "holdout file does, or an operator's reset)"
+                f"holdout file does); {reset}"
             )
         when = f"new instances come at {utc_text(self.renews_at)}"
         if self.renews_after_evals is not None:
             when += f" or after {self.renews_after_evals} more evals of the suite"
-        return f"{head}; {when}"
+        return f"{head}; {when}; {reset}"
 
     def to_json(self) -> dict[str, Any]:
         from records import utc_text

@@ -226,7 +226,12 @@ class EvalOps:
         if record is None:
             raise NotFound(
                 f"{agent_id} {info.version} has no record: it has not been evaluated",
-                hint=f"holon eval {agent_id} --yes",
+                # Not a promise of a record: an org whose holdout budget is spent gets
+                # public cases only, which the plan says before anything runs.
+                hint=(
+                    f"holon eval {agent_id} (its plan, shown before it runs, says whether it "
+                    "can write a record: not while the org's holdout budget is spent)"
+                ),
             )
         lower, _ = eval_score_lower(record, record.holdout_evals or {})
         live = live_view(self.store.conformance.window(agent_id), live_window_start(utcnow()))

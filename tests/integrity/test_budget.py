@@ -50,6 +50,7 @@ def test_the_fourth_eval_of_an_org_runs_the_public_split_only(store: Store, tmp_
     message = planned.withheld.message()
     assert "test has had 3 of its 3 holdout-revealing evals on tiny" in message
     assert "never renews by time" in message  # a stored holdout file
+    assert "holon suites exposure-reset tiny --org test --reason TEXT" in message
     assert "epoch" not in message  # an author may read it; epochs are the operator's
     eval_id = work(store, plan, start(store, plan), home=home).id
     assert store.evals.get(eval_id).result["record"]["eval_id"] == eval_id
