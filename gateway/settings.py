@@ -7,6 +7,7 @@ when a command or the app factory asks. docs/settings.md is checked against
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -167,7 +168,7 @@ class Settings:
     probe_interval_s: int
     eval_on_register: bool
     body_timeout_s: float
-    sources: Mapping[str, str]  # setting name -> "env" | "default"
+    sources: Mapping[str, str]  # setting name -> "env" | "default" | a flag ("--home")
     public_url: str | None = None
     canary_share: float = 0.02
     canary_floor: float = 24.0
@@ -184,6 +185,10 @@ class Settings:
         if self.database_url.startswith(prefix):
             return Path(self.database_url[len(prefix) :])
         return None
+
+    def given(self, name: str, source: str) -> Settings:
+        """These settings, with `name` said to come from `source` (a command-line flag)."""
+        return dataclasses.replace(self, sources={**self.sources, name: source})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

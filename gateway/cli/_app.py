@@ -75,7 +75,27 @@ def common_options() -> argparse.ArgumentParser:
     parent = _Parser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print one JSON document")
     parent.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    # SUPPRESS: a sub-command's default must not overwrite a --home given before it.
+    parent.add_argument(
+        "--home",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="holon's state directory (wins over HOLON_HOME)",
+    )
     return parent
+
+
+def _with_home(args: argparse.Namespace, environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The environment the command reads, with --home as HOLON_HOME when given."""
+    import os
+
+    env = os.environ if environ is None else environ
+    home = getattr(args, "home", None)
+    if home is None:
+        return env
+    if not home.strip():
+        raise UsageError("--home needs a directory")
+    return {**env, "HOLON_HOME": home}
 
 
 # The gateway flags, by their attribute: accepted after the command (where each
@@ -193,7 +213,10 @@ def run(
         return UsageError.exit_code  # `holon` alone, or a group without its command
     context: Context | None = None
     try:
+        environ = _with_home(args, environ)
         settings = Settings.from_env(environ)
+        if getattr(args, "home", None) is not None:
+            settings = settings.given("home", "--home")
         _configure_logging("DEBUG" if debug else settings.log_level, stderr)
         context = Context(
             settings,

@@ -153,3 +153,19 @@ def test_the_next_page_hint_never_shows_a_token() -> None:
     )
     ctx.more("c2")
     assert err.getvalue().strip() == "more: holon agents list --org 'acme corp' --cursor c2"
+
+
+def test_home_flag_wins_over_holon_home_before_or_after_the_command(tmp_path: Path) -> None:
+    cli = CLI(tmp_path / "env-home")
+    manifest = str(ROOT / "examples" / "agents" / "acme-ticket-triage.yaml")
+    flag = str(tmp_path / "flag-home")
+    assert cli("--home", flag, "agents", "register", manifest).code == 0
+    listed = cli("agents", "list", "--json", "--home", flag).json()["items"]
+    assert [a["id"] for a in listed] == ["acme/ticket-triage"]
+    assert cli("agents", "list", "--json").json()["items"] == []  # HOLON_HOME's store
+    (home,) = [
+        s for s in cli("config", "--json", "--home", flag).json()["settings"] if s["name"] == "home"
+    ]
+    assert (home["value"], home["source"]) == (flag, "--home")
+    empty = cli("--home", " ", "agents", "list")
+    assert empty.code == 2 and "--home needs a directory" in empty.stderr
