@@ -13,7 +13,9 @@ namespace. Needs root, `ip` (iproute2) and `unshare` (util-linux).
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -32,6 +34,10 @@ def missing() -> str | None:
     """Why this machine cannot build the topology, or None when it can."""
     if os.geteuid() != 0:
         return "network namespaces need root"
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return "no `postgres` user to run PostgreSQL as (Debian's postgresql package makes one)"
     for tool in ("ip", "unshare", "runuser"):
         if shutil.which(tool) is None:
             return f"`{tool}` is not installed"
@@ -41,6 +47,32 @@ def missing() -> str | None:
         return f"cannot create a network namespace: {made.stderr.strip()}"
     _ip("netns", "del", probe, check=False)
     return None
+
+
+def _free_prefix() -> str:
+    """A /24 of 10.200.0.0/13 that no route of this machine touches, picked from the process
+    id (so parallel runs start apart)."""
+    routes = _ip("-4", "route", "show", "table", "all").stdout
+    taken = {ipaddress.ip_network(word, strict=False) for word in _route_targets(routes)}
+    for step in range(50 * 250):
+        n = (os.getpid() + step) % (50 * 250)
+        candidate = ipaddress.ip_network(f"10.{200 + n // 250}.{n % 250}.0/24")
+        if not any(candidate.overlaps(t) for t in taken):
+            return str(candidate.network_address).rsplit(".", 1)[0]
+    raise RuntimeError("no free /24 in 10.200.0.0/13 for the hosts")
+
+
+def _route_targets(routes: str) -> list[str]:
+    """Every address or network a route line names (gateways and sources too)."""
+    found = []
+    for word in routes.split():
+        try:
+            network = ipaddress.ip_network(word, strict=False)
+        except ValueError:
+            continue
+        if network.prefixlen > 0 and not network.is_loopback:
+            found.append(word)
+    return found
 
 
 @dataclass
@@ -68,8 +100,7 @@ class Network:
         tag = f"hh{os.getpid() % 100000}"
         self.tag = tag
         self.bridge = f"{tag}br"
-        # A /24 of 10.0.0.0/8 picked by the process id, so parallel runs differ.
-        self.prefix = f"10.{200 + os.getpid() % 50}.{os.getpid() // 50 % 250}"
+        self.prefix = _free_prefix()
         self.subnet = f"{self.prefix}.0/24"
         self.gateway_address = f"{self.prefix}.1"
         self.logs = logs

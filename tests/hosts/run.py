@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from sqlalchemy import create_engine, text
 from agents import load_manifest
 from evals.suites import install_suite
 from records import Store, new_key, open_store
+from records._rate import EPOCH, UNITS_PER_TOKEN, RateLimit
 from tests.hosts import _netns, _services
 from tests.hosts._netns import Host, Network, wait_for
 from tests.hosts._services import ROOT, Balancer, Postgres, holon, holon_env
@@ -108,6 +110,7 @@ class Deployment:
     base_env: dict[str, str]
     tokens: dict[str, str]
     balancer: Balancer
+    started_at: datetime  # the live run's start, on the store's clock
     gateways: dict[str, Any]  # host name -> its gateway process
     workers: dict[str, Any]  # host name -> its worker process
 
@@ -264,7 +267,7 @@ def deployment(workdir: Path) -> Iterator[Deployment]:
         balancer = Balancer(net, lb, gateways)
         worker_procs = {w.name: _services.start_worker(net, w, env(w)) for w in workers}
         yield Deployment(
-            net, store, env(gateways[0]), tokens, balancer, gateway_procs, worker_procs
+            net, store, env(gateways[0]), tokens, balancer, EPOCH, gateway_procs, worker_procs
         )
     finally:
         if store is not None:
@@ -351,6 +354,8 @@ def live_run(d: Deployment, figures: Figures) -> tuple[str, list[Call], float]:
     assert started.status_code == 201, started.text
     eval_id: str = started.json()["eval"]["id"]
     t0 = time.monotonic()
+    with d.store.engine.connect() as conn:  # the rate buckets' clock: the store's
+        d.started_at = conn.execute(text("SELECT statement_timestamp()")).scalar_one()
     traffic = Traffic(d.balancer.url, d.tokens)
     try:
         # Kill mid-run: once the worker host has recorded cells and traffic is flowing.
@@ -450,16 +455,23 @@ def check(d: Deployment, eval_id: str, calls: list[Call], t0: float, figures: Fi
         f"reserved, {statuses[('budgeted', 200)]} answered; spent ${Decimal(spent)} + "
         f"held ${Decimal(reserved)} <= ${budget}"
     )
-    # The rate limits: the burst exactly; the steady bucket no more than it refilled.
+    # The rate limits: the burst exactly; the steady bucket no more than it held and
+    # refilled, in its own units and on its own clock (the store's), with no slack: it was
+    # made at the first call (full), after `started_at`, and last refilled at `updated_at`.
     assert allowed["bursty"] == BURST and statuses[("bursty", 429)] > 0, allowed["bursty"]
-    steady = sorted(r.created_at for r in rows if r.caller == "steady" and r.decision == "allow")
-    span = (steady[-1] - steady[0]).total_seconds()
-    bound = STEADY + math.floor(STEADY * (span + 0.05))
-    assert len(steady) <= bound, (len(steady), bound)
+    limit = RateLimit(STEADY, "second", STEADY)
+    with store.engine.connect() as conn:
+        level, updated_at = conn.execute(
+            text("SELECT level, updated_at FROM rate_buckets WHERE mandate_id = 'steady-m'")
+        ).one()
+    elapsed_us = (updated_at - d.started_at) // timedelta(microseconds=1)
+    taken = allowed["steady"] * UNITS_PER_TOKEN + level
+    assert taken <= limit.capacity + elapsed_us * limit.units_per_us, (allowed["steady"], level)
+    bound = math.floor(STEADY + STEADY * elapsed_us / 1_000_000)
     figures.add(
         f"rate limits: burst-only {allowed['bursty']} allowed of burst {BURST}; steady "
-        f"{len(steady)} allowed in {span:.1f} s, bucket bound {bound} "
-        f"({STEADY} + {STEADY}/s x span)"
+        f"{allowed['steady']} allowed in {elapsed_us / 1e6:.1f} s of its bucket, at most "
+        f"{bound} ({STEADY} + {STEADY}/s)"
     )
     # The eval: done, every cell recorded exactly once, by both worker hosts.
     wait_for(lambda: store.evals.get(eval_id).status != "running", "the eval to finish", 240)
