@@ -527,10 +527,10 @@ COMMANDS: dict[tuple[str, str], Step] = {
         check=_agents_over_http
     ),
     # docs/deploy.md
-    ("docs/deploy.md", "bin/holon db upgrade"): Step(
+    ("docs/deploy.md", "holon db upgrade"): Step(
         check=prints(r"(^upgraded \S+ from \S+ to \d{4}$|is up to date \(revision \d{4}\)$)")
     ),
-    ("docs/deploy.md", "bin/holon db status"): Step(check=prints(r"^up_to_date: yes$")),
+    ("docs/deploy.md", "holon db status"): Step(check=prints(r"^up_to_date: yes$")),
     # docs/settings.md
     (
         "docs/settings.md",
