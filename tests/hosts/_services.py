@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 
 import httpx
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
 
 from tests.hosts._netns import Host, Network, wait_for
 
@@ -75,10 +77,23 @@ class Postgres:
             user="postgres",
         )
         self.url = f"postgresql+psycopg://postgres@{host.address}:{PG_PORT}/postgres"
-        wait_for(lambda: _answers(host.address, PG_PORT), "PostgreSQL to listen", 60)
+        wait_for(lambda: _accepts(self.url), "PostgreSQL to accept connections", 60)
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _accepts(url: str) -> bool:
+    """A query runs (a server that listens may still be starting up)."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        return True
+    except OperationalError:
+        return False
+    finally:
+        engine.dispose()
 
 
 def _answers(address: str, port: int) -> bool:
@@ -99,7 +114,7 @@ defaults
     timeout connect 1s
     timeout check 1s
     timeout client 60s
-    timeout server 20s
+    timeout server 10s
     retries 3
     option redispatch 1
 

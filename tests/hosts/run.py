@@ -32,12 +32,13 @@ import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -66,7 +67,7 @@ MIN_CALLS = 2400  # the live run's calls at least
 CALLERS: dict[str, tuple[dict[str, Any], int]] = {  # caller -> (limits, lanes)
     "budgeted": ({"budget": {"amount_usd": str(CAP_USD * BUDGET_CALLS), "period": "month"}}, 4),
     "bursty": ({"rate_limit": {"calls": 1, "per": "hour", "burst": BURST}}, 4),
-    "steady": ({"rate_limit": {"calls": STEADY, "per": "second", "burst": STEADY}}, 4),
+    "steady": ({"rate_limit": {"calls": STEADY, "per": "second", "burst": STEADY}}, 6),
     "open": ({}, 8),
     "bench": ({}, 0),
 }
@@ -109,13 +110,13 @@ class Figures:
 class Deployment:
     net: Network
     store: Store
-    base_env: dict[str, str]
+    env: Callable[[Host], dict[str, str]]  # a host's holon environment
     tokens: dict[str, str]
     balancer: Balancer
     started_at: datetime  # the live run's start, on the store's clock
     killed_at: float  # time.monotonic() when gw1 and wk1 went
-    gateways: dict[str, Any]  # host name -> its gateway process
-    workers: dict[str, Any]  # host name -> its worker process
+    gateways: dict[str, subprocess.Popen[str]]  # host name -> its gateway process
+    workers: dict[str, subprocess.Popen[str]]  # host name -> its worker process
 
     def host(self, name: str) -> Host:
         return self.net.hosts[name]
@@ -273,7 +274,7 @@ def deployment(workdir: Path) -> Iterator[Deployment]:
         yield Deployment(
             net,
             store,
-            env(gateways[0]),
+            env,
             tokens,
             balancer,
             EPOCH,
@@ -346,14 +347,7 @@ def restart_gateway(d: Deployment, name: str) -> None:
     # uvicorn shuts down gracefully, then re-raises the signal it caught.
     code = old.wait(timeout=60)
     assert code in (0, -signal.SIGTERM), (code, host.log("gateway").read_text()[-3000:])
-    env = holon_env(
-        d.base_env["HOLON_DATABASE_URL"],
-        d.base_env["HOLON_SECRET_KEY"],
-        d.net,
-        Path(d.base_env["HOLON_HOME"]).parent / name,
-        d.base_env["HOLON_PUBLIC_URL"],
-    )
-    d.gateways[name] = _services.start_gateway(d.net, host, env)
+    d.gateways[name] = _services.start_gateway(d.net, host, d.env(host))
     _services.gateway_ready(host, d.gateways[name])
     d.balancer.ready(name)
 
@@ -361,16 +355,11 @@ def restart_gateway(d: Deployment, name: str) -> None:
 def restart_worker(d: Deployment, name: str) -> None:
     host = d.host(name)
     old = d.workers[name]
-    old.send_signal(signal.SIGINT)
-    old.wait(timeout=90)
-    env = holon_env(
-        d.base_env["HOLON_DATABASE_URL"],
-        d.base_env["HOLON_SECRET_KEY"],
-        d.net,
-        Path(d.base_env["HOLON_HOME"]).parent / name,
-        d.base_env["HOLON_PUBLIC_URL"],
-    )
-    d.workers[name] = _services.start_worker(d.net, host, env)
+    old.send_signal(signal.SIGINT)  # Ctrl-C: cells in flight recorded, the rest given back
+    code = old.wait(timeout=90)
+    log = host.log("worker").read_text()
+    assert code == 130 and "Traceback" not in log, (code, log[-3000:])
+    d.workers[name] = _services.start_worker(d.net, host, d.env(host))
 
 
 def live_run(d: Deployment, figures: Figures) -> tuple[str, list[Call], float]:
@@ -409,10 +398,13 @@ def live_run(d: Deployment, figures: Figures) -> tuple[str, list[Call], float]:
 
         def enough() -> bool:
             seen = Counter((c.caller, c.status) for c in list(traffic.calls))
-            over_limits = seen[("budgeted", 402)] > 0 and seen[("bursty", 429)] > 0
+            over_limits = all(
+                seen[(caller, status)] > 0
+                for caller, status in [("budgeted", 402), ("bursty", 429), ("steady", 429)]
+            )
             return over_limits and sum(seen.values()) >= MIN_CALLS
 
-        wait_for(enough, f"{MIN_CALLS} calls, past the budget and the burst", 180)
+        wait_for(enough, f"{MIN_CALLS} calls, past the budget and the limits", 180)
     finally:
         calls = traffic.stop()
     took = time.monotonic() - t0
