@@ -197,6 +197,9 @@ class Network:
                     proc.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     pass
+            # Deleting one end of a veth deletes both, at once (a namespace's own
+            # teardown is the kernel's, later).
+            _ip("link", "del", host.link, check=False)
             _ip("netns", "del", host.namespace, check=False)
         _ip("link", "del", self.bridge, check=False)
 
