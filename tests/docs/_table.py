@@ -526,6 +526,11 @@ COMMANDS: dict[tuple[str, str], Step] = {
     ("docs/gateway.md", "bin/holon --gateway http://127.0.0.1:8000 agents list"): Step(
         check=_agents_over_http
     ),
+    # docs/deploy.md
+    ("docs/deploy.md", "holon db upgrade"): Step(
+        check=prints(r"(^upgraded \S+ from \S+ to \d{4}$|is up to date \(revision \d{4}\)$)")
+    ),
+    ("docs/deploy.md", "holon db status"): Step(check=prints(r"^up_to_date: yes$")),
     # docs/settings.md
     (
         "docs/settings.md",
