@@ -23,7 +23,7 @@ from records._models import MandateRevisionRow, MandateRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.canonical import digest
-from schema.errors import NotFound
+from schema.errors import NotFound, StaleRevision
 
 if TYPE_CHECKING:
     from records._store import Store
@@ -118,10 +118,18 @@ class MandateRegistry:
         self._store = store
 
     def grant(
-        self, document: dict[str, Any], *, granted_by: str = LOCAL
+        self,
+        document: dict[str, Any],
+        *,
+        granted_by: str = LOCAL,
+        if_revision: int | None = None,
     ) -> tuple[GrantStatus, MandateInfo]:
         """Store `document` under its id: a new mandate, or a new revision of one (kept, with
-        its time and `granted_by`: a token id, or LOCAL)."""
+        its time and `granted_by`: a token id, or LOCAL).
+
+        `if_revision`: only if the mandate is at that revision now (0: only if there is
+        none), else StaleRevision naming the current one, and nothing is written: two
+        operators editing one mandate cannot overwrite each other unseen."""
         mandate_id = str(document["id"])
         holder = str(document["holder"])
         document_digest = digest(document)
@@ -130,6 +138,15 @@ class MandateRegistry:
             # Locked (PostgreSQL; SQLite's writer holds the database): two grants of
             # one id at once make two revisions, one after the other.
             row = session.get(MandateRow, mandate_id, with_for_update=True)
+            current = 0 if row is None else row.revision
+            if if_revision is not None and if_revision != current:
+                raise StaleRevision(
+                    f"mandate {mandate_id} is at revision {current}, not {if_revision}: "
+                    "it changed since it was read",
+                    hint=f"holon mandates show {mandate_id}, then grant again with "
+                    f"--if-revision {current} if the change still holds",
+                    details={"mandate": mandate_id, "revision": current, "expected": if_revision},
+                )
             status: GrantStatus
             if row is None:
                 row = MandateRow(

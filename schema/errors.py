@@ -17,6 +17,7 @@ contract, like the JSON Schemas beside this module::
     │   └── MandateError                          invalid_mandate
     ├── NotFound                exit 2  HTTP 404  not_found
     ├── Conflict                exit 2  HTTP 409  conflict: same (id, version), other content
+    │   └── StaleRevision               412       stale_revision: --if-revision/If-Match moved on
     ├── Refused                 exit 2  HTTP 409  refused: e.g. resume after a change
     │   └── IdentityMismatch              identity_mismatch: another agent answers the probe
     ├── Unauthorized            exit 2  HTTP 401  unauthorized: no or bad token
@@ -83,6 +84,7 @@ __all__ = [
     "RateLimited",
     "Refused",
     "SchemaMismatch",
+    "StaleRevision",
     "StoreError",
     "StoreUnavailable",
     "SuiteError",
@@ -224,6 +226,14 @@ class Conflict(HolonError):
     code = "conflict"
     exit_code = 2
     http_status = 409
+
+
+class StaleRevision(Conflict):
+    """An edit made against a revision that is no longer the current one: someone else
+    changed the thing since it was read (`mandates grant --if-revision N`, If-Match)."""
+
+    code = "stale_revision"
+    http_status = 412
 
 
 class Refused(HolonError):

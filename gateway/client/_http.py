@@ -129,6 +129,7 @@ class HttpService:
         params: dict[str, Any] | None = None,
         content: bytes | None = None,
         timeout_s: float | None = None,
+        headers: dict[str, str] | None = None,
     ) -> httpx.Response:
         """One request; a 2xx response, or the HolonError the error body describes. The body
         is `body` as JSON, or `content`, JSON text already written; `timeout_s` replaces
@@ -136,7 +137,9 @@ class HttpService:
         query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
         if body is not None:
             content = dumps(body).encode("utf-8")
-        headers = {"Content-Type": "application/json"} if content is not None else None
+        headers = {**(headers or {})}
+        if content is not None:
+            headers["Content-Type"] = "application/json"
         waited = self.timeout_s if timeout_s is None else timeout_s
         try:
             response = self._http.request(
@@ -227,6 +230,12 @@ class HttpService:
             for name, part in zip(names, parts, strict=True):
                 path = path.replace(f"{{{name}}}", _segment(part))
         params = {f.name: getattr(request, f.name) for f in operation.located("query")}
+        # A header field is a precondition (If-Match): its value as an ETag.
+        preconditions = {
+            f.spec.header: f'"{getattr(request, f.name)}"'
+            for f in operation.located("header")
+            if getattr(request, f.name) is not None
+        }
         body: JSONValue = None
         content: bytes | None = None
         if operation.located("body"):
@@ -245,7 +254,13 @@ class HttpService:
             waited = max(self.timeout_s, operation.timeout_s)
         method = operation.method
         response = self.send(
-            method, path, params=params, body=body, content=content, timeout_s=waited
+            method,
+            path,
+            params=params,
+            body=body,
+            content=content,
+            timeout_s=waited,
+            headers=preconditions,
         )
         if operation.media is not None:  # a rendered document: its text, as the gateway wrote it
             return {"text": response.text}

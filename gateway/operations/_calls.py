@@ -364,6 +364,37 @@ class MandateGrant:
     granted_by: str | None = param(
         help="the granting token's id (on the store: local)", where="bearer", flag=""
     )
+    if_revision: int | None = param(
+        help="grant only if the mandate is at this revision now (0: only a new one), so an "
+        "edit made on a stale read is refused (412 stale_revision) instead of overwriting",
+        where="header",
+        header="If-Match",
+        flag="--if-revision",
+        metavar="N",
+        check=lambda value, where: revision_match(value, where),
+        schema={"type": "string", "description": 'the revision as an ETag: "3"'},
+    )
+
+
+def revision_match(value: Any, where: str) -> int | None:
+    """A revision precondition: an integer from the CLI, or an If-Match ETag (`"3"`, the
+    quotes optional) from the API; `*` is no precondition."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        value = None
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "*":
+            return None
+        text = text.removeprefix('"').removesuffix('"')
+        value = int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+    if not isinstance(value, int) or value < 0:
+        raise UsageError(
+            f'{where} must be a mandate revision: a whole number such as 3 (If-Match: "3")',
+            details={"path": where},
+        )
+    return value
 
 
 def _granting(who: Bearer, asked: MandateGrant) -> MandateGrant:
@@ -372,7 +403,9 @@ def _granting(who: Bearer, asked: MandateGrant) -> MandateGrant:
 
 def _grant(service: StoreService, asked: MandateGrant) -> JSONObject:
     by = {} if asked.granted_by is None else {"granted_by": asked.granted_by}
-    return service.mandates.grant(asked.document, source="<request>", **by)
+    return service.mandates.grant(
+        asked.document, source="<request>", if_revision=asked.if_revision, **by
+    )
 
 
 _GRANTED = {

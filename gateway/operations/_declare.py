@@ -62,8 +62,9 @@ _LEAN: dict[str, bool] = {"eq": False, "repr": False}
 # asks (the granting token), and it keeps its default on the store. "local": no door reads
 # it from a request and none sends one; the command's `Local` fills it on this machine for
 # the store's run (the file a report was read from, which its errors name), and through a
-# gateway it keeps its default.
-Where = Literal["path", "query", "body", "document", "bearer", "local"]
+# gateway it keeps its default. "header": an HTTP request header (`Param.header` names it),
+# a flag on the CLI (a precondition: `--if-revision` is `If-Match`).
+Where = Literal["path", "query", "body", "document", "bearer", "local", "header"]
 R = TypeVar("R")
 Kind = Literal["str", "bool", "int", "bytes", "custom"]
 
@@ -128,6 +129,7 @@ class Param:
     cli_type: Callable[[str], Any] | None = None
     # The CLI's default where it differs from the API's (a CLI listing's shorter page).
     cli_default: Any = None
+    header: str = ""  # a "header" field's HTTP header ("If-Match")
 
 
 def page_of(name: str) -> dict[str, Any]:

@@ -22,7 +22,12 @@ class MandateOps:
     # -- mandates ----------------------------------------------------------
 
     def grant(
-        self, document: JSONObject, *, source: str = "<request>", granted_by: str = LOCAL
+        self,
+        document: JSONObject,
+        *,
+        source: str = "<request>",
+        granted_by: str = LOCAL,
+        if_revision: int | None = None,
     ) -> JSONObject:
         """`granted_by`: the granting token's id (the gateway), LOCAL (the CLI on the store).
 
@@ -31,7 +36,9 @@ class MandateOps:
         budget to stop a holder's calls means; one who meant calls to go hears it now."""
         mandate = mandate_from_dict(document, source)
         assert mandate.document is not None
-        status, info = self.store.mandates.grant(mandate.document, granted_by=granted_by)
+        status, info = self.store.mandates.grant(
+            mandate.document, granted_by=granted_by, if_revision=if_revision
+        )
         warnings = []
         too_small = budget_too_small(mandate)
         if too_small is not None:

@@ -92,6 +92,8 @@ async def read_request(
         if form and (field.spec.paging or not request.query_params.get(field.name, "x")):
             continue
         values[field.name] = _query_value(request, field, headers)
+    for field in op.located("header"):  # its check parses the text (an ETag)
+        values[field.name] = request.headers.get(field.spec.header)
     limit = op.max_body_bytes if limit is None else limit
     if op.located("body"):
         body = body_object(await read_json(request, limit), "the body")
@@ -108,6 +110,8 @@ async def read_request(
             values[field.name] = body_object(await read_json(request, limit), op.body_name)
 
     def locate(field: Field) -> str:
+        if field.spec.where == "header":
+            return field.spec.header
         return f"$.{field.name}" if field.spec.where == "body" else field.name
 
     return op.build(values, locate), headers
@@ -174,16 +178,17 @@ def endpoint(
 
 
 def parameters(op: Operation[Any]) -> tuple[dict[str, Any], ...]:
-    """The OpenAPI query parameters of `op`, from its request type."""
+    """The OpenAPI query and header parameters of `op`, from its request type."""
     return tuple(
         {
-            "name": f.name,
-            "in": "query",
+            "name": f.spec.header if where == "header" else f.name,
+            "in": where,
             "required": False,
             "description": f.spec.help,
-            "schema": f.json_schema,
+            "schema": dict(f.spec.schema) if where == "header" else f.json_schema,
         }
-        for f in op.located("query")
+        for where in ("query", "header")
+        for f in op.located(where)
     )
 
 

@@ -232,11 +232,12 @@ def _sample(f: Field) -> Any:
 class _Recorder(BaseHTTPRequestHandler):
     """A real server on 127.0.0.1 that keeps each request it is sent and answers `{}`."""
 
-    seen: list[tuple[str, str, bytes]] = []
+    seen: list[tuple[str, str, bytes, dict[str, str]]] = []
 
     def _answer(self) -> None:
         size = int(self.headers.get("content-length") or 0)
-        self.seen.append((self.command, self.path, self.rfile.read(size)))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.seen.append((self.command, self.path, self.rfile.read(size), headers))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", "2")
@@ -262,7 +263,7 @@ def recorder() -> Iterator[str]:
         thread.join()
 
 
-def _sent(op: Operation[Any], url: str, asked: Any) -> tuple[str, str, bytes]:
+def _sent(op: Operation[Any], url: str, asked: Any) -> tuple[str, str, bytes, dict[str, str]]:
     _Recorder.seen.clear()
     client = HttpService(url, "hol_test")
     try:
@@ -270,12 +271,18 @@ def _sent(op: Operation[Any], url: str, asked: Any) -> tuple[str, str, bytes]:
         assert client.call(op, asked) == ({} if op.media is None else {"text": "{}"})
     finally:
         client.close()
-    ((method, target, body),) = _Recorder.seen
-    return method, target, body
+    ((method, target, body, headers),) = _Recorder.seen
+    return method, target, body, headers
 
 
 def _parsed(
-    op: Operation[Any], method: str, target: str, body: bytes, *, declared: bool = True
+    op: Operation[Any],
+    method: str,
+    target: str,
+    body: bytes,
+    *,
+    declared: bool = True,
+    headers: dict[str, str] | None = None,
 ) -> Any:
     """What the route reads of the request the client sent (the route's own matching);
     `declared=False`: the body comes in chunks with no Content-Length."""
@@ -286,7 +293,8 @@ def _parsed(
         "path": unquote(parts.path),
         "raw_path": parts.path.encode(),
         "query_string": parts.query.encode(),
-        "headers": [(b"content-length", str(len(body)).encode())] if declared else [],
+        "headers": ([(b"content-length", str(len(body)).encode())] if declared else [])
+        + [(k.encode(), v.encode()) for k, v in (headers or {}).items()],
     }
     match, child = Route(op.path, lambda r: None, methods=[op.method]).matches(scope)
     assert match is Match.FULL, target
@@ -307,12 +315,13 @@ def _parsed(
 @pytest.mark.parametrize("op", ROUTED, ids=[op.name for op in ROUTED])
 def test_the_client_sends_what_the_route_reads(op: Operation[Any], recorder: str) -> None:
     asked = op.request(**{f.name: _sample(f) for f in op.fields})
-    method, target, body = _sent(op, recorder, asked)
+    method, target, body, headers = _sent(op, recorder, asked)
     assert method == op.method
     query = parse_qs(urlsplit(target).query)
     assert set(query) == {f.name for f in op.located("query")}
     assert (body != b"") == bool(op.located("body") or op.located("document"))
-    assert _parsed(op, method, target, body) == asked
+    sent = {f.spec.header.lower(): headers[f.spec.header.lower()] for f in op.located("header")}
+    assert _parsed(op, method, target, body, headers=sent) == asked
 
 
 # -- one more filter: one declaration -----------------------------------------------
@@ -331,7 +340,7 @@ def test_one_more_field_reaches_every_door(recorder: str) -> None:
     assert (args.op_outcome, args.op_mandate) == ("timeout", "m1")
 
     asked = WithOutcome(mandate="m1", outcome="timeout")
-    method, target, body = _sent(WITH_OUTCOME, recorder, asked)
+    method, target, body, _ = _sent(WITH_OUTCOME, recorder, asked)
     assert parse_qs(urlsplit(target).query)["outcome"] == ["timeout"]
     assert _parsed(WITH_OUTCOME, method, target, body) == asked
     # ...and its choices are enforced by the route, with the usage error of the others.
