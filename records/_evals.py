@@ -29,6 +29,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.dml import Update
 
 from records._agent_record import AgentRecord
 from records._cell_sql import (
@@ -74,6 +75,17 @@ __all__ = ["EvalRegistry"]
 
 # The plain-row views of a cell: each field names the column it is read from.
 _Cell = TypeVar("_Cell", ReportCell, ScoredCell)
+
+
+def _held(eval_id: str, idx: int, fence: int) -> Update:
+    """An update of one running cell that only its holder makes: the fence it claimed it
+    with is still the cell's (a claimant whose lease was taken over changes nothing)."""
+    return update(EvalCell).where(
+        EvalCell.eval_id == eval_id,
+        EvalCell.idx == idx,
+        EvalCell.fence == fence,
+        EvalCell.status == CellStatus.RUNNING,
+    )
 
 
 class EvalRegistry(CurrentRecords):
@@ -230,14 +242,7 @@ class EvalRegistry(CurrentRecords):
         with self._store.write() as session:
             for idx, fence in fences.items():
                 result = session.execute(
-                    update(EvalCell)
-                    .where(
-                        EvalCell.eval_id == eval_id,
-                        EvalCell.idx == idx,
-                        EvalCell.fence == fence,
-                        EvalCell.status == CellStatus.RUNNING,
-                    )
-                    .values(lease_expires_at=expires)
+                    _held(eval_id, idx, fence).values(lease_expires_at=expires)
                 )
                 held += result.rowcount  # type: ignore[attr-defined]
         return held
@@ -368,14 +373,9 @@ class EvalRegistry(CurrentRecords):
         """Give a claimed cell back (an infrastructure failure): pending again, not recorded."""
         with self._store.write() as session:
             result = session.execute(
-                update(EvalCell)
-                .where(
-                    EvalCell.eval_id == eval_id,
-                    EvalCell.idx == idx,
-                    EvalCell.fence == fence,
-                    EvalCell.status == CellStatus.RUNNING,
+                _held(eval_id, idx, fence).values(
+                    status=CellStatus.PENDING, lease_owner=None, lease_expires_at=None
                 )
-                .values(status=CellStatus.PENDING, lease_owner=None, lease_expires_at=None)
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
