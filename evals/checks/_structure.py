@@ -203,6 +203,10 @@ class NotOf(AllOf):
         return CheckOutcome(PASS, self, detail=f"{child.name} does not hold: {outcome.describe()}")
 
 
+def _described(failed: Sequence[tuple[NodePath, CheckOutcome]]) -> list[str]:
+    return [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
+
+
 class Quantifier(Body):
     """`each`, `some`, `none` over the nodes of a non-singular path.
 
@@ -247,6 +251,7 @@ class Quantifier(Body):
                 failed.append((location, outcome))
         total = len(locations)
         metrics: dict[str, Any] = {"nodes": total, "passed": len(passed)}
+        # A failure notes the nodes that broke `each` or `some`, or that `none` found.
         if self.key == "each":
             if self.mostly is not None:
                 rate = Fraction(len(passed), total)
@@ -261,40 +266,27 @@ class Quantifier(Body):
                 detail = (
                     f"all {total} nodes passed" if ok else f"{len(failed)} of {total} nodes failed"
                 )
-            lines = [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
-            return CheckOutcome(
-                PASS if ok else FAIL,
-                self,
-                detail=detail,
-                notes=[] if ok else noted("failed", lines),
-                offending=[] if ok else [at for at, _ in failed],
-                metrics=metrics,
-            )
-        if self.key == "some":
+            noted_as, lines, offending = "failed", _described(failed), [at for at, _ in failed]
+        elif self.key == "some":
             ok = bool(passed)
             detail = (
                 f"{len(passed)} of {total} nodes passed" if ok else f"none of {total} nodes passed"
             )
-            lines = [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
-            return CheckOutcome(
-                PASS if ok else FAIL,
-                self,
-                detail=detail,
-                notes=[] if ok else noted("failed", lines),
-                metrics=metrics,
+            noted_as, lines, offending = "failed", _described(failed), []
+        else:
+            ok = not passed
+            detail = (
+                f"none of {total} nodes passed"
+                if ok
+                else f"{len(passed)} of {total} nodes passed, expected none"
             )
-        ok = not passed
-        detail = (
-            f"none of {total} nodes passed"
-            if ok
-            else f"{len(passed)} of {total} nodes passed, expected none"
-        )
-        lines = [f"{location_text(at)} = {short(value)}" for at, value in passed]
+            lines = [f"{location_text(at)} = {short(value)}" for at, value in passed]
+            noted_as, offending = "passed", [at for at, _ in passed]
         return CheckOutcome(
             PASS if ok else FAIL,
             self,
             detail=detail,
-            notes=[] if ok else noted("passed", lines),
-            offending=[] if ok else [at for at, _ in passed],
+            notes=[] if ok else noted(noted_as, lines),
+            offending=[] if ok else offending,
             metrics=metrics,
         )
