@@ -345,9 +345,9 @@ class GradedSuite(Protocol):
 
 
 def graded_suite_json(suite: GradedSuite, score: Decimal | None) -> dict[str, Any]:
-    """One suite of the record as JSON, in the order EVALS.md lists its keys: the one
-    declaration for the record the store keeps and for the scores an eval writes into it
-    (`score` as the record shows it: rounded for display)."""
+    """One suite of the record as JSON, its keys in the order docs/evals.md ("The record")
+    lists them: the one declaration for the record the store keeps and for the scores an
+    eval writes into it (`score` as the record shows it: rounded for display)."""
     return {
         "version": suite.version,
         "capability": suite.capability,
