@@ -24,7 +24,6 @@ the event loop the other calls share.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -46,7 +45,7 @@ from agents._a2a import (
 )
 from agents._addresses import Address, AddressGuard
 from agents._cost import exceeds_cap, preflight_exceeds, price
-from agents._exchange import CallFailure, Progress, exchange
+from agents._exchange import Answer, CallFailure, Progress, exchange
 from agents._identity import (
     IDENTITY_MAX_BYTES,
     IDENTITY_PATH,
@@ -60,7 +59,7 @@ from agents._mcp_calls import McpCalls
 from agents._openai import MODELS_PATH, ChatFailure, models_identity, read_chat
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._reader import BodyError, parse_json
-from agents._sizes import in_thread, is_large, measured_size
+from agents._sizes import in_thread_if, is_large, measured_size
 from agents._trace import current_traceparent
 from agents._trace import request_id as new_request_id
 from agents._transports import AsgiLoadError, Transport, Transports
@@ -229,7 +228,8 @@ class Executor:
         # (agents._trace): every attempt and A2A poll carries the same one.
         traceparent = current_traceparent()
         if agent.protocol not in ("a2a", "mcp"):
-            build = functools.partial(
+            prepared = await in_thread_if(
+                is_large(input),
                 build_request,
                 agent,
                 capability,
@@ -239,7 +239,6 @@ class Executor:
                 traceparent=traceparent,
                 output_schema=output_schema,
             )
-            prepared = await in_thread(build) if is_large(input) else build()
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
@@ -331,21 +330,12 @@ class Executor:
     async def _call_http(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
     ) -> tuple[JSONValue, Usage | None, int]:
-        transport, in_process = await self._transport(agent, prepared.url, limits.deadline_s(agent))
-        answer = await exchange(
-            transport,
-            prepared,
-            max_bytes=limits.max_response_bytes,
-            connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
-            in_process=in_process,
-            progress=progress,
-        )
+        answer = await self._send(agent, prepared, limits, progress)
         body, depth = answer.body, limits.max_json_depth
         try:
-            if len(body) > INLINE_BODY_BYTES:
-                output, usage = await in_thread(_read_http, agent, body, depth)
-            else:
-                output, usage = _read_http(agent, body, depth)
+            output, usage = await in_thread_if(
+                len(body) > INLINE_BODY_BYTES, _read_http, agent, body, depth
+            )
         except (BodyError, AnswerError) as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
         except ChatFailure as exc:
@@ -354,6 +344,20 @@ class Executor:
         if size > limits.output_limit:
             size = await measured_size(output, limits.output_limit, answer.status)
         return output, usage, size
+
+    async def _send(
+        self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
+    ) -> Answer:
+        """One call's request sent and its 2xx body read, within the call's limits."""
+        transport, in_process = await self._transport(agent, prepared.url, limits.deadline_s(agent))
+        return await exchange(
+            transport,
+            prepared,
+            max_bytes=limits.max_response_bytes,
+            connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
+            in_process=in_process,  # only an asgi: agent's is: never an a2a one's
+            progress=progress,
+        )
 
     async def _transport(
         self, agent: Manifest, url: str, startup_timeout_s: float
@@ -383,7 +387,8 @@ class Executor:
     ) -> tuple[JSONValue, int]:
         try:
             target = await self._a2a_target(agent, secret, limits)
-            build = functools.partial(
+            prepared = await in_thread_if(
+                is_large(input),
                 build_request,
                 agent,
                 capability,
@@ -393,7 +398,6 @@ class Executor:
                 a2a_target=target,
                 traceparent=traceparent,
             )
-            prepared = await in_thread(build) if is_large(input) else build()
             reply, body = await self._a2a_send(agent, prepared, limits, progress)
             wait = _POLL_FIRST_S
             while reply.kind == "pending":
@@ -423,20 +427,10 @@ class Executor:
     async def _a2a_send(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
     ) -> tuple[A2AReply, bytes]:
-        transport, _ = await self._transport(agent, prepared.url, limits.deadline_s(agent))
-        answer = await exchange(
-            transport,
-            prepared,
-            max_bytes=limits.max_response_bytes,
-            connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
-            progress=progress,
-        )
+        answer = await self._send(agent, prepared, limits, progress)
         body, depth = answer.body, limits.max_json_depth
         try:
-            if len(body) > INLINE_BODY_BYTES:
-                reply = await in_thread(_read_a2a, body, depth)
-            else:
-                reply = _read_a2a(body, depth)
+            reply = await in_thread_if(len(body) > INLINE_BODY_BYTES, _read_a2a, body, depth)
         except BodyError as exc:
             raise CallFailure("invalid_response", str(exc), answer.status) from None
         return reply, answer.body

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from agents._exchange import CallFailure
 from schema.jsontext import LARGE_NODES, JSONValue, count_nodes, dumps
 
-__all__ = ["in_thread", "is_large", "measured_size"]
+__all__ = ["in_thread", "in_thread_if", "is_large", "measured_size"]
 
 _T = TypeVar("_T")
 
@@ -28,9 +28,15 @@ async def in_thread(fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
     return await asyncio.to_thread(functools.partial(fn, *args, **kw))
 
 
+async def in_thread_if(large: bool, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
+    """`fn(*args, **kw)`: in a worker thread when the work is `large`, else right here
+    (a thread's hand-off costs more than small work does)."""
+    return await in_thread(fn, *args, **kw) if large else fn(*args, **kw)
+
+
 async def measured_size(output: JSONValue, limit: int, status: int) -> int:
     """The size of `output` as holon writes it, or CallFailure when that is over `limit`."""
-    text = await in_thread(dumps, output) if is_large(output) else dumps(output)
+    text = await in_thread_if(is_large(output), dumps, output)
     size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise CallFailure(

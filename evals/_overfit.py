@@ -25,7 +25,7 @@ among equals changes only the step `alpha` a suite reports, never a verdict.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -180,38 +180,34 @@ def _verdict(
     delta = Fraction(s.delta)
     public_rate = s.public_x / s.public_n if s.public_n else None
     holdout_rate = s.holdout_x / s.holdout_n if s.holdout_n else None
+    # A suite with an empty split is not compared: its verdict is none, with no test.
+    uncompared = OverfitVerdict(
+        suite_id=s.suite_id,
+        verdict="none",
+        delta=delta,
+        public_n=s.public_n,
+        holdout_n=s.holdout_n,
+        public_rate=public_rate,
+        holdout_rate=holdout_rate,
+        tests=family,
+    )
     if public_rate is None or holdout_rate is None or holm is None:
-        return OverfitVerdict(
-            suite_id=s.suite_id,
-            verdict="none",
-            delta=delta,
-            public_n=s.public_n,
-            holdout_n=s.holdout_n,
-            public_rate=public_rate,
-            holdout_rate=holdout_rate,
-            tests=family,
-        )
+        return uncompared
     gap = public_rate - holdout_rate
     positive = newcombe_lower_positive(s.public_x, s.public_n, s.holdout_x, s.holdout_n)
     p_value, p_holm, alpha = holm
     verdict: OverfitVerdictCode = "none"
     if gap >= delta:
         verdict = "warn" if positive and p_holm < ALPHA else "inconclusive"
-    return OverfitVerdict(
-        suite_id=s.suite_id,
+    return replace(
+        uncompared,
         verdict=verdict,
-        delta=delta,
-        public_n=s.public_n,
-        holdout_n=s.holdout_n,
-        public_rate=public_rate,
-        holdout_rate=holdout_rate,
         gap=gap,
         newcombe_ci95=newcombe(s.public_x, s.public_n, s.holdout_x, s.holdout_n),
         newcombe_positive=positive,
         p_value=p_value,
         p_holm=p_holm,
         alpha=alpha,
-        tests=family,
     )
 
 

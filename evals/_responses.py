@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import Manifest, Outcome
+from evals._cache_files import check_entry, entry_path, read_entry
 from schema import jsontext
 from schema.canonical import canonical_json
 from schema.documents import write_file
@@ -70,23 +71,16 @@ class ResponseCache:
         return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
 
     def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
+        return entry_path(self.directory, key)
 
     def get(self, key: str) -> Outcome | None:
         path = self._path(key)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            log.warning("response cache: cannot read %s: %s", path, exc)
+        data = read_entry(path, log, "response cache")
+        if data is None:
             return None
         try:
             entry = jsontext.loads(data)
-            if entry["format"] != _FORMAT or entry["key"] != key:
-                raise ValueError("another key or format")
-            if entry["checksum"] != _checksum(entry["outcome"]):
-                raise ValueError("checksum mismatch")
+            check_entry(entry, key, _FORMAT, lambda: _checksum(entry["outcome"]))
             outcome = Outcome.from_json(entry["outcome"])
             if not outcome.ok:
                 raise ValueError("not an ok outcome")

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from evals._overfit import OverfitVerdict, SuiteSplits, overfit_verdicts
 from evals._stats import rounded, stability, wilson
 from evals.suites._model import DEFAULT_OVERFIT_DELTA, Split
+from records import graded_suite_json
 
 __all__ = [
     "EvalScore",
@@ -160,16 +161,8 @@ class SuiteScore:
         return [(name, split) for name, split in named if split is not None]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "capability": self.capability,
-            "score": None if self.score is None else rounded(self.score),
-            "threshold": self.threshold,
-            "meets_threshold": self.meets_threshold,
-            "public": None if self.public is None else self.public.to_json(),
-            "holdout": None if self.holdout is None else self.holdout.to_json(),
-            "overfit": self.overfit.to_json(),
-        }
+        """The suite as the record writes it (`records.graded_suite_json`), score rounded."""
+        return graded_suite_json(self, None if self.score is None else rounded(self.score))
 
 
 @dataclass(frozen=True)

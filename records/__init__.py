@@ -6,12 +6,14 @@ Imports only `schema`: never `evals` or `gateway`.
 from records._agent_record import (
     OVERFIT_VERDICT_CODES,
     AgentRecord,
+    GradedSuite,
     OverfitVerdictCode,
     RecordCanaries,
     RecordOverfit,
     RecordSplit,
     RecordSuite,
     RecordWarning,
+    graded_suite_json,
 )
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
 from records._canaries import (
@@ -146,12 +148,14 @@ __all__ = [
     "EvalReportRegistry",
     "OVERFIT_VERDICT_CODES",
     "AgentRecord",
+    "GradedSuite",
     "OverfitVerdictCode",
     "RecordCanaries",
     "RecordOverfit",
     "RecordSplit",
     "RecordSuite",
     "RecordWarning",
+    "graded_suite_json",
     "AgentInfo",
     "AgentRegistry",
     "BudgetPeriod",

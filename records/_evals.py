@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import (
     Integer,
@@ -29,6 +29,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.dml import Update
 
 from records._agent_record import AgentRecord
 from records._cell_sql import (
@@ -71,6 +72,20 @@ if TYPE_CHECKING:
     from records._store import Store
 
 __all__ = ["EvalRegistry"]
+
+# The plain-row views of a cell: each field names the column it is read from.
+_Cell = TypeVar("_Cell", ReportCell, ScoredCell)
+
+
+def _held(eval_id: str, idx: int, fence: int) -> Update:
+    """An update of one running cell that only its holder makes: the fence it claimed it
+    with is still the cell's (a claimant whose lease was taken over changes nothing)."""
+    return update(EvalCell).where(
+        EvalCell.eval_id == eval_id,
+        EvalCell.idx == idx,
+        EvalCell.fence == fence,
+        EvalCell.status == CellStatus.RUNNING,
+    )
 
 
 class EvalRegistry(CurrentRecords):
@@ -227,14 +242,7 @@ class EvalRegistry(CurrentRecords):
         with self._store.write() as session:
             for idx, fence in fences.items():
                 result = session.execute(
-                    update(EvalCell)
-                    .where(
-                        EvalCell.eval_id == eval_id,
-                        EvalCell.idx == idx,
-                        EvalCell.fence == fence,
-                        EvalCell.status == CellStatus.RUNNING,
-                    )
-                    .values(lease_expires_at=expires)
+                    _held(eval_id, idx, fence).values(lease_expires_at=expires)
                 )
                 held += result.rowcount  # type: ignore[attr-defined]
         return held
@@ -365,14 +373,9 @@ class EvalRegistry(CurrentRecords):
         """Give a claimed cell back (an infrastructure failure): pending again, not recorded."""
         with self._store.write() as session:
             result = session.execute(
-                update(EvalCell)
-                .where(
-                    EvalCell.eval_id == eval_id,
-                    EvalCell.idx == idx,
-                    EvalCell.fence == fence,
-                    EvalCell.status == CellStatus.RUNNING,
+                _held(eval_id, idx, fence).values(
+                    status=CellStatus.PENDING, lease_owner=None, lease_expires_at=None
                 )
-                .values(status=CellStatus.PENDING, lease_owner=None, lease_expires_at=None)
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -408,35 +411,8 @@ class EvalRegistry(CurrentRecords):
             return list(session.scalars(query))
 
     def report_cells(self, eval_id: str) -> builtins.list[ReportCell]:
-        """Every cell of the eval, in order, as a report reads it: plain rows of the
-        columns it shows (ORM objects of every column cost twice the read, half of it
-        building the objects: CHANGELOG.md, "Performance work")."""
-        c = EvalCell.__table__.c
-        query = (
-            select(
-                c.idx,
-                c.suite_id,
-                c.split,
-                c.case_id,
-                c.case_digest,
-                c.repetition,
-                c.tags,
-                c.request_id,
-                c.status,
-                c.outcome_code,
-                c.passed,
-                c.cost_usd,
-                c.latency_ms,
-                c.attempts,
-                c.outcome,
-                c.output,
-                c.checks,
-            )
-            .where(c.eval_id == eval_id)
-            .order_by(c.idx)
-        )
-        with self._store.read() as session:
-            return [ReportCell(*tuple(row)) for row in session.execute(query)]
+        """Every cell of the eval, in order, as a report reads it: the columns it shows."""
+        return self._cell_rows(eval_id, ReportCell)
 
     def cell_state(self, eval_id: str) -> tuple[int, int, int, datetime | None]:
         """What changes when any cell of the eval changes, in one aggregate: how many cells,
@@ -455,26 +431,19 @@ class EvalRegistry(CurrentRecords):
         return int(n), int(outputs), int(fences), last
 
     def scored_cells(self, eval_id: str) -> builtins.list[ScoredCell]:
-        """Every cell of the eval, in order, as scoring reads it (no JSON column, and
-        plain rows: building ORM objects was most of the cost of finishing an eval)."""
+        """Every cell of the eval, in order, as scoring reads it (no JSON column)."""
+        return self._cell_rows(eval_id, ScoredCell)
+
+    def _cell_rows(self, eval_id: str, shape: type[_Cell]) -> builtins.list[_Cell]:
+        """Every cell of the eval, in order, as plain rows of the columns `shape`'s fields
+        name: ORM objects of every column cost twice the read, half of it building the
+        objects (CHANGELOG.md, "Performance work"); building them was most of the cost of
+        finishing an eval."""
         c = EvalCell.__table__.c
-        query = (
-            select(
-                c.idx,
-                c.suite_id,
-                c.split,
-                c.case_id,
-                c.status,
-                c.passed,
-                c.outcome_code,
-                c.cost_usd,
-                c.latency_ms,
-            )
-            .where(c.eval_id == eval_id)
-            .order_by(c.idx)
-        )
+        columns = [c[field.name] for field in fields(shape)]
+        query = select(*columns).where(c.eval_id == eval_id).order_by(c.idx)
         with self._store.read() as session:
-            return [ScoredCell(*row) for row in session.execute(query)]
+            return [shape(*row) for row in session.execute(query)]
 
     # -- finishing and records ----------------------------------------------
 

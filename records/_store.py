@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -253,20 +253,18 @@ class Store:
             )
         return self._secret_box
 
-    @contextmanager
-    def read(self) -> Iterator[Session]:
+    def read(self) -> AbstractContextManager[Session]:
         """A read-only unit of work."""
-        try:
-            with Session(self.engine, expire_on_commit=False) as session, session.begin():
-                yield session
-        except OperationalError as exc:
-            raise _unavailable(self.engine, exc) from None
+        return self._transaction(self.engine)
+
+    def write(self) -> AbstractContextManager[Session]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        return self._transaction(self._writer)
 
     @contextmanager
-    def write(self) -> Iterator[Session]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
+    def _transaction(self, engine: Engine) -> Iterator[Session]:
         try:
-            with Session(self._writer, expire_on_commit=False) as session, session.begin():
+            with Session(engine, expire_on_commit=False) as session, session.begin():
                 yield session
         except OperationalError as exc:
             raise _unavailable(self.engine, exc) from None

@@ -209,11 +209,8 @@ class SuiteRegistry:
     def get(self, suite_id: str, version: int | None = None) -> InstalledSuite:
         """The active version, or the one asked for."""
         with self._store.read() as session:
-            row = self._suite(session, suite_id)
-            chosen = version if version is not None else row.active_version
-            if chosen is None:
-                raise NotFound(f"suite {suite_id!r} has no active version")
-            return _installed(self._version(session, suite_id, chosen), row.active_version)
+            row, version_row = self._chosen(session, suite_id, version)
+            return _installed(version_row, row.active_version)
 
     def files(self, suite_id: str, version: int) -> dict[str, str]:
         """Every file of the version as installed (the holdout included: operator only)."""
@@ -278,11 +275,7 @@ class SuiteRegistry:
     def rotate_holdout(self, suite_id: str, version: int | None = None) -> InstalledSuite:
         """Start a new holdout epoch: whatever an agent logged of the last is worthless."""
         with self._store.write() as session:
-            row = self._suite(session, suite_id)
-            chosen = version if version is not None else row.active_version
-            if chosen is None:
-                raise NotFound(f"suite {suite_id!r} has no active version")
-            version_row = self._version(session, suite_id, chosen)
+            row, version_row = self._chosen(session, suite_id, version)
             new_epoch(version_row, utcnow())
             return _installed(version_row, row.active_version)
 
@@ -311,6 +304,17 @@ class SuiteRegistry:
         if row is None:
             raise NotFound(f"no suite {suite_id!r} is installed", details={"suite": suite_id})
         return row
+
+    @classmethod
+    def _chosen(
+        cls, session: Session, suite_id: str, version: int | None
+    ) -> tuple[SuiteRow, SuiteVersionRow]:
+        """The suite and the version asked for, or its active one."""
+        row = cls._suite(session, suite_id)
+        chosen = version if version is not None else row.active_version
+        if chosen is None:
+            raise NotFound(f"suite {suite_id!r} has no active version")
+        return row, cls._version(session, suite_id, chosen)
 
     @staticmethod
     def _version(session: Session, suite_id: str, version: int) -> SuiteVersionRow:

@@ -54,7 +54,7 @@ from evals.checks._limits import (
     LimitExceeded,
     Meter,
 )
-from evals.checks._regex import iregexp
+from evals.checks._regex import Regex, iregexp
 from evals.checks._values import MISSING, is_number, json_equal
 
 NodePath = tuple[str | int, ...]
@@ -269,8 +269,9 @@ def _regex_input(value: object) -> str | None:
     return value
 
 
-class _Match(FilterFunction):
-    """RFC 9535 `match()`: the whole string matches an I-Regexp (on RE2)."""
+class _RegexFunction(FilterFunction):
+    """RFC 9535's regex functions, on RE2: false unless the value is a string and the
+    pattern an I-Regexp; `test` says how the two must meet."""
 
     arg_types = [ExpressionType.VALUE, ExpressionType.VALUE]
     return_type = ExpressionType.LOGICAL
@@ -278,19 +279,24 @@ class _Match(FilterFunction):
     def __call__(self, string: object, pattern: object) -> bool:
         text = _regex_input(string)
         program = iregexp(pattern) if isinstance(pattern, str) else None
-        return text is not None and program is not None and program.fullmatch(text)
+        return text is not None and program is not None and self.test(program, text)
+
+    def test(self, program: Regex, text: str) -> bool:
+        raise NotImplementedError
 
 
-class _Search(FilterFunction):
-    """RFC 9535 `search()`: some substring matches an I-Regexp (on RE2)."""
+class _Match(_RegexFunction):
+    """RFC 9535 `match()`: the whole string matches an I-Regexp."""
 
-    arg_types = [ExpressionType.VALUE, ExpressionType.VALUE]
-    return_type = ExpressionType.LOGICAL
+    def test(self, program: Regex, text: str) -> bool:
+        return program.fullmatch(text)
 
-    def __call__(self, string: object, pattern: object) -> bool:
-        text = _regex_input(string)
-        program = iregexp(pattern) if isinstance(pattern, str) else None
-        return text is not None and program is not None and program.search(text)
+
+class _Search(_RegexFunction):
+    """RFC 9535 `search()`: some substring matches an I-Regexp."""
+
+    def test(self, program: Regex, text: str) -> bool:
+        return program.search(text)
 
 
 class _Environment(JSONPathEnvironment):

@@ -181,6 +181,20 @@ class ValuePredicate(Body):
             detail=f"expected value{at} is {describe_kind(expected)}, not {wanted}",
         )
 
+    def not_arrays(
+        self, subject: Subject, actual: Any, expected: Any, wanted: str
+    ) -> CheckOutcome | None:
+        """Why `actual` and `expected` (`wanted`) cannot be compared as arrays: one is
+        not an array, or is too long to compare; None when they can be."""
+        if not isinstance(actual, list):
+            return self.mismatch(subject, actual, expected)
+        if not isinstance(expected, list):
+            return self.bad_operand(actual, expected, wanted)
+        too_long = array_too_long(actual) or array_too_long(expected, "expected array")
+        if too_long is not None:
+            return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
+        return None
+
     def describe(self, outcome: CheckOutcome) -> str:
         actual, expected = outcome.actual, outcome.expected
         key = _detail_key(actual)
@@ -333,13 +347,9 @@ class _SetPredicate(ValuePredicate):
     wants = "an array"
 
     def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
-        if not isinstance(actual, list):
-            return self.mismatch(subject, actual, expected)
-        if not isinstance(expected, list):
-            return self.bad_operand(actual, expected, "an array")
-        too_long = array_too_long(actual) or array_too_long(expected, "expected array")
-        if too_long is not None:
-            return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
+        refused = self.not_arrays(subject, actual, expected, "an array")
+        if refused is not None:
+            return refused
         return self.compare(subject, actual, expected)
 
     def compare(self, subject: Subject, actual: list[Any], expected: list[Any]) -> CheckOutcome:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from evals.checks._limits import MAX_SIMILAR_CHARS, array_too_long
+from evals.checks._limits import MAX_SIMILAR_CHARS
 from evals.checks._paths import NodePath
 from evals.checks._predicates import ValuePredicate, location_text, noted, self_offending
 from evals.checks._render import short
@@ -113,13 +113,9 @@ class F1(ValuePredicate):
         return sum(1 for name in self.fields if item.get(name) is not None)
 
     def test(self, subject: Subject, actual: Any, expected: Any) -> CheckOutcome:
-        if not isinstance(actual, list):
-            return self.mismatch(subject, actual, expected)
-        if not isinstance(expected, list):
-            return self.bad_operand(actual, expected, "an array of objects")
-        too_long = array_too_long(actual) or array_too_long(expected, "expected array")
-        if too_long is not None:
-            return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
+        refused = self.not_arrays(subject, actual, expected, "an array of objects")
+        if refused is not None:
+            return refused
         gold_by_key: dict[Any, list[int]] = {}
         for index, gold in enumerate(expected):
             if isinstance(gold, dict) and gold.get(self.key_name) is not None:

@@ -9,7 +9,15 @@ from typing import Any
 from evals.checks._paths import CompiledPath, NodePath
 from evals.checks._predicates import Body, location_text, noted
 from evals.checks._render import short
-from evals.checks._results import FAIL, NO_MATCH, PASS, CheckOutcome, CheckResult, metric
+from evals.checks._results import (
+    FAIL,
+    NO_MATCH,
+    PASS,
+    CheckOutcome,
+    CheckResult,
+    CheckStatus,
+    metric,
+)
 from evals.checks._subject import Context, Subject, node_subject, subject_of
 from evals.checks._values import MISSING
 from schema.errors import Location
@@ -123,15 +131,25 @@ def _child_paths(children: Sequence[CompiledCheck]) -> list[CompiledPath]:
     return found
 
 
-def _failure_notes(failures: Sequence[tuple[CompiledCheck, CheckOutcome]]) -> list[tuple[str, str]]:
-    return noted("failed", [f"{child.name}: {outcome.describe()}" for child, outcome in failures])
-
-
-def _offending(failures: Sequence[tuple[CompiledCheck, CheckOutcome]]) -> list[NodePath | str]:
-    found: list[NodePath | str] = []
+def _failed(
+    body: Body,
+    status: CheckStatus,
+    detail: str,
+    failures: Sequence[tuple[CompiledCheck, CheckOutcome]],
+) -> CheckOutcome:
+    """A combination's failure: each failed child noted, and all that it found offending."""
+    offending: list[NodePath | str] = []
     for _, outcome in failures:
-        found.extend(outcome.offending)
-    return found
+        offending.extend(outcome.offending)
+    return CheckOutcome(
+        status,
+        body,
+        detail=detail,
+        notes=noted(
+            "failed", [f"{child.name}: {outcome.describe()}" for child, outcome in failures]
+        ),
+        offending=offending,
+    )
 
 
 class AllOf(Body):
@@ -151,13 +169,8 @@ class AllOf(Body):
                 failures.append((child, outcome))
         if not failures:
             return CheckOutcome(PASS, self, detail=f"all {len(self.children)} checks passed")
-        return CheckOutcome(
-            failures[0][1].status,
-            self,
-            detail=f"{len(failures)} of {len(self.children)} checks failed",
-            notes=_failure_notes(failures),
-            offending=_offending(failures),
-        )
+        detail = f"{len(failures)} of {len(self.children)} checks failed"
+        return _failed(self, failures[0][1].status, detail, failures)
 
 
 class AnyOf(AllOf):
@@ -171,13 +184,8 @@ class AnyOf(AllOf):
                 return CheckOutcome(PASS, self, detail=f"{child.name} passed")
             failures.append((child, outcome))
         statuses = {outcome.status for _, outcome in failures}
-        return CheckOutcome(
-            statuses.pop() if len(statuses) == 1 else FAIL,
-            self,
-            detail=f"none of {len(self.children)} checks passed",
-            notes=_failure_notes(failures),
-            offending=_offending(failures),
-        )
+        status = statuses.pop() if len(statuses) == 1 else FAIL
+        return _failed(self, status, f"none of {len(self.children)} checks passed", failures)
 
 
 class NotOf(AllOf):
@@ -193,6 +201,10 @@ class NotOf(AllOf):
                 detail=f"expected {child.name} not to hold, but it did: {outcome.describe()}",
             )
         return CheckOutcome(PASS, self, detail=f"{child.name} does not hold: {outcome.describe()}")
+
+
+def _described(failed: Sequence[tuple[NodePath, CheckOutcome]]) -> list[str]:
+    return [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
 
 
 class Quantifier(Body):
@@ -239,6 +251,7 @@ class Quantifier(Body):
                 failed.append((location, outcome))
         total = len(locations)
         metrics: dict[str, Any] = {"nodes": total, "passed": len(passed)}
+        # A failure notes the nodes that broke `each` or `some`, or that `none` found.
         if self.key == "each":
             if self.mostly is not None:
                 rate = Fraction(len(passed), total)
@@ -253,40 +266,27 @@ class Quantifier(Body):
                 detail = (
                     f"all {total} nodes passed" if ok else f"{len(failed)} of {total} nodes failed"
                 )
-            lines = [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
-            return CheckOutcome(
-                PASS if ok else FAIL,
-                self,
-                detail=detail,
-                notes=[] if ok else noted("failed", lines),
-                offending=[] if ok else [at for at, _ in failed],
-                metrics=metrics,
-            )
-        if self.key == "some":
+            noted_as, lines, offending = "failed", _described(failed), [at for at, _ in failed]
+        elif self.key == "some":
             ok = bool(passed)
             detail = (
                 f"{len(passed)} of {total} nodes passed" if ok else f"none of {total} nodes passed"
             )
-            lines = [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
-            return CheckOutcome(
-                PASS if ok else FAIL,
-                self,
-                detail=detail,
-                notes=[] if ok else noted("failed", lines),
-                metrics=metrics,
+            noted_as, lines, offending = "failed", _described(failed), []
+        else:
+            ok = not passed
+            detail = (
+                f"none of {total} nodes passed"
+                if ok
+                else f"{len(passed)} of {total} nodes passed, expected none"
             )
-        ok = not passed
-        detail = (
-            f"none of {total} nodes passed"
-            if ok
-            else f"{len(passed)} of {total} nodes passed, expected none"
-        )
-        lines = [f"{location_text(at)} = {short(value)}" for at, value in passed]
+            lines = [f"{location_text(at)} = {short(value)}" for at, value in passed]
+            noted_as, offending = "passed", [at for at, _ in passed]
         return CheckOutcome(
             PASS if ok else FAIL,
             self,
             detail=detail,
-            notes=[] if ok else noted("passed", lines),
-            offending=[] if ok else [at for at, _ in passed],
+            notes=[] if ok else noted(noted_as, lines),
+            offending=[] if ok else offending,
             metrics=metrics,
         )

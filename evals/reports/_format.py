@@ -17,6 +17,7 @@ from evals.reports._values import bounded, display_number
 from schema.jsontext import dumps
 
 __all__ = [
+    "AUDIENCE",
     "OUTCOME_ORDER",
     "SPLITS",
     "check_header",
@@ -40,9 +41,15 @@ __all__ = [
     "percent",
     "sample_text",
     "split_text",
+    "suite_pairs",
     "yes_no",
 ]
 
+# Who a report is for, as its header says it (a report is an author's or an operator's).
+AUDIENCE = {
+    "author": "author: public cases in full; the holdout as aggregates only",
+    "operator": "operator: everything, the holdout's cases included",
+}
 OUTCOME_ORDER = ("ok", "agent_error", "timeout", "invalid_response", "cost_exceeded", "unreachable")
 DASH = "-"
 
@@ -177,6 +184,25 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
             f"{settings['cells']} cells, worst case ${settings['worst_case_usd']}",
         ),
     ]
+    return pairs
+
+
+def suite_pairs(suite: dict[str, Any]) -> list[tuple[str, Any]]:
+    """What a suite of the report is, as (label, value) pairs shared by Markdown and HTML:
+    its capability, licence and digests, and its holdout epoch where the report has it
+    (an operator's)."""
+    pairs: list[tuple[str, Any]] = [
+        ("capability", suite["capability"]),
+        ("data licence", suite["license"] or "not stated by the suite"),
+        ("suite digest", suite["suite_digest"]),
+    ]
+    pairs += [
+        (name.replace("_", " "), value)
+        for name, value in (suite["digests"] or {}).items()
+        if name != "suite_digest"
+    ]
+    if "holdout_epoch" in suite:
+        pairs.append(("holdout epoch", suite["holdout_epoch"]))
     return pairs
 
 

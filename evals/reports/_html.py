@@ -23,6 +23,7 @@ from typing import Any
 
 from evals._visible import UNSAFE, UNSAFE_CLASS, visible, visible_runs
 from evals.reports._format import (
+    AUDIENCE,
     SPLITS,
     check_header,
     check_rows,
@@ -43,6 +44,7 @@ from evals.reports._format import (
     split_header,
     split_rows,
     split_text,
+    suite_pairs,
     tag_header,
     tag_rows,
     threshold_text,
@@ -223,18 +225,7 @@ def _cases(cases: Sequence[dict[str, Any]]) -> str:
 def _suite(suite: dict[str, Any], operator: bool) -> str:
     sid = suite["id"]
     settings = suite["settings"]
-    pairs: list[tuple[str, Any]] = [
-        ("capability", suite["capability"]),
-        ("data licence", suite["license"] or "not stated by the suite"),
-        ("suite digest", suite["suite_digest"]),
-    ]
-    pairs += [
-        (name.replace("_", " "), value)
-        for name, value in (suite["digests"] or {}).items()
-        if name != "suite_digest"
-    ]
-    if "holdout_epoch" in suite:
-        pairs.append(("holdout epoch", suite["holdout_epoch"]))
+    pairs = suite_pairs(suite)
     pairs += [
         (
             "settings",
@@ -306,11 +297,7 @@ def render_html(report: dict[str, Any]) -> str:
     imported = imported_text(report.get("imported"))
     if imported is not None:
         title += " (imported)"
-    audience = (
-        "operator: everything, the holdout's cases included"
-        if operator
-        else "author: public cases in full; the holdout as aggregates only"
-    )
+    audience = AUDIENCE["operator" if operator else "author"]
     parts = [
         f"<header><h1>Eval report: {esc(agent['id'])} {esc(agent['version'])}</h1>",
         f'<p class="muted">Audience: {esc(audience)}.</p>',

@@ -18,6 +18,7 @@ from typing import Any
 
 from evals._visible import visible, visible_runs
 from evals.reports._format import (
+    AUDIENCE,
     check_header,
     check_rows,
     cost_text,
@@ -36,6 +37,7 @@ from evals.reports._format import (
     split_header,
     split_rows,
     split_text,
+    suite_pairs,
     tag_header,
     tag_rows,
     threshold_text,
@@ -45,10 +47,6 @@ from evals.reports._format import (
 __all__ = ["fence", "md", "render_markdown", "table"]
 
 _MD_SPECIAL = "\\`*_[]|#~!"
-_AUDIENCE = {
-    "author": "author: public cases in full; the holdout as aggregates only",
-    "operator": "operator: everything, the holdout's cases included",
-}
 
 
 def _plain(text: str) -> str:
@@ -172,15 +170,8 @@ def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
         "",
         f"## Suite {md(suite['id'])} v{suite['version']}: {md(suite['title'])}",
         "",
-        f"- capability: {md(suite['capability'])}",
-        f"- data licence: {md(suite['license'] or 'not stated by the suite')}",
-        f"- suite digest: {md(suite['suite_digest'])}",
+        *(f"- {md(label)}: {md(value)}" for label, value in suite_pairs(suite)),
     ]
-    for name, value in (suite["digests"] or {}).items():
-        if name != "suite_digest":
-            lines.append(f"- {md(name.replace('_', ' '))}: {md(value)}")
-    if "holdout_epoch" in suite:
-        lines.append(f"- holdout epoch: {suite['holdout_epoch']}")
     lines += [
         f"- settings: repetitions {settings['repetitions']}, cap per case "
         f"${md(settings['max_cost_usd'])}, timeout {md(settings['timeout_s'])} s, threshold "
@@ -239,7 +230,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = [
         f"# Eval report: {md(agent['id'])} {md(agent['version'])}",
         "",
-        f"Audience: {md(_AUDIENCE[report['audience']])}.",
+        f"Audience: {md(AUDIENCE[report['audience']])}.",
         "",
     ]
     imported = imported_text(report.get("imported"))

@@ -79,6 +79,12 @@ def _line_document(value: Any, file: str, line: int) -> Document:
     return doc
 
 
+_EXPECTED_HINT = (
+    "an expected answer must be one the output schema accepts; if it "
+    "holds facts for the checks instead, set `expected_kind: facts` in suite.yaml"
+)
+
+
 def read_cases(
     path: Path,
     *,
@@ -108,10 +114,15 @@ def read_cases(
     seen: dict[str, int] = {}
     case_validator = validator("case")
     case_quick = _quick_case()
-    input_quick = None if input_validator is None else quick_validity(input_validator.schema)
-    expected_quick = (
-        None if expected_validator is None else quick_validity(expected_validator.schema)
-    )
+    # What each case's input and expected answer must match, when the suite says.
+    schemas = [
+        (key, against, quick_validity(against.schema), schema, hint)
+        for key, against, schema, hint in (
+            ("input", input_validator, "input", None),
+            ("expected", expected_validator, "output", _EXPECTED_HINT),
+        )
+        if against is not None
+    ]
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -166,29 +177,16 @@ def read_cases(
         if referring:
             for key in ("input", "expected"):
                 check_reference(raw[key], (key,), where)
-        if (
-            input_validator is not None
-            and not (referring and _has_fixture(raw["input"]))
-            and not (input_quick is not None and input_quick(raw["input"]))
-        ):
-            for error in input_validator.iter_errors(raw["input"]):
+        for key, against, quick, schema, hint in schemas:
+            value = raw[key]
+            if (referring and _has_fixture(value)) or (quick is not None and quick(value)):
+                continue
+            for error in against.iter_errors(value):
                 message, at = explain(error)
                 raise SuiteError(
-                    f"input does not match the suite's input schema: {message}",
-                    location=Location(shown, number, path=_fmt(("input", *at))),
-                )
-        if (
-            expected_validator is not None
-            and not (referring and _has_fixture(raw["expected"]))
-            and not (expected_quick is not None and expected_quick(raw["expected"]))
-        ):
-            for error in expected_validator.iter_errors(raw["expected"]):
-                message, at = explain(error)
-                raise SuiteError(
-                    f"expected does not match the suite's output schema: {message}",
-                    location=Location(shown, number, path=_fmt(("expected", *at))),
-                    hint="an expected answer must be one the output schema accepts; if it "
-                    "holds facts for the checks instead, set `expected_kind: facts` in suite.yaml",
+                    f"{key} does not match the suite's {schema} schema: {message}",
+                    location=Location(shown, number, path=_fmt((key, *at))),
+                    hint=hint,
                 )
         own: list[CompiledCheck] = []
         if "checks" in raw:

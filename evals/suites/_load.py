@@ -65,15 +65,21 @@ def _inside(directory: Path, relative: str, document: Document, at: PathKey) -> 
     return target
 
 
+def _object_document(path: Path, what: str) -> Document:
+    """A file of the suite that must hold an object; anything else is a SuiteError there."""
+    try:
+        document = load_document(path)
+    except InputError as exc:
+        raise SuiteError(exc.message, location=exc.location) from None
+    if not isinstance(document.value, dict):
+        raise document.error(f"{what} is an object", cls=SuiteError)
+    return document
+
+
 def _read_schema(directory: Path, document: Document, at: PathKey) -> tuple[str, dict[str, Any]]:
     relative: str = document.value[at[0]]["$ref"]
     path = _inside(directory, relative, document, (*at, "$ref"))
-    try:
-        loaded = load_document(path)
-    except InputError as exc:
-        raise SuiteError(exc.message, location=exc.location) from None
-    if not isinstance(loaded.value, dict):
-        raise loaded.error("a JSON Schema is an object", cls=SuiteError)
+    loaded = _object_document(path, "a JSON Schema")
     _local_refs_only(loaded, loaded.value, ())
     try:
         validator_class().check_schema(loaded.value)
@@ -129,12 +135,7 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
     """
     file = suite_file(path)
     directory = file.parent
-    try:
-        document = load_document(file)
-    except InputError as exc:
-        raise SuiteError(exc.message, location=exc.location) from None
-    if not isinstance(document.value, dict):
-        raise document.error("a suite document is an object", cls=SuiteError)
+    document = _object_document(file, "a suite document")
     validate_document(document, validator("suite"), cls=SuiteError, what="suite")
     data: dict[str, Any] = document.value
     graders: dict[str, Any] = {}
