@@ -18,6 +18,7 @@ from evals._integrity import author_record, keyed_digest
 from evals._plan import Plan
 from evals._scores import SuiteCounts, score_eval
 from evals._stats import nearest_rank, rounded_ms
+from evals.suites import DEFAULT_ROTATE_MIN_HOURS, Suite
 from records import AgentRecord, CellStatus, Certify, EvalInfo, Store, utc_text, utcnow
 from schema.errors import Refused
 
@@ -110,7 +111,11 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
         "public_summary": summarise([c for c in cells if c.split == "public"]),
         "meets_thresholds": all(s.meets_threshold for s in score.suites.values()),
     }
-    rotate = [(p.suite.id, p.suite.version, p.rotate_after_evals) for p in plan.suites if p.holdout]
+    rotate = [
+        (p.suite.id, p.suite.version, p.rotate_after_evals, _min_hours(p.suite))
+        for p in plan.suites
+        if p.holdout
+    ]
     return store.evals.finish(
         info.id,
         result=result,
@@ -118,6 +123,11 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
         rotate=rotate,
         certify=certify(store, plan, record) if plan.full else None,
     )
+
+
+def _min_hours(suite: Suite) -> int:
+    generator = suite.holdout_generator
+    return DEFAULT_ROTATE_MIN_HOURS if generator is None else generator.rotate_min_hours
 
 
 def certify(store: Store, plan: Plan, record: AgentRecord) -> Certify:

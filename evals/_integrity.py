@@ -31,6 +31,7 @@ import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, overload
 
 from schema.canonical import canonical_json, digest
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTHOR_SPLIT_KEYS",
+    "REVEALS_PER_WEEK_WARNING",
     "Withheld",
     "author_record",
     "author_digests",
@@ -50,6 +52,8 @@ __all__ = [
     "instance_set",
     "keyed_digest",
     "may_reveal",
+    "reveals_per_week",
+    "rotation_warning",
     "withheld",
 ]
 
@@ -92,6 +96,7 @@ class Withheld:
     limit: int
     renews_at: datetime | None  # None: a stored holdout's budget never renews by time
     renews_after_evals: int | None  # or after this many more evals of the suite
+    renews_by_count_from: datetime | None = None  # but not before this time
 
     def message(self) -> str:
         from records import utc_text
@@ -114,6 +119,8 @@ class Withheld:
         when = f"new instances come at {utc_text(self.renews_at)}"
         if self.renews_after_evals is not None:
             when += f" or after {self.renews_after_evals} more evals of the suite"
+            if self.renews_by_count_from is not None:
+                when += f", no sooner than {utc_text(self.renews_by_count_from)}"
         return f"{head}; {when}; {reset}"
 
     def to_json(self) -> dict[str, Any]:
@@ -125,6 +132,9 @@ class Withheld:
             "limit": self.limit,
             "renews_at": None if self.renews_at is None else utc_text(self.renews_at),
             "renews_after_evals": self.renews_after_evals,
+            "renews_by_count_from": (
+                None if self.renews_by_count_from is None else utc_text(self.renews_by_count_from)
+            ),
             "message": self.message(),
         }
 
@@ -155,6 +165,7 @@ def withheld(
         if generator.rotate_after_evals is None
         else max(1, generator.rotate_after_evals - evals_in_epoch)
     )
+    by_count_from = epoch_started_at + timedelta(hours=generator.rotate_min_hours)
     return Withheld(
         org,
         suite.id,
@@ -162,7 +173,57 @@ def withheld(
         limit,
         epoch_started_at + timedelta(days=generator.rotate_after_days),
         after_evals,
+        None if after_evals is None else by_count_from,
     )
+
+
+# The most holdout-revealing evals a week one org may have on one suite before `suites
+# add` warns (docs/integrity.md, "Exposure"): one a day.
+REVEALS_PER_WEEK_WARNING = 7
+_HOURS_A_WEEK = 168
+
+
+def reveals_per_week(suite: Suite) -> Decimal | None:
+    """The most holdout-revealing evals one org can have on `suite` in a week: its budget
+    per epoch times the most epochs a week can hold (by time every `rotate_after_days`;
+    by count no sooner than every `rotate_min_hours`). None: a stored holdout, whose
+    budget never renews by time."""
+    generator = suite.holdout_generator
+    if generator is None:
+        return None
+    epochs = Decimal(7) / generator.rotate_after_days
+    if generator.rotate_after_evals is not None:
+        epochs = max(epochs, Decimal(_HOURS_A_WEEK) / generator.rotate_min_hours)
+    return (suite.limits.holdout_evals_per_epoch * epochs).quantize(Decimal("0.1"))
+
+
+def rotation_warning(suite: Suite) -> dict[str, Any] | None:
+    """What `suites add` says of a suite whose rotation lets an org reveal its holdout more
+    than REVEALS_PER_WEEK_WARNING times a week, with the numbers; None when it does not."""
+    rate = reveals_per_week(suite)
+    if rate is None or rate <= REVEALS_PER_WEEK_WARNING:
+        return None
+    generator = suite.holdout_generator
+    assert generator is not None
+    return {
+        "code": "fast_rotation",
+        "reveals_per_week": str(rate),
+        "limit": REVEALS_PER_WEEK_WARNING,
+        "message": (
+            f"suite {suite.id}: an org may reveal its holdout up to {rate} times a week "
+            f"(holdout_evals_per_epoch {suite.limits.holdout_evals_per_epoch}, an epoch every "
+            f"{generator.rotate_after_days} days"
+            + (
+                f" or every {generator.rotate_after_evals} evals, no sooner than "
+                f"{generator.rotate_min_hours} hours"
+                if generator.rotate_after_evals is not None
+                else ""
+            )
+            + f"), over {REVEALS_PER_WEEK_WARNING}: every reveal lets an author tune to the "
+            "holdout; raise rotate_min_hours or rotate_after_days, or lower "
+            "holdout_evals_per_epoch"
+        ),
+    }
 
 
 # -- what an author sees --------------------------------------------------------------------

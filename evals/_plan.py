@@ -217,8 +217,13 @@ def make_plan(
             continue
         suite = load_installed(store, installed.id, home, installed.version)
         if suite.holdout_generator is not None:
+            generator = suite.holdout_generator
             installed = store.suites.rotate_if_due(
-                installed.id, installed.version, suite.holdout_generator.rotate_after_days
+                installed.id,
+                installed.version,
+                generator.rotate_after_days,
+                after_evals=generator.rotate_after_evals,
+                min_hours=generator.rotate_min_hours,
             )
         epoch = installed.holdout_epoch
         holdout = _holdout(suite, secret, epoch)

@@ -64,7 +64,7 @@ from records._models import (
 )
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._statuses import CellStatus, EvalStatus
-from records._suites import new_epoch
+from records._suites import count_due, new_epoch
 from records._types import utcnow
 from schema.errors import NotFound
 
@@ -453,7 +453,7 @@ class EvalRegistry(CurrentRecords):
         *,
         result: dict[str, Any],
         record: AgentRecord | None,
-        rotate: Sequence[tuple[str, int, int | None]] = (),
+        rotate: Sequence[tuple[str, int, int | None, int]] = (),
         certify: Certify | None = None,
     ) -> EvalInfo:
         """Mark done, store the result and (a full plan) the record and its certificate,
@@ -486,12 +486,14 @@ class EvalRegistry(CurrentRecords):
                         created_at=now,
                     )
                 )
-            for suite_id, version, rotate_after in rotate:
+            for suite_id, version, rotate_after, min_hours in rotate:
                 row = session.get(SuiteVersionRow, (suite_id, version), with_for_update=True)
                 if row is None:
                     continue
                 row.evals_in_epoch += 1
-                if rotate_after is not None and row.evals_in_epoch >= rotate_after:
+                if count_due(
+                    row.evals_in_epoch, rotate_after, row.epoch_started_at, min_hours, now
+                ):
                     new_epoch(row, now)
             return eval_info(run)
 

@@ -22,7 +22,7 @@ from schema.errors import Conflict, NotFound
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["InstalledSuite", "SuiteInstall", "SuiteRegistry", "new_epoch"]
+__all__ = ["InstalledSuite", "SuiteInstall", "SuiteRegistry", "count_due", "new_epoch"]
 
 HOLDOUT_SECRET = "holdout"
 
@@ -115,6 +115,16 @@ def _installed(row: SuiteVersionRow, active_version: int | None) -> InstalledSui
         activated_at=row.activated_at,
         active=row.version == active_version,
     )
+
+
+def count_due(
+    evals: int, after_evals: int | None, started: datetime | None, min_hours: int, now: datetime
+) -> bool:
+    """Whether an epoch ends by count: `after_evals` reached, and the epoch at least
+    `min_hours` old, so that renewing an org's holdout budget takes time, not just evals."""
+    if after_evals is None or evals < after_evals:
+        return False
+    return started is None or now >= started + timedelta(hours=min_hours)
 
 
 def new_epoch(row: SuiteVersionRow, now: datetime) -> None:
@@ -280,13 +290,25 @@ class SuiteRegistry:
             return _installed(version_row, row.active_version)
 
     def rotate_if_due(
-        self, suite_id: str, version: int, after_days: int, *, now: datetime | None = None
+        self,
+        suite_id: str,
+        version: int,
+        after_days: int,
+        *,
+        after_evals: int | None = None,
+        min_hours: int = 24,
+        now: datetime | None = None,
     ) -> InstalledSuite:
-        """Start a new epoch when the current one is `after_days` old (generated holdouts
-        rotate by time as well as by count); the version as it is afterwards."""
+        """Start a new epoch when the current one is `after_days` old, or has had
+        `after_evals` evals and is `min_hours` old (a count reached sooner waits for it);
+        the version as it is afterwards."""
         now = now or utcnow()
         current = self.get(suite_id, version)
-        if now < current.epoch_started_at + timedelta(days=after_days):
+        by_time = now >= current.epoch_started_at + timedelta(days=after_days)
+        by_count = count_due(
+            current.evals_in_epoch, after_evals, current.epoch_started_at, min_hours, now
+        )
+        if not (by_time or by_count):
             return current
         with self._store.write() as session:
             row = self._suite(session, suite_id)

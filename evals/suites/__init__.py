@@ -24,7 +24,14 @@ from evals.suites._identity import (
     suite_digests,
 )
 from evals.suites._load import OUTPUT_SCHEMA_CHECK, load_suite, suite_file
-from evals.suites._model import Case, HoldoutGenerator, Split, Suite, SuiteLimits
+from evals.suites._model import (
+    DEFAULT_ROTATE_MIN_HOURS,
+    Case,
+    HoldoutGenerator,
+    Split,
+    Suite,
+    SuiteLimits,
+)
 
 if TYPE_CHECKING:
     from evals.suites._install import (
@@ -37,6 +44,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "DEFAULT_ROTATE_MIN_HOURS",
     "Case",
     "Contract",
     "ExtensionFile",

@@ -22,6 +22,7 @@ from evals.suites._model import (
     DEFAULT_HOLDOUT_EVALS_PER_EPOCH,
     DEFAULT_OVERFIT_DELTA,
     DEFAULT_ROTATE_AFTER_DAYS,
+    DEFAULT_ROTATE_MIN_HOURS,
     Case,
     HoldoutGenerator,
     Suite,
@@ -237,6 +238,7 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
             count=spec["count"],
             rotate_after_evals=spec.get("rotate_after_evals"),
             rotate_after_days=spec.get("rotate_after_days", DEFAULT_ROTATE_AFTER_DAYS),
+            rotate_min_hours=spec.get("rotate_min_hours", DEFAULT_ROTATE_MIN_HOURS),
             template=template,
             checks=checks,
         )

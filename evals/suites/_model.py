@@ -18,6 +18,9 @@ DEFAULT_OVERFIT_DELTA = Decimal("0.15")
 # long a generated holdout's epoch lasts when evals alone do not rotate it.
 DEFAULT_HOLDOUT_EVALS_PER_EPOCH = 3
 DEFAULT_ROTATE_AFTER_DAYS = 7
+# The least age of an epoch before `rotate_after_evals` may end it: a count alone would
+# renew an org's holdout budget as fast as it can run evals (docs/integrity.md).
+DEFAULT_ROTATE_MIN_HOURS = 24
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class HoldoutGenerator:
     count: int
     rotate_after_evals: int | None
     rotate_after_days: int
+    rotate_min_hours: int  # an epoch ends by count no sooner than this
     template: dict[str, Any]  # {input, expected, tags?, checks?} with fixture references
     checks: tuple[CompiledCheck, ...]
 

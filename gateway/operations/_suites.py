@@ -47,7 +47,8 @@ class SuiteSource:
 def _add(service: StoreService, asked: SuiteSource) -> JSONObject:
     from pathlib import Path
 
-    from evals.suites import TrustStore, install_suite
+    from evals import rotation_warning
+    from evals.suites import TrustStore, install_suite, load_installed
     from gateway.service._views import suite_view
 
     status, installed = install_suite(
@@ -56,9 +57,12 @@ def _add(service: StoreService, asked: SuiteSource) -> JSONObject:
         activate=asked.activate,
         trusted=TrustStore(service.home).trusted,
     )
+    suite = load_installed(service.store, installed.id, service.home, installed.version)
+    warning = rotation_warning(suite)
     return {
         "status": status,
         "suite": suite_view(installed, service.store.suites.versions(installed.id)),
+        "warnings": [] if warning is None else [warning],
     }
 
 
@@ -81,7 +85,13 @@ SUITES_ADD = Operation(
         description="Validate the suite at PATH and install it. Versions install side by side; "
         "the first version of a suite is active at once, a later one with --activate or "
         "`holon suites activate`. Re-installing a version with other content is refused.",
-        render=Sections((Lines(_installed), Fields(SUITE_FIELDS.fields, of="suite")), gap=False),
+        render=Sections(
+            (
+                Lines(_installed, warnings=lambda view: [w["message"] for w in view["warnings"]]),
+                Fields(SUITE_FIELDS.fields, of="suite"),
+            ),
+            gap=False,
+        ),
     ),
 )
 

@@ -12,7 +12,7 @@ import pytest
 
 from evals import make_plan, start, work
 from evals.suites import install_suite
-from records import Store, utcnow
+from records import Store, utc_text, utcnow
 from schema.errors import Refused
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import GENERATED_YAML, manifest, suite_dir
@@ -157,6 +157,65 @@ def test_a_generated_holdout_gets_new_instances_weekly_and_a_new_budget(
     assert later.holdout_epoch == installed.holdout_epoch + 1
     plan = make_plan(store, AGENT_ID, home=home)
     assert plan.full and plan.suites[0].holdout and plan.suites[0].epoch == later.holdout_epoch
+
+
+def _by_count(after_evals: int, min_hours: int | None = None) -> str:
+    floor = "" if min_hours is None else f"    rotate_min_hours: {min_hours}\n"
+    return GENERATED_YAML.replace(
+        "    count: 4\n", f"    count: 4\n    rotate_after_evals: {after_evals}\n{floor}"
+    )
+
+
+def test_rotation_by_count_waits_for_its_floor_of_time(store: Store, tmp_path: Path) -> None:
+    """`rotate_after_evals: 1` alone would give an org a fresh budget after every eval;
+    an epoch ends by count no sooner than `rotate_min_hours` (default 24) after it began."""
+    _install(store, tmp_path, _by_count(1))
+    _register(store)
+    home = tmp_path / "home"
+    epoch = store.suites.get("tiny").holdout_epoch
+    for _ in range(3):  # each eval reaches the count, none reaches the floor
+        _eval(store, home)
+    installed = store.suites.get("tiny")
+    assert installed.holdout_epoch == epoch and installed.evals_in_epoch == 3
+    plan = make_plan(store, AGENT_ID, home=home)
+    assert plan.suites[0].withheld is not None  # the budget holds: public cases only
+    message = plan.suites[0].withheld.message()
+    floor = utc_text(store.suites.get("tiny").epoch_started_at + timedelta(hours=24))
+    assert f"or after 1 more evals of the suite, no sooner than {floor}" in message
+    # A day on, the count ends the epoch at the next plan (its time alone would not: 7 days).
+    started = installed.epoch_started_at
+    early = store.suites.rotate_if_due(
+        "tiny", 1, 7, after_evals=1, min_hours=24, now=started + timedelta(hours=23)
+    )
+    assert early.holdout_epoch == epoch
+    later = store.suites.rotate_if_due(
+        "tiny", 1, 7, after_evals=1, min_hours=24, now=started + timedelta(hours=25)
+    )
+    assert later.holdout_epoch == epoch + 1
+    assert make_plan(store, AGENT_ID, home=home).suites[0].holdout
+
+
+def test_a_suite_that_rotates_fast_is_installed_with_a_warning(tmp_path: Path) -> None:
+    from tests.gateway._cli import CLI
+
+    cli = CLI(tmp_path / "home")
+    fast = suite_dir(tmp_path / "fast", suite_yaml=_by_count(3))
+    added = cli("suites", "add", str(fast))
+    assert added.code == 0
+    # 3 reveals an epoch, an epoch every 24 hours at the most: 21 a week, over 7.
+    assert "may reveal its holdout up to 21.0 times a week" in added.stderr
+    (warning,) = cli("suites", "add", str(fast), "--json").json()["warnings"]
+    assert (warning["code"], warning["reveals_per_week"], warning["limit"]) == (
+        "fast_rotation",
+        "21.0",
+        7,
+    )
+    slow = suite_dir(
+        tmp_path / "slow",
+        suite_yaml=_by_count(3, min_hours=72).replace("\nversion: 1\n", "\nversion: 2\n"),
+    )
+    quiet = cli("suites", "add", str(slow), "--json")
+    assert quiet.code == 0 and quiet.json()["warnings"] == []  # 3 x 168/72 = 7.0
 
 
 def test_a_stored_holdout_is_one_instance_set_whatever_the_version(
