@@ -369,6 +369,8 @@ ENDPOINTS = [
         "one agent) under the caller's mandates; the last user message is the input as JSON",
         request=CHAT_SCHEMA,
         response=COMPLETION_SCHEMA,
+        events="with stream true: chat.completion.chunk events, then data: [DONE] "
+        "(docs/gateway.md, Streaming)",
         statuses=(402, 404, 413, 422, 429, 502, 504),
         headers=(
             (
