@@ -45,6 +45,7 @@ from agents._a2a import (
     target_from_card,
 )
 from agents._addresses import Address, AddressGuard
+from agents._chat_stream import CostCut, chat_stream_reader
 from agents._cost import exceeds_cap, preflight_exceeds, price
 from agents._exchange import CallFailure, Progress, exchange
 from agents._identity import (
@@ -332,14 +333,18 @@ class Executor:
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
     ) -> tuple[JSONValue, Usage | None, int]:
         transport, in_process = await self._transport(agent, prepared.url, limits.deadline_s(agent))
-        answer = await exchange(
-            transport,
-            prepared,
-            max_bytes=limits.max_response_bytes,
-            connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
-            in_process=in_process,
-            progress=progress,
-        )
+        try:
+            answer = await exchange(
+                transport,
+                prepared,
+                max_bytes=limits.max_response_bytes,
+                connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
+                in_process=in_process,
+                progress=progress,
+                read_body=chat_stream_reader(agent, limits),
+            )
+        except CostCut as cut:  # priced by the attempt: over the cap, so cost_exceeded
+            return None, cut.usage, 0
         body, depth = answer.body, limits.max_json_depth
         try:
             if len(body) > INLINE_BODY_BYTES:
