@@ -9,7 +9,9 @@
   forever; ``flood``: chunks as fast as it can, forever;
 - ``malformed``: an event that is not JSON; ``no-done``: the honest events
   without ``[DONE]``; ``error``: an error event; ``broken-last``: the last
-  content delta breaks the JSON; ``model-switch``: a second model midway;
+  content delta breaks the JSON; ``schema-last``: the last delta makes the
+  label a number (JSON, outside the output schema); ``model-switch``: a
+  second model midway;
 - ``cost-run``: usage in every chunk, growing by 100,000 output tokens a
   chunk, forever (a model that runs on).
 
@@ -84,7 +86,11 @@ async def _events(mode: str) -> AsyncIterator[bytes]:
     if mode == "error":
         yield b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n'
         return
-    events = _honest(['{"label": ', '"billing"', "}}}"] if mode == "broken-last" else PIECES)
+    pieces = {
+        "broken-last": ['{"label": ', '"billing"', "}}}"],
+        "schema-last": ['{"label": ', "42}"],
+    }
+    events = _honest(pieces.get(mode, PIECES))
     if mode == "model-switch":
         events[2] = _chunk({"content": PIECES[1]}, model="gpt-4o-mini")
     if mode == "no-done":

@@ -34,6 +34,11 @@ def in_process_app(store: Store, root: Path, **mandate: Any) -> Starlette:
     install_adder_suite(store, root)
     store.agents.register(stream_agent_manifest())
     store.mandates.grant(adder_mandate(**mandate))
+    return gateway_app(store, root)
+
+
+def gateway_app(store: Store, root: Path) -> Starlette:
+    """The gateway's app over `store`, as `running_gateway` builds it (no socket)."""
     settings = Settings.from_env(
         {
             "HOLON_HOME": str(root / "home"),

@@ -24,10 +24,15 @@ from starlette.applications import Starlette
 
 from gateway.server import _streams
 from records import Store
+from tests._servers import serve
+from tests.agents.openai_server import Recorder
+from tests.agents.openai_stream_server import stream_app
+from tests.agents.test_openai_chat import chat_manifest
 from tests.gateway.server._adder import CAPABILITY, adder_mandate, install_adder_suite
-from tests.gateway.server._gateway import running_gateway
+from tests.gateway.server._gateway import install_tiny, mandate, running_gateway
 from tests.gateway.server._in_process import (
     BASE_URL,
+    gateway_app,
     in_process_app,
     lifespan,
     sync_client,
@@ -313,3 +318,39 @@ def test_a_stream_through_a_real_server(store: Store, tmp_path: Path) -> None:
             list(sdk.chat.completions.create(model=AGENT, messages=_ask(BROKEN), stream=True))
         rows = gw.call("GET", "/v1/ledger", "caller:finance-bot").json()["items"]
     assert [r["outcome"] for r in rows] == ["invalid_output", "ok", "ok"]
+
+
+def test_a_streaming_agent_breaking_the_schema_in_its_last_delta_never_ends_as_stop(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    """An openai-chat agent that streams (tests/agents/openai_stream_server.py): its answer
+    is assembled and held to the contract whole, so a last delta that breaks the output
+    schema is the caller's error event, as any broken answer is."""
+    install_tiny(sqlite_store, tmp_path)
+    sqlite_store.mandates.grant(mandate())
+    key = token(sqlite_store)
+    with serve(stream_app(Recorder())) as agent_url:
+        for mode in ("honest", "schema-last"):
+            manifest = chat_manifest(f"{agent_url}/{mode}/v1", stream=True)
+            sqlite_store.agents.register({**manifest, "id": f"acme/chat-{mode}"})
+        with sync_client(gateway_app(sqlite_store, tmp_path)) as http:
+            sdk = _openai(http, key)
+            ask = [{"role": "user", "content": json.dumps({"subject": "Refund please"})}]
+            honest = list(
+                sdk.chat.completions.create(model="acme/chat-honest", messages=ask, stream=True)
+            )
+            text = "".join(c.choices[0].delta.content or "" for c in honest)
+            assert json.loads(text) == {"label": "billing"}
+            assert honest[-1].choices[0].finish_reason == "stop"
+            seen: list[Any] = []
+            with pytest.raises(openai.APIError) as broken:
+                for chunk in sdk.chat.completions.create(
+                    model="acme/chat-schema-last", messages=ask, stream=True
+                ):
+                    seen.append(chunk)
+            assert isinstance(broken.value.body, dict)
+            assert broken.value.body["code"] == "invalid_output"
+            assert all(c.choices[0].finish_reason is None for c in seen)
+            assert all(not c.choices[0].delta.content for c in seen)  # no piece of it
+            rows = _rows(http, key)
+    assert sorted(r["outcome"] for r in rows) == ["invalid_output", "ok"]
