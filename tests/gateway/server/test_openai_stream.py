@@ -20,6 +20,9 @@ import anyio
 import httpx
 import openai
 import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.types import SendMessageRequest
+from google.protobuf import json_format
 from starlette.applications import Starlette
 
 from gateway.server import _streams
@@ -294,9 +297,13 @@ async def test_a_caller_leaving_mid_stream_leaves_the_call_settled(
 
 
 @pytest.mark.slow
-def test_a_stream_through_a_real_server(store: Store, tmp_path: Path) -> None:
+def test_a_stream_through_a_real_server(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Over a socket (SQLite and PostgreSQL): the role chunk arrives while the agent works,
-    the answer once it has, and the call is one ledger row."""
+    the answer once it has, and the call is one ledger row; the A2A door's stream too, its
+    keep-alives skipped by the a2a-sdk's client."""
+    monkeypatch.setattr(_streams, "KEEPALIVE_S", 0.05)
     install_adder_suite(store, tmp_path)
     store.agents.register(stream_agent_manifest())
     store.mandates.grant(adder_mandate())
@@ -316,8 +323,27 @@ def test_a_stream_through_a_real_server(store: Store, tmp_path: Path) -> None:
         assert arrived[1][0] >= 1.0 and stop.choices[0].finish_reason == "stop"
         with pytest.raises(openai.APIError):
             list(sdk.chat.completions.create(model=AGENT, messages=_ask(BROKEN), stream=True))
+        kinds = asyncio.run(_a2a_kinds(gw.url, gw.token("caller:finance-bot")))
+        assert kinds == ["task", "artifact_update", "status_update"]
         rows = gw.call("GET", "/v1/ledger", "caller:finance-bot").json()["items"]
-    assert [r["outcome"] for r in rows] == ["invalid_output", "ok", "ok"]
+    assert [r["outcome"] for r in rows] == ["ok", "invalid_output", "ok", "ok"]
+
+
+async def _a2a_kinds(url: str, key: str) -> list[str]:
+    """The kinds of events of one slow SendStreamingMessage, with the a2a-sdk's client."""
+    request = {
+        "message": {
+            "messageId": "m-1",
+            "role": "ROLE_USER",
+            "parts": [{"data": {"a": SLOW, "b": 3}}],
+        }
+    }
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http:
+        client = await create_client(
+            f"{url}/v1/capabilities/{CAPABILITY}", client_config=ClientConfig(httpx_client=http)
+        )
+        message = json_format.ParseDict(request, SendMessageRequest())
+        return [str(e.WhichOneof("payload")) async for e in client.send_message(message)]
 
 
 def test_a_streaming_agent_breaking_the_schema_in_its_last_delta_never_ends_as_stop(
