@@ -486,7 +486,7 @@ class Executor:
     async def identify(
         self, agent: Manifest, *, secret: str | None = None, timeout_s: float = 10.0
     ) -> Identity:
-        """Ask the agent who it is (GATEWAY.md, identity). Callers compare the version.
+        """Ask the agent who it is (docs/agents.md, "Identity"). Callers compare the version.
 
         Raises `schema.errors.AgentUnreachable` when nothing (or a 5xx) answers
         within `timeout_s`, `schema.errors.AgentProtocolError` when what

@@ -141,7 +141,7 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Outcome:
-    """The classified result of one call (GATEWAY.md, the executor).
+    """The classified result of one call (docs/agents.md, "Outcomes").
 
     - `output` is meaningful only when `code == "ok"` (it may then be JSON null).
     - `cost_usd` is what the call costs the caller before any cap is applied:

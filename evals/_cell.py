@@ -4,7 +4,7 @@ The same code serves `holon test` and `holon eval`: expand the case's
 fixture references, check the input against the suite's input schema, call
 the agent through the executor under the suite's per-case cap and deadline,
 then grade the output with the case's compiled checks. A cell passes only
-if the outcome is `ok` and every check passes (EVALS.md, "Grading a cell").
+if the outcome is `ok` and every check passes (docs/evals.md, "The run").
 
 What a cell stores is bounded: an output over `MAX_STORED_OUTPUT_BYTES`
 (256 KiB as JSON) is graded whole, in memory, and stored as a placeholder

@@ -55,6 +55,9 @@ def probe(store: Store, plan: Plan, *, address_guard: AddressGuard | None = None
 
 
 def start(store: Store, plan: Plan) -> EvalInfo:
+    # What finishing would need, refused before the first call and before the
+    # holdout budget is spent (records.KeyRegistry.check_ready).
+    store.keys.check_ready()
     secret = store.suites.holdout_secret()
     return store.evals.create(
         eval_id=eval_id(),
@@ -173,6 +176,7 @@ def resume(
     info, plan = resumable(store, eval_id_, home=home)
     if plan is None:
         return info
+    store.keys.check_ready()
     return work(
         store,
         plan,

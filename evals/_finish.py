@@ -1,4 +1,4 @@
-"""Finishing an eval (EVALS.md, step 6): scores, overfit verdicts and the agent record.
+"""Finishing an eval (docs/evals.md, "The run", step 6): scores, overfit verdicts, the record.
 
 Computed from the cells in the database, never from a runner's memory, so
 a resumed eval finishes exactly as one that never crashed. The record is

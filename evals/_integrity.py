@@ -227,7 +227,7 @@ def _keyed_hex(secret: bytes, value: str) -> str:
     return mac.hexdigest()
 
 
-# The digests of a suite (SUITES.md, "Identity") that cover no holdout content.
+# The digests of a suite (docs/integrity.md, "Keyed digests") that cover no holdout content.
 _UNKEYED = frozenset({"spec_digest"})
 
 

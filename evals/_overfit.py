@@ -1,4 +1,4 @@
-"""The overfit warning (OVERFIT.md): is an agent better on public cases than on the holdout?
+"""The overfit warning (docs/evals.md, "Scores"): better on public cases than on the holdout?
 
 Per suite, with the case as the unit (x = Σ passes_i / runs_i over n cases):
 
@@ -128,7 +128,8 @@ class OverfitVerdict:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The record's `overfit` object: verdict, gap and p_value first (EVALS.md), then the rest.
+        """The record's `overfit` object: verdict, gap and p_value first (docs/evals.md), then
+        the rest.
 
         Rates and gaps are rounded to 4 places; p-values and alpha to 4
         significant digits (a p of 3e-9 is not 0.0000).

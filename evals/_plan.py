@@ -1,4 +1,5 @@
-"""Planning an eval (EVALS.md, step 1): which suites, cases and cells, at what worst-case cost.
+"""Planning an eval (docs/evals.md, "The run", step 1): which suites, cases and cells, at what
+worst-case cost.
 
 The plan names the agent version, each suite's version, digest and pinned
 holdout epoch, and the repetitions; its digest identifies what the eval
@@ -201,6 +202,9 @@ def make_plan(
     if info.disabled:
         raise Refused(f"{agent_id} is disabled", hint=f"holon agents enable {agent_id}")
     agent = manifest_from_dict(info.manifest, f"{agent_id} {info.version}")
+    # Finishing signs the record with a key the secret key decrypts: without it
+    # (or with another) the plan is refused before it is confirmed or paid for.
+    store.keys.check_ready()
     secret = store.suites.holdout_secret()
     planned: list[PlannedSuite] = []
     unverified: list[str] = []

@@ -1,4 +1,4 @@
-"""Working an eval's cells (EVALS.md, steps 3 to 5): claim, execute, grade, record.
+"""Working an eval's cells (docs/evals.md, "The run", steps 3 to 5): claim, execute, grade, record.
 
 Any number of runners (the `holon eval` process, `holon worker` processes,
 on any host) work one eval together: each claims small batches of cells

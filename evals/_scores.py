@@ -1,4 +1,4 @@
-"""Scores of an eval (EVALS.md, "Scores"): cases, splits, suites and the eval score.
+"""Scores of an eval (docs/evals.md, "Scores"): cases, splits, suites and the eval score.
 
 Exact throughout: a case scores passes / runs as a `Fraction`, a split's
 x = Σ s_i over its n cases, its rate x / n; thresholds and δ arrive as
@@ -190,7 +190,8 @@ class EvalScore:
         ]
 
     def to_json(self) -> dict[str, Any]:
-        """The scored part of the agent record (EVALS.md); the store adds agent, eval and epochs."""
+        """The scored part of the agent record (docs/evals.md, "The record"); the store adds
+        agent, eval and epochs."""
         ci = self.eval_score_ci95
         return {
             "eval_score": None if self.eval_score is None else rounded(self.eval_score),

@@ -1,4 +1,4 @@
-"""Rates, intervals and tests with exact inputs (EVALS.md, "Scores"; OVERFIT.md, "Formulas").
+"""Rates, intervals and tests with exact inputs (docs/evals.md, "Scores").
 
 Counts are `Fraction`s (a case with repetitions scores passes / runs), so a
 rate is exact. Interval bounds need square roots: they are computed in
@@ -19,7 +19,7 @@ from typing import TypeVar
 
 T = TypeVar("T", float, Decimal)
 
-# z for a two-sided 95% interval, exactly as OVERFIT.md writes it (1.96, not 1.959964…).
+# z for a two-sided 95% interval, exactly as the overfit rule writes it (1.96, not 1.959964…).
 Z = Decimal("1.96")
 _Z = Fraction(Z)
 _Z2 = _Z * _Z

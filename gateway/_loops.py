@@ -10,7 +10,7 @@ just now. A red-team agent whose endpoint made the identity probe raise
 process was probed again, and a certified agent that changed version stayed
 fresh. A loop whose task or thread has ended (`watch`), or that has not
 succeeded within `stale_after_s`, is not ready: /readyz answers 503 naming
-it, and /metrics shows every loop's state (gateway/server/_metrics.py).
+it, and /metrics shows every loop's state (gateway/web/_metrics.py).
 
 Loops are registered per app (`Loops`), including the process-wide ones
 (the token-use writer, the lookup cache's refresher) that live beside their

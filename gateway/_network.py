@@ -1,4 +1,5 @@
-"""Which network addresses the gateway service may call agents at (GATEWAY.md, safety).
+"""Which network addresses the gateway service may call agents at (docs/gateway.md, "Agents at
+private addresses").
 
 An agent registered through the API names any URL it likes; without a
 policy it could point the gateway at its own loopback services or a cloud

@@ -44,7 +44,7 @@ __all__ = [
     "RecordWarning",
 ]
 
-# A suite's overfit verdict (evals._overfit decides it; OVERFIT.md).
+# A suite's overfit verdict (evals._overfit decides it; docs/evals.md, "Scores").
 OverfitVerdictCode = Literal["none", "inconclusive", "warn"]
 OVERFIT_VERDICT_CODES: tuple[OverfitVerdictCode, ...] = get_args(OverfitVerdictCode)
 
@@ -256,7 +256,7 @@ class RecordOverfit:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Verdict, gap and p_value first (EVALS.md), as evals._overfit writes it."""
+        """Verdict, gap and p_value first (docs/evals.md), as evals._overfit writes it."""
         return {
             "verdict": self.verdict,
             "gap": self.gap,

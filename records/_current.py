@@ -1,6 +1,6 @@
 """Agents' current records with their staleness: one agent's, or many agents' at once.
 
-One rule for both (GATEWAY.md, "Records and staleness"): a record graded on a
+One rule for both (docs/architecture.md, "Entities"): a record graded on a
 suite version that is no longer active stays valid for the active version's
 grace period after its activation, then is stale; a rotated holdout epoch
 never makes it stale; an identity probe that found another id or version
@@ -210,7 +210,7 @@ class CurrentRecords:
         now: datetime | None = None,
         holdout_evals: bool = True,
     ) -> AgentRecord | None:
-        """The current record with `stale` computed now (GATEWAY.md, "Records and staleness").
+        """The current record with `stale` computed now (docs/architecture.md, "Entities").
 
         A record graded on a suite version that is no longer active stays
         valid for the active version's grace period after its activation,

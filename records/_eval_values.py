@@ -187,7 +187,24 @@ class EvalInfo:
                 view["summary"] = self.result.get("public_summary")
                 view["record"] = author_record(record) if isinstance(record, dict) else record
             view["meets_thresholds"] = self.result["meets_thresholds"]
+            if withheld and isinstance(record, dict):
+                _without_verdict(view, record, withheld)
         return view
+
+
+def _without_verdict(view: dict[str, Any], record: dict[str, Any], withheld: list[Any]) -> None:
+    """A public-only eval (a suite's holdout withheld by the exposure budget) is no
+    verdict: a score over public cases alone is what an author can tune to, so its view
+    shows each suite's public rate and why, never an eval_score or a threshold met."""
+    view["record"] = None
+    view["meets_thresholds"] = None
+    view["public_rates"] = {
+        suite_id: suite.get("public") for suite_id, suite in record.get("suites", {}).items()
+    }
+    view["verdict_withheld"] = "public cases only: " + "; ".join(
+        str(entry.get("message") or f"the holdout of {entry['suite']} was withheld")
+        for entry in withheld
+    )
 
 
 def _cells_by_split(plan: dict[str, Any]) -> dict[str, int]:

@@ -410,7 +410,7 @@ class EvalRegistry(CurrentRecords):
     def report_cells(self, eval_id: str) -> builtins.list[ReportCell]:
         """Every cell of the eval, in order, as a report reads it: plain rows of the
         columns it shows (ORM objects of every column cost twice the read, half of it
-        building the objects: docs/performance.md, "Console")."""
+        building the objects: CHANGELOG.md, "Performance work")."""
         c = EvalCell.__table__.c
         query = (
             select(

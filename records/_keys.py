@@ -108,8 +108,21 @@ class KeyRegistry:
             row = self._active(session) or self._new_key(session)
             issuer = session.get(IssuerRow, 1)
         assert issuer is not None
-        raw = base64.b64decode(self._store.secret_box.decrypt(row.private_key))
+        raw = base64.b64decode(
+            self._store.secret_box.decrypt(row.private_key, "the certificate signing key")
+        )
         return Signer(issuer.issuer, row.kid, Ed25519PrivateKey.from_private_bytes(raw))
+
+    def check_ready(self) -> None:
+        """Refuse now (EnvironmentFault) what signing a record would refuse later: no
+        secret key, or a key other than the one the signing key was encrypted with.
+        An eval calls this before its first agent call, so it never pays for calls
+        whose record it could not write."""
+        box = self._store.secret_box
+        with self._store.read() as session:
+            row = self._active(session)
+            if row is not None:
+                box.decrypt(row.private_key, "the certificate signing key")
 
     def with_signer(self, work: Callable[[Session, Signer], T]) -> T:
         """`work` with the signing key, in a read transaction once the key exists: what

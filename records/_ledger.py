@@ -1,4 +1,4 @@
-"""The billing ledger and budgets (GATEWAY.md, "Billing ledger", "Mandates").
+"""The billing ledger and budgets (docs/gateway.md, "Ledger fields", "Mandates").
 
 Every live call writes one ledger row, allowed or denied. An allowed call
 first *reserves* its worst case (the mandate's per-call cap) against the

@@ -1,4 +1,4 @@
-"""Mandates: stored policy documents of callers (GATEWAY.md, "Mandates").
+"""Mandates: stored policy documents of callers (docs/gateway.md, "Mandates").
 
 Documents arrive validated (gateway's mandate loader, against
 schema/mandate.schema.json); this layer stores them, keyed by id, and never

@@ -290,7 +290,7 @@ class TokenRow(Base):
 
 
 class MandateRow(Base):
-    """A mandate: a caller's policy (GATEWAY.md, "Mandates").
+    """A mandate: a caller's policy (docs/gateway.md, "Mandates").
 
     Regranting an id replaces its document (`revision` grows; every revision
     is kept in `mandate_revisions`); revoking keeps the row, so ledger rows

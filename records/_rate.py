@@ -1,4 +1,4 @@
-"""Rate limits: a token bucket per mandate, in exact integer arithmetic (GATEWAY.md, "Rate limits").
+"""Rate limits: a token bucket per mandate, in exact integer arithmetic (docs/gateway.md).
 
 A mandate's `rate_limit` (`calls` per `per`, with a `burst`) is a bucket
 that holds at most `burst` tokens and refills `calls` tokens per `per`; a

@@ -20,9 +20,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session
 
-from records._secrets import SecretBox
+from records._secrets import KEY_RECIPE, SecretBox
 from records._stored_json import read_stored_json
-from schema.errors import SchemaMismatch, StoreUnavailable, UsageError
+from schema.errors import EnvironmentFault, SchemaMismatch, StoreUnavailable, UsageError
 from schema.jsontext import dumps
 
 T = TypeVar("T")
@@ -246,7 +246,11 @@ class Store:
     @property
     def secret_box(self) -> SecretBox:
         if self._secret_box is None:
-            raise UsageError("this store was opened without a secret key")
+            raise EnvironmentFault(
+                "HOLON_SECRET_KEY is not set: this shared store needs the key that "
+                "encrypts agent secrets and the certificate signing key",
+                hint=KEY_RECIPE,
+            )
         return self._secret_box
 
     @contextmanager

@@ -68,7 +68,7 @@ class InstalledSuite:
     def to_json(self, versions: list[InstalledSuite] | None = None) -> dict[str, Any]:
         """Schema `entities/suite`: what anyone may see of an installed suite, counts and
         digests, never the holdout itself (its epochs, seeds and case ids are the
-        operator's, SUITES.md). Its digests are the operator's view; an author reads them
+        operator's, docs/integrity.md). Its digests are the operator's view; an author reads them
         keyed (the gateway's `author_suite_view`)."""
         view: dict[str, Any] = {
             "id": self.id,

@@ -1,4 +1,4 @@
-"""API tokens and their roles (GATEWAY.md, "Roles and tokens").
+"""API tokens and their roles (docs/gateway.md, "Tokens and roles").
 
 A token is 32 random bytes, shown once as `hol_…`; the store keeps only its
 sha256 (a high-entropy secret needs no slow hash: there is nothing to guess).
@@ -10,7 +10,7 @@ who wants expiry asks for it, and existing deployments keep working): from
 that instant it authenticates as nothing, exactly as an unknown token.
 `last_used_at` is coarse: `touch` writes it only when the stored time is at
 least `LAST_USED_EVERY` old, and the gateway calls it at most once per token
-per `LAST_USED_EVERY` per process, off the request path (gateway/server/_auth.py).
+per `LAST_USED_EVERY` per process, off the request path (gateway/web/_auth.py).
 A minute is fine enough to tell a token in use from one that is not (what an
 operator rotating or revoking tokens asks), and costs a token one write a
 minute however many calls it makes.

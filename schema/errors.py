@@ -43,7 +43,7 @@ the API rebuilds an error from its body by code, so a class defined in a
 module that was not imported could not be rebuilt.
 `CheckFailed.exit_code` is the one declaration of exit 1 for a failed check:
 commands that print their result and then exit 1 return it.
-Exit codes follow GATEWAY.md: 0 ok; 1 the thing checked failed; 2 usage or
+Exit codes (docs/cli.md): 0 ok; 1 the thing checked failed; 2 usage or
 input error, or a refusal; 3 environment error.
 """
 

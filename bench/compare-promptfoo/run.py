@@ -35,7 +35,7 @@ Goal (reported, never asserted): holon at most a quarter of promptfoo's
 wall time (median).
 
     .venv/bin/python bench/compare-promptfoo/run.py [--cases 1000] [--concurrency 16]
-        [--runs 3] [--json] [--promptfoo-dir DIR]
+        [--runs 3] [--json] [--promptfoo-dir DIR] [--no-promptfoo]
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ import sys
 import tempfile
 import threading
 import time
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +93,7 @@ output_schema: {{$ref: schemas/output.json}}
 limits: {{max_cost_usd: "0.01", timeout_s: 10}}
 repetitions: 1
 threshold: 0.5
+expected_kind: facts  # each case's `expected` is the label and priority, not a whole answer
 checks:
   - {{name: label, path: $.output.label, equals: {{path: $.expected.label}}}}
   - {{name: priority, path: $.output.priority, equals: {{path: $.expected.priority}}}}
@@ -387,23 +388,31 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def versions(promptfoo: Path, env: dict[str, str]) -> dict[str, str]:
+def holon_version() -> str:
+    """The installed distribution's version, else the checkout's own (`schema._version`)."""
+    try:
+        return metadata.version("holon")
+    except metadata.PackageNotFoundError:
+        from schema._version import __version__
+
+        return str(__version__)
+
+
+def versions(promptfoo: Path | None, env: dict[str, str]) -> dict[str, str]:
     def output(command: list[str], env: dict[str, str] | None = None) -> str:
         result = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
         return result.stdout.strip().splitlines()[-1]
 
-    with (ROOT / "pyproject.toml").open("rb") as handle:
-        holon = str(tomllib.load(handle)["project"]["version"])
+    holon = holon_version()
     try:
         holon += "+" + output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
     except (OSError, subprocess.CalledProcessError):
         pass
-    return {
-        "holon": holon,
-        "python": sys.version.split()[0],
-        "promptfoo": output([str(promptfoo), "--version"], env=env),
-        "node": output(["node", "--version"]),
-    }
+    found = {"holon": holon, "python": sys.version.split()[0]}
+    if promptfoo is not None:
+        found["promptfoo"] = output([str(promptfoo), "--version"], env=env)
+        found["node"] = output(["node", "--version"])
+    return found
 
 
 def main() -> None:
@@ -418,8 +427,13 @@ def main() -> None:
         default=Path(tempfile.gettempdir()) / "holon-bench-promptfoo" / PROMPTFOO_VERSION,
         help="where promptfoo is (or gets) installed",
     )
+    parser.add_argument(
+        "--no-promptfoo",
+        action="store_true",
+        help="holon's side alone: promptfoo neither installed nor run, no ratios",
+    )
     args = parser.parse_args()
-    binary = ensure_promptfoo(args.promptfoo_dir, PROMPTFOO_VERSION)
+    binary = None if args.no_promptfoo else ensure_promptfoo(args.promptfoo_dir, PROMPTFOO_VERSION)
     expected_pass = ground_truth(args.cases)
     with tempfile.TemporaryDirectory(prefix="holon-bench-compare-") as tmp, agent_server() as url:
         root = Path(tmp)
@@ -430,17 +444,18 @@ def main() -> None:
         found = versions(binary, pf_env)
         tools = {
             "holon": (holon_command(suite, url, args.concurrency), holon_env, holon_counts, 1),
-            "promptfoo": (
+        }
+        startup_commands = {
+            "holon": ([sys.executable, "-m", "gateway.cli", "test", "--help"], holon_env),
+        }
+        if binary is not None:
+            tools["promptfoo"] = (
                 promptfoo_command(binary, config, args.concurrency, root / "results.json"),
                 pf_env,
                 lambda _stdout: promptfoo_counts(root / "results.json"),
                 100,  # promptfoo's exit status when a test failed
-            ),
-        }
-        startup_commands = {
-            "holon": ([sys.executable, "-m", "gateway.cli", "test", "--help"], holon_env),
-            "promptfoo": ([str(binary), "--version"], pf_env),
-        }
+            )
+            startup_commands["promptfoo"] = ([str(binary), "--version"], pf_env)
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in tools}
         startup: dict[str, list[dict[str, Any]]] = {name: [] for name in tools}
         for attempt in range(args.runs + 1):  # attempt 0 warms up (files, caches, migrations)
@@ -481,6 +496,12 @@ def main() -> None:
         started = summarise(startup[name])
         result[name]["startup_wall_s"] = started["wall_s"]
         result[name]["startup_cpu_s"] = started["cpu_s"]
+    if binary is None:
+        if args.json:
+            print(json.dumps(result, indent=2))
+        else:
+            print(json.dumps(result["holon"], indent=2))
+        return
     holon_wall = result["holon"]["wall_s"]["median"]
     promptfoo_wall = result["promptfoo"]["wall_s"]["median"]
     result["wall_ratio_holon_to_promptfoo"] = round(holon_wall / promptfoo_wall, 3)

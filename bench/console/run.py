@@ -55,9 +55,8 @@ from bench._support import finished_eval, postgres_url  # noqa: E402
 from evals.reports import ReportCache, build_report, render_html, render_json  # noqa: E402
 from gateway.console._data import grouped, overview, record_row  # noqa: E402
 from gateway.console._render import render  # noqa: E402
-from gateway.server._auth import Bearer  # noqa: E402
-from gateway.server._shared import Shared  # noqa: E402
 from gateway.service import StoreService  # noqa: E402
+from gateway.web import Bearer, Shared  # noqa: E402
 from records._models import EvalReportRow  # noqa: E402
 from schema.jsontext import dumps  # noqa: E402
 

@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.gateway.run import CAPABILITY, INPUT  # noqa: E402
-from gateway.server._http import body_object, parse_body  # noqa: E402
 from gateway.server._openai import _check_parameters, _completion, _user_input  # noqa: E402
 from gateway.server._routes_calls import INVOKE_KEYS  # noqa: E402
+from gateway.web import body_object, parse_body  # noqa: E402
 from schema.jsontext import dumps  # noqa: E402
 
 INVOKE = json.dumps({"input": INPUT}).encode()

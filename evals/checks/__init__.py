@@ -1,4 +1,4 @@
-"""The check DSL: deterministic grading of one case (CHECKS.md).
+"""The check DSL: deterministic grading of one case (docs/checks.md).
 
 Compile once, when a suite loads (every fault in a check is a `CheckError`
 with file:line:col), then grade each case's document::

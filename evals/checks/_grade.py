@@ -74,7 +74,8 @@ def _grade_one(check: CompiledCheck, context: Context) -> CheckResult:
         return check.failed(_one_line(str(exc)))
     except RecursionError:
         return check.failed("the value nests too deeply to compare")
-    except Exception as exc:  # EVALS.md: a check that raises is a failed check, never a crashed run
+    except Exception as exc:
+        # A check that raises is a failed check, never a crashed run (docs/checks.md, "Statuses").
         logger.warning("check %r raised %s: %s", check.name, type(exc).__name__, exc)
         return check.failed(_one_line(f"check raised {type(exc).__name__}: {exc}"))
 

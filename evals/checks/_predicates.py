@@ -1,4 +1,4 @@
-"""The predicates of CHECKS.md, each a small class: `run` decides, `describe` explains.
+"""The predicates of docs/checks.md, each a small class: `run` decides, `describe` explains.
 
 A predicate never fails for the shape of its definition (the compiler
 validated that); at grading time it only meets the agent's values, and each

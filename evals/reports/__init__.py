@@ -1,4 +1,4 @@
-"""Eval reports and comparisons (EVALS.md, "Reports" and "Compare"), from the database only.
+"""Eval reports and comparisons (docs/evals.md, "Reports"), from the database only.
 
 `build_report` makes the canonical report (`schema/report.schema.json`) of
 one eval for an audience; `render_markdown`, `render_html` and

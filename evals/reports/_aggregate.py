@@ -1,6 +1,6 @@
 """Aggregates over recorded cells, each with its sample (`n`) and what is missing from it.
 
-The case is the unit of rates (EVALS.md, "Scores"): a case scores passes /
+The case is the unit of rates (docs/evals.md, "Scores"): a case scores passes /
 recorded runs, and a split's rate and Wilson interval come from
 `evals._scores.split_score`, the very function that scored the record. A case
 none of whose cells is recorded yet (an eval still running, or cancelled) is

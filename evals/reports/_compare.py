@@ -1,4 +1,4 @@
-"""Comparing two evals (EVALS.md, "Compare"): paired cells, case deltas and the critical gate.
+"""Comparing two evals (docs/evals.md, "Reports"): paired cells, case deltas and the critical gate.
 
 - Cells pair on (suite id, case digest, repetition); only recorded cells
   pair. Every other cell is listed as unpaired, never dropped (an author

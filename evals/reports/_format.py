@@ -285,6 +285,21 @@ def metric_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
     ]
 
 
+def record_note(report: dict[str, Any]) -> str:
+    """What the report's record section says of its record, in every format."""
+    record = report["record"]
+    if record is None:
+        withheld = report["summary"].get("verdict_withheld") or ""
+        if withheld.startswith("public cases only"):
+            return "No record: public cases only, so no verdict."
+        return "No record: the eval has not finished."
+    if record["written"]:
+        return "Written as the agent's record."
+    if imported_text(report.get("imported")) is not None:
+        return "Computed where the eval ran, not written here (an imported eval)."
+    return "Computed, not written (a narrowed eval writes no record)."
+
+
 def imported_text(imported: dict[str, Any] | None) -> str | None:
     """The label of an imported eval's report or comparison: where it ran, when it came
     here, and what an import proves; None for an eval run on this store."""

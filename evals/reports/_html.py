@@ -1,6 +1,6 @@
 """The report as one self-contained HTML page, rendered from the canonical JSON.
 
-Agents are untrusted (ARCHITECTURE.md): every value goes through `esc`
+Agents are untrusted (docs/evals.md, "Reports"): every value goes through `esc`
 (`html.escape`, quotes included) on its way into the page, or `attr` into an
 attribute, and markup comes only from the constants here. A character that
 hides or reorders text (a bidi control, a zero-width space, NUL:
@@ -39,6 +39,7 @@ from evals.reports._format import (
     outcome_rows,
     overview_pairs,
     percent,
+    record_note,
     split_header,
     split_rows,
     split_text,
@@ -329,16 +330,8 @@ def render_html(report: dict[str, Any]) -> str:
     parts += [_suite(suite, operator) for suite in report["suites"]]
     parts.append('<section id="record"><h2>Record</h2>')
     record = report["record"]
-    if record is None:
-        parts.append("<p>No record: the eval has not finished.</p>")
-    else:
-        parts.append(
-            "<p>Written as the agent's record.</p>"
-            if record["written"]
-            else "<p>Computed where the eval ran, not written here (an imported eval).</p>"
-            if imported is not None
-            else "<p>Computed, not written (a narrowed eval writes no record).</p>"
-        )
+    parts.append(f"<p>{esc(record_note(report))}</p>")
+    if record is not None:
         parts.append(f"<pre>{esc(json_text(record['value']))}</pre>")
     parts.append("</section>")
     return page(title, parts)

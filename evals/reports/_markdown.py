@@ -32,6 +32,7 @@ from evals.reports._format import (
     outcome_header,
     outcome_rows,
     overview_pairs,
+    record_note,
     split_header,
     split_rows,
     split_text,
@@ -256,15 +257,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += _suite(suite, operator)
     lines += ["", "## Record", ""]
     record = report["record"]
-    if record is None:
-        lines.append("No record: the eval has not finished.")
-    else:
-        lines.append(
-            "Written as the agent's record."
-            if record["written"]
-            else "Computed where the eval ran, not written here (an imported eval)."
-            if imported is not None
-            else "Computed, not written (a narrowed eval writes no record)."
-        )
+    lines.append(record_note(report))
+    if record is not None:
         lines += ["", *fence(visible(json_text(record["value"])), "json")]
     return "\n".join(lines) + "\n"

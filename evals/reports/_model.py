@@ -1,4 +1,4 @@
-"""The canonical report of one eval (EVALS.md, "Reports"; `schema/report.schema.json`).
+"""The canonical report of one eval (docs/evals.md, "Reports"; `schema/report.schema.json`).
 
 Built from the database only (`load_eval`), with no field that depends on
 the time of rendering, so rendering twice gives the same bytes. Scores are
@@ -7,7 +7,7 @@ record (`evals._scores`), so a running or cancelled eval gets a partial
 report whose every aggregate says how much of its sample is missing, and a
 finished one shows the same numbers as the record it produced.
 
-Audiences (ARCHITECTURE.md, "Privacy and trust"):
+Audiences (docs/integrity.md, "What an author can read of an eval"):
 
 - `author` (docs/integrity.md): built from the public cells alone, so every
   case row, check, tag, outcome, latency and cost aggregate is of public
@@ -294,8 +294,12 @@ def _generated_by(audience: Audience) -> dict[str, Any]:
 
 
 def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
+    """None before the eval is done, and for a public-only eval (no verdict: a record
+    over public cases alone would be one; its public rates are the suites')."""
     result = data.info.result
     if result is None or not isinstance(result.get("record"), dict):
+        return None
+    if any(entry.get("holdout_withheld") for entry in data.info.plan.get("suites", [])):
         return None
     value = bounded(result["record"], limit=None)  # holon's own, but a store holds what it holds
     if audience != "operator":
@@ -355,7 +359,15 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
     ]
     recorded = sum(1 for c in cells if c.done)
     withheld = None
-    if not complete:
+    public_only = [
+        str((entry.get("holdout_withheld") or {}).get("message") or entry["id"])
+        for entry in info.plan.get("suites", [])
+        if entry.get("holdout_withheld")
+    ]
+    if public_only:
+        # A score over public cases alone is what an author can tune to: no verdict.
+        withheld = "public cases only: " + "; ".join(public_only)
+    elif not complete:
         # Counted over the cells this audience sees: an author's count must not move with
         # a holdout cell (docs/integrity.md; tests/integrity/test_spy.py).
         missing = len(cells) - recorded
@@ -384,11 +396,13 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
             "worst_case_usd": str(plan.get("worst_case_usd", "0")),
         },
         "summary": {
-            "eval_score": eval_json["eval_score"],
-            "eval_score_ci95": eval_json["eval_score_ci95"],
+            "eval_score": None if public_only else eval_json["eval_score"],
+            "eval_score_ci95": None if public_only else eval_json["eval_score_ci95"],
             "weakest_suite": eval_json["weakest_suite"],
             "unverified_capabilities": eval_json["unverified_capabilities"],
-            "meets_thresholds": all(s["meets_threshold"] for s in suites) if complete else None,
+            "meets_thresholds": (
+                all(s["meets_threshold"] for s in suites) if complete and not withheld else None
+            ),
             "verdict_withheld": withheld,
             "cells": {"n": recorded, "missing": len(cells) - recorded},
             "passed_cells": sum(1 for c in cells if c.done and c.passed),

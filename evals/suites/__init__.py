@@ -1,4 +1,4 @@
-"""Suites: documents, cases, holdouts and their digests (SUITES.md).
+"""Suites: documents, cases, holdouts and their digests (docs/suites.md).
 
 The installing names (`install_suite`, `load_installed`, ...) are loaded on
 first use (PEP 562): they need the store (`records`, SQLAlchemy), and

@@ -1,4 +1,4 @@
-"""Case files (JSONL): strict, line-numbered, bounded (SUITES.md, "Cases")."""
+"""Case files (JSONL): strict, line-numbered, bounded (docs/suites.md, "Cases")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Suite identity (SUITES.md, "Identity") and holdout epochs.
+"""Suite identity (docs/integrity.md, "Keyed digests") and holdout epochs.
 
 - `spec_digest`: the suite document with its `$ref`'d schemas inlined;
 - `dataset_digest`: the public cases plus the holdout (the stored file, or

@@ -33,7 +33,7 @@ from schema.errors import InputError, Location, SuiteError
 
 SUITE_FILE = "suite.yaml"
 
-# Every case is graded against the output schema first (EVALS.md: "the
+# Every case is graded against the output schema first (docs/suites.md, "Cases": "the
 # output schema check included"); its name is reserved.
 OUTPUT_SCHEMA_CHECK = "output schema"
 

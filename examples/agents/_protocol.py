@@ -1,7 +1,7 @@
 """The holon-http protocol plumbing shared by the example agents.
 
 An example agent is a handful of capability handlers; `create_app` turns them
-into a Starlette app that speaks holon-http (GATEWAY.md):
+into a Starlette app that speaks holon-http (docs/agents.md, "The `holon-http` protocol"):
 
 - ``POST /`` with ``{"capability", "input"}`` answers ``200 {"output", "usage"}``;
 - ``GET /.well-known/holon-agent`` answers ``{"id", "version", "capabilities"}``;

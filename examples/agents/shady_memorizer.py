@@ -1,6 +1,6 @@
 """shady/memorizer: a ticket.classify agent that learnt the public cases by heart.
 
-The cheat the overfit warning exists for (OVERFIT.md). An agent author can
+The cheat the overfit warning exists for (docs/evals.md, "Scores"). An agent author can
 read a suite's public cases, so this agent reads
 ``examples/suites/ticket-classify/cases/public.jsonl`` when its app is built
 and keeps each case's expected answer under the case's text. A ticket it has

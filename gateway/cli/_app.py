@@ -1,6 +1,6 @@
 """The `holon` command: argument parsing, dispatch, errors and exit codes.
 
-Exit codes (GATEWAY.md): 0 ok; 1 the thing checked failed; 2 usage or input
+Exit codes (docs/cli.md): 0 ok; 1 the thing checked failed; 2 usage or input
 error, or a refusal; 3 environment error (store or agent unreachable, and
 holon's own bugs, which print no traceback unless --debug).
 """

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     # Imported when a command first asks for the service: the store's pulls in
     # SQLAlchemy and every model, the HTTP one its own stack, and commands such
     # as `holon test SUITE-DIR` or any `--help` need neither.
-    from gateway.service import HttpService, Service, StoreService
+    from gateway.client import HttpService, Service
+    from gateway.service import StoreService
 
 TOKEN_HINT = (
     "an operator creates one on the store: holon tokens create --role "
@@ -135,7 +136,7 @@ class Context:
         if not all("!" <= c <= "~" for c in token):
             # It travels as `Authorization: Bearer <token>`: printable ASCII, no spaces.
             raise UsageError("the token is not a holon token (printable ASCII, no spaces)")
-        from gateway.service import HttpService
+        from gateway.client import HttpService
 
         return HttpService(url, token)
 
@@ -151,7 +152,7 @@ class Context:
         return service
 
     def store_service(self, command: str) -> StoreService:
-        """For store-only commands (GATEWAY.md's CLI table)."""
+        """For store-only commands (docs/cli.md)."""
         if self.gateway_url:
             where = "--gateway" if getattr(self.args, "gateway", None) else "HOLON_GATEWAY_URL"
             raise UsageError(

@@ -16,8 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from gateway.console import _call_pages, _eval_pages, _pages
 from gateway.console._web import Handler, page, secure
-from gateway.server._auth import Access
-from gateway.server._shared import Shared
+from gateway.web import Access, Shared
 
 __all__ = ["routes"]
 

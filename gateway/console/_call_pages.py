@@ -31,8 +31,7 @@ from gateway.operations import (
     TokensQuery,
     filters,
 )
-from gateway.server._http import parse_body
-from gateway.server._operations import read_request
+from gateway.web import parse_body, read_request
 from schema.errors import NotFound, UsageError
 from schema.jsontext import dumps
 

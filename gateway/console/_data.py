@@ -11,8 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from evals import author_record
-from gateway.server._auth import Bearer
-from gateway.server._shared import Shared
+from gateway.web import Bearer, Shared
 from records import AgentInfo, AgentRecord, utc_text
 
 __all__ = ["MAX_OVERVIEW", "grouped", "interval_bar", "overview", "record_row"]

@@ -19,8 +19,7 @@ from gateway.console._web import (
     see_other,
     signed_in_cookie,
 )
-from gateway.operations import SUITES_ACTIVATE, SuiteVersion
-from gateway.server._routes_agents import MAX_VERSION, _suites_for
+from gateway.operations import MAX_VERSION, SUITES_ACTIVATE, SuiteVersion, suites_for
 from records import utc_text
 from schema.errors import UsageError
 
@@ -132,7 +131,7 @@ async def enable_agent(web: Web) -> Response:
 
 async def suites_page(web: Web) -> Response:
     def load() -> list[dict[str, Any]]:
-        return _suites_for(web.who, web.shared, web.shared.service.list_suites()["items"])
+        return suites_for(web.who, web.shared.service, web.shared.service.list_suites()["items"])
 
     return web.page("suites.html", suites=await web.shared.run(load))
 
@@ -151,7 +150,7 @@ async def suite_page(web: Web) -> Response:
     shared = web.shared
 
     def load() -> dict[str, Any]:
-        view = _suites_for(web.who, shared, [shared.service.get_suite(suite_id, version)])[0]
+        view = suites_for(web.who, shared.service, [shared.service.get_suite(suite_id, version)])[0]
         # The API's /v1/suites/{suite}/cases: public cases in full, the holdout as counts.
         suite = load_installed(shared.store, suite_id, shared.service.home, version)
         cases = [

@@ -48,7 +48,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         # The templates ship in the package: no stat of each one on every render
-        # (six a page: a fifth of the eval page's time, docs/performance.md).
+        # (six a page: a fifth of the eval page's time; CHANGELOG.md, "Performance work").
         auto_reload=False,
     )
     env.filters["show"] = show

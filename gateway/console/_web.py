@@ -5,7 +5,7 @@ is exchanged for a session (records._sessions) and the browser keeps only
 the session cookie: HttpOnly (no script reads it), SameSite=Strict (no
 other site's page sends it), Secure under https, Path=/ui, with the
 session's expiry. The session's role is its token's, and each page admits
-the role kinds the API route of the same data admits (gateway/server/_auth.py).
+the role kinds the API route of the same data admits (gateway/web/_auth.py).
 
 Every state-changing request (POST) must carry the page's CSRF token, an
 HMAC of the session cookie (a page of another origin can neither read the
@@ -34,9 +34,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from gateway.console._render import render
-from gateway.server._auth import Access, Bearer, admit
-from gateway.server._http import check_params, read_body
-from gateway.server._shared import Shared
+from gateway.web import Access, Bearer, Shared, admit, check_params, read_body
 from schema.errors import Forbidden, HolonError, Unauthorized, UsageError
 
 log = logging.getLogger(__name__)

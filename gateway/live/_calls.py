@@ -1,4 +1,4 @@
-"""Live calls under mandates (GATEWAY.md): decide, reserve, call, settle.
+"""Live calls under mandates (docs/gateway.md, "Live calls"): decide, reserve, call, settle.
 
 Every live call goes the same way: the holder's mandates decide first (a
 pure function of the mandates, the agent's record and the clock); an allowed
@@ -36,7 +36,7 @@ reservation, no agent call); an output outside the output schema is the
 agent's 502 `invalid_output`, settled at zero and counted against it
 (records._conformance).
 
-The order of refusals (GATEWAY.md, "The order of refusals"): first what
+The order of refusals (docs/gateway.md, "The order of refusals"): first what
 needs no input (the agent may be called, the mandates allow the caller to
 call it for the capability), then the input against the contract, then the
 reservation (budget, rate limit). A caller no mandate lets call the
@@ -233,7 +233,7 @@ class LiveCalls:
         parent: Context | None = None,
         started: Started | None = None,
     ) -> dict[str, Any]:
-        """Call the best agent the caller's mandates allow for `capability` (GATEWAY.md, routing).
+        """Call the best agent the caller's mandates allow for `capability` (docs/gateway.md).
 
         Best: highest eval_score, then lowest per-call price, then id. An
         `unreachable` agent (it never saw the request) falls back to the next

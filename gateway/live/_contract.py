@@ -31,7 +31,7 @@ __all__ = ["check_input", "check_output", "heavy", "invalid_input", "invalid_out
 
 
 # Text in a document checked on the loop at most (as a request body parsed on the loop,
-# gateway.server._http): a pattern over 8 MiB of text takes RE2 some 70 ms.
+# gateway.web._http): a pattern over 8 MiB of text takes RE2 some 70 ms.
 INLINE_BYTES = 64 * 1024
 _CHARS_PER_NODE = INLINE_BYTES // LARGE_NODES
 

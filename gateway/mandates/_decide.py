@@ -1,4 +1,4 @@
-"""Deciding a live call (GATEWAY.md, "Mandates"): allow, or deny with a reason and its numbers.
+"""Deciding a live call (docs/gateway.md, "Mandates"): allow, or deny with a reason and its numbers.
 
 Pure: everything arrives as arguments (the mandates, the agent's current
 record with its staleness, the clock), so a decision can be replayed and

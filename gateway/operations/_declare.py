@@ -3,8 +3,8 @@
 An `Operation` is a value: name, HTTP method and path, roles, a request type
 (a frozen dataclass whose fields are declared with `param`), the response's
 JSON Schema, the one implementation over the store's service, and how the CLI
-shows its answer. The doors read it: gateway/server/_operations.py makes the
-route and its OpenAPI parameters, gateway/service/_http.py the request it
+shows its answer. The doors read it: gateway/web/_operations.py makes the
+route and its OpenAPI parameters, gateway/client/_http.py the request it
 sends, gateway/cli/_operations.py the flags and the rendering, the console
 parses its filters with it.
 
@@ -70,7 +70,7 @@ Kind = Literal["str", "bool", "int", "bytes", "custom"]
 
 
 class Bearer(Protocol):
-    """A bearer as the operations read it (`gateway.server._auth.Bearer`, or the console's
+    """A bearer as the operations read it (`gateway.web._auth.Bearer`, or the console's
     session, which stands for its token): what narrowing reads."""
 
     @property

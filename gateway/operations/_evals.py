@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
+from gateway._params import id_text  # the routes' check of a named thing
 from gateway.operations._declare import (
     Bearer,
     Cli,
@@ -254,8 +255,6 @@ def _start_keys(body: JSONObject) -> None:
 
 
 def _suites(value: Any, where: str) -> list[str] | None:
-    from gateway.server._http import id_text  # the route's check of a named thing
-
     if value is None:
         return None
     if not isinstance(value, list) or len(value) > MAX_SUITES:

@@ -39,11 +39,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from agents._outcome import printable
+from gateway._params import id_text
 from gateway.live import Started
 from gateway.server._a2a_cards import JSON_MODE, agent_card, capability_card
 from gateway.server._a2a_events import ended_events, task_event
-from gateway.server._auth import Bearer
-from gateway.server._http import id_text, json_response
 from gateway.server._jsonrpc import (
     INVALID_PARAMS,
     RpcError,
@@ -53,8 +52,8 @@ from gateway.server._jsonrpc import (
     unknown_method,
 )
 from gateway.server._routes_calls import CALLER, answer_too_large, observed
-from gateway.server._shared import Endpoint, Shared
 from gateway.server._streams import STREAM_HEADERS, start_stream
+from gateway.web import Bearer, Endpoint, Shared, json_response
 from records import utc_text, utcnow
 from schema.errors import HolonError, RateLimited, UsageError
 from schema.jsontext import dumps

@@ -35,7 +35,7 @@ import rfc8785
 
 from agents._outcome import printable
 from gateway.operations import CERTIFICATES_SHOW, AgentRef
-from gateway.server._shared import Shared
+from gateway.web import Shared
 from records import Signer
 from schema._version import __version__
 from schema.errors import HolonError

@@ -50,15 +50,25 @@ from gateway.server import (
     _routes_evals,
     _routes_tokens,
 )
-from gateway.server._auth import TOKEN_USES, TokenCache, admit
 from gateway.server._guard import RequestGuard, log_disconnect
-from gateway.server._http import check_params, error_response, json_response
-from gateway.server._metrics import CELLS_TTL_S, Metrics, render_live, render_loops
 from gateway.server._openapi import openapi
 from gateway.server._probes import probe_forever, probe_loop
-from gateway.server._shared import Endpoint, Shared
 from gateway.service import StoreService
 from gateway.settings import DEFAULT_BODY_TIMEOUT_S, Settings
+from gateway.web import (
+    CELLS_TTL_S,
+    TOKEN_USES,
+    Endpoint,
+    Metrics,
+    Shared,
+    TokenCache,
+    admit,
+    check_params,
+    error_response,
+    json_response,
+    render_live,
+    render_loops,
+)
 from records import EvalCell, Store
 from schema.errors import EnvironmentFault, HolonError, NotFound, StoreUnavailable
 
@@ -436,6 +446,8 @@ class _EvalWorkers:
 
         while not self._stop.is_set():
             try:
+                # Without the store's key no eval could finish here: the loop says so.
+                self.store.keys.check_ready()
                 # One eval's failure is the worker's `health` report, not an exception here.
                 run_worker(
                     self.store,

@@ -1,6 +1,6 @@
 """JSON-RPC 2.0 for the front doors (MCP at /mcp, A2A): one request in, one answer out.
 
-A door's body is read as every body is (gateway.server._http: bounded in
+A door's body is read as every body is (gateway.web._http: bounded in
 size and depth, exact numbers, no lone surrogates); a body too large is the
 gateway's own 413, before any JSON-RPC. What is inside is then held to
 JSON-RPC: an object with `"jsonrpc": "2.0"`, a string `method` and, when
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agents._outcome import printable
-from gateway.server._http import read_json
+from gateway.web import read_json
 from schema.errors import HolonError, UsageError
 from schema.jsontext import dumps
 

@@ -32,8 +32,7 @@ from starlette.responses import Response
 
 from agents._outcome import printable
 from evals.suites import Contract
-from gateway.server._auth import Bearer
-from gateway.server._http import id_text
+from gateway._params import id_text
 from gateway.server._jsonrpc import (
     INVALID_PARAMS,
     RpcError,
@@ -49,7 +48,7 @@ from gateway.server._routes_calls import (
     mandated_capabilities,
     observed,
 )
-from gateway.server._shared import Endpoint, Shared
+from gateway.web import Bearer, Endpoint, Shared
 from schema._version import __version__
 from schema.errors import Forbidden, HolonError, UsageError
 from schema.jsontext import dumps

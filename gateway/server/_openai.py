@@ -37,15 +37,22 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agents._outcome import printable
+from gateway._params import id_text
 from gateway._tracing import caller_context
 from gateway.live import Started
-from gateway.server._auth import Bearer
-from gateway.server._http import INLINE_PARSE_BYTES, body_object, id_text, parse_body, read_json
 from gateway.server._openai_errors import ERROR_SCHEMA, openai_error
 from gateway.server._openai_models import MODELS_SCHEMA, agent_model, list_models
 from gateway.server._openai_stream import completion_usage, stream_completion
 from gateway.server._routes_calls import CALLER, answer_too_large, observed
-from gateway.server._shared import Endpoint, Shared
+from gateway.web import (
+    INLINE_PARSE_BYTES,
+    Bearer,
+    Endpoint,
+    Shared,
+    body_object,
+    parse_body,
+    read_json,
+)
 from schema.errors import HolonError, InvalidInput, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from gateway.server._http import error_headers
+from gateway.web import error_headers
 from schema.errors import HolonError
 from schema.jsontext import dumps
 

@@ -27,10 +27,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.live import CallableAgent
-from gateway.server._auth import Bearer
-from gateway.server._http import json_response
 from gateway.server._routes_calls import mandated_capabilities
-from gateway.server._shared import Shared
+from gateway.web import Bearer, Shared, json_response
 
 __all__ = ["MODELS_SCHEMA", "agent_model", "list_models"]
 

@@ -27,8 +27,8 @@ from starlette.responses import Response, StreamingResponse
 from gateway.live import Started
 from gateway.server._openai_errors import error_object
 from gateway.server._routes_calls import answer_too_large
-from gateway.server._shared import Shared
 from gateway.server._streams import STREAM_HEADERS, CallStream, start_stream
+from gateway.web import Shared
 from schema.errors import HolonError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps
 

@@ -1,4 +1,4 @@
-"""Periodic identity probes of every enabled agent (GATEWAY.md, identity).
+"""Periodic identity probes of every enabled agent (docs/agents.md, "Identity").
 
 A probe asks the agent who it is; an answer naming another id or version
 than the registered one means the record describes a different agent: the
@@ -21,7 +21,7 @@ from typing import Literal
 
 from agents import Executor
 from gateway._loops import Loop
-from gateway.server._shared import Shared
+from gateway.web import Shared
 from records import AgentInfo
 from schema.errors import HolonError, ManifestError
 

@@ -19,12 +19,8 @@ from gateway.operations import (
     SUITES_LIST,
     SUITES_SHOW,
     Registration,
-    suites_for,
 )
-from gateway.operations import MAX_VERSION as MAX_VERSION  # the console's suite pages
-from gateway.server._auth import Bearer
-from gateway.server._operations import endpoint
-from gateway.server._shared import Shared
+from gateway.web import Shared, endpoint
 from schema.errors import HolonError
 
 
@@ -61,12 +57,6 @@ def _queue_eval(shared: Shared, agent_id: str) -> dict[str, Any]:
     except HolonError as exc:
         return {"queued_eval": None, "queued_eval_error": exc.to_body()["error"]}
     return {"queued_eval": info.id}
-
-
-def _suites_for(who: Bearer, shared: Shared, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Suite views as `who` may read them (the console's suite pages; suites.list and
-    suites.show present theirs with the same rule)."""
-    return suites_for(who, shared.service, views)
 
 
 ENDPOINTS = [

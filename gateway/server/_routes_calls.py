@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agents._outcome import printable
+from gateway._params import id_text
 from gateway._tracing import caller_context
 from gateway.operations import (
     CANARIES_LIST,
@@ -22,10 +23,7 @@ from gateway.operations import (
     MANDATES_REVOKE,
     MANDATES_SHOW,
 )
-from gateway.server._auth import Bearer
-from gateway.server._http import body_object, id_text, read_json
-from gateway.server._operations import endpoint
-from gateway.server._shared import Endpoint, Shared
+from gateway.web import Bearer, Endpoint, Shared, body_object, endpoint, read_json
 from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
 

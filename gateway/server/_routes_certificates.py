@@ -13,8 +13,7 @@ from gateway.operations import (
     KEYS_LIST,
     KEYS_ROTATE,
 )
-from gateway.server._operations import endpoint
-from gateway.server._shared import Endpoint
+from gateway.web import Endpoint, endpoint
 
 ENDPOINTS: list[Endpoint] = [
     endpoint(CERTIFICATES_SHOW),

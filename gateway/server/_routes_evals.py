@@ -14,7 +14,7 @@ from gateway.operations import (
     EVALS_SHOW,
     EVALS_START,
 )
-from gateway.server._operations import endpoint
+from gateway.web import endpoint
 
 ENDPOINTS = [
     endpoint(EVALS_START),

@@ -11,6 +11,6 @@ declared in gateway/operations/_registry.py.
 from __future__ import annotations
 
 from gateway.operations import TOKENS_CREATE, TOKENS_LIST, TOKENS_REVOKE
-from gateway.server._operations import endpoint
+from gateway.web import endpoint
 
 ENDPOINTS = [endpoint(TOKENS_CREATE), endpoint(TOKENS_LIST), endpoint(TOKENS_REVOKE)]

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from gateway.live import Started
 from gateway.server._routes_calls import observed
-from gateway.server._shared import Shared
+from gateway.web import Shared
 from schema.errors import HolonError
 
 __all__ = ["KEEPALIVE", "KEEPALIVE_S", "STREAM_HEADERS", "CallStream", "start_stream"]

@@ -1,23 +1,18 @@
-"""The service layer: the one interface the CLI and the server call, and its implementations
-(on the store; over a gateway's HTTP API)."""
+"""The store's service: the operator's work on the store (`StoreService`), and the views
+the API and the CLI show of what it holds.
 
-from gateway.service._http import GatewayUnreachable, HttpService
-from gateway.service._interface import (
-    EvalOptions,
-    EvalsAPI,
-    Progress,
-    Proposal,
-    Service,
-)
+Below the operation table (gateway/operations), whose operations run on it; the
+CLI's `Service` protocol and its other implementation, `HttpService` over a running
+gateway, are the client's (gateway/client).
+"""
+
+from gateway.service._interface import EvalOptions, EvalsAPI, Progress, Proposal
 from gateway.service._store import StoreService
 from gateway.service._views import agent_view, login_name, timestamp
 
 __all__ = [
-    "Service",
     "EvalOptions",
     "EvalsAPI",
-    "GatewayUnreachable",
-    "HttpService",
     "Progress",
     "Proposal",
     "StoreService",

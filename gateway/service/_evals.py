@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -32,7 +33,7 @@ from records import (
     live_window_start,
     utcnow,
 )
-from schema.errors import NotFound, Refused
+from schema.errors import NotFound, Refused, StoreUnavailable
 
 JSONObject = dict[str, Any]
 Progress = Callable[[dict[str, Any]], None]
@@ -111,6 +112,10 @@ class EvalOps:
         from evals import run_worker
 
         self.apply_retention()
+        # A worker without the store's key would work cells whose eval it could not
+        # finish; an unreachable store is waited for below instead.
+        with contextlib.suppress(StoreUnavailable):
+            self.store.keys.check_ready()
         stats = run_worker(
             self.store,
             home=self.home,

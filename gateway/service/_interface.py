@@ -1,12 +1,8 @@
-"""The one interface every CLI command talks to.
+"""What the CLI asks of an eval, whichever service runs it: its options, the plan
+shown before it starts, its progress, and the evals' interface (`EvalsAPI`).
 
-Two implementations: `StoreService` works on the store directly (embedded
-SQLite or HOLON_DATABASE_URL) and acts as operator; `HttpService` sends the
-same calls to a running gateway (`--gateway URL`) with a token, whose role
-decides what it may do. Both return the JSON-shaped views of the HTTP API
-(gateway/service/_views.py), and both raise the same `HolonError`s, so a
-command prints the same output, and exits with the same code, whichever it
-is given.
+Both services take and give these: `StoreService` here, and `HttpService`
+(gateway/client) over a gateway's API, whose `Service` protocol names them.
 """
 
 from __future__ import annotations
@@ -15,15 +11,9 @@ import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
-
-from schema.jsontext import JSONValue
-
-if TYPE_CHECKING:
-    from gateway.operations import Operation
+from typing import Any, Protocol
 
 JSONObject = dict[str, Any]
-R = TypeVar("R")
 # Called with {"done", "passed", "cost_usd"} as an eval's cells finish.
 Progress = Callable[[dict[str, Any]], None]
 
@@ -84,26 +74,3 @@ class EvalsAPI(Protocol):
     def agents_claiming(self, capability: str) -> builtins.list[str]:
         """Every enabled agent claiming `capability` (for `holon eval --all`)."""
         ...
-
-
-class Service(Protocol):
-    """What the CLI may ask of holon. Every method raises `schema.errors.HolonError`s."""
-
-    kind: str  # "store" | "gateway"
-
-    def call(self, operation: Operation[R], request: R) -> JSONObject:
-        """One operation of the table (gateway/operations): its view, as the API answers it."""
-        ...
-
-    @property
-    def evals(self) -> EvalsAPI: ...
-
-    # -- live calls (`holon invoke`) -----------------------------------------
-    def invoke(
-        self, caller: str | None, agent_id: str | None, capability: str, input: JSONValue
-    ) -> JSONObject:
-        """A live call (routed when `agent_id` is None). On the store `caller` names
-        whose mandates apply; over the gateway the token's caller does, and it is None."""
-        ...
-
-    def close(self) -> None: ...

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agents import AddressGuard, Executor, load_manifest
 from evals.suites import (
@@ -32,12 +32,23 @@ from schema.jsontext import JSONValue
 
 if TYPE_CHECKING:
     from evals.reports import ReportCache
-    from gateway.operations import Operation
 
 log = logging.getLogger(__name__)
 
 JSONObject = dict[str, Any]
 R = TypeVar("R")
+R_contra = TypeVar("R_contra", contravariant=True)
+
+
+class Runs(Protocol[R_contra]):
+    """An operation as the store's service runs it: its implementation over the store.
+
+    The operation table (gateway/operations) sits above this service and its
+    `Operation` has this shape; naming the shape, not the class, keeps the import
+    pointing down."""
+
+    @property
+    def run(self) -> Callable[[StoreService, R_contra], JSONObject]: ...
 
 
 class StoreService:
@@ -101,7 +112,7 @@ class StoreService:
     def close(self) -> None:
         self.store.close()
 
-    def call(self, operation: Operation[R], request: R) -> JSONObject:
+    def call(self, operation: Runs[R], request: R) -> JSONObject:
         """One operation of the table, run here on the store (its declared implementation)."""
         return operation.run(self, request)
 

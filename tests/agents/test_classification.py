@@ -1,4 +1,4 @@
-"""The outcome classification table of GATEWAY.md, one real fault agent per row, over loopback."""
+"""The outcome table of docs/agents.md ("Outcomes"), one real fault agent per row, over loopback."""
 
 from __future__ import annotations
 

@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 
 from agents import load_manifest
 from gateway.server import ENDPOINTS, create_app
-from gateway.server._shared import Endpoint
 from gateway.settings import Settings
+from gateway.web import Endpoint
 from records import new_key, open_store
 from schema import jsontext
 from tests.campaign._mutate import fuzz_settings

@@ -1,4 +1,4 @@
-"""The overfit rule of OVERFIT.md: its reference table, named points, Holm, exactness."""
+"""The overfit rule (docs/evals.md): its reference table, named points, Holm, exactness."""
 
 from __future__ import annotations
 

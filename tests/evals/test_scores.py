@@ -1,4 +1,4 @@
-"""Scores of EVALS.md: splits, suites, the eval score, its deciding split and the record JSON."""
+"""Scores (docs/evals.md): splits, suites, the eval score, its deciding split, the record JSON."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from evals._stats import (
 @pytest.mark.parametrize(
     ("x", "n", "low", "high"),
     [
-        # EVALS.md's record example: 47/50 -> [0.84, 0.98]; 43/50 -> [0.74, 0.93].
+        # A record's example: 47/50 -> [0.84, 0.98]; 43/50 -> [0.74, 0.93].
         (47, 50, "0.8378", "0.9794"),
         (43, 50, "0.7381", "0.9305"),
         (0, 10, "0.0000", "0.2775"),
@@ -58,7 +58,7 @@ def test_wilson_needs_trials_and_a_proportion() -> None:
         (56, 70, 48, 80, "0.0524", "0.3339"),
         (9, 10, 3, 10, "0.1705", "0.8090"),
         (5, 56, 0, 29, "-0.0381", "0.1926"),
-        # OVERFIT.md: 18/20 against 12/20 has its lower bound at 0.029.
+        # The overfit rule's reference point: 18/20 against 12/20 has its lower bound at 0.029.
         (18, 20, 12, 20, "0.0294", "0.5253"),
     ],
 )
@@ -112,8 +112,8 @@ def test_fisher_by_hand() -> None:
 
 
 def test_fisher_known_values() -> None:
-    assert rounded(fisher_one_sided(18, 20, 12, 20), 3) == Decimal("0.032")  # OVERFIT.md
-    assert rounded(fisher_one_sided(47, 50, 43, 50), 3) == Decimal("0.159")  # EVALS.md
+    assert rounded(fisher_one_sided(18, 20, 12, 20), 3) == Decimal("0.032")  # overfit rule
+    assert rounded(fisher_one_sided(47, 50, 43, 50), 3) == Decimal("0.159")  # a record's example
     assert isinstance(fisher_one_sided(90, 100, 75, 100), Fraction)
 
 

@@ -1,6 +1,7 @@
 """acme/invoice-reader on invoices drawn by the test (tests/examples/_invoice_pdf.py).
 
-Graded the way SUITES.md grades invoice.extract: exact ids and dates, money to
+Graded the way the shipped suite (docs/suites.md) grades invoice.extract: exact ids and
+dates, money to
 the cent, the SKU set, every line item field by field; and refusing what it
 cannot read with a 4xx, never a 500.
 """

@@ -140,7 +140,7 @@ def test_schemas_are_copies_of_the_capability_contracts(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_suite_directory_is_self_contained(name: str) -> None:
-    """Nothing in a suite directory points outside it (SUITES.md: self-contained)."""
+    """Nothing in a suite directory points outside it (docs/suites.md, "Layout": self-contained)."""
     for path in (SUITES / name).rglob("*"):
         if path.is_file():
             text = path.read_text()

@@ -15,32 +15,19 @@ from typing import Any
 
 import pytest
 
-from examples.agents import ticket_triage
 from tests._servers import serve
 from tests.gateway._cli import CLI
+from tests.gateway._counting import Counting, counting_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 TICKETS = ROOT / "examples" / "suites" / "ticket-classify"
 TRIAGE = "asgi:examples.agents.ticket_triage:app"
 
 
-class Counting:
-    """The ticket agent over loopback, counting the calls that reach it."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            self.calls += 1
-        await ticket_triage.app(scope, receive, send)
-
-
 @pytest.fixture
 def agent() -> Iterator[tuple[Counting, str]]:
-    app = Counting()
-    with serve(app) as url:
-        yield app, url + "/"
+    with counting_agent() as served:
+        yield served
 
 
 def _copy_suite(tmp_path: Path) -> Path:

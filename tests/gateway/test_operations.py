@@ -29,6 +29,8 @@ from starlette.routing import Match, Route
 
 from gateway.cli._app import _Parser, build_parser, common_options
 from gateway.cli._operations import command, dest, operation_commands
+from gateway.cli._operations_reference import REGENERATE, render
+from gateway.client import HttpService
 from gateway.operations import (
     AGENTS_DISABLE,
     CERTIFICATES_IMPORT,
@@ -51,12 +53,9 @@ from gateway.operations import (
     param,
 )
 from gateway.operations._certificates import IMPORT_MAX_BYTES
-from gateway.operations._reference import REGENERATE, render
 from gateway.server import ENDPOINTS
-from gateway.server._auth import Bearer
 from gateway.server._openapi import openapi
-from gateway.server._operations import endpoint, read_request
-from gateway.service import HttpService
+from gateway.web import Bearer, endpoint, read_request
 from schema.errors import Forbidden, GatewayUnreachable, PayloadTooLarge, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -76,10 +76,13 @@ class Author:
             assert time.monotonic() < deadline, status
             time.sleep(0.02)
         assert "plan_digest" not in status and status["progress_of"] == "public"
-        (graded,) = status["record"]["suites"].values()
         if status.get("holdout_withheld"):
-            assert graded["holdout"] is None and not status["full_plan"]
+            # Public-only: no verdict, no score, the public rate and why.
+            assert status["record"] is None and status["meets_thresholds"] is None
+            assert not status["full_plan"] and "public cases only" in status["verdict_withheld"]
+            assert len(status["public_rates"]) == 1
             return None
+        (graded,) = status["record"]["suites"].values()
         held: dict[str, Any] = graded["holdout"]
         assert set(held) == {"passed", "total", "rate", "ci95"}  # one coarse fact
         self.revealed[version] = held

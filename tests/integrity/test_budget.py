@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -52,6 +53,12 @@ def test_the_fourth_eval_of_an_org_runs_the_public_split_only(store: Store, tmp_
     assert "epoch" not in message  # an author may read it; epochs are the operator's
     eval_id = work(store, plan, start(store, plan), home=home).id
     assert store.evals.get(eval_id).result["record"]["eval_id"] == eval_id
+    # Its view is no verdict: the public rate and why, no eval_score, no threshold met.
+    view = store.evals.get(eval_id).to_json()
+    assert view["record"] is None and view["meets_thresholds"] is None
+    assert view["verdict_withheld"].startswith("public cases only: test has had 3 of its 3")
+    assert set(view["public_rates"]["tiny"]) == {"passed", "total", "rate", "ci95"}
+    assert "eval_score" not in json.dumps(view, default=str)
     no_record = store.evals.current_record(AGENT_ID)
     assert no_record is not None and no_record.eval_id != eval_id  # no record written
     assert {c.split for c in store.evals.cells(eval_id)} == {"public"}

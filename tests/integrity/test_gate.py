@@ -1,4 +1,4 @@
-"""The lower-bound gate's reference points (docs/integrity.md), as OVERFIT.md's are tests."""
+"""The lower-bound gate's reference points (docs/integrity.md), as the overfit rule's are."""
 
 from __future__ import annotations
 

@@ -246,12 +246,23 @@ def _print_result(ctx: Context, view: dict[str, Any]) -> None:
         return
     record = view["record"]
     ctx.out.line()
+
+    def split(part: dict[str, Any] | None) -> str:
+        return "-" if part is None else f"{part['passed']}/{part['total']} ({part['rate']})"
+
+    if record is None:  # public-only: rates, and no verdict
+        rates = view.get("public_rates") or {}
+        ctx.out.table(["suite", "public"], [(sid, split(part)) for sid, part in rates.items()])
+        ctx.out.fields(
+            [
+                ("eval", view["id"]),
+                ("verdict", f"none ({view.get('verdict_withheld')})"),
+                ("record", "not written (public cases only)"),
+            ]
+        )
+        return
     rows = []
     for suite_id, suite in record["suites"].items():
-
-        def split(part: dict[str, Any] | None) -> str:
-            return "-" if part is None else f"{part['passed']}/{part['total']} ({part['rate']})"
-
         rows.append(
             (
                 suite_id,

@@ -1,6 +1,6 @@
 """`holon evals report` and `holon evals compare`: reports and comparisons of finished evals.
 
-Both are rendered from the store (EVALS.md: reports are rendered from the
+Both are rendered from the store (docs/evals.md, "Reports": are rendered from the
 database): by this process on the store, or by the gateway with --gateway.
 The audience defaults to `author` (public cases in full, the holdout as one
 rate per suite once complete), the safe view to hand on; `--audience operator` shows the

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "serve",
         parents=[common_options()],
         help="serve the HTTP API over the store until stopped",
-        description="Serve the gateway's HTTP API (GATEWAY.md) with uvicorn over the store "
+        description="Serve the gateway's HTTP API (docs/gateway.md) with uvicorn over the store "
         "(HOLON_DATABASE_URL, or the embedded SQLite file). Evals started through it run in "
         "its eval workers (and in any `holon worker` sharing the store).",
     )

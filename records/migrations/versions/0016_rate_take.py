@@ -11,7 +11,8 @@ reservation without a limit checks and holds its budget in one UPDATE.
 Here the bucket's refill, check and take are one UPDATE (which also checks
 the budget, so a call the budget refuses still takes no token), then the
 budget's hold: two statements where there were five, and about a third
-less of the server time a rate limit adds to a group (docs/performance.md).
+less of the server time a rate limit adds to a group (CHANGELOG.md, "Performance
+work").
 The bucket's row is locked by that UPDATE, after every budget of the
 group, so the lock order of 0013 holds; a group with the reservations of
 several rate-limited mandates still locks their buckets up front, in id

@@ -1,4 +1,4 @@
-"""Suite identity: digests and holdout epochs, exactly as SUITES.md says."""
+"""Suite identity: digests and holdout epochs, as docs/integrity.md and docs/suites.md say."""
 
 from __future__ import annotations
 

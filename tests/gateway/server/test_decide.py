@@ -1,4 +1,4 @@
-"""Every deny reason of GATEWAY.md, with the numbers that decided it (a pure function)."""
+"""Every deny reason of docs/gateway.md, with the numbers that decided it (a pure function)."""
 
 from __future__ import annotations
 

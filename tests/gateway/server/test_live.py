@@ -1,4 +1,4 @@
-"""GATEWAY.md's must-show: register, eval, grant, call; a denial below the minimum; 401."""
+"""The gateway's whole path: register, eval, grant, call; a denial below the minimum; 401."""
 
 from __future__ import annotations
 

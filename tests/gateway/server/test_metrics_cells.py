@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.server._metrics import CachedCounts
+from gateway.web import CachedCounts
 from records import CellResultRow, CellSpec, Store, eval_id
 from tests.gateway.server._gateway import (
     Gateway,

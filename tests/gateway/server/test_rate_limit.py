@@ -1,4 +1,4 @@
-"""A mandate's `rate_limit` (GATEWAY.md, "Rate limits"): its document, its bucket in the
+"""A mandate's `rate_limit` (docs/gateway.md, "Rate limits"): its document, its bucket in the
 ledger's reservation transaction, 429 with Retry-After, and no way around it."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from agents import Executor
+from gateway.client import HttpService
 from gateway.live import LiveCalls, Lookups
 from gateway.mandates import mandate_from_dict
-from gateway.service import HttpService
 from records import (
     BudgetState,
     CallEntry,

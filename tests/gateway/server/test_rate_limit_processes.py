@@ -1,4 +1,4 @@
-"""A rate limit holds exactly across gateway processes sharing one store (GATEWAY.md, "Rate
+"""A rate limit holds exactly across gateway processes sharing one store (docs/gateway.md, "Rate
 limits"): real `holon gateway serve` processes, 200 concurrent calls, a burst of 10 and a
 refill too slow to matter -> exactly 10 answered, 190 `429` with Retry-After, 200 ledger
 rows; on one SQLite file and on PostgreSQL, and under `--workers 2`. A budget holds as

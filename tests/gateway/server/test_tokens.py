@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from gateway.server import _auth
-from gateway.server._auth import NOT_A_TOKEN, TokenCache
+from gateway.web import NOT_A_TOKEN, TokenCache, _auth
 from records import Store, utcnow
 from schema.errors import Unauthorized
 from tests.gateway.server._gateway import Gateway, running_gateway, statements

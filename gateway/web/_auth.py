@@ -1,7 +1,7 @@
 """Who is calling: a bearer token to its `Bearer` (the role it was made for, and its id),
 and what each route lets them do.
 
-GATEWAY.md, "Roles and tokens": `operator` (everything), `org:<org>` (its
+docs/gateway.md, "Tokens and roles": `operator` (everything), `org:<org>` (its
 agents: register, update, test, read records), `caller:<name>` (invoke
 under its mandates, read its ledger). Every route declares the role kinds it
 admits; ownership (an org's own agents, a caller's own ledger) is checked by

@@ -1,4 +1,5 @@
-"""The server's door onto the operation table: a route and its OpenAPI for each operation.
+"""The web doors onto the operation table: a route and its OpenAPI for each operation
+(the server's), and a request read from a page's form the same way (the console's).
 
 The handler reads the request's fields where the declaration says they travel
 (path, query, body), with the located 400 `usage` errors of hand-written
@@ -14,18 +15,18 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway._params import id_text
 from gateway.operations import Field, Operation, choice
-from gateway.server._auth import Bearer
-from gateway.server._http import (
+from gateway.web._auth import Bearer
+from gateway.web._http import (
     body_object,
-    id_text,
     json_response,
     query_int,
     read_body,
     read_json,
     renamed_query,
 )
-from gateway.server._shared import Endpoint, Shared
+from gateway.web._shared import Endpoint, Shared
 from schema.errors import UsageError
 
 __all__ = ["endpoint", "parameters", "read_request", "request_schema"]

@@ -22,6 +22,7 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway._params import MAX_PARAM_CHARS, has_control
 from schema.errors import HolonError, PayloadTooLarge, UsageError
 from schema.jsontext import JSONValue, NumberError, dumps, format_path, loads, max_depth
 
@@ -32,7 +33,6 @@ __all__ = [
     "check_params",
     "error_headers",
     "error_response",
-    "id_text",
     "json_response",
     "query_int",
     "read_json",
@@ -40,14 +40,7 @@ __all__ = [
 ]
 
 MAX_DEPTH = 64
-MAX_PARAM_CHARS = 1024  # a path or query parameter (ids, cursors, filters)
 MAX_INT_DIGITS = 18  # a query integer (before int(), which refuses over 4,300 digits)
-# C0 controls and DEL, deleted by str.translate: a string with one differs from its translation.
-_CONTROLS = dict.fromkeys([*range(0x20), 0x7F])
-
-
-def _has_control(text: str) -> bool:
-    return text.translate(_CONTROLS) != text
 
 
 def _has_surrogate(text: str) -> bool:
@@ -197,7 +190,7 @@ def check_params(request: Request) -> None:
                     f"{kind} {name[:40]!r} is over {MAX_PARAM_CHARS} characters",
                     details={"parameter": name[:40], "limit": MAX_PARAM_CHARS},
                 )
-            if _has_control(text):
+            if has_control(text):
                 raise UsageError(
                     f"{kind} {name[:40]!r} has a control character",
                     details={"parameter": name[:40]},
@@ -217,16 +210,6 @@ def query_int(request: Request, name: str, default: int, low: int, high: int) ->
             details={"parameter": name, "minimum": low, "maximum": high},
         )
     return int(text)
-
-
-def id_text(value: Any, where: str, what: str) -> str:
-    """A body value that names something (an agent, a capability, a suite), at JSON path
-    `where`: a short string with no control characters, as a path parameter would be."""
-    if not isinstance(value, str) or not value or len(value) > MAX_PARAM_CHARS:
-        raise UsageError(f"{where} must be {what}", details={"path": where})
-    if _has_control(value):
-        raise UsageError(f"{where} has a control character", details={"path": where})
-    return value
 
 
 def body_object(body: Any, what: str) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from starlette.responses import Response
 from gateway._loops import Loops
 from gateway._network import NetworkPolicy
 from gateway.live import LiveCalls
-from gateway.server._auth import TokenCache
-from gateway.server._metrics import Metrics
 from gateway.service import StoreService
+from gateway.web._auth import TokenCache
+from gateway.web._metrics import Metrics
 from records import Store
 from schema.errors import HolonError
 
@@ -52,13 +52,13 @@ class Endpoint:
 
     method: str
     path: str
-    access: Any  # gateway.server._auth.Access
+    access: Any  # gateway.web._auth.Access
     handler: Callable[..., Any]
     summary: str
     request: dict[str, Any] | None = None  # JSON Schema of the body
     response: dict[str, Any] | None = None  # JSON Schema of a 2xx body
     query: tuple[tuple[str, str], ...] = ()  # (name, description)
-    # Query parameters as OpenAPI writes them (an operation's, gateway/server/_operations.py).
+    # Query parameters as OpenAPI writes them (an operation's, gateway/web/_operations.py).
     parameters: tuple[dict[str, Any], ...] = ()
     renamed: tuple[tuple[str, str], ...] = ()  # deprecated query names: (old, new)
     headers: tuple[tuple[str, str], ...] = ()  # optional request headers: (name, description)
@@ -69,6 +69,6 @@ class Endpoint:
     events: str | None = None
     # A front door whose protocol has its own error shape (the OpenAI door's): how every
     # error of this route is answered, the token's refusal included, and its JSON Schema.
-    # None: holon's one shape (gateway.server._http.error_response).
+    # None: holon's one shape (gateway.web._http.error_response).
     errors: Callable[[HolonError], Response] | None = None
     error_schema: dict[str, Any] | None = None

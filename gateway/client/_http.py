@@ -36,7 +36,7 @@ from gateway.operations import (
     EvalStart,
     Operation,
 )
-from gateway.service._interface import EvalOptions, Progress, Proposal
+from gateway.service import EvalOptions, Progress, Proposal
 from records import EvalStatus
 from schema.errors import (
     EnvironmentFault,

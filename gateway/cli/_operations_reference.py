@@ -1,11 +1,14 @@
 """docs/operations.md, generated from the operation table.
 
-    python -m gateway.operations._reference > docs/operations.md
+    python -m gateway.cli._operations_reference > docs/operations.md
 
 Each operation of the table with its route, roles, CLI command, and every
 request field: where it travels, its CLI flag, its type and help. A filter
 added to a request type is documented by regenerating this page, and
 tests/gateway/test_operations.py fails while the committed page is stale.
+
+It lives with the CLI because the page names each operation's command, read from
+the CLI's parser: the operation table below knows nothing of the doors that read it.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from gateway.cli._app import build_parser
+from gateway.cli._operations import operation_commands
 from gateway.operations import OPERATIONS, Field, Operation
 
 __all__ = ["REGENERATE", "render"]
 
-REGENERATE = "python -m gateway.operations._reference > docs/operations.md"
+REGENERATE = "python -m gateway.cli._operations_reference > docs/operations.md"
 
 _PREAMBLE = f"""\
 # Operations
@@ -114,9 +119,6 @@ def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[s
 
 
 def render() -> str:
-    from gateway.cli._app import build_parser
-    from gateway.cli._operations import operation_commands
-
     commands = operation_commands(build_parser())
     out = [_PREAMBLE]
     for op in sorted(OPERATIONS, key=lambda o: o.name):
