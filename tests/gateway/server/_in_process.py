@@ -11,11 +11,13 @@ A sync client (`sync_client`) calls the same app started on a portal's loop
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.from_thread
 import httpx
 from anyio.from_thread import BlockingPortal
@@ -94,3 +96,57 @@ def sync_client(app: Starlette) -> Iterator[httpx.Client]:
             transport = _PortalTransport(portal, app)
             with httpx.Client(transport=transport, base_url=BASE_URL) as client:
                 yield client
+
+
+async def raw_stream(
+    app: Starlette,
+    key: str,
+    path: str,
+    body: dict[str, Any],
+    *,
+    leave_after: int | None = None,
+) -> list[tuple[float, bytes]]:
+    """The body messages of one streamed request, timed; `leave_after`: the caller goes
+    away after that many (the server learns it on its next receive)."""
+    sent = json.dumps(body).encode()
+    received: list[tuple[float, bytes]] = []
+    gone = anyio.Event()
+    asked = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": sent, "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            assert message["status"] == 200, message
+        elif message["type"] == "http.response.body" and message.get("body"):
+            received.append((anyio.current_time(), message["body"]))
+            if leave_after is not None and len(received) >= leave_after:
+                gone.set()
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"gateway"),
+            (b"authorization", f"Bearer {key}".encode()),
+            (b"content-type", b"application/json"),
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("gateway", 80),
+    }
+    await app(scope, receive, send)
+    gone.set()
+    return received

@@ -9,19 +9,27 @@ ends as the stream did; each call is one ledger row.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from a2a.client import ClientConfig, create_client
 from a2a.types import GetTaskRequest, SendMessageRequest, StreamResponse, TaskState
+from a2a.utils.errors import TaskNotFoundError
 from google.protobuf import json_format
 from starlette.applications import Starlette
 
 from records import Store
 from tests.gateway.server._adder import CAPABILITY
-from tests.gateway.server._in_process import BASE_URL, in_process_app, lifespan, token
-from tests.gateway.server._stream_agent import AGENT, BROKEN
+from tests.gateway.server._in_process import (
+    BASE_URL,
+    in_process_app,
+    lifespan,
+    raw_stream,
+    token,
+)
+from tests.gateway.server._stream_agent import AGENT, BROKEN, SLOW
 
 pytestmark = pytest.mark.anyio
 
@@ -53,9 +61,13 @@ async def _stream(
         assert client._card.capabilities.streaming  # type: ignore[attr-defined]
         events = [event async for event in client.send_message(_message(data))]
         task_id = events[0].task.id
+        stored = None
         for _ in range(100):  # the task's last write follows the stream's last event
-            stored = await client.get_task(GetTaskRequest(id=task_id))
-            if stored.status.state != TaskState.TASK_STATE_WORKING:
+            try:
+                stored = await client.get_task(GetTaskRequest(id=task_id))
+            except TaskNotFoundError:  # a refusal's task: written just after it is sent
+                stored = None
+            if stored is not None and stored.status.state != TaskState.TASK_STATE_WORKING:
                 break
             await asyncio.sleep(0.02)
         rows = (await http.get("/v1/ledger")).json()["items"]
@@ -108,3 +120,30 @@ async def test_a_call_refused_before_its_agent_is_one_rejected_task(
     assert error["code"] == "no_mandate"
     assert stored.status.state == TaskState.TASK_STATE_REJECTED
     assert [r["decision"] for r in rows] == ["deny"]
+
+
+async def test_a_caller_leaving_mid_stream_leaves_the_task_and_the_call_finished(
+    app: Starlette, sqlite_store: Store
+) -> None:
+    key = token(sqlite_store)
+    message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"data": {"a": SLOW, "b": 3}}]}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage"}
+    async with lifespan(app) as http:
+        path = f"/v1/capabilities/{CAPABILITY}/a2a"
+        received = await raw_stream(
+            app, key, path, {**body, "params": {"message": message}}, leave_after=1
+        )
+        [(_at, first)] = received  # the working task, then it went away
+        task_id = json.loads(first.removeprefix(b"data: "))["result"]["task"]["id"]
+        http.headers["Authorization"] = f"Bearer {key}"
+        for _ in range(100):  # the call and the task go on without it
+            got = await http.post(
+                path, json={**body, "method": "GetTask", "params": {"id": task_id}}
+            )
+            state = got.json()["result"]["status"]["state"]
+            if state != "TASK_STATE_WORKING":
+                break
+            await asyncio.sleep(0.05)
+        rows = (await http.get("/v1/ledger")).json()["items"]
+    assert state == "TASK_STATE_COMPLETED"
+    assert [(r["status"], r["outcome"]) for r in rows] == [("settled", "ok")]
