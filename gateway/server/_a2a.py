@@ -379,8 +379,8 @@ async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Re
 async def _stream(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Response:
     """SendStreamingMessage: the task's events (gateway.server._a2a_events) as the call goes,
     held to the contract as every stream is (gateway.server._streams). The task is stored
-    as for SendMessage: working once its agent is called, then as it ended, whether or
-    not the caller is still there."""
+    working once its agent is called, before the stream's first event, then as it ended,
+    whether or not the caller is still there."""
     task, capability, call = await _prepare(rpc, who, shared, door)
 
     def encoder(agent: str, request_id: str) -> Callable[[dict[str, Any], int], Awaitable[Ended]]:
@@ -400,9 +400,10 @@ async def _stream(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> 
         _later(shared, _keep(shared, who, door, refused), task["id"])
         return _event_stream(_once(task_event(rpc.id, refused)))
     working = {**task, "status": {"state": WORKING, "timestamp": utc_text(utcnow())}}
+    # Stored before the stream says it (as an at-once task is): GetTask finds what it names.
+    await _keep(shared, who, door, working)
 
     async def kept() -> None:
-        await _keep(shared, who, door, working)
         try:
             finished, _events = await stream.task
         except HolonError as exc:
