@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -33,7 +34,10 @@ from agents._transports import Response, Transport, target
 from agents._wire import PreparedRequest
 from schema.errors import Refused
 
-__all__ = ["Answer", "CallFailure", "Progress", "exchange"]
+__all__ = ["Answer", "BodyReader", "CallFailure", "Progress", "exchange"]
+
+# How a 2xx body is read when it is not read whole (an agent whose answer streams).
+BodyReader = Callable[[Response], Awaitable[bytes]]
 
 logger = logging.getLogger(__name__)
 
@@ -104,11 +108,14 @@ async def exchange(
     in_process: bool = False,
     progress: Progress | None = None,
     keep_headers: tuple[bytes, ...] = (),
+    read_body: BodyReader | None = None,
 ) -> Answer:
     """Send `prepared`, read its 2xx body within `max_bytes`; else raise CallFailure.
 
     `keep_headers`: response header names (lower case) whose first values the
-    answer carries (MCP's session id and content type)."""
+    answer carries (MCP's session id and content type). `read_body`: how a 2xx
+    body is read instead (a stream's events, agents._chat_stream), with its own
+    bounds; what it raises other than CallFailure is a broken body."""
     to = target(prepared.url)
     # Host and Content-Length are set here, so an in-process app sees them too.
     # The names go out in lower case, as they did when httpx carried the request.
@@ -138,11 +145,17 @@ async def exchange(
         if not 200 <= status < 300:
             raise CallFailure("agent_error", await _error_detail(response), status)
         try:
-            body = await read_bounded(
-                response.chunks(),
-                max_bytes,
-                content_encoding=response.header(b"content-encoding"),
-            )
+            if read_body is not None:
+                body = await read_body(response)
+            else:
+                body = await read_bounded(
+                    response.chunks(),
+                    max_bytes,
+                    content_encoding=response.header(b"content-encoding"),
+                )
+        except CallFailure as failure:
+            failure.http_status = status
+            raise
         except BodyError as exc:
             raise CallFailure("invalid_response", str(exc), status) from None
         except Exception as exc:  # reset, truncated chunking, payload errors mid-body

@@ -44,8 +44,9 @@ from agents._a2a import (
     target_from_card,
 )
 from agents._addresses import Address, AddressGuard
+from agents._chat_stream import CostCut, chat_stream_reader
 from agents._cost import exceeds_cap, preflight_exceeds, price
-from agents._exchange import Answer, CallFailure, Progress, exchange
+from agents._exchange import Answer, BodyReader, CallFailure, Progress, exchange
 from agents._identity import (
     IDENTITY_MAX_BYTES,
     IDENTITY_PATH,
@@ -330,7 +331,12 @@ class Executor:
     async def _call_http(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
     ) -> tuple[JSONValue, Usage | None, int]:
-        answer = await self._send(agent, prepared, limits, progress)
+        try:
+            answer = await self._send(
+                agent, prepared, limits, progress, read_body=chat_stream_reader(agent, limits)
+            )
+        except CostCut as cut:  # priced by the attempt: over the cap, so cost_exceeded
+            return None, cut.usage, 0
         body, depth = answer.body, limits.max_json_depth
         try:
             output, usage = await in_thread_if(
@@ -346,9 +352,16 @@ class Executor:
         return output, usage, size
 
     async def _send(
-        self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
+        self,
+        agent: Manifest,
+        prepared: PreparedRequest,
+        limits: CallLimits,
+        progress: Progress,
+        *,
+        read_body: BodyReader | None = None,
     ) -> Answer:
-        """One call's request sent and its 2xx body read, within the call's limits."""
+        """One call's request sent and its 2xx body read, within the call's limits
+        (`read_body`: how, for an agent whose answer streams; else read whole)."""
         transport, in_process = await self._transport(agent, prepared.url, limits.deadline_s(agent))
         return await exchange(
             transport,
@@ -357,6 +370,7 @@ class Executor:
             connect_timeout_s=min(limits.connect_timeout_s, limits.deadline_s(agent)),
             in_process=in_process,  # only an asgi: agent's is: never an a2a one's
             progress=progress,
+            read_body=read_body,
         )
 
     async def _transport(

@@ -50,6 +50,10 @@ class CallLimits:
       the same request id.
     - `connect_timeout_s`: a connection not established within this (or the
       deadline, if shorter) is `unreachable`, which is retried, not `timeout`.
+    - `stream_first_byte_s`, `stream_gap_s`: a streamed answer (an `openai-chat`
+      agent with `stream: true`, agents._chat_stream) whose body's first byte,
+      or next bytes, do not come within these (or the deadline, if shorter)
+      is `timeout`.
     """
 
     max_cost_usd: Decimal | None = None
@@ -60,6 +64,8 @@ class CallLimits:
     unreachable_retries: int = 0
     retry_backoff_s: float = 0.5
     connect_timeout_s: float = 10.0
+    stream_first_byte_s: float = 30.0
+    stream_gap_s: float = 10.0
 
     def __post_init__(self) -> None:
         if self.max_cost_usd is not None:
@@ -80,6 +86,8 @@ class CallLimits:
             raise ValueError("unreachable_retries and retry_backoff_s must be >= 0")
         if not self.connect_timeout_s > 0:
             raise ValueError("connect_timeout_s must be > 0")
+        if not (self.stream_first_byte_s > 0 and self.stream_gap_s > 0):
+            raise ValueError("stream_first_byte_s and stream_gap_s must be > 0")
 
     @property
     def output_limit(self) -> int:

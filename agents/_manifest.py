@@ -88,6 +88,8 @@ class OpenAIChatSpec:
     strict: bool = False
     max_tokens: int | None = None
     temperature: Decimal | None = None
+    # Asked with stream: true (every call, live and eval alike), read as events.
+    stream: bool = False
 
     def accepts_model(self, answered: str) -> bool:
         """Whether a response's `model` is the configured one (or, `alias`, one of its aliases)."""
@@ -109,6 +111,8 @@ class OpenAIChatSpec:
             out["max_tokens"] = self.max_tokens
         if self.temperature is not None:
             out["temperature"] = self.temperature
+        if self.stream:
+            out["stream"] = True
         return out
 
 
@@ -303,6 +307,7 @@ def _openai_chat_spec(document: Document, data: dict[str, Any]) -> OpenAIChatSpe
         strict=bool(section.get("strict", False)),
         max_tokens=section.get("max_tokens"),
         temperature=None if temperature is None else Decimal(temperature),
+        stream=bool(section.get("stream", False)),
     )
 
 

@@ -11,7 +11,9 @@ vLLM, llama.cpp's server, Ollama and a LiteLLM proxy all serve
   one (no suite given) the capability's shipped output schema
   (`schema/capabilities/`); a capability with neither asks for `json_object`.
   Live and eval calls pass the same suite's schema, so they stay identical
-  on the wire;
+  on the wire; with the manifest's `stream: true` every call (live or eval,
+  whether or not its caller streams) asks `stream: true` and is read as
+  events (agents._chat_stream), so that too is the same on the wire;
 - the output is `choices[0].message.content`, read with holon's exact JSON
   reader and its bounds (depth, numbers, surrogates), as any agent body;
 - the response's `model` must be the manifest's (`model_identity: exact`)
@@ -117,8 +119,10 @@ def chat_request(
         "model": spec.model,
         "messages": messages,
         "response_format": response_format(capability, spec.strict, output_schema),
-        "stream": False,
+        "stream": spec.stream,
     }
+    if spec.stream:  # the last chunk then reports the tokens, to be priced
+        body["stream_options"] = {"include_usage": True}
     if spec.max_tokens is not None:
         body["max_tokens"] = spec.max_tokens
     if spec.temperature is not None:

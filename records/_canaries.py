@@ -32,6 +32,7 @@ from records._agent_record import RecordCanaries
 from records._models import CanaryRunRow, CanaryStateRow
 from records._pages import Page, decode_cursor, encode_cursor
 from records._types import utc_text, utcnow
+from schema.errors import UsageError
 
 if TYPE_CHECKING:
     from records._store import Store
@@ -259,7 +260,10 @@ class CanaryRegistry:
                 query = query.where(CanaryRunRow.agent_id == agent_id)
             if after is not None:
                 at_text, _, run_id = after.partition("|")
-                at = datetime.fromisoformat(at_text)
+                try:
+                    at = datetime.fromisoformat(at_text)
+                except ValueError:  # a caller's cursor: its bad text is the caller's 400
+                    raise UsageError(f"not a valid cursor: {cursor!r}") from None
                 query = query.where(
                     (CanaryRunRow.created_at < at)
                     | ((CanaryRunRow.created_at == at) & (CanaryRunRow.id < run_id))

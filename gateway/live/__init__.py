@@ -1,7 +1,7 @@
 """Live calls: mandates decide, the ledger reserves and settles, the one executor calls."""
 
 from gateway.live._cache import Lookups
-from gateway.live._calls import LiveCalls
+from gateway.live._calls import LiveCalls, Started
 from gateway.live._canaries import Canaries, CanaryPolicy, CanaryResult
 from gateway.live._decision import check_mandate, denial_error
 from gateway.live._routing import CallableAgent
@@ -13,6 +13,7 @@ __all__ = [
     "CanaryResult",
     "LiveCalls",
     "Lookups",
+    "Started",
     "check_mandate",
     "denial_error",
 ]

@@ -117,7 +117,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-__all__ = ["ANSWER_ENVELOPE_BYTES", "Allowed", "LiveCalls"]
+__all__ = ["ANSWER_ENVELOPE_BYTES", "Allowed", "LiveCalls", "Started"]
 
 DEFAULT_DEADLINE_S = Decimal(30)
 # A reservation outlives its call's deadline by this much before it counts as
@@ -128,6 +128,8 @@ MAX_ROUTE_ATTEMPTS = 3
 # length (schema patterns, 40-character costs) and at most three routing
 # entries, well under 2 KiB.
 ANSWER_ENVELOPE_BYTES = 16 * 1024
+# Told (agent id, request id) when a call goes to its agent (LiveCalls.invoke).
+Started = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
@@ -189,10 +191,14 @@ class LiveCalls:
         input: JSONValue,
         *,
         parent: Context | None = None,
+        started: Started | None = None,
     ) -> dict[str, Any]:
         """Call `agent_id` for `caller`; the response body, or a HolonError (denied, failed).
 
-        `parent`: the caller's trace (gateway._tracing.caller_context), continued."""
+        `parent`: the caller's trace (gateway._tracing.caller_context), continued.
+        `started`: told (agent id, request id) once the call is allowed and reserved, just
+        before the agent is called: what a streaming door waits for before it answers
+        200 (every refusal before it is an error status of its own)."""
         with span(self.tracer, "live.call", context=parent) as current:
             if current is not None:
                 current.set_attributes(
@@ -215,11 +221,17 @@ class LiveCalls:
                     raise await self._deny(decided.call, request_id, decided, allowed)
                 if current is not None:
                     current.set_attribute("holon.mandate", allowed.mandate.id)
-            outcome = await self._call(allowed, capability, input, request_id, contract)
+            outcome = await self._call(allowed, capability, input, request_id, contract, started)
             return await self._finish(allowed, outcome, contract, input)
 
     async def route(
-        self, caller: str, capability: str, input: JSONValue, *, parent: Context | None = None
+        self,
+        caller: str,
+        capability: str,
+        input: JSONValue,
+        *,
+        parent: Context | None = None,
+        started: Started | None = None,
     ) -> dict[str, Any]:
         """Call the best agent the caller's mandates allow for `capability` (docs/gateway.md).
 
@@ -228,15 +240,18 @@ class LiveCalls:
         candidate, whose mandates are decided again, and so does a candidate whose
         mandates' budgets or rate limits refuse it now. One ledger row for the call
         (the module doc), plus the reservation of each agent found unreachable.
+        `started`: as `invoke`'s, told of each agent tried.
         """
         with span(self.tracer, "live.call", context=parent) as current:
             if current is not None:
                 current.set_attributes(
                     {"holon.caller": caller, "holon.capability": capability, "holon.routed": True}
                 )
-            return await self._route(caller, capability, input)
+            return await self._route(caller, capability, input, started)
 
-    async def _route(self, caller: str, capability: str, input: JSONValue) -> dict[str, Any]:
+    async def _route(
+        self, caller: str, capability: str, input: JSONValue, started: Started | None
+    ) -> dict[str, Any]:
         request_id = new_request_id()  # the call's row (an unreachable agent's has its own)
         contract = await self._contract(capability)
         candidates = await to_thread.run_sync(self._candidates, caller, capability, request_id)
@@ -269,7 +284,7 @@ class LiveCalls:
                 ]
                 continue
             allowed = result
-            outcome = await self._call(allowed, capability, input, request_id, contract)
+            outcome = await self._call(allowed, capability, input, request_id, contract, started)
             if outcome.code == "unreachable" and agent_id != candidates[-1]:
                 await self.writer.write(_settlement(allowed, outcome))
                 tried.append({"agent": agent_id, "outcome": "unreachable"})
@@ -431,7 +446,10 @@ class LiveCalls:
         input: JSONValue,
         request_id: str,
         contract: Contract | None,
+        started: Started | None = None,
     ) -> Outcome:
+        if started is not None:
+            started(allowed.manifest.id, request_id)
         limits = CallLimits(
             max_cost_usd=allowed.mandate.max_cost_per_call_usd,
             timeout_s=allowed.mandate.timeout_s,

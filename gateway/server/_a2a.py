@@ -22,7 +22,8 @@ message says why in text and holon's error body as a DataPart, and
 or the error. With `configuration.returnImmediately` the task is answered
 `TASK_STATE_WORKING` at once and the call goes on in this process; any
 process answers `GetTask` from the store (records.A2ATaskRegistry), where a
-task is its caller's alone.
+task is its caller's alone. `SendStreamingMessage` makes the same call and
+task, streamed as the task's events (gateway.server._a2a_events).
 """
 
 from __future__ import annotations
@@ -30,17 +31,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from datetime import timedelta
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from agents._outcome import printable
 from gateway._params import id_text
 from gateway._roles import CALLER
+from gateway.live import Started
 from gateway.server._a2a_cards import JSON_MODE, agent_card, capability_card
+from gateway.server._a2a_events import ended_events, task_event
 from gateway.server._jsonrpc import (
     INVALID_PARAMS,
     RpcError,
@@ -50,6 +53,7 @@ from gateway.server._jsonrpc import (
     unknown_method,
 )
 from gateway.server._routes_calls import answer_too_large, observed
+from gateway.server._streams import STREAM_HEADERS, start_stream
 from gateway.web import Bearer, Endpoint, Shared, json_response
 from records import utc_text, utcnow
 from schema.errors import HolonError, RateLimited, UsageError
@@ -65,10 +69,9 @@ TASK_NOT_FOUND = -32001
 TASK_NOT_CANCELABLE = -32002
 UNSUPPORTED_OPERATION = -32004
 CONTENT_TYPE_NOT_SUPPORTED = -32005
-METHODS = ("SendMessage", "GetTask", "CancelTask")
-# A2A methods this door knows and does not offer (no streaming, no push, no listing).
+METHODS = ("SendMessage", "SendStreamingMessage", "GetTask", "CancelTask")
+# A2A methods this door knows and does not offer (no resubscribing, no push, no listing).
 UNSUPPORTED = (
-    "SendStreamingMessage",
     "SubscribeToTask",
     "ListTasks",
     "CreateTaskPushNotificationConfig",
@@ -141,6 +144,8 @@ async def _door(request: Request, who: Bearer, shared: Shared, door: _Door) -> R
     async def dispatch(rpc: RpcRequest) -> Response:
         if rpc.method == "SendMessage":
             return await _send(rpc, who, shared, door)
+        if rpc.method == "SendStreamingMessage":
+            return await _stream(rpc, who, shared, door)
         if rpc.method == "GetTask":
             return rpc_result(rpc.id, await _stored(rpc, who, shared))
         if rpc.method == "CancelTask":
@@ -275,7 +280,10 @@ async def _parse_message(params: dict[str, Any], shared: Shared, door: _Door) ->
     )
 
 
-async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Response:
+async def _prepare(
+    rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door
+) -> tuple[dict[str, Any], str, Callable[[Started | None], Awaitable[dict[str, Any]]]]:
+    """(the task's ids, the capability, the live call) of a message, or its RpcError."""
     capability, input_ = await _parse_message(rpc.params, shared, door)
     message = rpc.params["message"]
     context_id = message.get("contextId")
@@ -293,12 +301,24 @@ async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Re
             details={"path": "$.params.message.contextId"},
         )
     task = {"id": str(uuid.uuid4()), "contextId": context_id}
-    immediate = _configuration(rpc.params).get("returnImmediately") is True
 
-    def call() -> Any:
+    def call(started: Started | None) -> Awaitable[dict[str, Any]]:
         if door.agent_id is not None:
-            return shared.calls.invoke(who.name, door.agent_id, capability, input_)
-        return shared.calls.route(who.name, capability, input_)
+            return shared.calls.invoke(who.name, door.agent_id, capability, input_, started=started)
+        return shared.calls.route(who.name, capability, input_, started=started)
+
+    return task, capability, call
+
+
+async def _keep(shared: Shared, who: Bearer, door: _Door, state: dict[str, Any]) -> None:
+    """Store the task as it is now (GetTask's answer, from any process)."""
+    status = state["status"]["state"]
+    await _writer(shared).write((state["id"], who.name, door.name, status, state))
+
+
+async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Response:
+    task, capability, call = await _prepare(rpc, who, shared, door)
+    immediate = _configuration(rpc.params).get("returnImmediately") is True
 
     async def finish() -> dict[str, Any]:
         """The live call, and its task as it ended."""
@@ -312,14 +332,13 @@ async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Re
             return Response(content)
 
         try:
-            await observed(shared, capability, call(), encode)
+            await observed(shared, capability, call(None), encode)
         except HolonError as exc:
             finished = _failed_task(task, exc)
         return finished
 
     async def keep(state: dict[str, Any]) -> None:
-        status = state["status"]["state"]
-        await _writer(shared).write((task["id"], who.name, door.name, status, state))
+        await _keep(shared, who, door, state)
 
     if not immediate:
         finished = await finish()
@@ -356,6 +375,65 @@ async def _send(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Re
         raise
     _later(shared, run(), task["id"])
     return rpc_result(rpc.id, {"task": working})
+
+
+async def _stream(rpc: RpcRequest, who: Bearer, shared: Shared, door: _Door) -> Response:
+    """SendStreamingMessage: the task's events (gateway.server._a2a_events) as the call goes,
+    held to the contract as every stream is (gateway.server._streams). The task is stored
+    working once its agent is called, before the stream's first event, then as it ended,
+    whether or not the caller is still there."""
+    task, capability, call = await _prepare(rpc, who, shared, door)
+
+    def encoder(agent: str, request_id: str) -> Callable[[dict[str, Any], int], Awaitable[Ended]]:
+        async def encode(body: dict[str, Any], limit: int) -> Ended:
+            finished = _completed_task(task, capability, body)
+            events = ended_events(rpc.id, finished)
+            if len(events) > limit:
+                raise answer_too_large(body, len(events), limit)
+            return finished, events
+
+        return encode
+
+    try:
+        stream = await start_stream(shared, capability, call, encoder)
+    except HolonError as exc:  # refused before its agent was called: the task says so
+        refused = _failed_task(task, exc)
+        _later(shared, _keep(shared, who, door, refused), task["id"])
+        return _event_stream(_once(task_event(rpc.id, refused)))
+    working = {**task, "status": {"state": WORKING, "timestamp": utc_text(utcnow())}}
+    # Stored before the stream says it (as an at-once task is): GetTask finds what it names.
+    await _keep(shared, who, door, working)
+
+    async def kept() -> None:
+        try:
+            finished, _events = await stream.task
+        except HolonError as exc:
+            finished = _failed_task(task, exc)
+        await _keep(shared, who, door, finished)
+
+    _later(shared, kept(), task["id"])
+
+    async def events() -> AsyncIterator[bytes]:
+        yield task_event(rpc.id, working)
+        async for beat in stream.waiting():
+            yield beat
+        try:
+            yield stream.task.result()[1]
+        except HolonError as exc:
+            yield ended_events(rpc.id, _failed_task(task, exc))
+
+    return _event_stream(events())
+
+
+Ended = tuple[dict[str, Any], bytes]  # a task as it ended, and its events
+
+
+async def _once(event: bytes) -> AsyncIterator[bytes]:
+    yield event
+
+
+def _event_stream(events: AsyncIterator[bytes]) -> Response:
+    return StreamingResponse(events, media_type="text/event-stream", headers=STREAM_HEADERS)
 
 
 TaskWrite = tuple[str, str, str, str, dict[str, Any]]
@@ -458,10 +536,12 @@ def _failed_task(task: dict[str, Any], error: HolonError) -> dict[str, Any]:
 
 _RPC_REQUEST = {
     "type": "object",
-    "description": "one A2A 1.0 JSON-RPC request (SendMessage, GetTask, CancelTask)",
+    "description": "one A2A 1.0 JSON-RPC request (SendMessage, SendStreamingMessage, GetTask, "
+    "CancelTask)",
     "required": ["jsonrpc", "method"],
 }
 _RPC_RESPONSE = {"type": "object", "description": "one JSON-RPC 2.0 response"}
+_RPC_EVENTS = "SendStreamingMessage: one JSON-RPC 2.0 response an event (docs/gateway.md)"
 _CARD = {"type": "object", "description": "an A2A AgentCard, signed (docs/gateway.md)"}
 
 ENDPOINTS = [
@@ -490,6 +570,7 @@ ENDPOINTS = [
         "the A2A front door (JSON-RPC, A2A 1.0): a routed live call under the caller's mandates",
         request=_RPC_REQUEST,
         response=_RPC_RESPONSE,
+        events=_RPC_EVENTS,
         statuses=(202, 413),
     ),
     Endpoint(
@@ -500,6 +581,7 @@ ENDPOINTS = [
         "the A2A front door (JSON-RPC, A2A 1.0) of one agent, under the caller's mandates",
         request=_RPC_REQUEST,
         response=_RPC_RESPONSE,
+        events=_RPC_EVENTS,
         statuses=(202, 413),
     ),
 ]

@@ -131,7 +131,7 @@ def _card(
             ],
             "provider": {"organization": "holon gateway", "url": base},
             "capabilities": {
-                "streaming": False,
+                "streaming": True,
                 "pushNotifications": False,
                 "extensions": [
                     {

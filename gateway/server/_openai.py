@@ -21,13 +21,15 @@ of `/invoke`'s answer (cost, mandate, request id, agent version, routing).
 Parameters: the few a certified agent can ignore without changing what the
 caller gets are accepted and not passed on (ACCEPTED); every other one is
 refused by name (400 `unsupported_parameter`, `param` naming it), never
-silently ignored; a parameter sent as null is not given, as at OpenAI. No
-streaming yet: `stream: true` is refused.
+silently ignored; a parameter sent as null is not given, as at OpenAI.
+`stream: true` answers the same call as server-sent events
+(gateway.server._openai_stream), `stream_options.include_usage` honoured.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from anyio import to_thread
@@ -38,8 +40,10 @@ from agents._outcome import printable
 from gateway._params import id_text
 from gateway._roles import CALLER
 from gateway._tracing import caller_context
+from gateway.live import Started
 from gateway.server._openai_errors import ERROR_SCHEMA, openai_error
 from gateway.server._openai_models import MODELS_SCHEMA, agent_model, list_models
+from gateway.server._openai_stream import completion_usage, stream_completion
 from gateway.server._routes_calls import answer_too_large, observed
 from gateway.web import (
     INLINE_PARSE_BYTES,
@@ -71,11 +75,12 @@ ACCEPTED = frozenset(
     }
 )
 # Accepted at the value that asks for nothing this door does not do.
-_DEFAULTS: dict[str, tuple[Any, ...]] = {"stream": (False,), "n": (1,), "logprobs": (False,)}
+_DEFAULTS: dict[str, tuple[Any, ...]] = {"n": (1,), "logprobs": (False,)}
 _FORMATS = ("text", "json_object")  # the output is JSON text either way
 # Why a few parameters are refused (any other key: "not supported by holon's OpenAI door").
 _REASONS = {
-    "stream": "streaming is not offered yet; send stream false (or leave it out)",
+    "stream": "stream is true or false",
+    "stream_options": 'stream_options is {"include_usage": true or false}, with stream true',
     "n": "one live call answers one choice; send n 1 (or leave it out)",
     "logprobs": "an agent reports no log probabilities",
     "tools": "a capability call takes one JSON input and answers one JSON output, no tools",
@@ -106,7 +111,15 @@ CHAT_SCHEMA: dict[str, Any] = {
         },
         "messages": {"type": "array", "minItems": 1, "items": _MESSAGE},
         **{name: {"description": "accepted, not passed on"} for name in sorted(ACCEPTED)},
-        "stream": {"const": False},
+        "stream": {
+            "type": "boolean",
+            "description": "true: the answer as server-sent events of chat.completion.chunk",
+        },
+        "stream_options": {
+            "type": "object",
+            "properties": {"include_usage": {"type": "boolean"}},
+            "additionalProperties": False,
+        },
         "n": {"const": 1},
         "logprobs": {"const": False},
         "response_format": {"type": "object"},
@@ -150,6 +163,17 @@ def _check_parameters(body: dict[str, Any]) -> None:
         elif name in _DEFAULTS:
             if value not in _DEFAULTS[name] or isinstance(value, bool) != isinstance(
                 _DEFAULTS[name][0], bool
+            ):
+                raise _refused(name)
+        elif name == "stream":
+            if not isinstance(value, bool):
+                raise _refused(name)
+        elif name == "stream_options":
+            if not (
+                body.get("stream") is True
+                and isinstance(value, dict)
+                and set(value) <= {"include_usage"}
+                and isinstance(value.get("include_usage", False), bool)
             ):
                 raise _refused(name)
         elif name == "response_format":
@@ -272,11 +296,26 @@ async def chat_completions(request: Request, who: Bearer, shared: Shared) -> Res
         where, input_ = await _user_input(body.get("messages"))
         capability, agent_id = await _target(model, shared)
         parent = caller_context(request.headers.getlist("traceparent"))
-        if agent_id is None:
-            call = shared.calls.route(who.name, capability, input_, parent=parent)
-        else:
-            call = shared.calls.invoke(who.name, agent_id, capability, input_, parent=parent)
-        return await observed(shared, capability, call, _encode)
+
+        def call(started: Started | None = None) -> Awaitable[dict[str, Any]]:
+            if agent_id is None:
+                return shared.calls.route(
+                    who.name, capability, input_, parent=parent, started=started
+                )
+            return shared.calls.invoke(
+                who.name, agent_id, capability, input_, parent=parent, started=started
+            )
+
+        if body.get("stream") is True:
+            options = body.get("stream_options") or {}
+            return await stream_completion(
+                shared,
+                capability,
+                call,
+                include_usage=options.get("include_usage") is True,
+                answer_factor=ANSWER_FACTOR,
+            )
+        return await observed(shared, capability, call(), _encode)
     except InvalidInput as exc:  # the input broke the contract: it came from `where`
         return openai_error(exc, where)
     except HolonError as exc:
@@ -311,14 +350,9 @@ def _completion(body: dict[str, Any]) -> str:
         ],
         "holon": envelope,
     }
-    usage = body.get("usage") or {}
-    prompt, completion = usage.get("input_tokens"), usage.get("output_tokens")
-    if prompt is not None and completion is not None:
-        answer["usage"] = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }
+    usage = completion_usage(body)
+    if usage is not None:
+        answer["usage"] = usage
     return dumps(answer)
 
 
@@ -343,6 +377,8 @@ ENDPOINTS = [
         "one agent) under the caller's mandates; the last user message is the input as JSON",
         request=CHAT_SCHEMA,
         response=COMPLETION_SCHEMA,
+        events="with stream true: chat.completion.chunk events, then data: [DONE] "
+        "(docs/gateway.md, Streaming)",
         statuses=(402, 404, 413, 422, 429, 502, 504),
         headers=(
             (

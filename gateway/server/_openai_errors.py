@@ -31,7 +31,7 @@ from gateway.web import error_headers
 from schema.errors import HolonError
 from schema.jsontext import dumps
 
-__all__ = ["ERROR_SCHEMA", "openai_error"]
+__all__ = ["ERROR_SCHEMA", "error_object", "openai_error"]
 
 _TYPES = {
     401: "authentication_error",
@@ -63,31 +63,33 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 
-def openai_error(error: HolonError, param: str | None = None) -> Response:
-    """`error` in OpenAI's shape; `param`: the parameter at fault (else `details.param`)."""
+def error_object(error: HolonError, param: str | None = None) -> dict[str, Any]:
+    """`error` as OpenAI's error object (the `error` of its body, or of a stream's error
+    event); `param`: the parameter at fault (else `details.param`)."""
     body = error.to_body()["error"]
     status = error.http_status
     named = body["details"].get("param")
     if param is None and isinstance(named, str):
         param = named
     kind = _TYPES.get(status) or ("server_error" if status >= 500 else "invalid_request_error")
+    return {
+        "message": body["message"],
+        "type": kind,
+        "code": body["code"],
+        "param": param,
+        "details": body["details"],
+    }
+
+
+def openai_error(error: HolonError, param: str | None = None) -> Response:
+    """`error` in OpenAI's shape; `param`: the parameter at fault (else `details.param`)."""
     headers = error_headers(error)
-    retryable = status in (429, 503) or body["code"] in _RETRYABLE
+    retryable = error.http_status in (429, 503) or error.code in _RETRYABLE
     if not retryable:
         headers["x-should-retry"] = "false"
     return Response(
-        dumps(
-            {
-                "error": {
-                    "message": body["message"],
-                    "type": kind,
-                    "code": body["code"],
-                    "param": param,
-                    "details": body["details"],
-                }
-            }
-        ),
-        status_code=status,
+        dumps({"error": error_object(error, param)}),
+        status_code=error.http_status,
         media_type="application/json",
         headers=headers,
     )

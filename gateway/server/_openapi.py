@@ -145,6 +145,9 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
             ok["content"] = {"application/json": {"schema": _schema(endpoint.response, components)}}
         else:
             ok["content"] = {endpoint.media: {"schema": {"type": "string"}}}
+        if endpoint.events is not None:
+            described = {"type": "string", "description": endpoint.events}
+            ok["content"]["text/event-stream"] = {"schema": described}
         responses: dict[str, Any] = {"200": ok}
         if endpoint.method == "POST" and endpoint.request is not None:
             responses["201"] = ok

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from anyio import to_thread
 from starlette.requests import Request
@@ -115,13 +115,17 @@ def answer_too_large(body: dict[str, Any], size: int, limit: int) -> AgentCallFa
     )
 
 
-Encoder = Callable[[dict[str, Any], int], Awaitable[Response]]
+R = TypeVar("R")
 
 
 async def observed(
-    shared: Shared, capability: str, call: Any, encode: Encoder = answer_response
-) -> Response:
-    """A live call's answer as `encode` writes it (a door's own envelope), with its metrics.
+    shared: Shared,
+    capability: str,
+    call: Any,
+    encode: Callable[[dict[str, Any], int], Awaitable[R]],
+) -> R:
+    """A live call's answer as `encode` writes it (a door's own envelope: a response, or
+    a stream's events), with its metrics.
 
     Every door (/invoke, MCP, A2A) answers through here, so each call is counted once,
     the same way, whatever protocol carried it."""
@@ -167,6 +171,7 @@ async def invoke_agent(request: Request, who: Bearer, shared: Shared) -> Respons
         shared,
         capability,
         shared.calls.invoke(who.name, agent_id, capability, input_, parent=parent),
+        answer_response,
     )
 
 
@@ -177,7 +182,10 @@ async def invoke_capability(request: Request, who: Bearer, shared: Shared) -> Re
         raise UsageError(f"the body names capability {named!r}, the path {capability!r}")
     parent = caller_context(request.headers.getlist("traceparent"))
     return await observed(
-        shared, capability, shared.calls.route(who.name, capability, input_, parent=parent)
+        shared,
+        capability,
+        shared.calls.route(who.name, capability, input_, parent=parent),
+        answer_response,
     )
 
 

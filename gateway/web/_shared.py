@@ -64,6 +64,9 @@ class Endpoint:
     headers: tuple[tuple[str, str], ...] = ()  # optional request headers: (name, description)
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
     media: str = "application/json"
+    # A 200 that may be server-sent events instead, when the request asks for a stream
+    # (gateway.server._streams): what the events are.
+    events: str | None = None
     # A front door whose protocol has its own error shape (the OpenAI door's): how every
     # error of this route is answered, the token's refusal included, and its JSON Schema.
     # None: holon's one shape (gateway.web._http.error_response).

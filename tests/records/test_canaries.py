@@ -8,7 +8,11 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
 from records import Advance, CanaryRun, Store, utcnow
+from records._pages import encode_cursor
+from schema.errors import UsageError
 
 
 def _run(
@@ -118,6 +122,9 @@ def test_runs_are_listed_newest_first_in_pages(store: Store) -> None:
     assert seen == [f"req-calc.sum-ev_1-{n}" for n in reversed(range(7))]
     assert store.canaries.list(agent_id="acme/other").items == []
     assert page.items[-1].to_json()["suite"] == "calc-sum@1"
+    for bad in ("", "not a time|x"):  # a caller's cursor: never an internal error
+        with pytest.raises(UsageError, match="not a valid cursor"):
+            store.canaries.list(cursor=encode_cursor(bad) or "AA")
 
 
 def test_two_writers_grading_at_once_both_count(store: Store) -> None:

@@ -258,7 +258,8 @@ def _raw_send(data: Any, **extra: Any) -> dict[str, Any]:
         (b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage"}', -32602),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": 1}}', -32602),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {}}', -32601),
-        (b'{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {}}', -32004),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {}}', -32602),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {}}', -32004),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": 5}}', -32602),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "\\u202eksaTteG"}', -32601),
         (

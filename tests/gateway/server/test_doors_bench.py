@@ -43,3 +43,13 @@ def test_the_openai_mapping_bench_runs() -> None:
     results = _run("bench/doors/openai_mapping.py", "--calls", "200", "--rounds", "2")
     assert results["calls"] == 400
     assert isinstance(results["added_us"], float)
+
+
+def test_the_stream_bench_measures_the_first_byte_against_the_agents() -> None:
+    results = _run("bench/doors/stream.py", "--calls", "5", "--rounds", "1", "--delay-ms", "100")
+    assert {"agent", "openai", "openai-stream", "a2a-stream", "ledger"} <= set(results)
+    streamed, agent = results["openai-stream"], results["agent"]
+    assert isinstance(streamed, dict) and isinstance(agent, dict)
+    assert streamed["ttfb_p50_ms"] < agent["ttfb_p50_ms"] <= streamed["output_p50_ms"]
+    ledger = results["ledger"]
+    assert isinstance(ledger, dict) and ledger["consistent"] is True
