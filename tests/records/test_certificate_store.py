@@ -4,7 +4,6 @@ changes (a new registration, a probe that finds another agent or card)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -34,15 +33,6 @@ MANIFEST: dict[str, Any] = {
     "capabilities": ["ticket.classify"],
 }
 CARD = canonical_digest({"name": "Triage", "version": "1.0.0"})
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url, secret_key=new_key(), auto_upgrade=True)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def _issue(store: Store, manifest: dict[str, Any] = MANIFEST, card: str | None = CARD) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
 from datetime import timedelta
 from decimal import Decimal
@@ -40,15 +40,6 @@ Apply = Callable[[Sequence[LedgerWrite]], Awaitable[list[Any]]]
 LIMIT = RateLimit(calls=1, per="hour", burst=2)
 # Exact numbers in a row's details are stored as written (text, scale, exponent, key order).
 DETAILS = {"decision": {"z": Decimal("0.10"), "a": Decimal("1E+5"), "n": [1, "x", None]}}
-
-
-@pytest.fixture
-def pg_store(postgres_url: str) -> Iterator[Store]:
-    store = open_store(postgres_url, secret_key=new_key(), auto_upgrade=True)
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def _reserve(side: str, cap: str, *, expires_in_s: float = 60, budget: bool = True) -> Reserve:

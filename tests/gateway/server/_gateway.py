@@ -17,7 +17,7 @@ from agents import load_manifest
 from evals.suites import install_suite
 from gateway.server import SERVER_OPTIONS, create_app
 from gateway.settings import Settings
-from records import Store
+from records import Store, new_key, open_store
 from tests._servers import serve
 from tests.evals.suites._make import case, make_suite
 
@@ -142,6 +142,30 @@ def running_gateway(
             yield gateway
         finally:
             gateway.http.close()
+
+
+@contextmanager
+def tiny_gateway(
+    root: Path,
+    env: dict[str, str] | None = None,
+    *,
+    holdout_wrong: int = 0,
+    grant: bool = False,
+    **options: Any,
+) -> Iterator[Gateway]:
+    """A gateway over a fresh embedded store under `root` holding the tiny suite and the
+    triage agent (and, with `grant`, finance-bot's `mandate()`): a test module's world,
+    shared by its tests (a module-scoped fixture). `options` as for running_gateway."""
+    store = open_store(f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
+    try:
+        install_tiny(store, root, holdout_wrong=holdout_wrong)
+        register_triage(store)
+        if grant:
+            store.mandates.grant(mandate())
+        with running_gateway(store, root / "home", env, **options) as gateway:
+            yield gateway
+    finally:
+        store.close()
 
 
 def mandate(**fields: Any) -> dict[str, Any]:

@@ -15,14 +15,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from records import new_key, open_store
-from tests.gateway.server._gateway import (
-    Gateway,
-    install_tiny,
-    mandate,
-    register_triage,
-    running_gateway,
-)
+from tests.gateway.server._gateway import Gateway, tiny_gateway
 
 pytestmark = pytest.mark.slow
 
@@ -33,14 +26,8 @@ EXAMPLES = {"operator": 10, "org:acme": 3, "caller:finance-bot": 3}
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    root = tmp_path_factory.mktemp("schemathesis")
-    store = open_store(f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
-    install_tiny(store, root)
-    register_triage(store)
-    store.mandates.grant(mandate())
-    with running_gateway(store, root / "home", eval_workers=0) as gw:
+    with tiny_gateway(tmp_path_factory.mktemp("schemathesis"), grant=True, eval_workers=0) as gw:
         yield gw
-    store.close()
 
 
 def _operations(gateway: Gateway) -> tuple[dict[str, Any], list[Any]]:
