@@ -9,6 +9,7 @@ from typing import Any
 
 from agents import load_manifest
 from evals import make_plan, start, work
+from evals.reports import RENDERERS, ReportCache, build_report
 from evals.reports._markdown import md
 from evals.suites import install_suite
 from records import Store
@@ -101,3 +102,13 @@ def run_eval(store: Store, home: Path, **plan: Any) -> str:
 def escaped_forms(secret: str) -> set[str]:
     """A string as every renderer could write it: raw, HTML-escaped, Markdown-escaped."""
     return {secret, html.escape(secret), md(secret)}
+
+
+def fresh_report(store: Store, eval_id: str, audience: str, form: str) -> str:
+    """The eval's report rendered now from the store, in `form` (what a kept one must equal)."""
+    return RENDERERS[form](build_report(store, eval_id, audience=audience))
+
+
+def kept_report(cache: ReportCache, store: Store, eval_id: str, audience: str, form: str) -> str:
+    """The eval's report as `cache` serves it, rendered with the usual renderer if need be."""
+    return cache.report(store, eval_id, audience=audience, form=form, render=RENDERERS[form])

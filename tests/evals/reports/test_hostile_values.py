@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -102,11 +104,20 @@ def test_an_agents_1e1000000_leaves_its_eval_readable(store: Store, tmp_path: Pa
     assert first["cells"][0]["checks"][0]["metrics"] == {"sum": "[number 1E+1000000]"}
 
 
-def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
+@contextmanager
+def _home_store(tmp_path: Path) -> Iterator[tuple[Path, Store]]:
+    """A fresh HOLON_HOME and its embedded store (the CLI's own), closed afterwards."""
     home = tmp_path / "home"
     home.mkdir()
     store = open_store(f"sqlite:///{home / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
     try:
+        yield home, store
+    finally:
+        store.close()
+
+
+def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
+    with _home_store(tmp_path) as (home, store):
         base = _record_huge(store, tmp_path)
         other = _record_huge_again(store, tmp_path)
         cli = CLI(home)
@@ -129,8 +140,6 @@ def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
                 path = f"/v1/evals/{base}/compare/{other}"
                 got = gw.call("GET", path, "operator", params={"format": form})
                 assert got.status_code == 200, (form, got.text[:300])
-    finally:
-        store.close()
 
 
 def _record_huge_again(store: Store, root: Path) -> str:
@@ -155,10 +164,7 @@ SURROGATE = "\ud800"
 @pytest.mark.slow
 def test_bin_holon_writes_every_report_of_a_stored_lone_surrogate(tmp_path: Path) -> None:
     """The real CLI prints to a UTF-8 pipe: a lone surrogate, raw, would not encode."""
-    home = tmp_path / "home"
-    home.mkdir()
-    store = open_store(f"sqlite:///{home / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
-    try:
+    with _home_store(tmp_path) as (home, store):
         hostile = HostileStore(store, tmp_path)
         cell = StoredCell(
             output={"label": f"a{SURROGATE}b\u202e"},
@@ -167,8 +173,6 @@ def test_bin_holon_writes_every_report_of_a_stored_lone_surrogate(tmp_path: Path
             checks=[{"name": f"n{SURROGATE}", "passed": False, "actual": SURROGATE}],
         )
         hostile.write([cell] * 3)
-    finally:
-        store.close()
     env = {**os.environ, "HOLON_HOME": str(home), "HOLON_EXAMPLES": "off"}
     env.pop("HOLON_DATABASE_URL", None)
     for form in FORMATS:

@@ -19,7 +19,7 @@ from records import CellResultRow, Store
 from schema import __version__, validator
 from schema.errors import NotFound, UsageError
 from schema.jsontext import dumps, loads
-from tests.evals._stable import without
+from tests.evals._stable import RUN_VOLATILE, without
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import (
     GENERATED_YAML,
@@ -246,20 +246,7 @@ def test_rendering_twice_gives_the_same_bytes(sqlite: Store, tmp_path: Path) -> 
             }
 
 
-VOLATILE = {
-    "id",
-    "eval_id",
-    "certificate_id",
-    "created_at",
-    "finished_at",
-    "evaluated_at",
-    "eval_started_at",
-    "request_id",
-    "latency_ms",
-    "grade_ms",
-    "grading_ms",
-    "plan_digest",
-}
+VOLATILE = RUN_VOLATILE | {"plan_digest"}
 
 
 def _stable(value: Any) -> Any:

@@ -24,7 +24,7 @@ from evals import check_processes, make_plan, max_processes, start, work
 from evals.reports import build_report
 from records import Store, new_key, open_store
 from schema.errors import UsageError
-from tests.evals._stable import without
+from tests.evals._stable import RUN_VOLATILE, without
 from tests.evals.runner.test_eval import _scored, _setup
 from tests.evals.suites._make import case, make_suite
 from tests.gateway._cli import CLI
@@ -33,21 +33,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 
 # What differs between two runs of the same measurement: ids, clocks, timings.
-VOLATILE = {
-    "id",
-    "eval_id",
-    "created_at",
-    "finished_at",
-    "generated_at",
-    "latency_ms",
-    "grading_ms",
-    "grade_ms",
-    "duration_s",
-    "request_id",
-    "evaluated_at",
-    "eval_started_at",
-    "certificate_id",
-}
+VOLATILE = RUN_VOLATILE | {"generated_at", "duration_s"}
 
 
 def _stable(value: Any) -> Any:
