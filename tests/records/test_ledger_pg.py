@@ -42,16 +42,41 @@ LIMIT = RateLimit(calls=1, per="hour", burst=2)
 DETAILS = {"decision": {"z": Decimal("0.10"), "a": Decimal("1E+5"), "n": [1, "x", None]}}
 
 
-def _reserve(side: str, cap: str, *, expires_in_s: float = 60, budget: bool = True) -> Reserve:
+def _reservation(
+    agent: str,
+    mandate_id: str,
+    cap: str,
+    *,
+    budget: str | None,
+    rate_limit: RateLimit | None,
+    details: dict[str, Any] | None = None,
+    expires_in_s: float = 60,
+    **fields: Any,
+) -> Reserve:
+    """bot's call of acme/`agent` for ticket.classify reserved under `mandate_id`, with
+    `budget` a month (or none) and `rate_limit`, for `expires_in_s`."""
     return Reserve(
-        CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{side}", "1.0.0"),
-        mandate_id=f"m-{side}" if budget else f"rate-{side}",
+        CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{agent}", "1.0.0"),
+        mandate_id=mandate_id,
         cap=Decimal(cap),
         expires_at=utcnow() + timedelta(seconds=expires_in_s),
-        budget=("month", Decimal("0.05")) if budget else None,
-        details=DETAILS,
-        mandate_revision=3,
+        budget=None if budget is None else ("month", Decimal(budget)),
+        details={} if details is None else details,
+        rate_limit=rate_limit,
+        **fields,
+    )
+
+
+def _reserve(side: str, cap: str, *, expires_in_s: float = 60, budget: bool = True) -> Reserve:
+    return _reservation(
+        side,
+        f"m-{side}" if budget else f"rate-{side}",
+        cap,
+        budget="0.05" if budget else None,
         rate_limit=None if budget else LIMIT,
+        details=DETAILS,
+        expires_in_s=expires_in_s,
+        mandate_revision=3,
     )
 
 
@@ -202,15 +227,7 @@ async def test_every_connection_names_its_process_unless_the_url_names_it(
 
 def _limited(side: str, cap: str, mandate: str = "both") -> Reserve:
     """A reservation under a mandate with a budget (0.05 a month) and a rate limit (burst 2)."""
-    return Reserve(
-        CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{side}", "1.0.0"),
-        mandate_id=f"{mandate}-{side}",
-        cap=Decimal(cap),
-        expires_at=utcnow() + timedelta(seconds=60),
-        budget=("month", Decimal("0.05")),
-        details={},
-        rate_limit=LIMIT,
-    )
+    return _reservation(side, f"{mandate}-{side}", cap, budget="0.05", rate_limit=LIMIT)
 
 
 async def test_a_budget_and_a_rate_limit_together_as_the_python_path(pg_store: Store) -> None:
@@ -273,14 +290,8 @@ async def test_concurrent_groups_share_a_bucket_exactly(
     ledgers = [pg_store.ledger.async_ledger() for _ in range(6)]
 
     def write() -> Reserve:
-        return Reserve(
-            CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", "acme/many", "1.0.0"),
-            mandate_id="crowded",
-            cap=Decimal("0.01"),
-            expires_at=utcnow() + timedelta(seconds=60),
-            budget=("month", Decimal("1000")) if budget else None,
-            details={},
-            rate_limit=limit,
+        return _reservation(
+            "many", "crowded", "0.01", budget="1000" if budget else None, rate_limit=limit
         )
 
     async def many(ledger: Any) -> list[Any]:
@@ -414,15 +425,7 @@ async def test_concurrent_lone_reservations_hold_the_budget_exactly(
     ledgers = [pg_store.ledger.async_ledger() for _ in range(6)]
 
     def write() -> Reserve:
-        return Reserve(
-            CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", "acme/lone", "1.0.0"),
-            mandate_id="lonely",
-            cap=Decimal("0.01"),
-            expires_at=utcnow() + timedelta(seconds=60),
-            budget=("month", Decimal("0.10")),
-            details={},
-            rate_limit=limit,
-        )
+        return _reservation("lone", "lonely", "0.01", budget="0.10", rate_limit=limit)
 
     found: list[list[Any]] = [[] for _ in ledgers]
 

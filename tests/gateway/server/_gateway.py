@@ -19,7 +19,7 @@ from gateway.server import SERVER_OPTIONS, create_app
 from gateway.settings import Settings
 from records import Store, new_key, open_store
 from tests._servers import serve
-from tests.evals.suites._make import case, make_suite
+from tests.evals.suites._make import tiny_suite
 
 ROOT = Path(__file__).resolve().parents[3]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
@@ -95,12 +95,7 @@ class Gateway:
 
 def install_tiny(store: Store, root: Path, *, holdout_wrong: int = 0, cases: int = 6) -> None:
     """The tiny ticket.classify suite; `holdout_wrong` holdout cases expect a label no one gives."""
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
-    holdout = [
-        case(f"h{i}", f"Refund please {i}", "nobody-says-this" if i < holdout_wrong else "billing")
-        for i in range(cases)
-    ]
-    install_suite(store, make_suite(root, public=public, holdout=holdout))
+    install_suite(store, tiny_suite(root, cases, holdout_wrong=holdout_wrong))
 
 
 def register_triage(store: Store, agent_id: str = "acme/ticket-triage", **changes: Any) -> str:

@@ -3,34 +3,15 @@ from scripts that still work (every answer checked, the ledger consistent)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.gateway.server._bench import run_bench
 
 pytestmark = pytest.mark.slow
 
 
-def _run(*args: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, *args, "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result: dict[str, object] = json.loads(done.stdout)
-    return result
-
-
 def test_the_doors_bench_measures_the_openai_door_against_invoke() -> None:
-    results = _run("bench/doors/run.py", "--calls", "5", "--rounds", "1", "--doors", "openai")
+    results = run_bench("bench/doors/run.py", "--calls", "5", "--rounds", "1", "--doors", "openai")
     assert set(results) == {"c1", "c8", "ledger"}
     level = results["c1"]
     assert isinstance(level, dict) and set(level) == {"invoke", "openai"}
@@ -40,6 +21,6 @@ def test_the_doors_bench_measures_the_openai_door_against_invoke() -> None:
 
 
 def test_the_openai_mapping_bench_runs() -> None:
-    results = _run("bench/doors/openai_mapping.py", "--calls", "200", "--rounds", "2")
+    results = run_bench("bench/doors/openai_mapping.py", "--calls", "200", "--rounds", "2")
     assert results["calls"] == 400
     assert isinstance(results["added_us"], float)
