@@ -225,6 +225,12 @@ async def test_every_connection_names_its_process_unless_the_url_names_it(
         named.close()
 
 
+def _kinds_alike(outs: dict[str, list[Any]]) -> list[str]:
+    """The function's results (`fn`) shaped as the Python path's (`py`): their kinds."""
+    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
+    return [type(r).__name__ for r in outs["fn"]]
+
+
 def _limited(side: str, cap: str, mandate: str = "both") -> Reserve:
     """A reservation under a mandate with a budget (0.05 a month) and a rate limit (burst 2)."""
     return _reservation(side, f"{mandate}-{side}", cap, budget="0.05", rate_limit=LIMIT)
@@ -257,8 +263,7 @@ async def test_a_budget_and_a_rate_limit_together_as_the_python_path(pg_store: S
             ]
         )
         outs[side] = [*one, *two]
-    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
-    kinds = [type(r).__name__ for r in outs["fn"]]
+    kinds = _kinds_alike(outs)
     assert kinds == ["LedgerEntry", "BudgetState", "LedgerEntry", "RateState"] + [
         "LedgerEntry",
         "LedgerEntry",
@@ -387,8 +392,7 @@ async def test_lone_writes_do_what_the_python_path_does(pg_store: Store) -> None
         await one(Settle("led_missing", "ok", Decimal(0), "none", 0.0))
         await one(_deny(side, "invalid_input"))
         outs[side] = out
-    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
-    kinds = [type(r).__name__ for r in outs["fn"]]
+    kinds = _kinds_alike(outs)
     assert kinds == [
         "LedgerEntry",
         "BudgetState",

@@ -31,7 +31,7 @@ from tests.evals.reports._hostile import HostileStore, StoredCell, check_rendere
 from tests.evals.reports._setup import manifest, setup, suite_dir
 from tests.evals.suites._make import SUITE_YAML, case
 from tests.gateway._cli import CLI
-from tests.gateway.server._gateway import running_gateway
+from tests.gateway.server._gateway import Gateway, running_gateway
 
 ROOT = Path(__file__).resolve().parents[3]
 HUGE = Decimal("1e1000000")  # what `loads` makes of the agent's `1e1000000`
@@ -130,16 +130,24 @@ def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
             res = cli("evals", "compare", base, other, "--format", form, "--audience", "operator")
             assert res.code == 0, (form, res.stderr)
         with running_gateway(store, home, eval_workers=0) as gw:
-            for form in FORMATS:
-                for audience in AUDIENCES:
-                    params = {"format": form, "audience": audience}
-                    got = gw.call("GET", f"/v1/evals/{base}/report", "operator", params=params)
-                    assert got.status_code == 200, (form, audience, got.text[:300])
-                    assert "1E+1000000" in got.text
+            for shown, text in _api_reports(gw, base).items():
+                assert "1E+1000000" in text, shown
             for form in ("json", "md", "html"):
                 path = f"/v1/evals/{base}/compare/{other}"
                 got = gw.call("GET", path, "operator", params={"format": form})
                 assert got.status_code == 200, (form, got.text[:300])
+
+
+def _api_reports(gw: Gateway, eval_id: str) -> dict[str, str]:
+    """Every report of the eval the API serves the operator: "form audience" -> its text."""
+    texts = {}
+    for form in FORMATS:
+        for audience in AUDIENCES:
+            params = {"format": form, "audience": audience}
+            got = gw.call("GET", f"/v1/evals/{eval_id}/report", "operator", params=params)
+            assert got.status_code == 200, (form, audience, got.text[:300])
+            texts[f"{form} {audience}"] = got.text
+    return texts
 
 
 def _record_huge_again(store: Store, root: Path) -> str:
@@ -246,12 +254,7 @@ def test_an_agents_bidi_and_script_output_over_http_is_escaped_everywhere(tmp_pa
             assert res.code == 0, (form, res.stderr)
             assert "\u202e" not in res.stdout
         with running_gateway(store, home, eval_workers=0) as gw:
-            for form in FORMATS:
-                for audience in AUDIENCES:
-                    params = {"format": form, "audience": audience}
-                    got = gw.call("GET", f"/v1/evals/{first}/report", "operator", params=params)
-                    assert got.status_code == 200, (form, audience, got.text[:300])
-                    assert got.text == shown[f"{form} {audience}"]
+            assert _api_reports(gw, first) == shown
             got = gw.call("GET", f"/v1/evals/{first}/compare/{evals[1]}", "operator")
             assert got.status_code == 200 and "\u202e" not in got.text
     finally:
