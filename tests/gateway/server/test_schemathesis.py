@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
+from tests._hypothesis import derandomized
 from tests.gateway.server._gateway import Gateway, tiny_gateway
 
 pytestmark = pytest.mark.slow
@@ -42,13 +43,7 @@ def _checker(
     headers = {"Authorization": f"Bearer {gateway.tokens[role]}"}
     documented = set(spec["paths"][operation.path][operation.method.lower()]["responses"])
 
-    @settings(
-        max_examples=EXAMPLES[role],
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @derandomized(EXAMPLES[role])
     @given(case=operation.as_strategy())
     def check(case: Any) -> None:
         response = case.call(base_url=gateway.url, headers=headers, timeout=30)
