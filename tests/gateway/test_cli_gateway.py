@@ -11,7 +11,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,11 +22,10 @@ import pytest
 from gateway.service import StoreService
 from gateway.settings import Settings
 from records import new_key
-from tests._servers import free_port, wait_healthy
+from tests._servers import start_gateway, wait_healthy
 from tests.gateway._cli import CLI, FINANCE_MANDATE, TRIAGE, Result, add_triage
 from tests.gateway.server._gateway import Gateway, running_gateway
 
-ROOT = Path(__file__).resolve().parents[2]
 TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
 AGENT = ("--agent", "acme/ticket-triage", "--capability", "ticket.classify")
 
@@ -364,17 +362,7 @@ def test_gateway_serve(tmp_path: Path, workers: int) -> None:
     env = {**os.environ, "HOLON_HOME": str(tmp_path / "home"), "HOLON_EXAMPLES": "off"}
     env.pop("HOLON_GATEWAY_URL", None)
     token = CLI(tmp_path / "home")("tokens", "create", "--role", "operator", "--json")
-    port = free_port()
-    argv = ["gateway", "serve", "--port", str(port), "--workers", str(workers)]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", *argv, "--eval-workers", "0"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    server, url = start_gateway(env, "--workers", str(workers), stdout=subprocess.PIPE)
     try:
         wait_healthy(server, url)
         cli = CLI(tmp_path / "client", HOLON_GATEWAY_URL=url, HOLON_TOKEN=token.json()["token"])
