@@ -7,16 +7,20 @@ turn the `on` gateway's off."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.gateway.server._bench import run_bench
+from tests.bench._run import run_bench
 
 pytestmark = pytest.mark.slow
 
 
-def test_the_canaries_bench_compares_on_off_and_control() -> None:
+def test_the_canaries_bench_compares_on_off_and_control(tmp_path: Path) -> None:
     smoke = ("--rate", "100", "--seconds", "0.6", "--rounds", "1", "--share", "0.5")
-    results = run_bench("bench/gateway/canaries.py", *smoke, "--warmup", "20")
+    results = run_bench(
+        "bench/gateway/canaries.py", *smoke, "--warmup", "20", home=tmp_path / "home"
+    )
     paced = results["paced"]
     assert {"off", "on", "control", "on_added", "control_added"} <= set(paced)
     assert all(paced[name]["calls"] == 20 for name in ("off", "on", "control"))

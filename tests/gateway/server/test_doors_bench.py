@@ -3,15 +3,18 @@ from scripts that still work (every answer checked, the ledger consistent)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.gateway.server._bench import run_bench
+from tests.bench._run import run_bench
 
 pytestmark = pytest.mark.slow
 
 
-def test_the_doors_bench_measures_the_openai_door_against_invoke() -> None:
-    results = run_bench("bench/doors/run.py", "--calls", "5", "--rounds", "1", "--doors", "openai")
+def test_the_doors_bench_measures_the_openai_door_against_invoke(tmp_path: Path) -> None:
+    smoke = ("--calls", "5", "--rounds", "1", "--doors", "openai")
+    results = run_bench("bench/doors/run.py", *smoke, home=tmp_path / "home")
     assert set(results) == {"c1", "c8", "ledger"}
     level = results["c1"]
     assert isinstance(level, dict) and set(level) == {"invoke", "openai"}
@@ -20,7 +23,9 @@ def test_the_doors_bench_measures_the_openai_door_against_invoke() -> None:
     assert isinstance(ledger, dict) and ledger["consistent"] is True
 
 
-def test_the_openai_mapping_bench_runs() -> None:
-    results = run_bench("bench/doors/openai_mapping.py", "--calls", "200", "--rounds", "2")
+def test_the_openai_mapping_bench_runs(tmp_path: Path) -> None:
+    results = run_bench(
+        "bench/doors/openai_mapping.py", "--calls", "200", "--rounds", "2", home=tmp_path / "home"
+    )
     assert results["calls"] == 400
     assert isinstance(results["added_us"], float)
