@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import uvicorn
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
@@ -58,6 +62,25 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
+
+
+def start_gateway(
+    env: dict[str, str], *options: str, stdout: int = subprocess.DEVNULL
+) -> tuple[subprocess.Popen[str], str]:
+    """`holon gateway serve` from this checkout in a process of its own, on a free port,
+    with no eval workers and `options`: the process (its stderr a pipe) and its URL. The
+    caller waits for it (wait_healthy) and stops it, in a `finally`."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "gateway", "serve", "--port", str(port)]
+        + ["--eval-workers", "0", *options],
+        cwd=ROOT,
+        env=env,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    return server, f"http://127.0.0.1:{port}"
 
 
 def wait_healthy(server: subprocess.Popen[str], url: str, timeout_s: float = 90) -> None:

@@ -7,6 +7,7 @@ import os
 import pkgutil
 import signal
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -106,9 +107,13 @@ def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 @pytest.fixture
 def sqlite_store(tmp_path: Path) -> Iterator[Store]:
     """An upgraded embedded store with a secret key (for tests that need one backend)."""
-    opened = open_store(
-        f"sqlite:///{tmp_path / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
-    )
+    with _opened(f"sqlite:///{tmp_path / 'holon.db'}") as opened:
+        yield opened
+
+
+@contextmanager
+def _opened(url: str) -> Iterator[Store]:
+    opened = open_store(url, secret_key=new_key(), auto_upgrade=True)
     try:
         yield opened
     finally:
@@ -118,8 +123,12 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
 @pytest.fixture
 def store(store_url: str) -> Iterator[Store]:
     """An upgraded store with a secret key, on each backend."""
-    opened = open_store(store_url, secret_key=new_key(), auto_upgrade=True)
-    try:
+    with _opened(store_url) as opened:
         yield opened
-    finally:
-        opened.close()
+
+
+@pytest.fixture
+def pg_store(postgres_url: str) -> Iterator[Store]:
+    """An upgraded store with a secret key on PostgreSQL only (a fresh database)."""
+    with _opened(postgres_url) as opened:
+        yield opened

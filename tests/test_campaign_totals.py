@@ -49,6 +49,19 @@ def _pytest(*args: str, cwd: Path = ROOT, pythonpath: Path | None = None) -> tup
     return done.returncode, done.stdout + done.stderr
 
 
+def _probe_session(tmp_path: Path, *args: str) -> tuple[int, str]:
+    """pytest run in `tmp_path` with `args` and the totals plugin, over the test files
+    there and one more whose test counts three `probe` inputs."""
+    (tmp_path / "test_counts.py").write_text(
+        "from tests.campaign._tally import record\n\n"
+        "def test_counts() -> None:\n"
+        "    for _ in range(3):\n"
+        "        record('probe', 'ok')\n"
+    )
+    plugin = ("-p", "tests._campaign_totals", "--basetemp", str(tmp_path / "t"))
+    return _pytest(*args, *plugin, cwd=tmp_path, pythonpath=ROOT)
+
+
 def _sections(output: str) -> dict[str, list[str]]:
     """The terminal summary's sections: title -> lines."""
     sections: dict[str, list[str]] = {}
@@ -91,22 +104,7 @@ def test_xdist_workers_send_their_totals_to_the_controller(tmp_path: Path) -> No
 
 def test_totals_print_without_xdist(tmp_path: Path) -> None:
     # The plugin's xdist hook is optional: pytest without xdist loads it and prints.
-    (tmp_path / "test_probe.py").write_text(
-        "from tests.campaign._tally import record\n\n"
-        "def test_counts() -> None:\n"
-        "    for _ in range(3):\n"
-        "        record('probe', 'ok')\n"
-    )
-    code, output = _pytest(
-        "-p",
-        "no:xdist",
-        "-p",
-        "tests._campaign_totals",
-        "--basetemp",
-        str(tmp_path / "t"),
-        cwd=tmp_path,
-        pythonpath=ROOT,
-    )
+    code, output = _probe_session(tmp_path, "-p", "no:xdist")
     assert code == 0, output
     assert _sections(output)["bad input campaign: inputs tried"][0] == "probe: 3 inputs (ok 3)"
     assert "fault campaign" not in _sections(output)
@@ -114,31 +112,14 @@ def test_totals_print_without_xdist(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_crashed_worker_makes_the_totals_say_they_are_short(tmp_path: Path) -> None:
-    (tmp_path / "test_counts.py").write_text(
-        "from tests.campaign._tally import record\n\n"
-        "def test_counts() -> None:\n"
-        "    for _ in range(3):\n"
-        "        record('probe', 'ok')\n"
-    )
     (tmp_path / "test_dies.py").write_text(
         "import os\n\nfrom tests.campaign._tally import record\n\n"
         "def test_dies() -> None:\n"
         "    record('probe', 'lost')\n"
         "    os._exit(1)\n"
     )
-    code, output = _pytest(
-        "-n",
-        "2",
-        "--dist",
-        "loadfile",
-        "--max-worker-restart",
-        "0",
-        "-p",
-        "tests._campaign_totals",
-        "--basetemp",
-        str(tmp_path / "t"),
-        cwd=tmp_path,
-        pythonpath=ROOT,
+    code, output = _probe_session(
+        tmp_path, "-n", "2", "--dist", "loadfile", "--max-worker-restart", "0"
     )
     assert code == 1, output  # the crash is a failure
     assert "crashed while running" in output, output

@@ -5,9 +5,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agents import CallLimits, Executor
+from agents import CallLimits, Executor, Outcome
 from tests.agents.conftest import Faults, closed_port, make_agent
-from tests.agents.faults import raw_server
+from tests.agents.faults import RawLog, raw_server
 
 pytestmark = pytest.mark.anyio
 
@@ -39,14 +39,21 @@ async def test_dns_failure_is_unreachable(executor: Executor) -> None:
     assert outcome.code == "unreachable"
 
 
-async def test_retry_after_a_dropped_connection_reuses_the_request_id(executor: Executor) -> None:
+async def _dropped_twice(executor: Executor, retries: int) -> tuple[Outcome, RawLog]:
+    """A call to an agent that drops the first two connections, with `retries` retries;
+    what the agent's server saw."""
     with raw_server(["drop", "drop", "ok"]) as (url, log):
         outcome = await executor.execute(
             make_agent(url),
             "echo",
             {},
-            CallLimits(timeout_s=5, unreachable_retries=2, retry_backoff_s=0.01),
+            CallLimits(timeout_s=5, unreachable_retries=retries, retry_backoff_s=0.01),
         )
+    return outcome, log
+
+
+async def test_retry_after_a_dropped_connection_reuses_the_request_id(executor: Executor) -> None:
+    outcome, log = await _dropped_twice(executor, retries=2)
     assert outcome.code == "ok", outcome
     assert outcome.output == {"ok": 1}
     assert [a.code for a in outcome.attempts] == ["unreachable", "unreachable", "ok"]
@@ -55,13 +62,7 @@ async def test_retry_after_a_dropped_connection_reuses_the_request_id(executor: 
 
 
 async def test_retries_run_out(executor: Executor) -> None:
-    with raw_server(["drop", "drop", "ok"]) as (url, log):
-        outcome = await executor.execute(
-            make_agent(url),
-            "echo",
-            {},
-            CallLimits(timeout_s=5, unreachable_retries=1, retry_backoff_s=0.01),
-        )
+    outcome, log = await _dropped_twice(executor, retries=1)
     assert outcome.code == "unreachable" and outcome.attempt_count == 2
     assert len(log.heads) == 2
 

@@ -110,23 +110,25 @@ def test_input_that_is_not_json_is_a_caller_bug() -> None:
         build_request(make_agent("http://a.example/"), "echo", {1, 2}, request_id="r", secret=None)
 
 
+# A live call: the mandate's cap and deadline, no retries.
+LIVE = CallLimits(max_cost_usd=Decimal("0.02"), timeout_s=7)
+# An eval call: the suite's cap, another deadline, infrastructure retries, other bounds.
+EVALUATION = CallLimits(
+    max_cost_usd=Decimal("0.50"),
+    timeout_s=45,
+    unreachable_retries=2,
+    max_response_bytes=1 << 20,
+    max_json_depth=32,
+)
+
+
 @pytest.mark.anyio
 async def test_live_and_eval_calls_are_indistinguishable_on_the_wire(
     executor: Executor, faults: Faults
 ) -> None:
     agent = faults.agent("ok")
-    # A live call: the mandate's cap and deadline, no retries.
-    live = CallLimits(max_cost_usd=Decimal("0.02"), timeout_s=7)
-    # An eval call: the suite's cap, another deadline, infrastructure retries, other bounds.
-    evaluation = CallLimits(
-        max_cost_usd=Decimal("0.50"),
-        timeout_s=45,
-        unreachable_retries=2,
-        max_response_bytes=1 << 20,
-        max_json_depth=32,
-    )
-    first = await executor.execute(agent, "echo", INPUT, live, secret="s3cret")
-    second = await executor.execute(agent, "echo", INPUT, evaluation, secret="s3cret")
+    first = await executor.execute(agent, "echo", INPUT, LIVE, secret="s3cret")
+    second = await executor.execute(agent, "echo", INPUT, EVALUATION, secret="s3cret")
     assert first.ok and second.ok and first.request_id != second.request_id
     (_, live_headers, live_body), (_, eval_headers, eval_body) = faults.recorder.requests
 
@@ -337,18 +339,10 @@ Seen = tuple[str, list[tuple[bytes, bytes]], bytes]
 async def test_live_and_eval_calls_are_indistinguishable_in_every_protocol(protocol: str) -> None:
     """The wire identity of the other protocols: every message of a call, byte for byte,
     is the same for a live call and an eval call, but for each call's own ids."""
-    live = CallLimits(max_cost_usd=Decimal("0.02"), timeout_s=7)
-    evaluation = CallLimits(
-        max_cost_usd=Decimal("0.50"),
-        timeout_s=45,
-        unreachable_retries=2,
-        max_response_bytes=1 << 20,
-        max_json_depth=32,
-    )
     ticket = {"subject": "Refund please", "body": "Charged twice. é✓", "n": Decimal("1234.50")}
     calls: list[list[Seen]] = []
     with protocol_server(protocol) as (agent, seen):
-        for limits in (live, evaluation):
+        for limits in (LIVE, EVALUATION):
             # A gateway and an eval run are separate processes: a fresh executor each.
             async with Executor() as executor:
                 before = len(seen())

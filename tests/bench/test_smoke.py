@@ -11,7 +11,6 @@ when an entry script has none of these, so a new bench cannot go unrun.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.bench._run import run_bench
 from tests.gateway.console._browser import chromium_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,22 +163,6 @@ def test_every_bench_has_a_smoke_test() -> None:
         assert script in (ROOT / test).read_text(), f"{test} does not run {script}"
     for script, parent in STARTED_BY.items():
         assert parent in SMOKE and Path(script).name in (ROOT / parent).read_text()
-
-
-def run_bench(script: str, *args: str, home: Path, timeout: float = 280) -> dict[str, Any]:
-    """`script --json ARGS` in a fresh process; its one JSON object."""
-    done = subprocess.run(
-        [sys.executable, script, *args, "--json"],
-        cwd=ROOT,
-        env=dict(os.environ, HOLON_HOME=str(home), NO_COLOR="1"),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
 
 
 def _params() -> list[Any]:

@@ -5,6 +5,23 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+# What differs between two runs of one plan in any eval's documents: ids, clocks, timings.
+RUN_VOLATILE = frozenset(
+    {
+        "id",
+        "eval_id",
+        "certificate_id",
+        "created_at",
+        "finished_at",
+        "evaluated_at",
+        "eval_started_at",
+        "request_id",
+        "latency_ms",
+        "grade_ms",
+        "grading_ms",
+    }
+)
+
 
 def without(value: Any, volatile: Collection[str]) -> Any:
     """`value` with every object's `volatile` keys left out, at any depth."""

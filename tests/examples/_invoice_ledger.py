@@ -8,21 +8,24 @@ object, a bare "Number:" label and qualified totals labels.
 
 from __future__ import annotations
 
-import io
 from datetime import date
 from decimal import Decimal
 
 from reportlab.lib.pagesizes import A4
-from reportlab.pdfgen.canvas import Canvas
 
 from tests.examples._invoice_pdf import (
+    Column,
     InvoiceSpec,
     Style,
     _line_amount,
+    draw_headings,
+    finish,
     format_date,
     format_money,
     format_qty,
     make_items,
+    new_canvas,
+    total_rows,
 )
 
 
@@ -43,8 +46,7 @@ def render_ledger(
     only the sender's one-line return address (a window envelope's layout)."""
     style = spec.style
     width, height = A4
-    buffer = io.BytesIO()
-    canvas = Canvas(buffer, pagesize=A4, invariant=1)
+    canvas, buffer = new_canvas(A4)
     money = spec.amounts()
     canvas.setFont("Times-Bold", 16)
     canvas.drawString(40, height - 50, spec.vendor)
@@ -79,11 +81,10 @@ def render_ledger(
     for offset, line in enumerate([spec.customer, *spec.customer_address]):
         canvas.drawString(40, height - 152 - 11 * offset, line)
     y = height - 220
-    cols = [(40, position_header, "l"), (70, "Article", "l"), (330, "Art. No.", "l")]
+    cols: list[Column] = [(40, position_header, "l"), (70, "Article", "l"), (330, "Art. No.", "l")]
     cols += [(420, "Qty", "r"), (490, "Unit price", "r"), (width - 40, "Amount", "r")]
     canvas.setFont("Times-Bold", 9)
-    for x_col, heading, align in cols:
-        (canvas.drawString if align == "l" else canvas.drawRightString)(x_col, y, heading)
+    draw_headings(canvas, y, cols)
     y -= 16
     canvas.setFont("Times-Roman", 9)
     for position, (sku, desc, qty, price) in enumerate(spec.items, 1):
@@ -96,21 +97,14 @@ def render_ledger(
         canvas.drawRightString(width - 40, y, amount)
         y -= 14
     y -= 10
-    rows = [("Net total", money["subtotal"])]
-    if money["discount"]:
-        rows.append(("Loyalty discount", -money["discount"]))
-    rows.append((f"plus VAT {spec.tax_rate}%", money["tax"]))
-    rows.append(("Total due", money["total"]))
-    for label, value in rows:
+    for label, value in total_rows(spec, "Loyalty discount", f"plus VAT {spec.tax_rate}%"):
         canvas.drawRightString(480, y, label)
         canvas.drawRightString(width - 40, y, format_money(value, spec.currency, style))
         y -= 12
     canvas.drawString(40, 70, f"Payment within {spec.due_days} days of the invoice date, net.")
     if not number_label:
         canvas.drawString(40, 58, f"Please quote {spec.number} with your payment.")
-    canvas.showPage()
-    canvas.save()
-    return buffer.getvalue()
+    return finish(canvas, buffer)
 
 
 def ledger_spec() -> InvoiceSpec:

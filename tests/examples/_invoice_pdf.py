@@ -183,13 +183,45 @@ def format_qty(value: Decimal, style: Style) -> str:
     return format_number(value, style.number_format, places=1)
 
 
+Column = tuple[float, str, str]  # x, heading, "l" (drawn from x) or "r" (ending at x)
+
+
+def new_canvas(size: tuple[float, float]) -> tuple[Canvas, io.BytesIO]:
+    """A canvas drawing an invariant PDF (no dates, no random ids) into the buffer."""
+    buffer = io.BytesIO()
+    return Canvas(buffer, pagesize=size, invariant=1), buffer
+
+
+def finish(canvas: Canvas, buffer: io.BytesIO) -> bytes:
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+def draw_headings(canvas: Canvas, y: float, columns: list[Column]) -> None:
+    for x, title, align in columns:
+        (canvas.drawString if align == "l" else canvas.drawRightString)(x, y, title)
+
+
+def total_rows(
+    spec: InvoiceSpec, discount: str, tax: str, total: str = "Total due"
+) -> list[tuple[str, Decimal]]:
+    """The totals block under these labels: net, the discount if any (negative), tax, total."""
+    money = spec.amounts()
+    rows = [("Net total", money["subtotal"])]
+    if money["discount"]:
+        rows.append((discount, -money["discount"]))
+    rows.append((tax, money["tax"]))
+    rows.append((total, money["total"]))
+    return rows
+
+
 def render(spec: InvoiceSpec) -> bytes:
     """The invoice as PDF bytes (reportlab, invariant, standard fonts)."""
     style = spec.style
     size = A4 if style.page_size == "A4" else letter
     width, height = size
-    buffer = io.BytesIO()
-    canvas = Canvas(buffer, pagesize=size, invariant=1)
+    canvas, buffer = new_canvas(size)
     canvas.setTitle("")
     labels = _labels(style.labels)
     money = spec.amounts()
@@ -233,13 +265,12 @@ def render(spec: InvoiceSpec) -> bytes:
             y -= 11
         return y - 16
 
-    columns = [(40, "SKU", "l"), (110, "Description", "l"), (390, "Qty", "r")]
+    columns: list[Column] = [(40, "SKU", "l"), (110, "Description", "l"), (390, "Qty", "r")]
     columns += [(470, labels["unit"], "r"), (width - 40, labels["amount"], "r")]
 
     def table_header(y: float) -> float:
         canvas.setFont("Helvetica-Bold", 9)
-        for x, title, align in columns:
-            (canvas.drawString if align == "l" else canvas.drawRightString)(x, y, title)
+        draw_headings(canvas, y, columns)
         canvas.line(40, y - 4, width - 40, y - 4)
         return y - 16
 
@@ -300,9 +331,7 @@ def render(spec: InvoiceSpec) -> bytes:
     if pages_needed > 1:
         canvas.setFont("Helvetica-Oblique", 8)
         canvas.drawRightString(width - 40, 60, f"Page {page} of {pages_needed}")
-    canvas.showPage()
-    canvas.save()
-    return buffer.getvalue()
+    return finish(canvas, buffer)
 
 
 def _pages_needed(spec: InvoiceSpec, height: float, rows_bottom: float) -> int:
@@ -454,9 +483,7 @@ def render_grid(spec: InvoiceSpec) -> bytes:
     style = spec.style
     size = A4 if style.page_size == "A4" else letter
     width, height = size
-    buffer = io.BytesIO()
-    canvas = Canvas(buffer, pagesize=size, invariant=1)
-    money = spec.amounts()
+    canvas, buffer = new_canvas(size)
     canvas.setFont("Helvetica-Bold", 22)
     canvas.drawString(40, height - 55, "TAX INVOICE")
     canvas.setFont("Helvetica-Bold", 9)
@@ -491,11 +518,10 @@ def render_grid(spec: InvoiceSpec) -> bytes:
             40, y + 8, f"Terms: payment within {spec.due_days} days of the invoice date."
         )
         y -= 10
-    cols = [(40, "Item", "l"), (120, "Description", "l"), (400, "Price", "r"), (440, "Qty", "r")]
-    cols += [(490, "VAT %", "r"), (width - 40, "Amount", "r")]
+    cols: list[Column] = [(40, "Item", "l"), (120, "Description", "l"), (400, "Price", "r")]
+    cols += [(440, "Qty", "r"), (490, "VAT %", "r"), (width - 40, "Amount", "r")]
     canvas.setFont("Helvetica-Bold", 9)
-    for x, title, align in cols:
-        (canvas.drawString if align == "l" else canvas.drawRightString)(x, y, title)
+    draw_headings(canvas, y, cols)
     y -= 15
     canvas.setFont("Helvetica", 9)
     for sku, desc, qty, price in spec.items:
@@ -513,12 +539,7 @@ def render_grid(spec: InvoiceSpec) -> bytes:
             canvas.drawString(120, y, more)
         y -= 14
     y -= 10
-    rows = [("Net total", money["subtotal"])]
-    if money["discount"]:
-        rows.append(("Less discount", -money["discount"]))
-    rows.append(("VAT", money["tax"]))
-    rows.append(("Total due", money["total"]))
-    for label, amount in rows:
+    for label, amount in total_rows(spec, "Less discount", "VAT"):
         canvas.drawRightString(
             width - 40, y, f"{label}: {format_money(amount, spec.currency, style)}"
         )
@@ -527,9 +548,7 @@ def render_grid(spec: InvoiceSpec) -> bytes:
     canvas.drawString(
         40, 60, f"{spec.vendor} - registered in England and Wales - all amounts in {spec.currency}"
     )
-    canvas.showPage()
-    canvas.save()
-    return buffer.getvalue()
+    return finish(canvas, buffer)
 
 
 def grid_spec() -> InvoiceSpec:

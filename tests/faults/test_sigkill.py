@@ -66,14 +66,19 @@ def postgres(postgres_url: str, tmp_path: Path) -> Iterator[Campaign]:
 # -- `holon eval` killed ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_eval_killed_by_its_agent_then_resumed(sqlite: Campaign, seed: int) -> None:
-    kill_at = random.Random(f"eval-self-{seed}").randint(1, CELLS)
-    before = sqlite.eval_ids()
-    code, _ = _finish(sqlite.spawn(*EVAL, kill_at=kill_at))
+def _eval_killed_by_its_agent(campaign: Campaign, seed: str) -> str:
+    """`holon eval` killed by its agent at a cell drawn from `seed`: the eval it left."""
+    kill_at = random.Random(seed).randint(1, CELLS)
+    before = campaign.eval_ids()
+    code, _ = _finish(campaign.spawn(*EVAL, kill_at=kill_at))
     assert code == KILLED
     TALLY["SIGKILL: holon eval"] += 1
-    eval_id = _new_eval(sqlite, before)
+    return _new_eval(campaign, before)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_eval_killed_by_its_agent_then_resumed(sqlite: Campaign, seed: int) -> None:
+    eval_id = _eval_killed_by_its_agent(sqlite, f"eval-self-{seed}")
     assert sqlite.store.evals.get(eval_id).status == "running"
     done = sqlite.done_cells(eval_id)
     _resume_in_process(sqlite, eval_id)
@@ -135,12 +140,7 @@ def test_worker_killed_then_another_finishes(sqlite: Campaign, seed: int) -> Non
 @pytest.mark.postgres
 @pytest.mark.parametrize("seed", range(3))
 def test_eval_killed_then_two_workers_finish_on_postgres(postgres: Campaign, seed: int) -> None:
-    kill_at = random.Random(f"pg-eval-{seed}").randint(1, CELLS)
-    before = postgres.eval_ids()
-    code, _ = _finish(postgres.spawn(*EVAL, kill_at=kill_at))
-    assert code == KILLED
-    TALLY["SIGKILL: holon eval"] += 1
-    eval_id = _new_eval(postgres, before)
+    eval_id = _eval_killed_by_its_agent(postgres, f"pg-eval-{seed}")
     done = postgres.done_cells(eval_id)
     # Two workers take over together: both reclaim the dead process's cells,
     # under row locks, and split what is left.

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,12 +18,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests._servers import free_port, serve, wait_healthy
+from tests._servers import serve, start_gateway, wait_healthy
 from tests.evals.suites._make import case, make_suite
 from tests.gateway._cli import CLI
 from tests.gateway.server._agent import Recording, manifest, recording_agent
 
-ROOT = Path(__file__).resolve().parents[2]
 AGENT = "acme/remote-triage"
 TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
 
@@ -40,17 +37,7 @@ def gateway_process(home: Path) -> Iterator[str]:
         "HOLON_PROBE_INTERVAL_S": "0",
     }
     env.pop("HOLON_GATEWAY_URL", None)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "gateway", "serve", "--port", str(port)]
-        + ["--eval-workers", "0"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    server, url = start_gateway(env)
     try:
         wait_healthy(server, url)
         yield url

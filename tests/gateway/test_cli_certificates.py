@@ -17,20 +17,14 @@ from records import Certify, Store, utcnow
 from schema import validator
 from schema.canonical import canonical_digest
 from tests._servers import serve
-from tests.evals.suites._make import case, make_suite
-from tests.gateway._cli import CLI
+from tests.gateway._cli import CLI, FINANCE_MANDATE, TRIAGE, add_triage
 
-ROOT = Path(__file__).resolve().parents[2]
-TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 AGENT = "acme/ticket-triage"
 
 
 @pytest.fixture
 def world(cli: CLI, tmp_path: Path) -> CLI:
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(4)]
-    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(4)]
-    assert cli("suites", "add", str(make_suite(tmp_path, public=public, holdout=holdout))).code == 0
-    assert cli("agents", "register", str(TRIAGE)).code == 0
+    add_triage(cli, tmp_path, 4)
     assert cli("eval", AGENT, "--yes").code == 0
     return cli
 
@@ -157,14 +151,7 @@ def test_rotation_and_a_new_registration(world: CLI, tmp_path: Path) -> None:
     validator("revocations").validate(json.loads(base64.b64decode(listed["payload"])))
 
 
-MANDATE = """\
-schema_version: 1
-id: finance-tickets
-holder: finance-bot
-capabilities: [ticket.classify]
-max_cost_per_call_usd: "0.01"
-min_eval_score: 0.5
-"""
+MANDATE = FINANCE_MANDATE + "min_eval_score: 0.5\n"
 
 
 def test_the_ledger_names_the_certificate_relied_on(world: CLI, tmp_path: Path) -> None:

@@ -11,18 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.evals.suites._make import case, make_suite
-from tests.gateway._cli import CLI, DOWN
+from tests.gateway._cli import CLI, DOWN, TRIAGE, add_triage
 
 ROOT = Path(__file__).resolve().parents[2]
-TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 
 
 def _setup(cli: CLI, tmp_path: Path, cases: int = 6) -> None:
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
-    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(cases)]
-    assert cli("suites", "add", str(make_suite(tmp_path, public=public, holdout=holdout))).code == 0
-    assert cli("agents", "register", str(TRIAGE)).code == 0
+    add_triage(cli, tmp_path, cases)
 
 
 def test_eval_prints_the_plan_and_the_record(cli: CLI, tmp_path: Path) -> None:

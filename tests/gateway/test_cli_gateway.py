@@ -11,7 +11,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,24 +22,14 @@ import pytest
 from gateway.service import StoreService
 from gateway.settings import Settings
 from records import new_key
-from tests._servers import free_port, wait_healthy
-from tests.evals.suites._make import case, make_suite
-from tests.gateway._cli import CLI, Result
+from tests._servers import start_gateway, wait_healthy
+from tests.gateway._cli import CLI, FINANCE_MANDATE, TRIAGE, Result, add_triage
 from tests.gateway.server._gateway import Gateway, running_gateway
 
-ROOT = Path(__file__).resolve().parents[2]
-TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
 AGENT = ("--agent", "acme/ticket-triage", "--capability", "ticket.classify")
 
-MANDATE = """\
-schema_version: 1
-id: finance-tickets
-holder: finance-bot
-capabilities: [ticket.classify]
-min_eval_score: 0.4
-max_cost_per_call_usd: "0.01"
-"""
+MANDATE = FINANCE_MANDATE + "min_eval_score: 0.4\n"
 
 REMOTE = """\
 schema_version: 1
@@ -75,13 +64,7 @@ def world(root: Path, database_url: str | None = None) -> Iterator[World]:
     cli = CLI(home, **env)
     if database_url is not None:
         assert cli("db", "upgrade").code == 0
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(4)]
-    holdout = [
-        case(f"h{i}", f"Refund please {i}", "nobody-says-this" if i < 2 else "billing")
-        for i in range(4)
-    ]
-    assert cli("suites", "add", str(make_suite(root, public=public, holdout=holdout))).code == 0
-    assert cli("agents", "register", str(TRIAGE)).code == 0
+    add_triage(cli, root, 4, holdout_wrong=2)
     down = root / "down.yaml"
     down.write_text(REMOTE.format(name="down"))
     assert cli("agents", "register", str(down)).code == 0
@@ -379,17 +362,7 @@ def test_gateway_serve(tmp_path: Path, workers: int) -> None:
     env = {**os.environ, "HOLON_HOME": str(tmp_path / "home"), "HOLON_EXAMPLES": "off"}
     env.pop("HOLON_GATEWAY_URL", None)
     token = CLI(tmp_path / "home")("tokens", "create", "--role", "operator", "--json")
-    port = free_port()
-    argv = ["gateway", "serve", "--port", str(port), "--workers", str(workers)]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", *argv, "--eval-workers", "0"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    server, url = start_gateway(env, "--workers", str(workers), stdout=subprocess.PIPE)
     try:
         wait_healthy(server, url)
         cli = CLI(tmp_path / "client", HOLON_GATEWAY_URL=url, HOLON_TOKEN=token.json()["token"])

@@ -6,11 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.evals.suites._make import case, make_suite
-from tests.gateway._cli import CLI, DOWN
+from tests.gateway._cli import CLI, DOWN, add_triage
 
-ROOT = Path(__file__).resolve().parents[2]
-TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
 INVOKE_AS_CALLER = (
     "invoke",
@@ -39,13 +36,7 @@ def _mandate(tmp_path: Path, extra: str = "", mandate_id: str = "finance-tickets
 @pytest.fixture
 def world(cli: CLI, tmp_path: Path) -> CLI:
     """A tiny ticket.classify suite (half the holdout unanswerable) and the triage agent."""
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(4)]
-    holdout = [
-        case(f"h{i}", f"Refund please {i}", "nobody-says-this" if i < 2 else "billing")
-        for i in range(4)
-    ]
-    assert cli("suites", "add", str(make_suite(tmp_path, public=public, holdout=holdout))).code == 0
-    assert cli("agents", "register", str(TRIAGE)).code == 0
+    add_triage(cli, tmp_path, 4, holdout_wrong=2)
     return cli
 
 

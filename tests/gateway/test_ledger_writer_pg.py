@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -26,8 +25,6 @@ from records import (
     LedgerEntry,
     Reserve,
     Store,
-    new_key,
-    open_store,
     period_key,
     utcnow,
 )
@@ -109,15 +106,6 @@ def _answer(proc: subprocess.Popen[str]) -> tuple[int, int]:
     assert proc.stdout is not None
     got, refused = proc.stdout.readline().split()
     return int(got), int(refused)
-
-
-@pytest.fixture
-def pg_store(postgres_url: str) -> Iterator[Store]:
-    store = open_store(postgres_url, secret_key=new_key(), auto_upgrade=True)
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 @pytest.mark.slow

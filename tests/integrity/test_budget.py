@@ -14,6 +14,7 @@ from evals import make_plan, start, work
 from evals.suites import install_suite
 from records import Store, utc_text, utcnow
 from schema.errors import Refused
+from tests._threads import in_threads
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import GENERATED_YAML, manifest, suite_dir
 from tests.evals.suites._make import SUITE_YAML
@@ -32,6 +33,16 @@ def _eval(store: Store, home: Path, agent_id: str = AGENT_ID) -> tuple[str, Any]
     info = work(store, plan, start(store, plan), home=home)
     assert info.status == "done"
     return info.id, plan
+
+
+def _evaluated(store: Store, root: Path, times: int, suite_yaml: str = SUITE_YAML) -> Path:
+    """The suite installed, the agent registered and evaluated `times` times: their home."""
+    _install(store, root, suite_yaml)
+    _register(store)
+    home = root / "home"
+    for _ in range(times):
+        _eval(store, home)
+    return home
 
 
 def test_the_fourth_eval_of_an_org_runs_the_public_split_only(store: Store, tmp_path: Path) -> None:
@@ -82,11 +93,7 @@ def test_the_budget_is_the_orgs_across_every_name_and_version(store: Store, tmp_
 
 
 def test_a_reset_gives_the_budget_back_and_is_kept(store: Store, tmp_path: Path) -> None:
-    _install(store, tmp_path)
-    _register(store)
-    home = tmp_path / "home"
-    for _ in range(3):
-        _eval(store, home)
+    home = _evaluated(store, tmp_path, 3)
     (reset,) = store.exposure.reset(
         org="test", suite_id="tiny", reset_by="cli:ops", reason="new agent line"
     )
@@ -103,11 +110,7 @@ def test_a_reset_gives_the_budget_back_and_is_kept(store: Store, tmp_path: Path)
 def test_the_last_unit_goes_to_exactly_one_of_two_evals_started_at_once(
     store: Store, tmp_path: Path
 ) -> None:
-    _install(store, tmp_path)
-    _register(store)
-    home = tmp_path / "home"
-    for _ in range(2):
-        _eval(store, home)
+    home = _evaluated(store, tmp_path, 2)
     plans = [make_plan(store, AGENT_ID, home=home) for _ in range(2)]
     assert all(p.full for p in plans)  # each was planned with one unit left
     outcomes: list[str] = []
@@ -126,11 +129,7 @@ def test_the_last_unit_goes_to_exactly_one_of_two_evals_started_at_once(
             assert "stored holdout" not in str(error)
             outcomes.append("refused")
 
-    threads = [threading.Thread(target=begin, args=(p,)) for p in plans]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    assert in_threads(begin, plans) == []
     assert sorted(outcomes) == ["refused", "started"]
     assert store.exposure.list(suite_id="tiny")[0].spent == 3
     # The refused eval wrote nothing: one running eval, not two.
@@ -140,11 +139,7 @@ def test_the_last_unit_goes_to_exactly_one_of_two_evals_started_at_once(
 def test_a_generated_holdout_gets_new_instances_weekly_and_a_new_budget(
     store: Store, tmp_path: Path
 ) -> None:
-    _install(store, tmp_path, GENERATED_YAML)
-    _register(store)
-    home = tmp_path / "home"
-    for _ in range(3):
-        _eval(store, home)
+    home = _evaluated(store, tmp_path, 3, GENERATED_YAML)
     plan = make_plan(store, AGENT_ID, home=home)
     withheld = plan.suites[0].withheld
     assert withheld is not None and withheld.renews_at is not None
@@ -222,11 +217,7 @@ def test_a_stored_holdout_is_one_instance_set_whatever_the_version(
     store: Store, tmp_path: Path
 ) -> None:
     """Bumping a suite's version while keeping its holdout file renews nothing."""
-    _install(store, tmp_path)
-    _register(store)
-    home = tmp_path / "home"
-    for _ in range(3):
-        _eval(store, home)
+    home = _evaluated(store, tmp_path, 3)
     bumped = SUITE_YAML.replace("\nversion: 1\n", "\nversion: 2\n").replace(
         "threshold: 0.8", "threshold: 0.7"
     )

@@ -13,6 +13,7 @@ import pytest
 from records import Advance, CanaryRun, Store, utcnow
 from records._pages import encode_cursor
 from schema.errors import UsageError
+from tests._threads import in_threads
 
 
 def _run(
@@ -128,21 +129,11 @@ def test_runs_are_listed_newest_first_in_pages(store: Store) -> None:
 
 
 def test_two_writers_grading_at_once_both_count(store: Store) -> None:
-    errors: list[BaseException] = []
-
     def grade(worker: int) -> None:
-        try:
-            for n in range(25):
-                store.canaries.record(_run(worker * 100 + n, n % 2 == 0), _counting())
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for n in range(25):
+            store.canaries.record(_run(worker * 100 + n, n % 2 == 0), _counting())
 
-    threads = [threading.Thread(target=grade, args=(w,)) for w in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert in_threads(grade, range(2)) == []
     standing = store.canaries.standings("acme/calc", "1.0.0")[0]
     assert (standing.graded, standing.passed) == (50, 26)
     assert standing.state == {"seen": 50, "failed": 24}

@@ -4,7 +4,6 @@ changes (a new registration, a probe that finds another agent or card)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -24,25 +23,9 @@ from records import (
 from records._models import SigningKeyRow
 from schema.canonical import canonical_digest
 from schema.errors import CertificateRejected, EnvironmentFault, NotFound
+from tests.records._documents import MANIFEST
 
-MANIFEST: dict[str, Any] = {
-    "schema_version": 1,
-    "id": "acme/triage",
-    "version": "1.0.0",
-    "protocol": "a2a",
-    "endpoint": "https://agents.example/triage",
-    "capabilities": ["ticket.classify"],
-}
 CARD = canonical_digest({"name": "Triage", "version": "1.0.0"})
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url, secret_key=new_key(), auto_upgrade=True)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def _issue(store: Store, manifest: dict[str, Any] = MANIFEST, card: str | None = CARD) -> str:
@@ -122,31 +105,28 @@ def test_an_identity_mismatch_revokes_and_a_changed_card_is_one(store: Store) ->
     store.agents.register(MANIFEST)
     cert_id = _issue(store)
     # The certified card again: nothing changes.
-    found = store.identities.observe(
-        "acme/triage",
-        "1.0.0",
-        answered_id="Triage",
-        answered_version="1.0.0",
-        not_advertised=(),
-        mismatch=None,
-        card_digest=CARD,
-    )
+    found = _card_seen(store, CARD)
     assert found.mismatch_at is None and found.card_digest == CARD
     assert cert_id not in _revoked(store)
     # Another card at the same version: a mismatch, which revokes and stales.
     other = canonical_digest({"name": "Triage", "version": "1.0.0", "url": "https://evil"})
-    found = store.identities.observe(
+    found = _card_seen(store, other)
+    assert found.mismatch_reason is not None and "another agent card" in found.mismatch_reason
+    assert found.stale_reason(utcnow() - timedelta(minutes=1)) is not None
+    assert "another agent card" in _revoked(store)[cert_id]["reason"]
+
+
+def _card_seen(store: Store, card_digest: str) -> Any:
+    """A probe of acme/triage 1.0.0 that found it as registered, its card `card_digest`."""
+    return store.identities.observe(
         "acme/triage",
         "1.0.0",
         answered_id="Triage",
         answered_version="1.0.0",
         not_advertised=(),
         mismatch=None,
-        card_digest=other,
+        card_digest=card_digest,
     )
-    assert found.mismatch_reason is not None and "another agent card" in found.mismatch_reason
-    assert found.stale_reason(utcnow() - timedelta(minutes=1)) is not None
-    assert "another agent card" in _revoked(store)[cert_id]["reason"]
 
 
 def test_a_probe_that_finds_another_version_revokes(store: Store) -> None:

@@ -33,16 +33,12 @@ from records._certificates import key_id, signed_revocations, statement
 from schema.canonical import canonical_digest, digest
 from schema.errors import CertificateRejected
 from schema.jsontext import dumps
+from tests.records._documents import MANIFEST as A2A_MANIFEST
 
 ISSUER = "urn:holon:issuer:test"
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 MANIFEST: dict[str, Any] = {
-    "schema_version": 1,
-    "id": "acme/triage",
-    "version": "1.0.0",
-    "protocol": "a2a",
-    "endpoint": "https://agents.example/triage",
-    "capabilities": ["ticket.classify"],
+    **A2A_MANIFEST,
     "limits": {"max_cost_usd": "0.01", "timeout_s": 5},
     "pricing": {"per_call_usd": "0.001"},
     "contact": "ops@example.com",

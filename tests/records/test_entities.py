@@ -49,6 +49,7 @@ from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import run_eval, setup, suite_dir
 from tests.evals.suites._make import SUITE_YAML
 from tests.gateway.server._gateway import mandate
+from tests.records._documents import suite_install
 from tests.records.test_agents import manifest
 
 # Each entity's record type in `records` and the schema of its `to_json`.
@@ -94,18 +95,7 @@ def _call(caller: str = "finance-bot") -> CallEntry:
 
 
 def _suite(version: int, digest: str) -> SuiteInstall:
-    return SuiteInstall(
-        id="tiny-installed",
-        version=version,
-        capability="ticket.classify",
-        title="Tiny",
-        suite_digest=digest,
-        digests={"suite_digest": digest},
-        files={"suite.yaml": "id: tiny\n"},
-        public_cases=2,
-        holdout_cases=3,
-        holdout_kind="file",
-    )
+    return suite_install(version, digest, "tiny-installed")
 
 
 def real_entities(store: Store, root: Path) -> list[tuple[str, Any, dict[str, Any]]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
 from datetime import timedelta
 from decimal import Decimal
@@ -42,25 +42,41 @@ LIMIT = RateLimit(calls=1, per="hour", burst=2)
 DETAILS = {"decision": {"z": Decimal("0.10"), "a": Decimal("1E+5"), "n": [1, "x", None]}}
 
 
-@pytest.fixture
-def pg_store(postgres_url: str) -> Iterator[Store]:
-    store = open_store(postgres_url, secret_key=new_key(), auto_upgrade=True)
-    try:
-        yield store
-    finally:
-        store.close()
+def _reservation(
+    agent: str,
+    mandate_id: str,
+    cap: str,
+    *,
+    budget: str | None,
+    rate_limit: RateLimit | None,
+    details: dict[str, Any] | None = None,
+    expires_in_s: float = 60,
+    **fields: Any,
+) -> Reserve:
+    """bot's call of acme/`agent` for ticket.classify reserved under `mandate_id`, with
+    `budget` a month (or none) and `rate_limit`, for `expires_in_s`."""
+    return Reserve(
+        CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{agent}", "1.0.0"),
+        mandate_id=mandate_id,
+        cap=Decimal(cap),
+        expires_at=utcnow() + timedelta(seconds=expires_in_s),
+        budget=None if budget is None else ("month", Decimal(budget)),
+        details={} if details is None else details,
+        rate_limit=rate_limit,
+        **fields,
+    )
 
 
 def _reserve(side: str, cap: str, *, expires_in_s: float = 60, budget: bool = True) -> Reserve:
-    return Reserve(
-        CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{side}", "1.0.0"),
-        mandate_id=f"m-{side}" if budget else f"rate-{side}",
-        cap=Decimal(cap),
-        expires_at=utcnow() + timedelta(seconds=expires_in_s),
-        budget=("month", Decimal("0.05")) if budget else None,
-        details=DETAILS,
-        mandate_revision=3,
+    return _reservation(
+        side,
+        f"m-{side}" if budget else f"rate-{side}",
+        cap,
+        budget="0.05" if budget else None,
         rate_limit=None if budget else LIMIT,
+        details=DETAILS,
+        expires_in_s=expires_in_s,
+        mandate_revision=3,
     )
 
 
@@ -209,17 +225,15 @@ async def test_every_connection_names_its_process_unless_the_url_names_it(
         named.close()
 
 
+def _kinds_alike(outs: dict[str, list[Any]]) -> list[str]:
+    """The function's results (`fn`) shaped as the Python path's (`py`): their kinds."""
+    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
+    return [type(r).__name__ for r in outs["fn"]]
+
+
 def _limited(side: str, cap: str, mandate: str = "both") -> Reserve:
     """A reservation under a mandate with a budget (0.05 a month) and a rate limit (burst 2)."""
-    return Reserve(
-        CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", f"acme/{side}", "1.0.0"),
-        mandate_id=f"{mandate}-{side}",
-        cap=Decimal(cap),
-        expires_at=utcnow() + timedelta(seconds=60),
-        budget=("month", Decimal("0.05")),
-        details={},
-        rate_limit=LIMIT,
-    )
+    return _reservation(side, f"{mandate}-{side}", cap, budget="0.05", rate_limit=LIMIT)
 
 
 async def test_a_budget_and_a_rate_limit_together_as_the_python_path(pg_store: Store) -> None:
@@ -249,8 +263,7 @@ async def test_a_budget_and_a_rate_limit_together_as_the_python_path(pg_store: S
             ]
         )
         outs[side] = [*one, *two]
-    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
-    kinds = [type(r).__name__ for r in outs["fn"]]
+    kinds = _kinds_alike(outs)
     assert kinds == ["LedgerEntry", "BudgetState", "LedgerEntry", "RateState"] + [
         "LedgerEntry",
         "LedgerEntry",
@@ -282,14 +295,8 @@ async def test_concurrent_groups_share_a_bucket_exactly(
     ledgers = [pg_store.ledger.async_ledger() for _ in range(6)]
 
     def write() -> Reserve:
-        return Reserve(
-            CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", "acme/many", "1.0.0"),
-            mandate_id="crowded",
-            cap=Decimal("0.01"),
-            expires_at=utcnow() + timedelta(seconds=60),
-            budget=("month", Decimal("1000")) if budget else None,
-            details={},
-            rate_limit=limit,
+        return _reservation(
+            "many", "crowded", "0.01", budget="1000" if budget else None, rate_limit=limit
         )
 
     async def many(ledger: Any) -> list[Any]:
@@ -385,8 +392,7 @@ async def test_lone_writes_do_what_the_python_path_does(pg_store: Store) -> None
         await one(Settle("led_missing", "ok", Decimal(0), "none", 0.0))
         await one(_deny(side, "invalid_input"))
         outs[side] = out
-    assert [_shape(r) for r in outs["fn"]] == [_shape(r) for r in outs["py"]]
-    kinds = [type(r).__name__ for r in outs["fn"]]
+    kinds = _kinds_alike(outs)
     assert kinds == [
         "LedgerEntry",
         "BudgetState",
@@ -423,15 +429,7 @@ async def test_concurrent_lone_reservations_hold_the_budget_exactly(
     ledgers = [pg_store.ledger.async_ledger() for _ in range(6)]
 
     def write() -> Reserve:
-        return Reserve(
-            CallEntry(str(uuid.uuid4()), "bot", "ticket.classify", "acme/lone", "1.0.0"),
-            mandate_id="lonely",
-            cap=Decimal("0.01"),
-            expires_at=utcnow() + timedelta(seconds=60),
-            budget=("month", Decimal("0.10")),
-            details={},
-            rate_limit=limit,
-        )
+        return _reservation("lone", "lonely", "0.01", budget="0.10", rate_limit=limit)
 
     found: list[list[Any]] = [[] for _ in ledgers]
 

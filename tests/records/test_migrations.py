@@ -7,7 +7,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, text
+from sqlalchemy import Engine, inspect, text
 
 from records import SCHEMA_REVISION, open_engine, open_store, schema_status, upgrade
 from records._models import Base
@@ -45,12 +45,19 @@ def test_upgrade_from_empty_matches_the_models(store_url: str) -> None:
         engine.dispose()
 
 
+def _downgrade(engine: Engine, revision: str) -> None:
+    """The schema taken down to `revision` by alembic, as an operator would."""
+    from alembic import command
+
+    with engine.begin() as conn:
+        command.downgrade(_alembic_config(conn), revision)
+    assert schema_status(engine).current == revision
+
+
 def test_the_rate_take_migration_downgrades_and_upgrades_again(store_url: str) -> None:
     """0016 replaces holon_ledger_apply (PostgreSQL) and adds holon_rate_level; its
     downgrade puts 0013's function back and drops the helper; upgrading again restores it.
     On SQLite it changes nothing either way."""
-    from alembic import command
-
     engine = open_engine(store_url)
     postgres = engine.dialect.name == "postgresql"
     probe = "SELECT count(*) FROM pg_proc WHERE proname = 'holon_rate_level'"
@@ -66,9 +73,7 @@ def test_the_rate_take_migration_downgrades_and_upgrades_again(store_url: str) -
         upgrade(engine, "0016")
         assert schema_status(engine).current == "0016"
         head = functions()
-        with engine.begin() as conn:
-            command.downgrade(_alembic_config(conn), "0015")
-        assert schema_status(engine).current == "0015"
+        _downgrade(engine, "0015")
         down = functions()
         if head is not None and down is not None:
             assert head[0] == 1 and "holon_rate_level" in head[1]
@@ -85,8 +90,6 @@ def test_the_rate_take_migration_downgrades_and_upgrades_again(store_url: str) -
 def test_the_lone_write_migration_downgrades_and_upgrades_again(store_url: str) -> None:
     """0018 replaces holon_ledger_apply (PostgreSQL); its downgrade puts 0016's back, and
     upgrading again restores it. On SQLite it changes nothing either way."""
-    from alembic import command
-
     engine = open_engine(store_url)
     body = "SELECT prosrc FROM pg_proc WHERE proname = 'holon_ledger_apply'"
 
@@ -99,9 +102,7 @@ def test_the_lone_write_migration_downgrades_and_upgrades_again(store_url: str) 
     try:
         upgrade(engine, "0018")
         head = function()
-        with engine.begin() as conn:
-            command.downgrade(_alembic_config(conn), "0017")
-        assert schema_status(engine).current == "0017"
+        _downgrade(engine, "0017")
         down = function()
         if head is not None and down is not None:
             assert "lone boolean" in head and "lone boolean" not in down
@@ -172,10 +173,6 @@ def test_sqlite_runs_in_wal_mode(tmp_path: object) -> None:
 
 def test_the_kept_reports_table_goes_down_and_up_again(store_url: str) -> None:
     """0017 (eval_reports) goes down cleanly from the head, rows and all, and back up."""
-    from alembic import command
-
-    from records._store import _alembic_config
-
     engine = open_engine(store_url)
     try:
         upgrade(engine)
@@ -195,9 +192,7 @@ def test_the_kept_reports_table_goes_down_and_up_again(store_url: str) -> None:
                 ),
                 {"key": "k" * 64, "body": b"<html>"},
             )
-        with engine.begin() as conn:
-            command.downgrade(_alembic_config(conn), "0016")
-        assert schema_status(engine).current == "0016"
+        _downgrade(engine, "0016")
         assert "eval_reports" not in inspect(engine).get_table_names()
         status = upgrade(engine)
         assert status.current == SCHEMA_REVISION and status.up_to_date

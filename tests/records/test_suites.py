@@ -6,23 +6,9 @@ import threading
 
 import pytest
 
-from records import Store, SuiteInstall
+from records import Store
 from schema.errors import Conflict, NotFound
-
-
-def install(version: int = 1, digest: str = "a" * 64, suite_id: str = "tiny") -> SuiteInstall:
-    return SuiteInstall(
-        id=suite_id,
-        version=version,
-        capability="ticket.classify",
-        title="Tiny",
-        suite_digest=digest,
-        digests={"suite_digest": digest},
-        files={"suite.yaml": "id: tiny\n"},
-        public_cases=2,
-        holdout_cases=3,
-        holdout_kind="file",
-    )
+from tests.records._documents import suite_install as install
 
 
 def test_versions_side_by_side_first_active(store: Store) -> None:

@@ -12,11 +12,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from schema._registry import make_validator, quick_validity
 from schema.documents import load_document
+from tests._hypothesis import derandomized
 
 TYPES = ["null", "boolean", "integer", "number", "string", "array", "object"]
 NAMES = ["a", "b", "label", "x"]
@@ -68,13 +69,7 @@ def _schemas() -> st.SearchStrategy[Any]:
     return st.recursive(st.booleans() | st.just({}), extend, max_leaves=6)
 
 
-@settings(
-    max_examples=600,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+@derandomized(600)
 @given(schema=_schemas(), values=st.lists(documents, min_size=1, max_size=6))
 def test_quick_true_implies_valid(schema: Any, values: list[Any]) -> None:
     quick = quick_validity(schema)

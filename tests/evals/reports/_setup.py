@@ -9,9 +9,12 @@ from typing import Any
 
 from agents import load_manifest
 from evals import make_plan, start, work
+from evals.reports import RENDERERS, ReportCache, build_report
 from evals.reports._markdown import md
 from evals.suites import install_suite
 from records import Store
+from schema import validator
+from schema.jsontext import dumps, loads
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.suites._make import SUITE_YAML, case, make_suite
 
@@ -67,8 +70,6 @@ def manifest(version: str = "1.0.0") -> dict[str, Any]:
 
 
 def write_manifest(directory: Path, version: str = "1.0.0") -> Path:
-    from schema.jsontext import dumps
-
     path = directory / f"echo-{version}.json"
     path.write_text(dumps(manifest(version)))
     return path
@@ -101,3 +102,22 @@ def run_eval(store: Store, home: Path, **plan: Any) -> str:
 def escaped_forms(secret: str) -> set[str]:
     """A string as every renderer could write it: raw, HTML-escaped, Markdown-escaped."""
     return {secret, html.escape(secret), md(secret)}
+
+
+def fresh_report(store: Store, eval_id: str, audience: str, form: str) -> str:
+    """The eval's report rendered now from the store, in `form` (what a kept one must equal)."""
+    return RENDERERS[form](build_report(store, eval_id, audience=audience))
+
+
+def kept_report(cache: ReportCache, store: Store, eval_id: str, audience: str, form: str) -> str:
+    """The eval's report as `cache` serves it, rendered with the usual renderer if need be."""
+    return cache.report(store, eval_id, audience=audience, form=form, render=RENDERERS[form])
+
+
+def as_valid(schema: str, document: dict[str, Any]) -> dict[str, Any]:
+    """`document` as its JSON text reads back, checked against schema/`schema`.schema.json."""
+    read = loads(dumps(document))
+    errors = sorted(validator(schema).iter_errors(read), key=lambda e: list(e.path))
+    assert not errors, [(list(e.absolute_path), e.message) for e in errors[:5]]
+    assert isinstance(read, dict)
+    return read

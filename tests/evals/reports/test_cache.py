@@ -12,22 +12,13 @@ from evals import make_plan, resume, start
 from evals.reports import (
     RENDERERS,
     ReportCache,
-    build_report,
     report_key,
 )
 from gateway.service import StoreService
 from records import CellResultRow, Store, utcnow
 from schema.errors import NotFound, UsageError
 from tests.evals.reports._agent import AGENT_ID
-from tests.evals.reports._setup import run_eval, setup
-
-
-def _fresh(store: Store, eval_id: str, audience: str, form: str) -> str:
-    return RENDERERS[form](build_report(store, eval_id, audience=audience))
-
-
-def _kept(cache: ReportCache, store: Store, eval_id: str, audience: str, form: str) -> str:
-    return cache.report(store, eval_id, audience=audience, form=form, render=RENDERERS[form])
+from tests.evals.reports._setup import fresh_report, kept_report, run_eval, setup
 
 
 def test_a_done_eval_is_rendered_once_and_served_byte_identical(
@@ -38,14 +29,14 @@ def test_a_done_eval_is_rendered_once_and_served_byte_identical(
     cache = ReportCache()
     for audience in ("author", "operator"):
         for form in RENDERERS:
-            first = _kept(cache, sqlite_store, eval_id, audience, form)
-            assert first == _fresh(sqlite_store, eval_id, audience, form)
-            assert _kept(cache, sqlite_store, eval_id, audience, form) == first
+            first = kept_report(cache, sqlite_store, eval_id, audience, form)
+            assert first == fresh_report(sqlite_store, eval_id, audience, form)
+            assert kept_report(cache, sqlite_store, eval_id, audience, form) == first
     # One text per audience and form: each built once, then served.
     assert (len(cache), cache.misses, cache.hits) == (8, 8, 8)
     # The author's and the operator's are never one another's.
-    author = _kept(cache, sqlite_store, eval_id, "author", "json")
-    assert author != _kept(cache, sqlite_store, eval_id, "operator", "json")
+    author = kept_report(cache, sqlite_store, eval_id, "author", "json")
+    assert author != kept_report(cache, sqlite_store, eval_id, "operator", "json")
 
 
 def test_the_gateway_client_serves_kept_reports(sqlite_store: Store, tmp_path: Path) -> None:
@@ -54,7 +45,7 @@ def test_the_gateway_client_serves_kept_reports(sqlite_store: Store, tmp_path: P
     eval_id = run_eval(sqlite_store, home)
     client = StoreService(sqlite_store, home)
     text = client.evals.report(eval_id, audience="operator", form="html")
-    assert text == _fresh(sqlite_store, eval_id, "operator", "html")
+    assert text == fresh_report(sqlite_store, eval_id, "operator", "html")
     assert client.evals.report(eval_id, audience="operator", form="html") == text
     assert client.evals.reports.hits == 1
 
@@ -67,14 +58,14 @@ def test_whatever_changes_in_the_store_the_report_is_rendered_again(
     setup(sqlite_store, tmp_path)
     eval_id = run_eval(sqlite_store, tmp_path / "home")
     cache = ReportCache()
-    before = _kept(cache, sqlite_store, eval_id, "operator", "json")
+    before = kept_report(cache, sqlite_store, eval_id, "operator", "json")
     assert '"output":{' in before
     key = report_key(sqlite_store, eval_id, "operator", "json")
     assert sqlite_store.evals.drop_outputs(utcnow() + timedelta(seconds=1)) > 0
     assert report_key(sqlite_store, eval_id, "operator", "json") != key
-    after = _kept(cache, sqlite_store, eval_id, "operator", "json")
+    after = kept_report(cache, sqlite_store, eval_id, "operator", "json")
     assert after != before and '"output":{' not in after
-    assert after == _fresh(sqlite_store, eval_id, "operator", "json")
+    assert after == fresh_report(sqlite_store, eval_id, "operator", "json")
     assert cache.hits == 0
 
 
@@ -84,7 +75,7 @@ def test_only_a_done_eval_is_kept(sqlite_store: Store, tmp_path: Path) -> None:
     info = start(sqlite_store, make_plan(sqlite_store, AGENT_ID, home=home))
     cache = ReportCache()
     assert report_key(sqlite_store, info.id, "operator", "json") is None
-    running = _kept(cache, sqlite_store, info.id, "operator", "json")
+    running = kept_report(cache, sqlite_store, info.id, "operator", "json")
     claimed = sqlite_store.evals.claim(info.id, "host:1:test", 3, 3600)
     sqlite_store.evals.record(
         info.id,
@@ -93,18 +84,18 @@ def test_only_a_done_eval_is_kept(sqlite_store: Store, tmp_path: Path) -> None:
             for c in claimed
         ],
     )
-    later = _kept(cache, sqlite_store, info.id, "operator", "json")
-    assert later != running and later == _fresh(sqlite_store, info.id, "operator", "json")
+    later = kept_report(cache, sqlite_store, info.id, "operator", "json")
+    assert later != running and later == fresh_report(sqlite_store, info.id, "operator", "json")
     assert len(cache) == 0
     # Done once resumed: kept.
     assert resume(sqlite_store, info.id, home=home).status == "done"
-    done = _kept(cache, sqlite_store, info.id, "operator", "json")
-    assert done == _fresh(sqlite_store, info.id, "operator", "json") and len(cache) == 1
+    done = kept_report(cache, sqlite_store, info.id, "operator", "json")
+    assert done == fresh_report(sqlite_store, info.id, "operator", "json") and len(cache) == 1
     # Cancelled (a cell in flight may still be recorded): not kept.
     cancelled = start(sqlite_store, make_plan(sqlite_store, AGENT_ID, home=home))
     sqlite_store.evals.set_status(cancelled.id, "cancelled")
     assert report_key(sqlite_store, cancelled.id, "operator", "json") is None
-    _kept(cache, sqlite_store, cancelled.id, "operator", "json")
+    kept_report(cache, sqlite_store, cancelled.id, "operator", "json")
     assert len(cache) == 1
 
 
@@ -114,18 +105,18 @@ def test_the_cache_is_bounded_least_recently_used_first(
     setup(sqlite_store, tmp_path)
     home = tmp_path / "home"
     first, second = run_eval(sqlite_store, home), run_eval(sqlite_store, home)
-    size = len(_fresh(sqlite_store, first, "operator", "md"))
+    size = len(fresh_report(sqlite_store, first, "operator", "md"))
     cache = ReportCache(max_characters=size + size // 2)  # room for one such text
-    _kept(cache, sqlite_store, first, "operator", "md")
-    _kept(cache, sqlite_store, second, "operator", "md")
+    kept_report(cache, sqlite_store, first, "operator", "md")
+    kept_report(cache, sqlite_store, second, "operator", "md")
     assert len(cache) == 1
-    _kept(cache, sqlite_store, second, "operator", "md")
+    kept_report(cache, sqlite_store, second, "operator", "md")
     assert cache.hits == 1
-    _kept(cache, sqlite_store, first, "operator", "md")
+    kept_report(cache, sqlite_store, first, "operator", "md")
     assert cache.hits == 1  # the first was dropped for the second
     # A text longer than the whole bound is served, never kept.
     tiny = ReportCache(max_characters=10)
-    assert _kept(tiny, sqlite_store, first, "operator", "md") == _fresh(
+    assert kept_report(tiny, sqlite_store, first, "operator", "md") == fresh_report(
         sqlite_store, first, "operator", "md"
     )
     assert len(tiny) == 0
@@ -136,6 +127,6 @@ def test_an_unknown_eval_or_audience_is_refused(sqlite_store: Store, tmp_path: P
     eval_id = run_eval(sqlite_store, tmp_path / "home")
     cache = ReportCache()
     with pytest.raises(NotFound):
-        _kept(cache, sqlite_store, "ev_nope", "operator", "json")
+        kept_report(cache, sqlite_store, "ev_nope", "operator", "json")
     with pytest.raises(UsageError):
-        _kept(cache, sqlite_store, eval_id, "everyone", "json")
+        kept_report(cache, sqlite_store, eval_id, "everyone", "json")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,13 +12,13 @@ from evals.reports import compare_evals, render_compare_html, render_compare_mar
 from evals.reports._data import load_eval
 from evals.suites import install_suite
 from records import Store
-from schema import validator
 from schema.errors import NotFound, Refused
-from schema.jsontext import dumps, loads
+from schema.jsontext import dumps
 from tests.evals.reports._setup import (
     HOLDOUT_CASES,
     PUBLIC_CASES,
     SECRET_IDS,
+    as_valid,
     escaped_forms,
     manifest,
     run_eval,
@@ -35,14 +34,6 @@ def store(sqlite_store: Store) -> Store:
     return sqlite_store
 
 
-def _valid(comparison: dict[str, Any]) -> dict[str, Any]:
-    document = loads(dumps(comparison))
-    errors = list(validator("compare").iter_errors(document))
-    assert not errors, [(list(e.absolute_path), e.message) for e in errors[:5]]
-    assert isinstance(document, dict)
-    return document
-
-
 def _two_versions(store: Store, tmp_path: Path) -> tuple[str, str]:
     setup(store, tmp_path)
     base = run_eval(store, tmp_path / "home")
@@ -52,7 +43,7 @@ def _two_versions(store: Store, tmp_path: Path) -> tuple[str, str]:
 
 def test_a_critical_regression_fails_the_gate(store: Store, tmp_path: Path) -> None:
     base, candidate = _two_versions(store, tmp_path)
-    operator = _valid(compare_evals(store, base, candidate, audience="operator"))
+    operator = as_valid("compare", compare_evals(store, base, candidate, audience="operator"))
     assert operator["matched"] is True and operator["mismatches"] == []
     gate = operator["gate"]
     assert gate["passed"] is False
@@ -72,7 +63,7 @@ def test_a_critical_regression_fails_the_gate(store: Store, tmp_path: Path) -> N
     assert str(label["delta"]) == "-0.2000"
     assert suite["unpaired"]["base"]["counts"] == {"public": 0, "holdout": 0}
 
-    author = _valid(compare_evals(store, base, candidate))
+    author = as_valid("compare", compare_evals(store, base, candidate))
     assert author["audience"] == "author"
     # The holdout counts for the gate, but an author sees only its pass/fail and
     # each side's rate: no case-level counts of the holdout (docs/integrity.md).
@@ -105,7 +96,7 @@ def test_the_same_agent_twice_passes_the_gate(store: Store, tmp_path: Path) -> N
     setup(store, tmp_path)
     base = run_eval(store, tmp_path / "home")
     candidate = run_eval(store, tmp_path / "home")
-    comparison = _valid(compare_evals(store, base, candidate, audience="operator"))
+    comparison = as_valid("compare", compare_evals(store, base, candidate, audience="operator"))
     assert comparison["gate"]["passed"] is True and comparison["matched"] is True
     (suite,) = comparison["suites"]
     assert suite["cases"] == [] and suite["score_delta"] == 0
@@ -124,7 +115,9 @@ def test_unpaired_cells_are_listed_never_dropped(store: Store, tmp_path: Path) -
         compare_evals(store, base, twice)
     (mismatch,) = refused.value.details["mismatches"]
     assert (mismatch["what"], mismatch["base"], mismatch["candidate"]) == ("repetitions", 1, 2)
-    operator = _valid(compare_evals(store, base, twice, audience="operator", allow_mismatch=True))
+    operator = as_valid(
+        "compare", compare_evals(store, base, twice, audience="operator", allow_mismatch=True)
+    )
     assert operator["matched"] is False
     unpaired = operator["suites"][0]["unpaired"]
     assert unpaired["base"]["counts"] == {"public": 0, "holdout": 0}
@@ -132,7 +125,7 @@ def test_unpaired_cells_are_listed_never_dropped(store: Store, tmp_path: Path) -
     listed = unpaired["candidate"]["cells"]
     assert len(listed) == 10 and {c["repetition"] for c in listed} == {1}
     assert operator["suites"][0]["splits"]["public"]["paired"] == {"cells": 7, "cases": 7}
-    author = _valid(compare_evals(store, base, twice, allow_mismatch=True))
+    author = as_valid("compare", compare_evals(store, base, twice, allow_mismatch=True))
     lone = author["suites"][0]["unpaired"]["candidate"]
     assert lone["counts"] == {"public": 7, "holdout": None}
     assert len(lone["cells"]) == 7 and {c["split"] for c in lone["cells"]} == {"public"}
@@ -144,7 +137,7 @@ def test_cost_and_latency_deltas(store: Store, tmp_path: Path) -> None:
     setup(store, tmp_path)
     base = run_eval(store, tmp_path / "home")
     candidate = run_eval(store, tmp_path / "home")
-    operator = _valid(compare_evals(store, base, candidate, audience="operator"))
+    operator = as_valid("compare", compare_evals(store, base, candidate, audience="operator"))
     (suite,) = operator["suites"]
     cost, latency = suite["cost"], suite["latency_ms"]
     b, c = cost["base"], cost["candidate"]
@@ -154,7 +147,7 @@ def test_cost_and_latency_deltas(store: Store, tmp_path: Path) -> None:
     assert cost["delta_withheld"] is None
     assert latency["p50_delta"] == latency["candidate"]["p50"] - latency["base"]["p50"]
     # An author's: public cells only, as everything else of an author's comparison.
-    author = _valid(compare_evals(store, base, candidate))
+    author = as_valid("compare", compare_evals(store, base, candidate))
     assert author["suites"][0]["cost"]["base"]["n"] == 7
     assert author["suites"][0]["latency_ms"]["base"]["n"] == 7
     text = render_compare_markdown(author)
@@ -203,7 +196,7 @@ def test_evals_of_different_holdout_epochs_are_refused(store: Store, tmp_path: P
     with pytest.raises(Refused, match=r"\(0 and 4\)"):
         compare_evals(store, base, candidate, audience="operator")
     # With --allow-mismatch the comparison is made, and labelled.
-    unmatched = _valid(compare_evals(store, base, candidate, allow_mismatch=True))
+    unmatched = as_valid("compare", compare_evals(store, base, candidate, allow_mismatch=True))
     assert unmatched["matched"] is False and len(unmatched["mismatches"]) == 1
     assert "**Unmatched**" in render_compare_markdown(unmatched)
 
@@ -226,8 +219,8 @@ def test_evals_of_different_suite_versions_are_refused(store: Store, tmp_path: P
     with pytest.raises(Refused, match="v1 digest .* against v2 digest") as refused:
         compare_evals(store, base, candidate)
     assert refused.value.hint is not None and "--allow-mismatch" in refused.value.hint
-    unmatched = _valid(
-        compare_evals(store, base, candidate, audience="operator", allow_mismatch=True)
+    unmatched = as_valid(
+        "compare", compare_evals(store, base, candidate, audience="operator", allow_mismatch=True)
     )
     (suite,) = unmatched["suites"]
     # The new case has no partner: it is listed, not dropped.

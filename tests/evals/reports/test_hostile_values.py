@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,7 @@ from tests.evals.reports._hostile import HostileStore, StoredCell, check_rendere
 from tests.evals.reports._setup import manifest, setup, suite_dir
 from tests.evals.suites._make import SUITE_YAML, case
 from tests.gateway._cli import CLI
-from tests.gateway.server._gateway import running_gateway
+from tests.gateway.server._gateway import Gateway, running_gateway
 
 ROOT = Path(__file__).resolve().parents[3]
 HUGE = Decimal("1e1000000")  # what `loads` makes of the agent's `1e1000000`
@@ -102,11 +104,20 @@ def test_an_agents_1e1000000_leaves_its_eval_readable(store: Store, tmp_path: Pa
     assert first["cells"][0]["checks"][0]["metrics"] == {"sum": "[number 1E+1000000]"}
 
 
-def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
+@contextmanager
+def _home_store(tmp_path: Path) -> Iterator[tuple[Path, Store]]:
+    """A fresh HOLON_HOME and its embedded store (the CLI's own), closed afterwards."""
     home = tmp_path / "home"
     home.mkdir()
     store = open_store(f"sqlite:///{home / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
     try:
+        yield home, store
+    finally:
+        store.close()
+
+
+def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
+    with _home_store(tmp_path) as (home, store):
         base = _record_huge(store, tmp_path)
         other = _record_huge_again(store, tmp_path)
         cli = CLI(home)
@@ -119,18 +130,24 @@ def test_cli_and_api_render_an_eval_with_a_huge_number(tmp_path: Path) -> None:
             res = cli("evals", "compare", base, other, "--format", form, "--audience", "operator")
             assert res.code == 0, (form, res.stderr)
         with running_gateway(store, home, eval_workers=0) as gw:
-            for form in FORMATS:
-                for audience in AUDIENCES:
-                    params = {"format": form, "audience": audience}
-                    got = gw.call("GET", f"/v1/evals/{base}/report", "operator", params=params)
-                    assert got.status_code == 200, (form, audience, got.text[:300])
-                    assert "1E+1000000" in got.text
+            for shown, text in _api_reports(gw, base).items():
+                assert "1E+1000000" in text, shown
             for form in ("json", "md", "html"):
                 path = f"/v1/evals/{base}/compare/{other}"
                 got = gw.call("GET", path, "operator", params={"format": form})
                 assert got.status_code == 200, (form, got.text[:300])
-    finally:
-        store.close()
+
+
+def _api_reports(gw: Gateway, eval_id: str) -> dict[str, str]:
+    """Every report of the eval the API serves the operator: "form audience" -> its text."""
+    texts = {}
+    for form in FORMATS:
+        for audience in AUDIENCES:
+            params = {"format": form, "audience": audience}
+            got = gw.call("GET", f"/v1/evals/{eval_id}/report", "operator", params=params)
+            assert got.status_code == 200, (form, audience, got.text[:300])
+            texts[f"{form} {audience}"] = got.text
+    return texts
 
 
 def _record_huge_again(store: Store, root: Path) -> str:
@@ -155,10 +172,7 @@ SURROGATE = "\ud800"
 @pytest.mark.slow
 def test_bin_holon_writes_every_report_of_a_stored_lone_surrogate(tmp_path: Path) -> None:
     """The real CLI prints to a UTF-8 pipe: a lone surrogate, raw, would not encode."""
-    home = tmp_path / "home"
-    home.mkdir()
-    store = open_store(f"sqlite:///{home / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
-    try:
+    with _home_store(tmp_path) as (home, store):
         hostile = HostileStore(store, tmp_path)
         cell = StoredCell(
             output={"label": f"a{SURROGATE}b\u202e"},
@@ -167,8 +181,6 @@ def test_bin_holon_writes_every_report_of_a_stored_lone_surrogate(tmp_path: Path
             checks=[{"name": f"n{SURROGATE}", "passed": False, "actual": SURROGATE}],
         )
         hostile.write([cell] * 3)
-    finally:
-        store.close()
     env = {**os.environ, "HOLON_HOME": str(home), "HOLON_EXAMPLES": "off"}
     env.pop("HOLON_DATABASE_URL", None)
     for form in FORMATS:
@@ -242,12 +254,7 @@ def test_an_agents_bidi_and_script_output_over_http_is_escaped_everywhere(tmp_pa
             assert res.code == 0, (form, res.stderr)
             assert "\u202e" not in res.stdout
         with running_gateway(store, home, eval_workers=0) as gw:
-            for form in FORMATS:
-                for audience in AUDIENCES:
-                    params = {"format": form, "audience": audience}
-                    got = gw.call("GET", f"/v1/evals/{first}/report", "operator", params=params)
-                    assert got.status_code == 200, (form, audience, got.text[:300])
-                    assert got.text == shown[f"{form} {audience}"]
+            assert _api_reports(gw, first) == shown
             got = gw.call("GET", f"/v1/evals/{first}/compare/{evals[1]}", "operator")
             assert got.status_code == 200 and "\u202e" not in got.text
     finally:

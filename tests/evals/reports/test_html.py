@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import os
 import re
 import shutil
 import subprocess
@@ -18,8 +17,8 @@ from evals.reports._format import percent
 from records import Store, new_key, open_store
 from tests.evals.reports._setup import PAYLOAD, PUBLIC_CASES, run_eval, setup
 from tests.evals.suites._make import case
+from tests.gateway.console._browser import chromium_or_skip
 
-CHROMIUM = Path("/usr/bin/chromium")
 # An agent echoing a name that a right-to-left override turns around (`invoice`,
 # U+202E, `txt.exe` shows as `invoiceexe.txt`), with a handler that would run a script.
 BIDI = "invoice\u202etxt.exe <img src=x onerror=document.title='ran'>"
@@ -103,20 +102,11 @@ def test_html_shows_the_jsons_numbers(report: dict[str, Any]) -> None:
             assert f"graded {row['n']} of {row['n'] + row['missing']}" in rendered
 
 
-def _chromium_or_skip() -> Path:
-    if CHROMIUM.exists():
-        return CHROMIUM
-    message = f"{CHROMIUM} is not installed (Debian's `chromium` package)"
-    if os.environ.get("HOLON_REQUIRE_CHROMIUM") == "1":
-        pytest.fail(message + " and HOLON_REQUIRE_CHROMIUM=1: the browser test must run")
-    pytest.skip(message)
-
-
 @pytest.mark.slow
 def test_a_real_browser_renders_the_bars_and_shows_the_payload_as_text(
     bidi_report: dict[str, Any], tmp_path: Path
 ) -> None:
-    chromium = _chromium_or_skip()
+    chromium = chromium_or_skip()
     page = tmp_path / "report.html"
     page.write_text(render_html(bidi_report), encoding="utf-8")
     profile = tmp_path / "profile"

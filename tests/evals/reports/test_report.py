@@ -19,7 +19,7 @@ from records import CellResultRow, Store
 from schema import __version__, validator
 from schema.errors import NotFound, UsageError
 from schema.jsontext import dumps, loads
-from tests.evals._stable import without
+from tests.evals._stable import RUN_VOLATILE, without
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import (
     GENERATED_YAML,
@@ -30,6 +30,7 @@ from tests.evals.reports._setup import (
     SECRET_IDS,
     SECRET_SUBJECTS,
     SECRET_TAG,
+    as_valid,
     escaped_forms,
     run_eval,
     setup,
@@ -40,15 +41,6 @@ from tests.evals.suites._make import SUITE_YAML
 @pytest.fixture
 def sqlite(sqlite_store: Store) -> Store:
     return sqlite_store
-
-
-def _valid(report: dict[str, Any]) -> dict[str, Any]:
-    """The report as its JSON text reads back, checked against schema/report.schema.json."""
-    document = loads(dumps(report))
-    errors = sorted(validator("report").iter_errors(document), key=lambda e: list(e.path))
-    assert not errors, [(list(e.absolute_path), e.message) for e in errors[:5]]
-    assert isinstance(document, dict)
-    return document
 
 
 def _formats(report: dict[str, Any]) -> dict[str, str]:
@@ -69,7 +61,7 @@ def test_the_report_is_valid_and_shows_the_records_numbers(store: Store, tmp_pat
     assert found is not None
     record = found.to_json()
     for audience in ("author", "operator"):
-        report = _valid(build_report(store, eval_id, audience=audience))
+        report = as_valid("report", build_report(store, eval_id, audience=audience))
         assert report["audience"] == audience
         assert report["eval"]["id"] == eval_id and report["eval"]["complete"] is True
         assert report["agent"] == {
@@ -132,7 +124,7 @@ def test_the_report_is_valid_and_shows_the_records_numbers(store: Store, tmp_pat
 
 def test_public_cases_are_shown_in_full(sqlite: Store, tmp_path: Path) -> None:
     setup(sqlite, tmp_path)
-    report = _valid(build_report(sqlite, run_eval(sqlite, tmp_path / "home")))
+    report = as_valid("report", build_report(sqlite, run_eval(sqlite, tmp_path / "home")))
     cases = {c["case_id"]: c for c in report["suites"][0]["cases"]}
     failed = cases["pub-fail"]["cells"][0]
     assert failed["output"] == {"label": "billing", "echo": "billing. Thanks."}
@@ -156,7 +148,7 @@ def test_public_cases_are_shown_in_full(sqlite: Store, tmp_path: Path) -> None:
 def test_authors_see_the_holdout_only_as_aggregates(sqlite: Store, tmp_path: Path) -> None:
     setup(sqlite, tmp_path)
     eval_id = run_eval(sqlite, tmp_path / "home")
-    operator = _valid(build_report(sqlite, eval_id, audience="operator"))
+    operator = as_valid("report", build_report(sqlite, eval_id, audience="operator"))
     # A digest's first 12 characters: Markdown's case table shows no more.
     digests = {
         c["case_digest"][:12] for c in operator["suites"][0]["cases"] if c["split"] == "holdout"
@@ -168,7 +160,7 @@ def test_authors_see_the_holdout_only_as_aggregates(sqlite: Store, tmp_path: Pat
     for name, text in _formats(operator).items():
         shown = secrets - {SECRET_SUBJECTS[0]} if name == "md" else secrets
         assert {secret for secret in shown if secret in text} == shown, name
-    author = _valid(build_report(sqlite, eval_id))  # the default audience
+    author = as_valid("report", build_report(sqlite, eval_id))  # the default audience
     assert author["audience"] == "author"
     for name, text in _formats(author).items():
         for secret in secrets:
@@ -197,12 +189,12 @@ def test_authors_never_see_a_generated_holdouts_epoch(sqlite: Store, tmp_path: P
     for _ in range(3):
         sqlite.suites.rotate_holdout("tiny")
     eval_id = run_eval(sqlite, tmp_path / "home")
-    operator = _valid(build_report(sqlite, eval_id, audience="operator"))
+    operator = as_valid("report", build_report(sqlite, eval_id, audience="operator"))
     assert operator["suites"][0]["holdout_epoch"] == 3
     assert operator["record"]["value"]["holdout_epochs"] == {"tiny": 3}
     held = [c for c in operator["suites"][0]["cases"] if c["split"] == "holdout"]
     assert len(held) == 4 and all(c["case_id"].startswith("e3-") for c in held)
-    author = _valid(build_report(sqlite, eval_id, audience="author"))
+    author = as_valid("report", build_report(sqlite, eval_id, audience="author"))
     assert "holdout_epochs" not in author["record"]["value"]
     for name, text in _formats(author).items():
         assert "epoch" not in text.lower(), name
@@ -246,20 +238,7 @@ def test_rendering_twice_gives_the_same_bytes(sqlite: Store, tmp_path: Path) -> 
             }
 
 
-VOLATILE = {
-    "id",
-    "eval_id",
-    "certificate_id",
-    "created_at",
-    "finished_at",
-    "evaluated_at",
-    "eval_started_at",
-    "request_id",
-    "latency_ms",
-    "grade_ms",
-    "grading_ms",
-    "plan_digest",
-}
+VOLATILE = RUN_VOLATILE | {"plan_digest"}
 
 
 def _stable(value: Any) -> Any:
@@ -276,7 +255,7 @@ def test_a_resumed_eval_reports_like_one_that_never_crashed(sqlite: Store, tmp_p
     # A worker of a process that no longer exists held some cells when it died.
     dead = f"{socket.gethostname()}:999999:dead"
     assert len(sqlite.evals.claim(crashed.id, dead, 4, 3600)) == 4
-    partial = _valid(build_report(sqlite, crashed.id, audience="operator"))
+    partial = as_valid("report", build_report(sqlite, crashed.id, audience="operator"))
     assert partial["eval"]["complete"] is False and partial["record"] is None
     assert partial["summary"]["cells"] == {"n": 0, "missing": 10}
     assert resume(sqlite, crashed.id, home=home).status == "done"
@@ -298,7 +277,7 @@ def test_a_running_eval_reports_what_is_missing(sqlite: Store, tmp_path: Path) -
         for c in claimed
     ]
     assert len(sqlite.evals.record(info.id, rows)) == 3
-    report = _valid(build_report(sqlite, info.id, audience="operator"))
+    report = as_valid("report", build_report(sqlite, info.id, audience="operator"))
     assert report["eval"]["status"] == "running" and report["eval"]["complete"] is False
     assert report["summary"]["cells"] == {"n": 3, "missing": 7}
     assert report["summary"]["cost"]["usd"] == "0.0006"
@@ -361,7 +340,7 @@ def test_case_inputs_and_the_data_licence_in_every_format(store: Store, tmp_path
     setup(store, tmp_path, suite_yaml=licensed)
     eval_id = run_eval(store, tmp_path / "home")
     for audience in ("author", "operator"):
-        report = _valid(build_report(store, eval_id, audience=audience))
+        report = as_valid("report", build_report(store, eval_id, audience=audience))
         (suite,) = report["suites"]
         assert suite["license"] == "CC-BY-4.0"
         rows = {c["case_id"]: c for c in suite["cases"]}
@@ -388,7 +367,7 @@ def test_usage_and_grading_time_beside_latency(store: Store, tmp_path: Path) -> 
     setup(store, tmp_path)
     eval_id = run_eval(store, tmp_path / "home")
     for audience in ("author", "operator"):
-        report = _valid(build_report(store, eval_id, audience=audience))
+        report = as_valid("report", build_report(store, eval_id, audience=audience))
         (suite,) = report["suites"]
         cells = [cell for case in suite["cases"] for cell in case["cells"]]
         answered = [c for c in cells if c["outcome"] == "ok"]
@@ -423,7 +402,7 @@ def test_check_metrics_are_aggregated_per_case_with_an_interval(
     setup(store, tmp_path, suite_yaml=similar)
     eval_id = run_eval(store, tmp_path / "home")
     for audience in ("author", "operator"):
-        report = _valid(build_report(store, eval_id, audience=audience))
+        report = as_valid("report", build_report(store, eval_id, audience=audience))
         (suite,) = report["suites"]
         splits = ("public", "holdout") if audience == "operator" else ("public",)
         assert set(suite["checks"]) == set(splits)  # an author's holdout has no check rows

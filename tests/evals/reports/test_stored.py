@@ -17,7 +17,6 @@ from evals import make_plan, start
 from evals.reports import (
     RENDERERS,
     ReportCache,
-    build_report,
     render_html,
     render_json,
     report_key,
@@ -26,11 +25,7 @@ from gateway.service import StoreService
 from records import Store, open_store, utcnow
 from records._models import EvalReportRow
 from tests.evals.reports._agent import AGENT_ID
-from tests.evals.reports._setup import run_eval, setup
-
-
-def _fresh(store: Store, eval_id: str, audience: str, form: str) -> str:
-    return RENDERERS[form](build_report(store, eval_id, audience=audience))
+from tests.evals.reports._setup import fresh_report, kept_report, run_eval, setup
 
 
 class Counted:
@@ -43,10 +38,6 @@ class Counted:
     def __call__(self, report: dict[str, Any]) -> str:
         self.calls += 1
         return self.render(report)
-
-
-def _kept(cache: ReportCache, store: Store, eval_id: str, audience: str, form: str) -> str:
-    return cache.report(store, eval_id, audience=audience, form=form, render=RENDERERS[form])
 
 
 @pytest.fixture
@@ -77,8 +68,8 @@ def test_a_rendered_report_is_stored_and_another_process_reads_it_unrendered(
     texts = {}
     for audience in ("author", "operator"):
         for form in RENDERERS:
-            texts[audience, form] = _kept(first, store, done, audience, form)
-            assert texts[audience, form] == _fresh(store, done, audience, form)
+            texts[audience, form] = kept_report(first, store, done, audience, form)
+            assert texts[audience, form] == fresh_report(store, done, audience, form)
     assert (first.renders, first.stored_writes, first.stored_hits) == (8, 8, 0)
     assert store.eval_reports.count(done) == 8
     # Another process, its cache empty: every report read from the store, none rendered.
@@ -89,17 +80,17 @@ def test_a_rendered_report_is_stored_and_another_process_reads_it_unrendered(
         assert served == text and counted.calls == 0
     assert (second.renders, second.stored_hits, second.stored_writes) == (0, 8, 0)
     # Then from its own memory, in front of the store.
-    assert _kept(second, other, done, "operator", "html") == texts["operator", "html"]
+    assert kept_report(second, other, done, "operator", "html") == texts["operator", "html"]
     assert second.hits == 1 and second.stored_hits == 8
 
 
 def test_a_large_text_is_stored_compressed_and_read_back_identical(
     store: Store, other: Store, done: str
 ) -> None:
-    text = _kept(ReportCache(), store, done, "operator", "html")
+    text = kept_report(ReportCache(), store, done, "operator", "html")
     row = _row(store, done, "operator", "html")
     assert row is not None and row.compressed and len(row.body) < len(text.encode()) // 2
-    assert _kept(ReportCache(), other, done, "operator", "html") == text
+    assert kept_report(ReportCache(), other, done, "operator", "html") == text
     # Text the registry keeps as it is given: lone surrogates, astral characters, NUL.
     odd = "\udcff \U0001f600 \x00 é" * 5000
     key = "k" * 64
@@ -115,15 +106,15 @@ def test_a_large_text_is_stored_compressed_and_read_back_identical(
 def test_a_changed_key_renders_again_and_replaces_the_row(
     store: Store, other: Store, done: str
 ) -> None:
-    before = _kept(ReportCache(), store, done, "operator", "json")
+    before = kept_report(ReportCache(), store, done, "operator", "json")
     assert '"output":{' in before
     # Retention drops the outputs: the kept reports (which show them) go with them.
     assert store.evals.drop_outputs(utcnow() + timedelta(seconds=1)) > 0
     assert store.eval_reports.count(done) == 0
     cache = ReportCache()
-    after = _kept(cache, other, done, "operator", "json")
+    after = kept_report(cache, other, done, "operator", "json")
     assert cache.renders == 1 and '"output":{' not in after
-    assert after == _fresh(store, done, "operator", "json")
+    assert after == fresh_report(store, done, "operator", "json")
     assert store.eval_reports.key(done, "operator", "json") == report_key(
         store, done, "operator", "json"
     )
@@ -142,8 +133,8 @@ def test_a_changed_key_renders_again_and_replaces_the_row(
 
 
 def test_an_author_is_never_served_the_operators_row(store: Store, other: Store, done: str) -> None:
-    operator = _kept(ReportCache(), store, done, "operator", "json")
-    author = _fresh(store, done, "author", "json")
+    operator = kept_report(ReportCache(), store, done, "operator", "json")
+    author = fresh_report(store, done, "author", "json")
     assert operator != author
     # Only the operator's report is stored: an author's read renders its own.
     cache = ReportCache()
@@ -163,20 +154,20 @@ def test_an_author_is_never_served_the_operators_row(store: Store, other: Store,
             )
         )
     fresh = ReportCache()
-    assert _kept(fresh, other, done, "author", "json") == author
+    assert kept_report(fresh, other, done, "author", "json") == author
     assert fresh.renders == 1 and fresh.stored_hits == 0
     # In HTML as in JSON: with both stored, each audience reads its own.
-    operator_html = _kept(ReportCache(), other, done, "operator", "html")
-    author_html = _kept(ReportCache(), other, done, "author", "html")
+    operator_html = kept_report(ReportCache(), other, done, "operator", "html")
+    author_html = kept_report(ReportCache(), other, done, "author", "html")
     reread = ReportCache()
-    assert _kept(reread, store, done, "author", "html") == author_html != operator_html
-    assert author_html == _fresh(store, done, "author", "html") and reread.stored_hits == 1
+    assert kept_report(reread, store, done, "author", "html") == author_html != operator_html
+    assert author_html == fresh_report(store, done, "author", "html") and reread.stored_hits == 1
 
 
 def test_a_report_over_the_bound_is_not_stored(store: Store, other: Store, done: str) -> None:
-    text = _fresh(store, done, "operator", "md")
+    text = fresh_report(store, done, "operator", "md")
     small = ReportCache(max_stored_bytes=len(text.encode()) - 1)
-    assert _kept(small, store, done, "operator", "md") == text
+    assert kept_report(small, store, done, "operator", "md") == text
     assert small.stored_writes == 0 and store.eval_reports.key(done, "operator", "md") is None
     counted = Counted("md")
     assert ReportCache().report(other, done, audience="operator", form="md", render=counted)
@@ -188,7 +179,9 @@ def test_a_report_over_the_bound_is_not_stored(store: Store, other: Store, done:
 
 def test_a_cache_of_this_process_alone_leaves_the_store_alone(store: Store, done: str) -> None:
     cache = ReportCache(stored=False)
-    assert _kept(cache, store, done, "operator", "md") == _fresh(store, done, "operator", "md")
+    assert kept_report(cache, store, done, "operator", "md") == fresh_report(
+        store, done, "operator", "md"
+    )
     assert store.eval_reports.count(done) == 0
 
 
@@ -202,7 +195,7 @@ def test_prerender_stores_every_audience_once_from_one_read(
         for form in forms:
             counted = Counted(form)
             text = ReportCache().report(other, done, audience=audience, form=form, render=counted)
-            assert counted.calls == 0 and text == _fresh(store, done, audience, form)
+            assert counted.calls == 0 and text == fresh_report(store, done, audience, form)
     assert cache.prerender(store, done, forms) == 0  # kept already
     assert ReportCache().prerender(other, done, forms) == 0
     # A running eval: nothing rendered ahead, nothing stored.
@@ -218,7 +211,7 @@ def test_the_gateway_client_reads_through_the_store(
     assert one.evals.prerender(done) == 4
     two = StoreService(other, tmp_path / "home")
     text = two.evals.report(done, audience="author", form="html")
-    assert text == _fresh(store, done, "author", "html")
+    assert text == fresh_report(store, done, "author", "html")
     assert two.evals.reports.renders == 0 and two.evals.reports.stored_hits == 1
     # A format not rendered ahead is rendered on its first view, then stored.
     two.evals.report(done, audience="author", form="junit")

@@ -33,7 +33,7 @@ from evals import make_plan, start, work
 from evals.suites import install_suite
 from records import AgentRecord, EvalCell, EvalInfo, Store
 from tests._servers import serve
-from tests.evals.suites._make import case, make_suite
+from tests.evals.suites._make import tiny_suite
 
 CAP = Decimal("0.01")  # the tiny suite's limits.max_cost_usd
 AGENT = "test/recorder"
@@ -80,9 +80,7 @@ def endpoint(recorder: Recorder) -> Iterator[str]:
 def _eval(
     store: Store, tmp_path: Path, endpoint: str, pricing: dict[str, str] | None
 ) -> tuple[EvalInfo, list[EvalCell]]:
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(4)]
-    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(4)]
-    install_suite(store, make_suite(tmp_path, public=public, holdout=holdout))
+    install_suite(store, tiny_suite(tmp_path, 4))
     manifest: dict[str, Any] = {
         "schema_version": 1,
         "id": AGENT,

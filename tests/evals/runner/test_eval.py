@@ -12,16 +12,14 @@ from evals import make_plan, resume, start, work
 from evals.suites import install_suite
 from records import CellResultRow, Store
 from schema.errors import Refused
-from tests.evals.suites._make import case, make_suite
+from tests.evals.suites._make import make_suite, tiny_suite
 
 ROOT = Path(__file__).resolve().parents[3]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 
 
 def _setup(store: Store, tmp_path: Path, cases: int = 6, **manifest: Any) -> str:
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
-    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(cases)]
-    install_suite(store, make_suite(tmp_path, public=public, holdout=holdout))
+    install_suite(store, tiny_suite(tmp_path, cases))
     data = load_manifest(TRIAGE).to_json()
     data.update(manifest)
     store.agents.register(data)

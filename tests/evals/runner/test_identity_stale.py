@@ -9,16 +9,14 @@ from agents import load_manifest
 from evals import make_plan, start, work
 from evals.suites import install_suite
 from records import Store
-from tests.evals.suites._make import case, make_suite
+from tests.evals.suites._make import tiny_suite
 
 ROOT = Path(__file__).resolve().parents[3]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 
 
 def _evaluated(store: Store, tmp_path: Path) -> tuple[str, str]:
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(3)]
-    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(3)]
-    install_suite(store, make_suite(tmp_path, public=public, holdout=holdout))
+    install_suite(store, tiny_suite(tmp_path, 3))
     data = load_manifest(TRIAGE).to_json()
     store.agents.register(data)
     _evaluate(store, data["id"], tmp_path / "home")

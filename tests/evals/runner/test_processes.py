@@ -24,30 +24,14 @@ from evals import check_processes, make_plan, max_processes, start, work
 from evals.reports import build_report
 from records import Store, new_key, open_store
 from schema.errors import UsageError
-from tests.evals._stable import without
+from tests.evals._stable import RUN_VOLATILE, without
 from tests.evals.runner.test_eval import _scored, _setup
-from tests.evals.suites._make import case, make_suite
-from tests.gateway._cli import CLI
+from tests.gateway._cli import CLI, add_triage
 
 ROOT = Path(__file__).resolve().parents[3]
-TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
 
 # What differs between two runs of the same measurement: ids, clocks, timings.
-VOLATILE = {
-    "id",
-    "eval_id",
-    "created_at",
-    "finished_at",
-    "generated_at",
-    "latency_ms",
-    "grading_ms",
-    "grade_ms",
-    "duration_s",
-    "request_id",
-    "evaluated_at",
-    "eval_started_at",
-    "certificate_id",
-}
+VOLATILE = RUN_VOLATILE | {"generated_at", "duration_s"}
 
 
 def _stable(value: Any) -> Any:
@@ -117,10 +101,7 @@ def test_more_processes_than_cells_in_flight_is_a_usage_error() -> None:
 
 
 def _cli_setup(cli: CLI, tmp_path: Path, cases: int = 6) -> None:
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
-    holdout = [case(f"h{i}", f"Refund please {i}", "billing") for i in range(cases)]
-    assert cli("suites", "add", str(make_suite(tmp_path, public=public, holdout=holdout))).code == 0
-    assert cli("agents", "register", str(TRIAGE)).code == 0
+    add_triage(cli, tmp_path, cases)
 
 
 @pytest.mark.parametrize(

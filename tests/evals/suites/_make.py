@@ -70,3 +70,15 @@ def make_suite(
     hold = holdout if holdout is not None else [case("h1"), case("h2")]
     (directory / "cases" / "holdout.jsonl").write_text("".join(json.dumps(c) + "\n" for c in hold))
     return directory
+
+
+def tiny_suite(root: Path, cases: int = 6, *, holdout_wrong: int = 0) -> Path:
+    """The tiny ticket.classify suite the triage example answers: `cases` public tickets
+    ("Cannot log in": account) and as many holdout ones ("Refund please": billing), the
+    first `holdout_wrong` of those expecting a label no one gives."""
+    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
+    holdout = [
+        case(f"h{i}", f"Refund please {i}", "nobody-says-this" if i < holdout_wrong else "billing")
+        for i in range(cases)
+    ]
+    return make_suite(root, public=public, holdout=holdout)

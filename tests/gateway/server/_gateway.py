@@ -17,9 +17,9 @@ from agents import load_manifest
 from evals.suites import install_suite
 from gateway.server import SERVER_OPTIONS, create_app
 from gateway.settings import Settings
-from records import Store
+from records import Store, new_key, open_store
 from tests._servers import serve
-from tests.evals.suites._make import case, make_suite
+from tests.evals.suites._make import tiny_suite
 
 ROOT = Path(__file__).resolve().parents[3]
 TRIAGE = ROOT / "examples" / "agents" / "acme-ticket-triage.yaml"
@@ -95,12 +95,7 @@ class Gateway:
 
 def install_tiny(store: Store, root: Path, *, holdout_wrong: int = 0, cases: int = 6) -> None:
     """The tiny ticket.classify suite; `holdout_wrong` holdout cases expect a label no one gives."""
-    public = [case(f"p{i}", f"Cannot log in {i}", "account") for i in range(cases)]
-    holdout = [
-        case(f"h{i}", f"Refund please {i}", "nobody-says-this" if i < holdout_wrong else "billing")
-        for i in range(cases)
-    ]
-    install_suite(store, make_suite(root, public=public, holdout=holdout))
+    install_suite(store, tiny_suite(root, cases, holdout_wrong=holdout_wrong))
 
 
 def register_triage(store: Store, agent_id: str = "acme/ticket-triage", **changes: Any) -> str:
@@ -142,6 +137,30 @@ def running_gateway(
             yield gateway
         finally:
             gateway.http.close()
+
+
+@contextmanager
+def tiny_gateway(
+    root: Path,
+    env: dict[str, str] | None = None,
+    *,
+    holdout_wrong: int = 0,
+    grant: bool = False,
+    **options: Any,
+) -> Iterator[Gateway]:
+    """A gateway over a fresh embedded store under `root` holding the tiny suite and the
+    triage agent (and, with `grant`, finance-bot's `mandate()`): a test module's world,
+    shared by its tests (a module-scoped fixture). `options` as for running_gateway."""
+    store = open_store(f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
+    try:
+        install_tiny(store, root, holdout_wrong=holdout_wrong)
+        register_triage(store)
+        if grant:
+            store.mandates.grant(mandate())
+        with running_gateway(store, root / "home", env, **options) as gateway:
+            yield gateway
+    finally:
+        store.close()
 
 
 def mandate(**fields: Any) -> dict[str, Any]:

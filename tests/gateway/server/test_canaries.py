@@ -181,14 +181,7 @@ def _slide(store: Store, tmp_path: Path, seen: Seen) -> None:
 
     async def run() -> tuple[int, int | None]:
         async with Executor(allow_asgi=True) as executor:
-            canaries = Canaries(
-                store,
-                executor,
-                Lookups(store, ttl_s=0),
-                home=tmp_path / "home",
-                policy=CanaryPolicy(0, 0, Decimal(1000)),
-                report=results.append,
-            )
+            canaries = _canaries(store, executor, tmp_path, Decimal(1000), report=results.append)
             honest = 0
             for _ in range(400):
                 result = await canaries.send(AGENT, CAPABILITY)
@@ -213,19 +206,26 @@ def _slide(store: Store, tmp_path: Path, seen: Seen) -> None:
     print(f"a slide from 0.85 to 0.65 found after {delay} canaries")
 
 
+def _canaries(
+    store: Store, executor: Executor, tmp_path: Path, ceiling: Decimal, **options: Any
+) -> Canaries:
+    """Canaries sent by hand (no share, no floor), under `ceiling`, fresh lookups each time."""
+    return Canaries(
+        store,
+        executor,
+        Lookups(store, ttl_s=0),
+        home=tmp_path / "home",
+        policy=CanaryPolicy(0, 0, ceiling),
+        **options,
+    )
+
+
 def _one_more(store: Store, tmp_path: Path, ceiling: Decimal) -> CanaryResult:
     """One more canary: after a drift not sent (only a new eval clears it)."""
     import asyncio
 
     async def one() -> CanaryResult:
         async with Executor(allow_asgi=True) as executor:
-            canaries = Canaries(
-                store,
-                executor,
-                Lookups(store, ttl_s=0),
-                home=tmp_path / "home",
-                policy=CanaryPolicy(0, 0, ceiling),
-            )
-            return await canaries.send(AGENT, CAPABILITY)
+            return await _canaries(store, executor, tmp_path, ceiling).send(AGENT, CAPABILITY)
 
     return asyncio.run(one())

@@ -7,41 +7,20 @@ turn the `on` gateway's off."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.bench._run import run_bench
 
 pytestmark = pytest.mark.slow
 
 
-def test_the_canaries_bench_compares_on_off_and_control() -> None:
-    done = subprocess.run(
-        [sys.executable, "bench/gateway/canaries.py", "--json"]
-        + [
-            "--rate",
-            "100",
-            "--seconds",
-            "0.6",
-            "--rounds",
-            "1",
-            "--share",
-            "0.5",
-            "--warmup",
-            "20",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
+def test_the_canaries_bench_compares_on_off_and_control(tmp_path: Path) -> None:
+    smoke = ("--rate", "100", "--seconds", "0.6", "--rounds", "1", "--share", "0.5")
+    results = run_bench(
+        "bench/gateway/canaries.py", *smoke, "--warmup", "20", home=tmp_path / "home"
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    results = json.loads(done.stdout)
     paced = results["paced"]
     assert {"off", "on", "control", "on_added", "control_added"} <= set(paced)
     assert all(paced[name]["calls"] == 20 for name in ("off", "on", "control"))

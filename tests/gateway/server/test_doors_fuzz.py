@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from records import Store
+from tests._hypothesis import derandomized
 from tests.gateway.server._doors import CALLER, INPUT, two_call_gateway
 from tests.gateway.server._gateway import Gateway
 
@@ -57,13 +58,7 @@ def test_any_params_get_a_json_rpc_answer(store: Store, tmp_path: Path) -> None:
 def _fuzz(gw: Gateway) -> None:
     headers = {"Accept": "application/json, text/event-stream"}
 
-    @settings(
-        max_examples=150,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @derandomized(150)
     @given(
         door=st.sampled_from(sorted(DOORS)),
         index=st.integers(0, 3),

@@ -20,15 +20,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from gateway.server import ENDPOINTS
-from records import new_key, open_store
 from schema import jsontext
 from tests.campaign._tally import record
 from tests.gateway.server._gateway import (
     Gateway,
     fill_path,
-    install_tiny,
-    register_triage,
-    running_gateway,
+    tiny_gateway,
 )
 
 pytestmark = pytest.mark.slow
@@ -40,14 +37,9 @@ SLOW = 40  # connections per slow-body trial
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    root = tmp_path_factory.mktemp("hostile-http")
-    store = open_store(f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
-    install_tiny(store, root)
-    register_triage(store)
     env = {"HOLON_BODY_TIMEOUT_S": str(DEADLINE_S)}
-    with running_gateway(store, root / "home", env, eval_workers=0) as gw:
+    with tiny_gateway(tmp_path_factory.mktemp("hostile-http"), env, eval_workers=0) as gw:
         yield gw
-    store.close()
 
 
 def _address(gateway: Gateway) -> tuple[str, int]:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from evals import MAX_REPORT_BYTES
-from records import Store, new_key, open_store
-from tests.gateway.server._gateway import Gateway, install_tiny, register_triage, running_gateway
+from records import Store
+from tests.gateway.server._gateway import Gateway, tiny_gateway
 
 pytestmark = pytest.mark.slow
 
@@ -19,13 +19,8 @@ GENERAL_LIMIT = 8 * 1024 * 1024  # every other route's (create_app's max_body_by
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    root = tmp_path_factory.mktemp("imports")
-    store = open_store(f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
-    install_tiny(store, root, holdout_wrong=2)
-    register_triage(store)
-    with running_gateway(store, root / "home") as gw:
+    with tiny_gateway(tmp_path_factory.mktemp("imports"), holdout_wrong=2) as gw:
         yield gw
-    store.close()
 
 
 @pytest.fixture(scope="module")

@@ -107,6 +107,13 @@ def _logged(caplog: pytest.LogCaptureFixture, item: str) -> list[logging.LogReco
     return [r for r in caplog.records if r.name == "gateway._loops" and item in r.getMessage()]
 
 
+def _one_traceback(caplog: pytest.LogCaptureFixture, item: str) -> logging.LogRecord:
+    """The one line the loops logged about `item`, with its traceback."""
+    (logged,) = _logged(caplog, item)
+    assert logged.exc_info is not None
+    return logged
+
+
 def test_one_agent_whose_probe_raises_does_not_stop_the_probes_of_the_others(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -244,8 +251,7 @@ def test_eval_workers_go_on_past_an_eval_that_raises(
             assert ready["running"] is True and ready["failures"] == 1
             assert ready["last_success"] is not None
     assert len(broken) == 1 and not first.calls
-    (logged,) = _logged(caplog, f"eval {stuck}")
-    assert logged.exc_info is not None and "cannot take" in logged.getMessage()
+    assert "cannot take" in _one_traceback(caplog, f"eval {stuck}").getMessage()
 
 
 # The thread's end is the point: pytest reports what ended it, and here that is expected.
@@ -285,8 +291,7 @@ def test_a_report_that_fails_to_render_ahead_is_counted_and_the_next_is_rendered
             loop = _succeeded(gw, "report-prerender")
             assert loop["failures"] == 1 and loop["last_success"] is not None
     assert failed == [started.json()["eval"]["id"]]
-    (logged,) = _logged(caplog, f"the report of eval {failed[0]}")
-    assert logged.exc_info is not None
+    _one_traceback(caplog, f"the report of eval {failed[0]}")
 
 
 def test_a_token_use_that_fails_to_be_written_is_counted_and_the_next_is_written(
@@ -309,8 +314,7 @@ def test_a_token_use_that_fails_to_be_written_is_counted_and_the_next_is_written
         )
     used = {t.id for t in listed if t.last_used_at is not None}
     assert failed[0] not in used and len(used) >= 2  # the others' uses were written
-    (logged,) = _logged(caplog, f"the last use of token {failed[0]}")
-    assert logged.exc_info is not None
+    _one_traceback(caplog, f"the last use of token {failed[0]}")
 
 
 def test_an_a2a_task_write_that_fails_is_counted_and_the_next_is_written(
@@ -343,8 +347,7 @@ def test_an_a2a_task_write_that_fails_is_counted_and_the_next_is_written(
         loop = _succeeded(gw, "a2a-tasks")
         assert loop["failures"] == 1 and loop["last_success"] is not None
     assert failed == [tasks[0]]
-    (logged,) = _logged(caplog, f"A2A task {tasks[0]}")
-    assert logged.exc_info is not None
+    _one_traceback(caplog, f"A2A task {tasks[0]}")
 
 
 @pytest.mark.anyio

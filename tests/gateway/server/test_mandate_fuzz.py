@@ -11,7 +11,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.mandates import load_mandate, mandate_from_dict
@@ -21,6 +21,7 @@ from records import Store
 from schema.documents import load_document
 from schema.errors import HolonError, InputError
 from schema.jsontext import dumps
+from tests._hypothesis import derandomized
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[3] / "examples" / "mandates").glob("*.yaml"))
 BASES = [load_document(p).value for p in EXAMPLES]
@@ -65,13 +66,7 @@ def mutated(draw: st.DrawFn) -> Any:
     return document
 
 
-FUZZ = settings(
-    max_examples=80,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+FUZZ = derandomized(80)
 
 
 @FUZZ

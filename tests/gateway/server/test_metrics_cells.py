@@ -86,33 +86,40 @@ def test_the_gauge_reflects_the_cells_in_the_store(store: Store, tmp_path: Path)
         assert _gauge(gw) == {"ok": 2, "timeout": 1, "agent_error": 1, "pending": 4}
 
 
+@contextmanager
+def _scraped(
+    store: Store, tmp_path: Path, cells: int, cells_ttl_s: float
+) -> Iterator[tuple[Gateway, list[str]]]:
+    """A gateway counting cells at most every `cells_ttl_s`, over `cells` cells of one eval
+    (the first `ok`); the statements counting them while the caller scrapes."""
+    register_triage(store)
+    _cells(store, cells, ["ok"])
+    with running_gateway(store, tmp_path / "home", eval_workers=0, cells_ttl_s=cells_ttl_s) as gw:
+        with counting_cell_scans(store) as scans:
+            yield gw, scans
+
+
 @pytest.mark.slow
 def test_scrapes_within_the_interval_count_the_cells_once(store: Store, tmp_path: Path) -> None:
-    register_triage(store)
-    _cells(store, 4, ["ok"])
-    with running_gateway(store, tmp_path / "home", eval_workers=0, cells_ttl_s=300) as gw:
-        with counting_cell_scans(store) as scans:
-            first = _gauge(gw)
-            _cells(store, 3, ["invalid_response"])  # written between the two scrapes
-            second = _gauge(gw)
-            third = _gauge(gw)
-        assert len(scans) == 1, scans
-        assert first == {"ok": 1, "pending": 3}
-        # Within the interval the gauge is the earlier count: that is its freshness.
-        assert second == third == first
+    with _scraped(store, tmp_path, 4, cells_ttl_s=300) as (gw, scans):
+        first = _gauge(gw)
+        _cells(store, 3, ["invalid_response"])  # written between the two scrapes
+        second = _gauge(gw)
+        third = _gauge(gw)
+    assert len(scans) == 1, scans
+    assert first == {"ok": 1, "pending": 3}
+    # Within the interval the gauge is the earlier count: that is its freshness.
+    assert second == third == first
 
 
 @pytest.mark.slow
 def test_without_an_interval_every_scrape_counts(store: Store, tmp_path: Path) -> None:
     # The listener does see the count: with no caching, two scrapes are two counts.
-    register_triage(store)
-    _cells(store, 2, ["ok"])
-    with running_gateway(store, tmp_path / "home", eval_workers=0, cells_ttl_s=0) as gw:
-        with counting_cell_scans(store) as scans:
-            assert _gauge(gw) == {"ok": 1, "pending": 1}
-            _cells(store, 1, ["timeout"])
-            assert _gauge(gw) == {"ok": 1, "pending": 1, "timeout": 1}
-        assert len(scans) == 2, scans
+    with _scraped(store, tmp_path, 2, cells_ttl_s=0) as (gw, scans):
+        assert _gauge(gw) == {"ok": 1, "pending": 1}
+        _cells(store, 1, ["timeout"])
+        assert _gauge(gw) == {"ok": 1, "pending": 1, "timeout": 1}
+    assert len(scans) == 2, scans
 
 
 class _Clock:

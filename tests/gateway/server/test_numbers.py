@@ -73,29 +73,34 @@ def test_a_number_within_the_limits_reaches_the_agent_as_written(gateway: Gatewa
     assert len(response.content) < 1024
 
 
-def test_an_agent_number_past_the_limits_is_its_invalid_response(gateway: Gateway) -> None:
-    body = b'{"capability":"ticket.classify","input":{"mode":"huge"}}'
-    response = _post(gateway, body)
+def _agents_fault(gw: Gateway, body: bytes, message: str) -> None:
+    """The agent's answer to `body` is its invalid response (`message` says why), settled
+    at no cost, in a short error."""
+    response = _post(gw, body)
     assert response.status_code == 502, response.text
     error = response.json()["error"]
     assert error["code"] == "invalid_response"
-    assert "body at $.output.sum: the number 1e10000000 is out of range" in error["message"]
+    assert message in error["message"]
     assert len(response.content) < 2048
-    (row,) = _ledger(gateway)
+    (row,) = _ledger(gw)
     assert (row["status"], row["outcome"], row["cost_usd"]) == ("settled", "invalid_response", "0")
+
+
+def test_an_agent_number_past_the_limits_is_its_invalid_response(gateway: Gateway) -> None:
+    _agents_fault(
+        gateway,
+        b'{"capability":"ticket.classify","input":{"mode":"huge"}}',
+        "body at $.output.sum: the number 1e10000000 is out of range",
+    )
 
 
 def test_an_output_too_large_to_send_as_written_is_the_agents_fault(gateway: Gateway) -> None:
     # 1 MB from the agent, 4.4 MB written out in plain digits: over the 4 MiB answer cap.
-    body = b'{"capability":"ticket.classify","input":{"mode":"wide","count":210000}}'
-    response = _post(gateway, body)
-    assert response.status_code == 502, response.text
-    error = response.json()["error"]
-    assert error["code"] == "invalid_response"
-    assert "bytes as JSON (its numbers written out)" in error["message"]
-    assert len(response.content) < 2048
-    (row,) = _ledger(gateway)
-    assert (row["status"], row["outcome"], row["cost_usd"]) == ("settled", "invalid_response", "0")
+    _agents_fault(
+        gateway,
+        b'{"capability":"ticket.classify","input":{"mode":"wide","count":210000}}',
+        "bytes as JSON (its numbers written out)",
+    )
     # The same numbers, fewer of them, fit and are sent whole.
     small = b'{"capability":"ticket.classify","input":{"mode":"wide","count":1000}}'
     answer = _post(gateway, small)

@@ -15,10 +15,11 @@ from typing import Any
 
 import openai
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from records import Store
+from tests._hypothesis import derandomized
 from tests.gateway.server._adder import (
     AGENT,
     CAPABILITY,
@@ -418,13 +419,7 @@ def test_any_json_gets_a_completion_or_an_openai_error_never_a_5xx(
 
     with two_call_gateway(store, tmp_path) as gw:
 
-        @settings(
-            max_examples=120,
-            derandomize=True,
-            database=None,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-        )
+        @derandomized(120)
         @given(sent=body)
         def check(sent: Any) -> None:
             answer = gw.call("POST", "/v1/chat/completions", CALLER, json=sent)

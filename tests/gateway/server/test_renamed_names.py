@@ -6,23 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from records import Store
-from tests.gateway._cli import CLI
+from tests.gateway._cli import CLI, FINANCE_MANDATE
 from tests.gateway.server._gateway import mandate, running_gateway
 
 TICKET = '{"subject": "Refund please", "body": "I was charged twice."}'
-MANDATE = """\
-schema_version: 1
-id: finance-tickets
-holder: finance-bot
-capabilities: [ticket.classify]
-max_cost_per_call_usd: "0.01"
-"""
 
 
 def test_old_cli_flags_work_and_name_the_new_one(tmp_path: Path) -> None:
     cli = CLI(tmp_path / "home")
     path = tmp_path / "mandate.yaml"
-    path.write_text(MANDATE)
+    path.write_text(FINANCE_MANDATE)
     assert cli("mandates", "grant", str(path)).code == 0
 
     new = cli("mandates", "list", "--caller", "finance-bot", "--json")

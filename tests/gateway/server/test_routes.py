@@ -13,9 +13,7 @@ from tests.gateway.server._gateway import (
     ROLES,
     Gateway,
     fill_path,
-    install_tiny,
-    register_triage,
-    running_gateway,
+    tiny_gateway,
 )
 
 pytestmark = pytest.mark.slow
@@ -27,15 +25,8 @@ def _kind(role: str | None) -> str | None:
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from records import new_key, open_store
-
-    root = tmp_path_factory.mktemp("routes")
-    store = open_store(f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
-    install_tiny(store, root)
-    register_triage(store)
-    with running_gateway(store, root / "home", eval_workers=0) as gw:
+    with tiny_gateway(tmp_path_factory.mktemp("routes"), eval_workers=0) as gw:
         yield gw
-    store.close()
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: f"{e.method} {e.path}")

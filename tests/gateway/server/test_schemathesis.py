@@ -13,16 +13,10 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
-from records import new_key, open_store
-from tests.gateway.server._gateway import (
-    Gateway,
-    install_tiny,
-    mandate,
-    register_triage,
-    running_gateway,
-)
+from tests._hypothesis import derandomized
+from tests.gateway.server._gateway import Gateway, tiny_gateway
 
 pytestmark = pytest.mark.slow
 
@@ -33,14 +27,8 @@ EXAMPLES = {"operator": 10, "org:acme": 3, "caller:finance-bot": 3}
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    root = tmp_path_factory.mktemp("schemathesis")
-    store = open_store(f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
-    install_tiny(store, root)
-    register_triage(store)
-    store.mandates.grant(mandate())
-    with running_gateway(store, root / "home", eval_workers=0) as gw:
+    with tiny_gateway(tmp_path_factory.mktemp("schemathesis"), grant=True, eval_workers=0) as gw:
         yield gw
-    store.close()
 
 
 def _operations(gateway: Gateway) -> tuple[dict[str, Any], list[Any]]:
@@ -55,13 +43,7 @@ def _checker(
     headers = {"Authorization": f"Bearer {gateway.tokens[role]}"}
     documented = set(spec["paths"][operation.path][operation.method.lower()]["responses"])
 
-    @settings(
-        max_examples=EXAMPLES[role],
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @derandomized(EXAMPLES[role])
     @given(case=operation.as_strategy())
     def check(case: Any) -> None:
         response = case.call(base_url=gateway.url, headers=headers, timeout=30)

@@ -13,10 +13,8 @@ from schema.jsontext import dumps, loads
 from tests.gateway.server._gateway import (
     TRIAGE,
     Gateway,
-    install_tiny,
     mandate,
-    register_triage,
-    running_gateway,
+    tiny_gateway,
 )
 
 pytestmark = pytest.mark.slow
@@ -24,15 +22,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from records import new_key, open_store
-
-    root = tmp_path_factory.mktemp("writes")
-    store = open_store(f"sqlite:///{root / 'holon.db'}", secret_key=new_key(), auto_upgrade=True)
-    install_tiny(store, root)
-    register_triage(store)
-    with running_gateway(store, root / "home", eval_workers=0) as gw:
+    with tiny_gateway(tmp_path_factory.mktemp("writes"), eval_workers=0) as gw:
         yield gw
-    store.close()
 
 
 def _http_manifest(agent_id: str, version: str = "1.0.0") -> dict[str, Any]:
