@@ -2,8 +2,10 @@
 
 A small strategy builder for the part of JSON Schema that schema/ uses (type, const,
 enum, pattern, lengths, bounds, properties, required, additionalProperties,
-propertyNames, items, uniqueItems, local $ref); what it cannot express (allOf's
-if/then) is kept by checking each drawn document against the whole schema.
+propertyNames, items, uniqueItems, oneOf and anyOf, $ref within a schema and to
+another of schema/'s); what it cannot express (allOf, if/then, oneOf's "only one")
+is kept by checking each drawn document against the whole schema with holon's own
+validator (`schema.make_validator`: RE2 patterns, the shipped schemas' $refs).
 hypothesis-jsonschema would do this, but its 0.23 breaks on Hypothesis 6.170
 (`many.more`), so it is not a dependency.
 
@@ -17,10 +19,12 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonschema
 from hypothesis import strategies as st
 
+from schema import make_validator
+
 SCHEMAS = Path(__file__).resolve().parents[3] / "schema"
+HOME = "https://holon.dev/schema/"
 TEXT_CAP = 600  # a drawn free text's length at most: past the console's show() bounds
 Optional = Literal["some", "all", "none"]
 
@@ -31,15 +35,27 @@ def schema(name: str) -> dict[str, Any]:
 
 
 class _Builder:
-    def __init__(self, root: dict[str, Any], optional: Optional) -> None:
+    def __init__(self, root: dict[str, Any], optional: Optional, most: int = 5) -> None:
         self.root = root
         self.optional = optional
+        self.most = most  # items in an array, properties in a map, at most
 
     def build(self, node: dict[str, Any]) -> st.SearchStrategy[Any]:
         if "$ref" in node:
             ref = node["$ref"]
-            assert ref.startswith("#/$defs/"), ref
-            return self.build(self.root["$defs"][ref.removeprefix("#/$defs/")])
+            where, _, pointer = ref.partition("#")
+            builder = self
+            if where:  # another of schema/'s documents
+                assert where.startswith(HOME), ref
+                builder = _Builder(schema(where.removeprefix(HOME)), self.optional, self.most)
+            target: Any = builder.root
+            for part in pointer.strip("/").split("/") if pointer.strip("/") else []:
+                target = target[part]
+            return builder.build(target)
+        for key in ("oneOf", "anyOf"):
+            if key in node:
+                rest = {k: v for k, v in node.items() if k != key}
+                return st.one_of([self.build({**rest, **branch}) for branch in node[key]])
         if "const" in node:
             return st.just(node["const"])
         if "enum" in node:
@@ -59,6 +75,15 @@ class _Builder:
             return self._array(node)
         if kind == "object" or "properties" in node:
             return self._object(node)
+        if not kind:  # any JSON value
+            return st.recursive(
+                st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                lambda inner: (
+                    st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=10), inner, max_size=3)
+                ),
+                max_leaves=6,
+            )
         raise AssertionError(f"no strategy for {node}")
 
     def _string(self, node: dict[str, Any]) -> st.SearchStrategy[str]:
@@ -88,7 +113,7 @@ class _Builder:
         return st.lists(
             items,
             min_size=node.get("minItems", 0),
-            max_size=min(node.get("maxItems", 5), 5),
+            max_size=min(node.get("maxItems", self.most), self.most),
             unique_by=(lambda v: json.dumps(v, sort_keys=True))
             if node.get("uniqueItems")
             else None,
@@ -103,7 +128,7 @@ class _Builder:
                 names,
                 self.build(extra),
                 min_size=node.get("minProperties", 0),
-                max_size=min(node.get("maxProperties", 4), 4),
+                max_size=min(node.get("maxProperties", self.most), self.most),
             )
         required = set(node.get("required", ()))
         fields: dict[str, st.SearchStrategy[Any]] = {}
@@ -117,20 +142,25 @@ class _Builder:
         return st.fixed_dictionaries(fields, optional=optional)
 
 
-def strategy(root: dict[str, Any], optional: Optional) -> st.SearchStrategy[dict[str, Any]]:
+def strategy(
+    root: dict[str, Any], optional: Optional, most: int = 5
+) -> st.SearchStrategy[dict[str, Any]]:
     """Documents of `root` with optional properties `optional`, each valid against it."""
-    validator = jsonschema.Draft202012Validator(root)
-    drawn: st.SearchStrategy[dict[str, Any]] = _Builder(root, optional).build(root)
+    validator = make_validator(root)
+    drawn: st.SearchStrategy[dict[str, Any]] = _Builder(root, optional, most).build(root)
     return drawn.filter(validator.is_valid)
 
 
-def documents(name: str, **narrowed: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+def documents(
+    name: str, most: int = 5, **narrowed: dict[str, Any]
+) -> st.SearchStrategy[dict[str, Any]]:
     """Valid documents of schema `name`, optional fields by chance, all present, all absent.
 
     `narrowed` replaces top-level properties' schemas (say, a shorter id pattern, so that
-    a drawn id can be made unique); every document is still valid against the original."""
+    a drawn id can be made unique); every document is still valid against the original.
+    `most`: items in an array at most (a large document draws slowly)."""
     original = schema(name)
     root = {**original, "properties": {**original["properties"], **narrowed}}
-    return st.one_of([strategy(root, o) for o in ("some", "all", "none")]).filter(
-        jsonschema.Draft202012Validator(original).is_valid
+    return st.one_of([strategy(root, o, most) for o in ("some", "all", "none")]).filter(
+        make_validator(original).is_valid
     )

@@ -22,6 +22,8 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from agents import manifest_from_dict
+from gateway.console._render import render
+from gateway.server._auth import Bearer
 from gateway.service import StoreService
 from records import CellSpec, EvalStatus, eval_id, new_key, open_store
 from schema.errors import HolonError
@@ -219,6 +221,42 @@ def test_every_eval_renders(
         assert run not in live.get("/ui/evals", role).text
 
 
+# The eval and compare pages render a view the service builds (an eval's status, a
+# comparison): drawn from their schemas, each rendered as the page renders it, for an
+# operator and for an org (an author: its views are the same shapes, cut).
+RECORD = {"$ref": "https://holon.dev/schema/entities/record.json"}
+VIEWERS = (Bearer("operator", "tok_operator"), Bearer("org:acme", "tok_org"))
+
+
+@EXAMPLES
+@given(documents("entities/eval.json", record=RECORD))
+def test_every_eval_view_renders(view: dict[str, Any]) -> None:
+    for who in VIEWERS:
+        for audience in ("author", "operator") if who.is_operator else ("author",):
+            page = render("eval.html", who=who, csrf="", view=view, audience=audience, done_share=0)
+            assert view["id"] in page
+            RENDERED[("eval (view)", who.kind)] += 1
+
+
+@settings(EXAMPLES, max_examples=15)
+@given(documents("compare.schema.json", most=2))  # a comparison is large: few items a list
+def test_every_comparison_renders(comparison: dict[str, Any]) -> None:
+    """A suite in one eval only (allow_mismatch) has a null side: that answered 500."""
+    for who in VIEWERS:
+        page = render(
+            "compare.html",
+            who=who,
+            csrf="",
+            comparison=comparison,
+            base="ev_base",
+            candidate="ev_candidate",
+            audience="author",
+            allow=True,
+        )
+        assert "ev_candidate" in page
+        RENDERED[("compare (view)", who.kind)] += 1
+
+
 def test_rendered_every_page_for_every_role(live: Console) -> None:
     """Runs last in this file: every page and role above rendered entities."""
     print("\npages rendered with the entity on them, by page and role:")
@@ -239,5 +277,9 @@ def test_rendered_every_page_for_every_role(live: Console) -> None:
         ("eval", "org"),
         ("evals", "operator"),
         ("evals", "org"),
+        ("eval (view)", "operator"),
+        ("eval (view)", "org"),
+        ("compare (view)", "operator"),
+        ("compare (view)", "org"),
     }
     assert expected <= {key for key, n in RENDERED.items() if n > 0}
