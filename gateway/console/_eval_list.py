@@ -19,7 +19,7 @@ from gateway.console._web import Web
 from records import EvalFilter, EvalInfo, EvalStatus, utc_text
 from schema.errors import UsageError
 
-__all__ = ["FILTERS", "STATUS_WORDS", "evals_page"]
+__all__ = ["FILTERS", "STATUS_NOTES", "STATUS_WORDS", "evals_page"]
 
 PAGE = 50  # evals on a page
 REFRESH_S = 10  # while a running eval is on the page, it reloads this often
@@ -28,6 +28,14 @@ STATUS_WORDS: dict[str, str] = {
     EvalStatus.RUNNING: "running",
     EvalStatus.DONE: "done",
     EvalStatus.CANCELLED: "cancelled",
+}
+# What each status means, beside its word on the eval's page.
+STATUS_NOTES: dict[str, str] = {
+    EvalStatus.RUNNING: "its cells are being worked by the gateway's eval workers "
+    "(or a holon worker); this page follows them",
+    EvalStatus.DONE: "every cell is recorded",
+    EvalStatus.CANCELLED: "an operator cancelled it: its remaining cells will not run, "
+    "and it cannot be resumed (start a new eval)",
 }
 FILTERS = ("status", "agent", "suite", "capability", "started_by", "from", "to")
 STARTED_BY: dict[str, Literal["here", "imported"]] = {"here": "here", "imported": "imported"}

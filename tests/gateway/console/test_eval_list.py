@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import update
 
-from gateway.console._eval_list import PAGE, STATUS_WORDS
+from gateway.console._eval_list import PAGE, STATUS_NOTES, STATUS_WORDS
 from gateway.service import StoreService
 from records import CellSpec, CellStatus, EvalStatus, Store, eval_id
 from records._models import EvalCell, EvalRun
@@ -124,7 +124,7 @@ def test_operator_sees_every_eval_newest_first_with_status_and_progress(
 
 
 def test_every_eval_status_has_its_word_on_the_list_and_the_eval_page(live: Console) -> None:
-    assert set(STATUS_WORDS) == set(EvalStatus)
+    assert set(STATUS_WORDS) == set(STATUS_NOTES) == set(EvalStatus)
     for status in EvalStatus:
         run = _fake(live.store, TRIAGE, status=status)
         listed = live.get(f"/ui/evals?status={status}", "operator")
@@ -132,6 +132,7 @@ def test_every_eval_status_has_its_word_on_the_list_and_the_eval_page(live: Cons
         shown = live.get(f"/ui/evals/{run}", "operator")
         assert shown.status_code == 200
         assert f'<span data-field="status">{STATUS_WORDS[status]}</span>' in shown.text
+        assert STATUS_NOTES[status].replace("'", "&#39;") in shown.text
 
 
 def test_filters(live: Console, tmp_path: Path) -> None:

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from agents import manifest_from_dict
 from gateway.console._render import render
-from gateway.server._auth import Bearer
 from gateway.service import StoreService
+from gateway.web import Bearer
 from records import CellSpec, EvalStatus, eval_id, new_key, open_store
 from schema.errors import HolonError
 from tests.gateway.console._drawn import documents, schema
@@ -233,7 +233,16 @@ VIEWERS = (Bearer("operator", "tok_operator"), Bearer("org:acme", "tok_org"))
 def test_every_eval_view_renders(view: dict[str, Any]) -> None:
     for who in VIEWERS:
         for audience in ("author", "operator") if who.is_operator else ("author",):
-            page = render("eval.html", who=who, csrf="", view=view, audience=audience, done_share=0)
+            page = render(
+                "eval.html",
+                who=who,
+                csrf="",
+                view=view,
+                audience=audience,
+                done_share=0,
+                status_word=view["status"],
+                status_note="",
+            )
             assert view["id"] in page
             RENDERED[("eval (view)", who.kind)] += 1
 
