@@ -121,6 +121,8 @@ def test_operator_sees_every_eval_newest_first_with_status_and_progress(
     assert _ids(quiet.text, [done, running, cancelled]) == [done]
     assert "http-equiv" not in quiet.text
     assert 'href="/ui/evals">Evals</a>' in page.text  # in the navigation
+    agent = live.get(f"/ui/agents/{TRIAGE}", "operator").text
+    assert f'href="/ui/evals?agent={TRIAGE}"' in agent  # every eval of the agent
 
 
 def test_every_eval_status_has_its_word_on_the_list_and_the_eval_page(live: Console) -> None:
