@@ -221,6 +221,58 @@ def test_every_eval_renders(
         assert run not in live.get("/ui/evals", role).text
 
 
+# Suites: a suite.yaml with only what is required, and one with every optional field
+# of its own that needs no files beside it (a hostile title and description too).
+SUITE_MINIMAL = """\
+schema_version: 1
+id: {id}
+version: 1
+capability: console.{capability}
+title: "{title}"
+input_schema: {{$ref: schemas/input.json}}
+output_schema: {{$ref: schemas/output.json}}
+limits: {{max_cost_usd: "0.01", timeout_s: 5}}
+threshold: 0.8
+public: {{file: cases/public.jsonl}}
+"""
+SUITE_EVERYTHING = (
+    SUITE_MINIMAL
+    + """\
+license: CC-BY-4.0
+description: "{title} {title}"
+repetitions: 2
+expected_kind: output
+grace_days: 0
+overfit: {{delta: 0.5}}
+checks:
+  - {{name: label, path: $.output.label, equals: {{path: $.expected.label}}}}
+holdout: {{file: cases/holdout.jsonl}}
+"""
+)
+TITLE = "<script>alert(1)</script> \\u202e"
+
+
+@pytest.mark.parametrize(
+    ("suite_id", "text"),
+    [("bare-suite", SUITE_MINIMAL), ("every-field-suite", SUITE_EVERYTHING)],
+)
+def test_every_suite_renders(live: Console, tmp_path: Path, suite_id: str, text: str) -> None:
+    from evals.suites import install_suite
+    from tests.evals.suites._make import case, make_suite
+
+    checked = [{**case("p1"), "checks": [{"name": "l", "path": "$.output.label", "exists": True}]}]
+    directory = make_suite(
+        tmp_path,
+        suite_yaml=text.format(id=suite_id, title=TITLE, capability=suite_id.replace("-", "_")),
+        public=checked,
+    )
+    install_suite(live.store, directory)
+    for role in ("operator", "org:acme", "caller:finance-bot"):
+        _see(live, "suites", "/ui/suites", role, suite_id)
+        _see(live, "suite", f"/ui/suites/{suite_id}", role, suite_id)
+        assert "<script>alert" not in live.get(f"/ui/suites/{suite_id}", role).text
+
+
 # The eval and compare pages render a view the service builds (an eval's status, a
 # comparison): drawn from their schemas, each rendered as the page renders it, for an
 # operator and for an org (an author: its views are the same shapes, cut).
@@ -266,6 +318,15 @@ def test_every_comparison_renders(comparison: dict[str, Any]) -> None:
         RENDERED[("compare (view)", who.kind)] += 1
 
 
+@EXAMPLES
+@given(st.lists(documents("entities/ledger-row.json"), min_size=1, max_size=3))
+def test_every_ledger_row_renders(rows: list[dict[str, Any]]) -> None:
+    for who in (VIEWERS[0], Bearer("caller:finance-bot", "tok_caller")):
+        page = render("ledger.html", who=who, csrf="", rows=rows, next_cursor="c", filters={})
+        assert all(f"<td>{row['at']}</td>" in page for row in rows)
+        RENDERED[("ledger (view)", who.kind)] += 1
+
+
 def test_rendered_every_page_for_every_role(live: Console) -> None:
     """Runs last in this file: every page and role above rendered entities."""
     if not RENDERED:
@@ -292,5 +353,10 @@ def test_rendered_every_page_for_every_role(live: Console) -> None:
         ("eval (view)", "org"),
         ("compare (view)", "operator"),
         ("compare (view)", "org"),
+        ("ledger (view)", "operator"),
+        ("ledger (view)", "caller"),
+        ("suite", "operator"),
+        ("suite", "org"),
+        ("suite", "caller"),
     }
     assert expected <= {key for key, n in RENDERED.items() if n > 0}
