@@ -31,8 +31,11 @@ def test_filters_and_an_orgs_own(sqlite_store: Store) -> None:
         page = sqlite_store.evals.search(EvalFilter(**where))  # type: ignore[arg-type]
         return [e.id for e in page.items]
 
-    assert ids() == [theirs, rare, ours]  # newest first
-    assert ids(org="acme") == [rare, ours]  # not acme-other's: the org is "acme/"
+    # Newest first: by id, time-ordered ULIDs (within one millisecond, by their random part).
+    assert ids() == sorted([theirs, rare, ours], reverse=True)
+    assert ids(org="acme") == sorted(
+        [rare, ours], reverse=True
+    )  # not acme-other's: the org is "acme/"
     assert ids(org="acme-other") == [theirs]
     assert ids(org="acm") == []
     assert ids(org="a%") == [] and ids(org="acme_other") == []  # no wildcards
@@ -48,7 +51,7 @@ def test_filters_and_an_orgs_own(sqlite_store: Store) -> None:
 
 def test_pages_and_a_bounded_scan(sqlite_store: Store) -> None:
     made = [_eval(sqlite_store, "acme/x") for _ in range(7)]
-    newest = list(reversed(made))
+    newest = sorted(made, reverse=True)  # ids are time-ordered (ULIDs)
     first = sqlite_store.evals.search(EvalFilter(), limit=3)
     assert [e.id for e in first.items] == newest[:3] and first.next_cursor
     second = sqlite_store.evals.search(EvalFilter(), cursor=first.next_cursor, limit=3)

@@ -110,7 +110,11 @@ def test_operator_sees_every_eval_newest_first_with_status_and_progress(
     cancelled = _fake(live.store, "other/ticket-triage", status=EvalStatus.CANCELLED)
     page = live.get("/ui/evals", "operator")
     assert page.status_code == 200
-    assert _ids(page.text, [done, running, cancelled]) == [cancelled, running, done]
+    # Newest first: by id (time-ordered ULIDs; the real eval ran before the other two).
+    assert _ids(page.text, [done, running, cancelled]) == [
+        *sorted([cancelled, running])[::-1],
+        done,
+    ]
     assert f'href="/ui/evals/{running}"' in page.text and f'href="/ui/evals/{done}"' in page.text
     assert "1/4 cells" in page.text  # the running eval's progress, all its cells
     assert '<meta http-equiv="refresh" content="10">' in page.text
@@ -204,11 +208,12 @@ def test_paging(live: Console) -> None:
     made = [_fake(live.store, TRIAGE, status=EvalStatus.CANCELLED) for _ in range(PAGE + 5)]
     first = live.get("/ui/evals", "operator").text
     on_first = _ids(first, made)
-    assert on_first == list(reversed(made))[:PAGE]
+    newest = sorted(made, reverse=True)  # ids are time-ordered (ULIDs)
+    assert on_first == newest[:PAGE]
     assert "Older evals" in first and "Newest</a>" not in first
     older = first.split('<a href="/ui/evals?')[-1].split('"')[0].replace("&amp;", "&")
     second = live.get(f"/ui/evals?{older}", "operator").text
-    assert _ids(second, made) == list(reversed(made))[PAGE:]
+    assert _ids(second, made) == newest[PAGE:]
     assert "Older evals" not in second and "Newest</a>" in second
     # Filters go along to the next page.
     filtered = live.get("/ui/evals?status=cancelled&agent=acme%2Fticket-triage", "operator").text
