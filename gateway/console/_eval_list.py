@@ -85,7 +85,10 @@ def read_filters(web: Web) -> tuple[EvalFilter, dict[str, str]]:
         capability=chosen["capability"],
         origin=None if started_by is None else STARTED_BY[started_by],
         since=None if since is None else datetime.combine(since, time(), UTC),
-        until=None if until is None else datetime.combine(until + timedelta(days=1), time(), UTC),
+        # Before the next day (the last day has none: no bound).
+        until=None
+        if until is None or until == date.max
+        else datetime.combine(until + timedelta(days=1), time(), UTC),
     )
     return where, {k: v for k, v in chosen.items() if v is not None}
 

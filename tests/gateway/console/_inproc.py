@@ -40,9 +40,12 @@ class Console:
 
     def get(self, path: str, role: str | None) -> httpx.Response:
         """GET a console page as `role` (None: signed out); redirects are not followed."""
-        self.client.cookies.clear()  # the one cookie sent is the role's own
-        headers = {} if role is None else {"cookie": f"{COOKIE}={self.cookie(role)}"}
-        return self.request("GET", path, headers=headers)
+        return self.request("GET", path, headers=self.headers(role))
+
+    def headers(self, role: str | None) -> dict[str, str]:
+        """The session cookie of `role` (None: none), the one cookie a request sends."""
+        self.client.cookies.clear()
+        return {} if role is None else {"cookie": f"{COOKIE}={self.cookie(role)}"}
 
     def request(self, method: str, path: str, **kw: object) -> httpx.Response:
         async def send() -> httpx.Response:

@@ -10,9 +10,11 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import update
 
-from gateway.console._eval_list import PAGE, STATUS_NOTES, STATUS_WORDS
+from gateway.console._eval_list import FILTERS, PAGE, STATUS_NOTES, STATUS_WORDS
 from gateway.service import StoreService
 from records import CellSpec, CellStatus, EvalStatus, Store, eval_id
 from records._models import EvalCell, EvalRun
@@ -176,6 +178,7 @@ def test_filters(live: Console, tmp_path: Path) -> None:
     assert shown("started_by=imported") == []
     assert shown("from=2026-01-15&to=2026-01-15") == [old]
     assert shown("to=2026-01-14") == []
+    assert shown("from=0001-01-01&to=9999-12-31") == sorted(everything)  # the ends of time
     today = datetime.now(UTC).date()
     assert shown(f"from={today - timedelta(days=1)}") == sorted([invoice, theirs])
     # The form shows the filters back, selected.
@@ -202,6 +205,29 @@ def test_bad_filters_are_a_400_page(live: Console, query: str) -> None:
     page = live.get(f"/ui/evals?{query}", "operator")
     assert page.status_code == 400, (query, page.status_code, page.text[:300])
     assert page.headers["content-type"].startswith("text/html")
+
+
+@settings(
+    max_examples=150,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.dictionaries(
+        st.sampled_from([*FILTERS, "cursor"]),
+        st.one_of(
+            st.text(max_size=30),
+            st.sampled_from(["running", "here", "2026-01-01", "9999-12-31", "0001-01-01"]),
+        ),
+        max_size=4,
+    ),
+    st.sampled_from(["operator", "org:acme", "caller:finance-bot"]),
+)
+def test_no_query_is_a_5xx(live: Console, params: dict[str, str], role: str) -> None:
+    page = live.request("GET", "/ui/evals", params=params, headers=live.headers(role))
+    assert page.status_code in (200, 400, 403), (params, page.status_code, page.text[:300])
 
 
 def test_paging(live: Console) -> None:
