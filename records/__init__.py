@@ -56,6 +56,7 @@ from records._conformance import (
     live_window_start,
 )
 from records._eval_reports import MAX_STORED_REPORT_BYTES, EvalReportRegistry
+from records._eval_search import EvalFilter
 from records._eval_values import (
     CellResultRow,
     CellSpec,
@@ -175,6 +176,7 @@ __all__ = [
     "ConformanceRegistry",
     "Deny",
     "EvalCell",
+    "EvalFilter",
     "EvalInfo",
     "EvalRegistry",
     "EvalStatus",

@@ -44,6 +44,7 @@ from records._cell_sql import (
 )
 from records._certificate_registry import Certify
 from records._current import CurrentRecords
+from records._eval_search import EvalSearch
 from records._eval_values import (
     CellResultRow,
     CellSpec,
@@ -88,7 +89,7 @@ def _held(eval_id: str, idx: int, fence: int) -> Update:
     )
 
 
-class EvalRegistry(CurrentRecords):
+class EvalRegistry(CurrentRecords, EvalSearch):
     def __init__(self, store: Store) -> None:
         self._store = store
 

@@ -15,8 +15,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from gateway._roles import ANY, LEDGER, OPERATOR, ORG
-from gateway.console import _call_pages, _eval_pages, _pages
-from gateway.console._web import Handler, page, secure
+from gateway.console import _call_pages, _eval_list, _eval_pages, _pages
+from gateway.console._web import Handler, not_found, page, secure
 from gateway.web import Access, Shared
 
 __all__ = ["routes"]
@@ -35,6 +35,7 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("GET", "/suites", ANY, _pages.suites_page),
     ("GET", "/suites/{suite}", ANY, _pages.suite_page),
     ("POST", "/suites/{suite}/activate", OPERATOR, _pages.activate_suite),
+    ("GET", "/evals", ORG, _eval_list.evals_page),
     ("GET", "/evals/new", OPERATOR, _eval_pages.new_eval),
     ("POST", "/evals/plan", OPERATOR, _eval_pages.plan_eval),
     ("POST", "/evals/start", OPERATOR, _eval_pages.start_eval),
@@ -76,6 +77,7 @@ class _Bare(BaseRoute):
 
 
 _GET = ("GET", "HEAD")
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 def routes(state: dict[str, Shared]) -> list[BaseRoute]:
@@ -87,4 +89,6 @@ def routes(state: dict[str, Shared]) -> list[BaseRoute]:
     inner.append(
         Mount("/static", StaticFiles(packages=[("gateway.console", "static")]), name="static")
     )
+    # Any other path under /ui is the console's "not found" page, not the API's JSON.
+    inner.append(Route("/{rest:path}", not_found(state), methods=list(_METHODS)))
     return [_Bare(), Mount("/ui", routes=inner)]

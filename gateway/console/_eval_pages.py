@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 from evals import resumable
 from evals.reports import COMPARE_FORMATS, REPORT_FORMATS
 from gateway.console import _charts
+from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS
 from gateway.console._web import Web, see_other
 from gateway.operations._evals import MAX_SUITES, audience_for, max_cost, own_eval
 from gateway.service._evals import plan_view
@@ -44,11 +45,14 @@ async def eval_page(web: Web) -> Response:
     view = await shared.run(load)
     progress = view.get("progress") or {}
     total = sum(int(progress.get(k, 0)) for k in ("pending", "running", "done")) or 1
+    status = str(view.get("status"))
     return web.page(
         "eval.html",
         view=view,
         audience=audience,
         done_share=int(progress.get("done", 0)) / total,
+        status_word=STATUS_WORDS.get(status, status),
+        status_note=STATUS_NOTES.get(status, ""),
     )
 
 

@@ -35,11 +35,11 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from gateway.console._render import render
 from gateway.web import Access, Bearer, Shared, admit, check_params, read_body
-from schema.errors import Forbidden, HolonError, Unauthorized, UsageError
+from schema.errors import Forbidden, HolonError, NotFound, Unauthorized, UsageError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["COOKIE", "CSP", "LIFETIME", "Web", "page"]
+__all__ = ["COOKIE", "CSP", "LIFETIME", "Web", "not_found", "page"]
 
 COOKIE = "holon_console"
 LIFETIME = timedelta(hours=12)
@@ -161,6 +161,37 @@ def signed_in_cookie(response: Response, request: Request, value: str, max_age: 
     )
 
 
+async def _session(request: Request, shared: Shared) -> tuple[Bearer | None, str]:
+    """Who the session cookie signs in (None: nobody) and the CSRF token of its pages."""
+    cookie = request.cookies.get(COOKIE)
+    found = await shared.run(shared.store.sessions.authenticate, cookie) if cookie else None
+    if found is None or cookie is None:
+        return None, ""
+    return Bearer(found.token.role, found.token.id), csrf_token(cookie)
+
+
+def not_found(state: dict[str, Shared]) -> Callable[..., Any]:
+    """Any other path under /ui: the console's own page saying so (404), whatever the
+    method, with the navigation of whoever is signed in; nothing else is done."""
+
+    async def endpoint(request: Request) -> Response:
+        shared = state["shared"]
+        started = time.perf_counter()
+        who, csrf = None, ""
+        try:
+            who, csrf = await _session(request, shared)
+        except Exception:  # the page says "not found" whatever the store says
+            log.exception("reading the session on console %s", request.url.path)
+        error = NotFound("no console page here", hint="the console's pages start at /ui/")
+        response = error_page(error, who, csrf)
+        shared.metrics.request(
+            request.method, "/ui/{path}", 404, (time.perf_counter() - started) * 1000
+        )
+        return secure(response)
+
+    return endpoint
+
+
 def page(
     path: str, access: Access, handler: Handler, state: dict[str, Shared]
 ) -> Callable[..., Any]:
@@ -173,11 +204,7 @@ def page(
         who: Bearer | None = None
         csrf = ""
         try:
-            cookie = request.cookies.get(COOKIE)
-            found = await shared.run(shared.store.sessions.authenticate, cookie) if cookie else None
-            if found is not None and cookie is not None:
-                who = Bearer(found.token.role, found.token.id)
-                csrf = csrf_token(cookie)
+            who, csrf = await _session(request, shared)
             if who is None and access != "none":
                 if request.method == "GET":
                     return see_other("/ui/sign-in")

@@ -71,7 +71,9 @@ ROLE_PAGES = {
         "/ui/ledger": 200,
         "/ui/tokens": 200,
         "/ui/evals/new": 200,
+        "/ui/evals": 200,
         "/ui/compare": 200,
+        "/ui/no-such-page": 404,
     },
     "org:acme": {
         "/ui/": 200,
@@ -80,6 +82,7 @@ ROLE_PAGES = {
         "/ui/suites": 200,
         "/ui/suites/tiny": 200,
         "/ui/compare": 200,
+        "/ui/evals": 200,
         "/ui/mandates": 403,
         "/ui/ledger": 403,
         "/ui/tokens": 403,
@@ -90,7 +93,9 @@ ROLE_PAGES = {
         "/ui/ledger": 200,
         "/ui/suites": 200,
         f"/ui/agents/{TRIAGE}": 403,
+        "/ui/evals": 403,
         "/ui/tokens": 403,
+        "/ui/no-such-page": 404,
     },
 }
 

@@ -195,6 +195,7 @@ PAGES = (
     "/ui/ledger",
     "/ui/tokens",
     "/ui/evals/new",
+    "/ui/evals",
     "/ui/compare",
 )
 

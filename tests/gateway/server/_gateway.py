@@ -105,17 +105,9 @@ def register_triage(store: Store, agent_id: str = "acme/ticket-triage", **change
     return agent_id
 
 
-@contextmanager
-def running_gateway(
-    store: Store,
-    home: Path,
-    env: dict[str, str] | None = None,
-    *,
-    settings_changes: dict[str, Any] | None = None,
-    **options: Any,
-) -> Iterator[Gateway]:
-    """`settings_changes`: settings no variable can say (a probe interval under a second)."""
-    settings = Settings.from_env(
+def gateway_settings(home: Path, env: dict[str, str] | None = None) -> Settings:
+    """A test gateway's settings: no examples, any agent network, no probes, no canaries."""
+    return Settings.from_env(
         {
             "HOLON_HOME": str(home),
             "HOLON_EXAMPLES": "off",
@@ -128,6 +120,19 @@ def running_gateway(
             **(env or {}),
         }
     )
+
+
+@contextmanager
+def running_gateway(
+    store: Store,
+    home: Path,
+    env: dict[str, str] | None = None,
+    *,
+    settings_changes: dict[str, Any] | None = None,
+    **options: Any,
+) -> Iterator[Gateway]:
+    """`settings_changes`: settings no variable can say (a probe interval under a second)."""
+    settings = gateway_settings(home, env)
     settings = dataclasses.replace(settings, **(settings_changes or {}))
     app = create_app(settings, store=store, **{"cache_ttl_s": 0.0, **options})
     tokens = {role: store.tokens.create(role)[1] for role in ROLES}
