@@ -67,6 +67,7 @@ from records._eval_values import (
 )
 from records._evals import EvalRegistry
 from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
+from records._health import StoreHealth, Unattended
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
 from records._imports import ImportRegistry, NewImport, imported_view
@@ -88,7 +89,7 @@ from records._mandates import LOCAL, GrantStatus, MandateInfo, MandateRegistry, 
 from records._models import EvalCell
 from records._pages import Page
 from records._rate import RateLimit, RatePer, RateState
-from records._secrets import SecretBox, new_key
+from records._secrets import KEY_RECIPE, SecretBox, new_key
 from records._sessions import ConsoleSession, SessionRegistry
 from records._statuses import CellStatus, EvalStatus, LedgerStatus
 from records._store import (
@@ -113,6 +114,7 @@ from records._tokens import (
 from records._types import utc_text, utcnow
 
 __all__ = [
+    "KEY_RECIPE",
     "CARD_DIGEST_FIELD",
     "CERTIFICATE_LIFETIME",
     "CERTIFICATE_MAX_BYTES",
@@ -213,10 +215,12 @@ __all__ = [
     "Settle",
     "Signer",
     "Store",
+    "StoreHealth",
     "SuiteInstall",
     "SuiteRegistry",
     "TokenInfo",
     "TokenRegistry",
+    "Unattended",
     "VersionInfo",
     "check_role",
     "eval_id",

@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session
 
+from records._health import StoreHealth
 from records._secrets import KEY_RECIPE, SecretBox
 from records._stored_json import read_stored_json
 from schema.errors import EnvironmentFault, SchemaMismatch, StoreUnavailable, UsageError
@@ -233,6 +234,7 @@ class Store:
         self.certificates = CertificateRegistry(self)
         self.a2a_tasks = A2ATaskRegistry(self)
         self.canaries = CanaryRegistry(self)
+        self.health = StoreHealth(self)
         self.created = False  # set by open_store when it made the schema from nothing
 
     @property

@@ -6,6 +6,7 @@ CLI's `Service` protocol and its other implementation, `HttpService` over a runn
 gateway, are the client's (gateway/client).
 """
 
+from gateway.service._doctor import Finding, diagnose
 from gateway.service._interface import EvalOptions, EvalsAPI, Progress, Proposal
 from gateway.service._store import StoreService
 from gateway.service._views import agent_view, login_name, timestamp
@@ -13,10 +14,12 @@ from gateway.service._views import agent_view, login_name, timestamp
 __all__ = [
     "EvalOptions",
     "EvalsAPI",
+    "Finding",
     "Progress",
     "Proposal",
     "StoreService",
     "agent_view",
+    "diagnose",
     "login_name",
     "timestamp",
 ]
