@@ -8,9 +8,13 @@ holon's own bugs, which print no traceback unless --debug).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import FrameType
 from typing import Any, NoReturn, TextIO, cast
 
 from gateway.cli._context import Context
@@ -177,6 +181,33 @@ def _configure_logging(level: str, stream: TextIO) -> None:
     root.setLevel(level)
 
 
+@contextlib.contextmanager
+def _stop_as_interrupt() -> Iterator[list[bool]]:
+    """SIGTERM (a service manager's stop, a container's, a rolling restart's) does what
+    Ctrl-C does: a worker records the cells in flight and gives the rest back, an eval
+    stops its children, a gateway (uvicorn, which takes SIGTERM over while it serves)
+    finishes and settles its calls; the command then exits 143. The list says whether
+    SIGTERM came. Only the main thread may set handlers (tests run commands elsewhere)."""
+    stopped: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield stopped
+        return
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        stopped.append(True)
+        interrupt = signal.getsignal(signal.SIGINT)  # asyncio's while a loop runs
+        if callable(interrupt):
+            interrupt(signal.SIGINT, frame)
+        else:  # SIGINT ignored (a background job): stop anyway
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield stopped
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(
     argv: Sequence[str] | None = None,
     *,
@@ -226,7 +257,14 @@ def run(
             argv=argv,
             environ=environ,
         )
-        return handler(context) or 0
+        with _stop_as_interrupt() as stopped:
+            try:
+                return handler(context) or 0
+            except KeyboardInterrupt:
+                if not stopped:
+                    raise
+                output.note("terminated")
+                return 128 + signal.SIGTERM
     except HolonError as exc:
         if debug:
             log.exception("%s", exc)
