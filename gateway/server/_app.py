@@ -102,13 +102,21 @@ async def readyz(request: Request, who: Any, shared: Shared) -> Response:
     states = shared.loops.states()
     loops = {state.name: state.view() for state in states}
     problems = [problem for state in states if (problem := state.problem()) is not None]
+    not_ready = [s.name for s in states if not s.ready]
+    try:
+        # The store answers, and the key this process holds is the store's: signing a
+        # card or a record, and reading an agent's secret, need it.
+        await shared.run(shared.store.keys.check_ready)
+    except HolonError as exc:
+        problems.append(exc.message)
+        not_ready.append("store")
     if problems:
         raise EnvironmentFault(
             "; ".join(problems),
             code="not_ready",
-            details={"not_ready": [s.name for s in states if not s.ready], "loops": loops},
+            details={"not_ready": not_ready, "loops": loops},
         )
-    return json_response({"status": "ok", "loops": loops})
+    return json_response({"status": "ok", "store": "ok", "loops": loops})
 
 
 async def openapi_json(request: Request, who: Any, shared: Shared) -> Response:

@@ -385,3 +385,21 @@ async def test_a_failed_batch_of_task_writes_reaches_every_writer_still_waiting(
     assert writer.flushing is not None
     await asyncio.gather(writer.flushing, return_exceptions=True)
     assert writer.flushing.exception() is None
+
+
+def test_a_gateway_without_the_stores_key_is_not_ready(tmp_path: Path) -> None:
+    """Its live calls may work, but it cannot sign a card or a record, nor read an agent's
+    secret: /readyz says so (a balancer sends it nothing), /healthz still answers."""
+    from records import open_store
+
+    keyless = open_store(f"sqlite:///{tmp_path / 'keyless.db'}", auto_upgrade=True)
+    try:
+        with running_gateway(keyless, tmp_path / "home", eval_workers=0) as gw:
+            ready = gw.call("GET", "/readyz")
+            assert ready.status_code == 503
+            error = ready.json()["error"]
+            assert "HOLON_SECRET_KEY is not set" in error["message"]
+            assert "store" in error["details"]["not_ready"]
+            assert gw.call("GET", "/healthz").status_code == 200
+    finally:
+        keyless.close()
