@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from decimal import Decimal
 from fractions import Fraction
 
@@ -115,6 +116,31 @@ def test_fisher_known_values() -> None:
     assert rounded(fisher_one_sided(18, 20, 12, 20), 3) == Decimal("0.032")  # overfit rule
     assert rounded(fisher_one_sided(47, 50, 43, 50), 3) == Decimal("0.159")  # a record's example
     assert isinstance(fisher_one_sided(90, 100, 75, 100), Fraction)
+
+
+def _fisher_by_definition(x1: int, n1: int, x2: int, n2: int) -> Fraction:
+    total, successes = n1 + n2, x1 + x2
+    tail = sum(
+        math.comb(successes, k) * math.comb(total - successes, n1 - k)
+        for k in range(x1, min(successes, n1) + 1)
+    )
+    return Fraction(tail, math.comb(total, n1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(n1=st.integers(0, 80), n2=st.integers(0, 80), data=st.data())
+def test_fisher_is_its_definition_exactly(n1: int, n2: int, data: st.DataObject) -> None:
+    """Summed from either side by the terms' ratio, p is the definition's, to the last digit."""
+    x1, x2 = data.draw(st.integers(0, n1)), data.draw(st.integers(0, n2))
+    assert fisher_one_sided(x1, n1, x2, n2) == _fisher_by_definition(x1, n1, x2, n2)
+
+
+def test_fisher_on_a_large_table_is_quick() -> None:
+    """Two binomials per term took 0.27 s at 2,000 cases a group and 130 s at 20,000."""
+    started = time.process_time()
+    p = fisher_one_sided(1800, 2000, 1600, 2000)
+    assert time.process_time() - started < 0.25
+    assert p == _fisher_by_definition(1800, 2000, 1600, 2000)
 
 
 def test_fisher_rejects_impossible_tables() -> None:
