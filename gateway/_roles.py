@@ -10,9 +10,24 @@ from __future__ import annotations
 
 from typing import Literal
 
-from records import ROLE_KINDS, RoleKind
+__all__ = [
+    "ANY",
+    "CALLER",
+    "ROLE_KINDS",
+    "LEDGER",
+    "NONE",
+    "OPERATOR",
+    "ORG",
+    "Access",
+    "RoleKind",
+    "kind_of",
+]
 
-__all__ = ["ANY", "CALLER", "LEDGER", "NONE", "OPERATOR", "ORG", "Access", "RoleKind", "kind_of"]
+# A role's part before ':' (records.ROLE_PATTERN spells the whole role). Declared here,
+# not in records: the CLI's parser reads the access sets, and `holon --help` must not
+# load the store's code.
+RoleKind = Literal["operator", "org", "caller"]
+ROLE_KINDS: tuple[RoleKind, ...] = ("operator", "org", "caller")
 
 # none: no token needed; any: any valid token; otherwise the role kinds admitted.
 Access = Literal["none", "any"] | frozenset[RoleKind]

@@ -104,8 +104,6 @@ from records._store import (
 from records._suites import InstalledSuite, SuiteInstall, SuiteRegistry
 from records._tokens import (
     LAST_USED_EVERY,
-    ROLE_KINDS,
-    RoleKind,
     TokenInfo,
     TokenRegistry,
     check_role,
@@ -201,11 +199,9 @@ __all__ = [
     "MandateRevision",
     "NewImport",
     "Page",
-    "ROLE_KINDS",
     "RateLimit",
     "RatePer",
     "RateState",
-    "RoleKind",
     "ReportCell",
     "ScoredCell",
     "Registration",

@@ -24,7 +24,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import re2
 from sqlalchemy import or_, select, update
@@ -39,17 +39,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LAST_USED_EVERY",
-    "ROLE_KINDS",
     "ROLE_PATTERN",
-    "RoleKind",
     "TokenInfo",
     "TokenRegistry",
     "check_role",
     "parse_duration",
 ]
 
-RoleKind = Literal["operator", "org", "caller"]
-ROLE_KINDS: tuple[RoleKind, ...] = ("operator", "org", "caller")  # a role's part before ':'
 ROLE_PATTERN = r"operator|org:[a-z0-9][a-z0-9-]{0,38}|caller:[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 _ROLE = re2.compile(ROLE_PATTERN)
 PREFIX = "hol_"

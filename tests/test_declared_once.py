@@ -1,7 +1,7 @@
 """Facts declared once: the role sets that admit a request, and the JSON object type.
 
 A second declaration drifts (the role sets were written out twelve times in eight
-modules): access is `gateway._roles`, the kinds of role are `records.ROLE_KINDS`,
+modules): access and the kinds of role are `gateway._roles`,
 and a JSON object is `schema.jsontext.JSONObject`.
 """
 
@@ -21,7 +21,7 @@ RULES = {
     ),
     "the kinds of role": (
         re.compile(r"Literal\[\"operator\", \"org\", \"caller\"\]"),
-        "records/_tokens.py",
+        "gateway/_roles.py",
     ),
 }
 
