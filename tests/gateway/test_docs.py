@@ -58,8 +58,8 @@ def test_cli_reference_ignores_the_terminal_width(monkeypatch: pytest.MonkeyPatc
     assert render() == narrow
     # Long usage lines are one line, not wrapped the way argparse wraps them.
     line = (
-        "holon agents list [-h] [--json] [--debug] [--home DIR] [--gateway URL] [--token-file PATH] "
-        "[--token TOKEN] [--org ORG]"
+        "holon agents list [-h] [--json] [--debug] [--home DIR] [--gateway URL] "
+        "[--token-file PATH] [--token TOKEN] [--org ORG]"
     )
     assert line in narrow
 
