@@ -8,6 +8,7 @@ Each bench puts the repository root on `sys.path` and imports this as
 from __future__ import annotations
 
 import cProfile
+import json
 import pstats
 import secrets
 import signal
@@ -33,6 +34,7 @@ __all__ = [
     "process",
     "profile_every_thread",
     "sqlite_url",
+    "suite_directory",
     "uvicorn_app",
 ]
 
@@ -84,6 +86,26 @@ def uvicorn_app(app: str, app_dir: Path, what: str) -> Iterator[str]:
     command += ["--port", str(port), "--log-level", "warning", "--no-access-log"]
     with process(command, port, what):
         yield f"http://127.0.0.1:{port}/"
+
+
+def suite_directory(
+    root: Path,
+    suite_yaml: str,
+    schemas: tuple[dict[str, Any], dict[str, Any]],
+    cases: dict[str, list[dict[str, Any]]],
+) -> Path:
+    """A suite directory under `root`: `suite_yaml`, the input and output `schemas`, and
+    each split's cases (a JSONL file by split name)."""
+    directory = root / "suite"
+    (directory / "schemas").mkdir(parents=True)
+    (directory / "cases").mkdir()
+    (directory / "suite.yaml").write_text(suite_yaml)
+    for name, schema in zip(("input", "output"), schemas, strict=True):
+        (directory / "schemas" / f"{name}.json").write_text(json.dumps(schema))
+    for split, lines in cases.items():
+        text = "".join(json.dumps(case) + "\n" for case in lines)
+        (directory / "cases" / f"{split}.jsonl").write_text(text)
+    return directory
 
 
 @contextmanager

@@ -12,7 +12,13 @@ ground truth the bench checks them against).
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench._asgi import json_headers, lifespan, read_body
 
 AGENT_ID = "bench/ticket-keywords"
 VERSION = "1.0.0"
@@ -33,39 +39,20 @@ def classify(ticket: dict[str, Any]) -> dict[str, Any]:
     return {"label": label, "priority": priority, "confidence": confidence}
 
 
-def _headers(body: bytes) -> list[tuple[bytes, bytes]]:
-    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-
-
-async def _lifespan(receive: Any, send: Any) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-
-
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
-        await _lifespan(receive, send)
+        await lifespan(receive, send)
         return
-    chunks = []
-    more = True
-    while more:
-        message = await receive()
-        chunks.append(message.get("body", b""))
-        more = message.get("more_body", False)
+    received = await read_body(receive)
     status = 200
     if scope["method"] == "GET":
         body = IDENTITY.encode()
     else:
         try:
-            request = json.loads(b"".join(chunks))
+            request = json.loads(received)
             answer = {"output": classify(request["input"]), "usage": USAGE}
             body = json.dumps(answer).encode()
         except (ValueError, KeyError, TypeError, AttributeError):
             status, body = 400, b'{"error": {"code": "bad_request", "message": "not a ticket"}}'
-    await send({"type": "http.response.start", "status": status, "headers": _headers(body)})
+    await send({"type": "http.response.start", "status": status, "headers": json_headers(body)})
     await send({"type": "http.response.body", "body": body})

@@ -63,7 +63,7 @@ sys.path.insert(0, str(HERE))
 
 import agent  # noqa: E402
 
-from bench._support import uvicorn_app  # noqa: E402
+from bench._support import suite_directory, uvicorn_app  # noqa: E402
 
 PROMPTFOO_VERSION = "0.121"  # 0.122+ needs Node >= 22.22; this machine has Node 20
 LABELS = ("billing", "bug", "account", "outage")
@@ -147,22 +147,15 @@ def ground_truth(cases: int) -> int:
 
 
 def make_suite(root: Path, cases: int) -> Path:
-    directory = root / "suite"
-    (directory / "schemas").mkdir(parents=True)
-    (directory / "cases").mkdir()
-    (directory / "suite.yaml").write_text(SUITE_YAML)
-    (directory / "schemas" / "input.json").write_text(json.dumps(INPUT_SCHEMA))
-    (directory / "schemas" / "output.json").write_text(json.dumps(OUTPUT_SCHEMA))
-    lines = []
+    public = []
     for i in range(cases):
         given, expected = ticket(i)
-        lines.append(json.dumps({"id": f"t-{i:05d}", "input": given, "expected": expected}))
-    (directory / "cases" / "public.jsonl").write_text("\n".join(lines) + "\n")
+        public.append({"id": f"t-{i:05d}", "input": given, "expected": expected})
     # A holdout is required of a suite; `holon test` never runs it.
     given, expected = ticket(0)
-    holdout = {"id": "h-0", "input": given, "expected": expected}
-    (directory / "cases" / "holdout.jsonl").write_text(json.dumps(holdout) + "\n")
-    return directory
+    holdout = [{"id": "h-0", "input": given, "expected": expected}]
+    splits = {"public": public, "holdout": holdout}
+    return suite_directory(root, SUITE_YAML, (INPUT_SCHEMA, OUTPUT_SCHEMA), splits)
 
 
 def make_promptfoo_config(root: Path, cases: int, endpoint: str, concurrency: int) -> Path:

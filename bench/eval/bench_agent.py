@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench._asgi import json_headers, lifespan, read_body
 
 AGENT_ID = "bench/agent"
 VERSION = "1.0.0"
@@ -23,33 +29,17 @@ BODY = json.dumps({"output": OUTPUT, "usage": {"input_tokens": 120, "output_toke
 IDENTITY = json.dumps({"id": AGENT_ID, "version": VERSION, "capabilities": ["ticket.classify"]})
 
 
-def _headers(body: bytes) -> list[tuple[bytes, bytes]]:
-    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-
-
-async def _lifespan(receive: Any, send: Any) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-
-
 async def _answer(scope: dict[str, Any], receive: Any, send: Any, delay_s: float) -> None:
     if scope["type"] == "lifespan":
-        await _lifespan(receive, send)
+        await lifespan(receive, send)
         return
     body = BODY
     if scope["method"] == "GET":
         body = IDENTITY.encode()
-    more = True
-    while more:
-        more = (await receive()).get("more_body", False)
+    await read_body(receive)
     if delay_s:
         await asyncio.sleep(delay_s)
-    await send({"type": "http.response.start", "status": 200, "headers": _headers(body)})
+    await send({"type": "http.response.start", "status": 200, "headers": json_headers(body)})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -311,6 +311,18 @@ def executor_baseline(endpoint: str, calls: int, concurrency: int) -> dict[str, 
 # -- scenarios -----------------------------------------------------------------
 
 
+def _scenario(
+    name: str, endpoint: str, concurrency: int, latency_s: float, **more: Any
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "endpoint": endpoint,
+        "concurrency": concurrency,
+        "latency_s": latency_s,
+        **more,
+    }
+
+
 def scenarios(
     asgi_zero: str,
     asgi_slow: str,
@@ -322,52 +334,27 @@ def scenarios(
     out = []
     for transport, endpoint in (("asgi", asgi_zero), ("loopback", http_zero)):
         for concurrency in (16, 64):
-            out.append(
-                {
-                    "name": f"zero-{transport}-c{concurrency}",
-                    "endpoint": endpoint,
-                    "concurrency": concurrency,
-                    "latency_s": 0.0,
-                }
-            )
+            out.append(_scenario(f"zero-{transport}-c{concurrency}", endpoint, concurrency, 0.0))
     for transport, endpoint in (("asgi", asgi_slow), ("loopback", http_slow)):
         for concurrency in (64, 16):
-            out.append(
-                {
-                    "name": f"20ms-{transport}-c{concurrency}",
-                    "endpoint": endpoint,
-                    "concurrency": concurrency,
-                    "latency_s": bench_agent.LATENCY_S,
-                }
-            )
+            name = f"20ms-{transport}-c{concurrency}"
+            out.append(_scenario(name, endpoint, concurrency, bench_agent.LATENCY_S))
+    in_process = (("zero", 0.0, asgi_zero), ("20ms", bench_agent.LATENCY_S, asgi_slow))
     # The same eval split with `holon worker` processes, the concurrency of 64
     # shared among the processes (the plan's concurrency is per process): what
     # a second core buys.
     for extra in workers:
-        for latency, endpoint in ((0.0, asgi_zero), (bench_agent.LATENCY_S, asgi_slow)):
-            name = "zero" if not latency else "20ms"
+        for name, latency, endpoint in in_process:
             out.append(
-                {
-                    "name": f"{name}-asgi-c64-{extra + 1}proc",
-                    "endpoint": endpoint,
-                    "concurrency": 64,
-                    "latency_s": latency,
-                    "workers": extra,
-                }
+                _scenario(f"{name}-asgi-c64-{extra + 1}proc", endpoint, 64, latency, workers=extra)
             )
     # `holon eval --processes N`: the eval's own process forks the others.
     for count in processes:
-        for latency, endpoint in ((0.0, asgi_zero), (bench_agent.LATENCY_S, asgi_slow)):
-            name = "zero" if not latency else "20ms"
+        for name, latency, endpoint in in_process:
+            baseline = f"{name}-asgi-c64"
             out.append(
-                {
-                    "name": f"{name}-asgi-c64-p{count}",
-                    "endpoint": endpoint,
-                    "concurrency": 64,
-                    "latency_s": latency,
-                    "processes": count,
-                    "baseline": f"{name}-asgi-c64",
-                }
+                _scenario(f"{baseline}-p{count}", endpoint, 64, latency, processes=count)
+                | {"baseline": baseline}
             )
     return out
 

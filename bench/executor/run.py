@@ -193,39 +193,36 @@ def _median(results: list[dict[str, float]]) -> dict[str, float]:
     }
 
 
+def _minus(a: dict[str, float], b: dict[str, float], key: str) -> float:
+    """What `a` adds over `b` in milliseconds per call (`key`: wall or cpu)."""
+    return round(a[key] - b[key], 4)
+
+
+def _over(a: dict[str, float], b: dict[str, float], key: str) -> float:
+    return round(a[key] / b[key], 3)
+
+
 def summarise(loop_numbers: dict[str, Any], asgi_numbers: dict[str, Any]) -> dict[str, Any]:
     c16, c64 = loop_numbers["c16"], loop_numbers["c64"]
     memory = loop_numbers["memory"]
     asgi = asgi_numbers["c16"]
+    wall, cpu = "wall_ms_per_call", "cpu_ms_per_call"
+    executor, bare = c16["executor"], c16["bare"]
     return {
         "loopback_c16": c16,
         "loopback_c64": c64,
         "in_process_c16": asgi,
         "memory": memory,
-        "overhead_ms_per_call_c16_wall": round(
-            c16["executor"]["wall_ms_per_call"] - c16["bare"]["wall_ms_per_call"], 4
+        "overhead_ms_per_call_c16_wall": _minus(executor, bare, wall),
+        "overhead_ms_per_call_c16_cpu": _minus(executor, bare, cpu),
+        "ratio_c16_wall": _over(executor, bare, wall),
+        "ratio_c16_cpu": _over(executor, bare, cpu),
+        "in_process_ratio_c16_wall": _over(asgi["executor"], asgi["bare"], wall),
+        "in_process_overhead_ms_per_call_c16": _minus(asgi["executor"], asgi["bare"], wall),
+        "in_process_overhead_vs_bare_transport_ms_per_call_c16": _minus(
+            asgi["executor"], asgi["bare_transport"], wall
         ),
-        "overhead_ms_per_call_c16_cpu": round(
-            c16["executor"]["cpu_ms_per_call"] - c16["bare"]["cpu_ms_per_call"], 4
-        ),
-        "ratio_c16_wall": round(
-            c16["executor"]["wall_ms_per_call"] / c16["bare"]["wall_ms_per_call"], 3
-        ),
-        "ratio_c16_cpu": round(
-            c16["executor"]["cpu_ms_per_call"] / c16["bare"]["cpu_ms_per_call"], 3
-        ),
-        "in_process_ratio_c16_wall": round(
-            asgi["executor"]["wall_ms_per_call"] / asgi["bare"]["wall_ms_per_call"], 3
-        ),
-        "in_process_overhead_ms_per_call_c16": round(
-            asgi["executor"]["wall_ms_per_call"] - asgi["bare"]["wall_ms_per_call"], 4
-        ),
-        "in_process_overhead_vs_bare_transport_ms_per_call_c16": round(
-            asgi["executor"]["wall_ms_per_call"] - asgi["bare_transport"]["wall_ms_per_call"], 4
-        ),
-        "in_process_vs_loopback_bare_aiohttp_ratio_c16": round(
-            asgi["executor"]["wall_ms_per_call"] / c16["bare"]["wall_ms_per_call"], 3
-        ),
+        "in_process_vs_loopback_bare_aiohttp_ratio_c16": _over(asgi["executor"], bare, wall),
         "calls_per_s_c64": round(c64["executor"]["calls_per_s"]),
         "memory_growth_mb": round(memory["rss_after_mb"] - memory["rss_before_mb"], 1),
         "goals": {

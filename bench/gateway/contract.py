@@ -61,7 +61,7 @@ import psycopg  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from bench._support import postgres_url, sqlite_url  # noqa: E402
+from bench._support import postgres_url, sqlite_url, suite_directory  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
     AGENT,
     CALLER,
@@ -121,16 +121,7 @@ SPLITS = ("public", "holdout")
 def write_suite(root: Path, suite_yaml: str, cases: dict[str, list[dict[str, Any]]]) -> Path:
     """A suite directory under `root` with this bench's schemas: `suite_yaml`, and each
     split's cases (a JSONL file by split name)."""
-    directory = root / "suite"
-    (directory / "schemas").mkdir(parents=True)
-    (directory / "cases").mkdir()
-    (directory / "suite.yaml").write_text(suite_yaml)
-    (directory / "schemas" / "input.json").write_text(json.dumps(INPUT_SCHEMA))
-    (directory / "schemas" / "output.json").write_text(json.dumps(OUTPUT_SCHEMA))
-    for split, lines in cases.items():
-        text = "".join(json.dumps(case) + "\n" for case in lines)
-        (directory / "cases" / f"{split}.jsonl").write_text(text)
-    return directory
+    return suite_directory(root, suite_yaml, (INPUT_SCHEMA, OUTPUT_SCHEMA), cases)
 
 
 def setup(url: str, key: str, home: Path, agent_url: str, root: Path) -> dict[str, str]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.cli._app import renamed_flag
+from gateway.cli._app import common_options, gateway_options, renamed_flag
 from gateway.cli._context import Context
 from gateway.operations import Cli, Field, Fields, Json, Lines, Operation, Render, Sections, Table
 from schema.errors import checked
@@ -194,3 +194,18 @@ def show(ctx: Context, render: Render, view: dict[str, Any]) -> None:
         out.lines(render.lines(view))
         for note in render.notes(view):
             out.note(note)
+
+
+def operation_group(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help: str,
+    actions: Mapping[str, Operation[Any]],
+) -> None:
+    """`holon NAME ACTION`, each action one operation's command, on the store or over a
+    gateway (`holon keys`, `holon tokens`: nothing of their own around the operations)."""
+    both = [common_options(), gateway_options()]
+    parser = sub.add_parser(name, help=help)
+    group = parser.add_subparsers(dest=f"{name}_command", metavar="ACTION", required=True)
+    for action, op in actions.items():
+        command(group, action, op, parents=both)

@@ -15,6 +15,7 @@ from gateway.operations._declare import (
     Operation,
     Table,
     cursor,
+    document_field,
     key,
     limit,
     page_of,
@@ -354,12 +355,9 @@ MANDATES_REVOKE = Operation(
 
 @dataclass(frozen=True)
 class MandateGrant:
-    document: JSONObject = param(
-        required=True,
-        help="the mandate (schema/mandate.schema.json)",
-        where="document",
-        flag="",  # the CLI reads it from FILE, naming the file's lines in its errors
-        schema={"$ref": "mandate.schema.json"},
+    # The CLI reads it from FILE, naming the file's lines in its errors.
+    document: JSONObject = document_field(
+        "the mandate (schema/mandate.schema.json)", {"$ref": "mandate.schema.json"}
     )
     granted_by: str | None = param(
         help="the granting token's id (on the store: local)", where="bearer", flag=""

@@ -135,20 +135,34 @@ CERTIFICATES_IMPORT = Operation(
 # -- keys.jwks, certificates.revocations: public documents ----------------------------
 
 
+def _public_document(
+    name: str, path: str, summary: str, run: Any, response: dict[str, Any], cli_help: str
+) -> Operation[Nothing]:
+    """One of the store's public documents: read without a token, printed as JSON."""
+    return Operation(
+        name=name,
+        method="GET",
+        path=path,
+        roles="none",
+        request=Nothing,
+        summary=summary,
+        run=run,
+        response=response,
+        cli=Cli(help=cli_help, render=Json()),
+    )
+
+
 def _jwks(service: StoreService, _: Nothing) -> JSONObject:
     return service.store.keys.jwks()
 
 
-KEYS_JWKS = Operation(
-    name="keys.jwks",
-    method="GET",
-    path="/.well-known/jwks.json",
-    roles="none",
-    request=Nothing,
-    summary="this store's public signing keys (retired ones too), as OKP/Ed25519 JWKs",
-    run=_jwks,
-    response=JWKS,
-    cli=Cli(help="the public key set (JWKS), as /.well-known/jwks.json", render=Json()),
+KEYS_JWKS = _public_document(
+    "keys.jwks",
+    "/.well-known/jwks.json",
+    "this store's public signing keys (retired ones too), as OKP/Ed25519 JWKs",
+    _jwks,
+    JWKS,
+    "the public key set (JWKS), as /.well-known/jwks.json",
 )
 
 
@@ -156,14 +170,11 @@ def _revocations(service: StoreService, _: Nothing) -> JSONObject:
     return service.store.certificates.revocations()
 
 
-CERTIFICATES_REVOCATIONS = Operation(
-    name="certificates.revocations",
-    method="GET",
-    path="/.well-known/holon/revocations.json",
-    roles="none",
-    request=Nothing,
-    summary="this store's signed revocation list (a DSSE envelope)",
-    run=_revocations,
-    response=ENVELOPE,
-    cli=Cli(help="this store's signed revocation list", render=Json()),
+CERTIFICATES_REVOCATIONS = _public_document(
+    "certificates.revocations",
+    "/.well-known/holon/revocations.json",
+    "this store's signed revocation list (a DSSE envelope)",
+    _revocations,
+    ENVELOPE,
+    "this store's signed revocation list",
 )

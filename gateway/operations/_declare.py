@@ -151,6 +151,12 @@ def param(default: Any = None, /, **spec: Any) -> Any:
     return dataclasses.field(default=default, metadata={"holon": Param(**spec)})
 
 
+def document_field(help: str, schema: Any) -> Any:
+    """The request's body as one whole document (a manifest, a mandate, a report): the
+    CLI offers no flag for it, as each command reads it from a file it names."""
+    return param(required=True, help=help, where="document", flag="", schema=schema)
+
+
 def cursor() -> Any:
     return param(
         help="from a previous page", cli_help="continue after a previous page", paging=True

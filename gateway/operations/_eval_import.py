@@ -20,6 +20,7 @@ from gateway.operations._declare import (
     Cli,
     Lines,
     Operation,
+    document_field,
     entity,
     param,
 )
@@ -45,12 +46,9 @@ REPORT_BODY: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class EvalImport:
-    report: bytes = param(
-        required=True,
-        help="an operator's JSON report of one eval (schema/report.schema.json)",
-        where="document",
-        flag="",  # the CLI reads it from REPORT
-        schema=REPORT_BODY,
+    # The CLI reads it from REPORT.
+    report: bytes = document_field(
+        "an operator's JSON report of one eval (schema/report.schema.json)", REPORT_BODY
     )
     source: str | None = param(
         help="where the report came from (a file name, a gateway URL), kept",

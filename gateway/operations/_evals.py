@@ -407,13 +407,15 @@ EVALS_START = Operation(
 # -- evals.report, evals.compare -----------------------------------------------------
 
 
-def _format_of(allowed: tuple[str, ...]) -> Any:
+def _format_param(allowed: tuple[str, ...], help: str) -> Any:
+    """The document's format, one of `allowed` (json the default)."""
+
     def check(value: Any, where: str) -> str:
         if value not in allowed:
             raise UsageError(f"format must be one of {', '.join(allowed)}")
         return str(value)
 
-    return check
+    return param("json", help=help, check=check, schema={"enum": list(allowed)})
 
 
 def _audience(value: Any, where: str) -> str:
@@ -448,12 +450,7 @@ def _operator_audience(who: Bearer, asked: Any) -> Any:
 @dataclass(frozen=True)
 class ReportRequest:
     eval_id: str = _eval_ref(help="an eval id (ev_…)")
-    format: str = param(
-        "json",
-        help="json (default), md, html or junit (JUnit XML)",
-        check=_format_of(REPORT_FORMATS),
-        schema={"enum": list(REPORT_FORMATS)},
-    )
+    format: str = _format_param(REPORT_FORMATS, "json (default), md, html or junit (JUnit XML)")
     audience: str = _audience_param()
 
 
@@ -493,12 +490,7 @@ EVALS_REPORT = Operation(
 class CompareRequest:
     base: str = param(required=True, help="the eval to compare against", where="path")
     candidate: str = param(required=True, help="the eval being judged", where="path")
-    format: str = param(
-        "json",
-        help="json (default), md or html",
-        check=_format_of(COMPARE_FORMATS),
-        schema={"enum": list(COMPARE_FORMATS)},
-    )
+    format: str = _format_param(COMPARE_FORMATS, "json (default), md or html")
     audience: str = _audience_param()
     allow_mismatch: bool = param(False, help="true: compare unmatched evals anyway")
 

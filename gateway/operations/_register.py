@@ -12,6 +12,7 @@ from gateway.operations._declare import (
     Cli,
     Lines,
     Operation,
+    document_field,
     param,
 )
 from gateway.operations._registry import AgentRef, agent_id
@@ -28,12 +29,9 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Registration:
-    manifest: JSONObject = param(
-        required=True,
-        help="the agent's manifest (schema/agent.schema.json)",
-        where="document",
-        flag="",  # the CLI reads it from FILE
-        schema={"$ref": "agent.schema.json"},
+    # The CLI reads it from FILE.
+    manifest: JSONObject = document_field(
+        "the agent's manifest (schema/agent.schema.json)", {"$ref": "agent.schema.json"}
     )
 
 

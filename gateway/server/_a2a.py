@@ -544,6 +544,22 @@ _RPC_RESPONSE = {"type": "object", "description": "one JSON-RPC 2.0 response"}
 _RPC_EVENTS = "SendStreamingMessage: one JSON-RPC 2.0 response an event (docs/gateway.md)"
 _CARD = {"type": "object", "description": "an A2A AgentCard, signed (docs/gateway.md)"}
 
+
+def _rpc_door(path: str, handler: Any, summary: str) -> Endpoint:
+    """A door that speaks A2A's JSON-RPC: the routed one and one agent's take the same."""
+    return Endpoint(
+        "POST",
+        path,
+        CALLER,
+        handler,
+        summary,
+        request=_RPC_REQUEST,
+        response=_RPC_RESPONSE,
+        events=_RPC_EVENTS,
+        statuses=(202, 413),
+    )
+
+
 ENDPOINTS = [
     Endpoint(
         "GET",
@@ -562,26 +578,14 @@ ENDPOINTS = [
         response=_CARD,
         statuses=(404,),
     ),
-    Endpoint(
-        "POST",
+    _rpc_door(
         "/v1/capabilities/{capability}/a2a",
-        CALLER,
         capability_door,
         "the A2A front door (JSON-RPC, A2A 1.0): a routed live call under the caller's mandates",
-        request=_RPC_REQUEST,
-        response=_RPC_RESPONSE,
-        events=_RPC_EVENTS,
-        statuses=(202, 413),
     ),
-    Endpoint(
-        "POST",
+    _rpc_door(
         "/v1/agents/{org}/{name}/a2a",
-        CALLER,
         agent_door,
         "the A2A front door (JSON-RPC, A2A 1.0) of one agent, under the caller's mandates",
-        request=_RPC_REQUEST,
-        response=_RPC_RESPONSE,
-        events=_RPC_EVENTS,
-        statuses=(202, 413),
     ),
 ]

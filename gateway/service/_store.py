@@ -181,17 +181,8 @@ class StoreService:
 class StoreEvals(EvalOps):
     """The eval operations with what the CLI's service interface adds (runs in this process)."""
 
-    def __init__(
-        self,
-        store: Store,
-        home: Path,
-        retention_days: int = 30,
-        address_guard: AddressGuard | None = None,
-        *,
-        worker_guard: AddressGuard | None = None,
-    ) -> None:
-        super().__init__(store, home, retention_days, address_guard, worker_guard=worker_guard)
-        self._reports: ReportCache | None = None
+    # EvalOps's constructor; the cache is set on first use (`reports`), None till then.
+    _reports: ReportCache | None = None
 
     @property
     def reports(self) -> ReportCache:

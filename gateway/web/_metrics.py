@@ -29,9 +29,9 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from gateway._loops import LoopState
 from gateway.live import CanaryResult
@@ -200,111 +200,137 @@ class Metrics:
 
     def render(self, cells: dict[str, int]) -> str:
         """The exposition text; `cells` is the store's eval cell count by outcome."""
-        lines = [
-            "# HELP holon_live_calls_total Live calls that reached an agent, by outcome.",
-            "# TYPE holon_live_calls_total counter",
-        ]
         with self._lock:
-            for (capability, outcome), n in sorted(self.calls.items()):
-                labels = _labels((("capability", capability), ("outcome", outcome)))
-                lines.append(f"holon_live_calls_total{labels} {n}")
-            lines += [
-                "# HELP holon_live_denials_total Live calls denied, by reason.",
-                "# TYPE holon_live_denials_total counter",
-            ]
-            for reason, n in sorted(self.denials.items()):
-                lines.append(f"holon_live_denials_total{_labels((('reason', reason),))} {n}")
-            lines += [
-                "# HELP holon_live_call_latency_ms Latency of live calls at the agent, by outcome.",
-                "# TYPE holon_live_call_latency_ms histogram",
-            ]
-            for outcome, hist in sorted(self.call_latency.items()):
-                lines += hist.lines("holon_live_call_latency_ms", (("outcome", outcome),))
-            lines += [
-                "# HELP holon_http_requests_total API requests, by route and status.",
-                "# TYPE holon_http_requests_total counter",
-            ]
-            for (method, route, status), n in sorted(self.requests.items()):
-                labels = _labels((("method", method), ("route", route), ("status", str(status))))
-                lines.append(f"holon_http_requests_total{labels} {n}")
-            lines += [
-                "# HELP holon_http_request_latency_ms API request latency, by route.",
-                "# TYPE holon_http_request_latency_ms histogram",
-            ]
-            for route, hist in sorted(self.request_latency.items()):
-                lines += hist.lines("holon_http_request_latency_ms", (("route", route),))
+            lines = _family(
+                "holon_live_calls_total",
+                "counter",
+                "Live calls that reached an agent, by outcome.",
+                ("capability", "outcome"),
+                self.calls,
+            )
+            lines += _family(
+                "holon_live_denials_total",
+                "counter",
+                "Live calls denied, by reason.",
+                ("reason",),
+                self.denials,
+            )
+            lines += _histograms(
+                "holon_live_call_latency_ms",
+                "Latency of live calls at the agent, by outcome.",
+                "outcome",
+                self.call_latency,
+            )
+            lines += _family(
+                "holon_http_requests_total",
+                "counter",
+                "API requests, by route and status.",
+                ("method", "route", "status"),
+                self.requests,
+            )
+            lines += _histograms(
+                "holon_http_request_latency_ms",
+                "API request latency, by route.",
+                "route",
+                self.request_latency,
+            )
         with self._lock:
-            lines += [
-                "# HELP holon_agent_probes_total Identity probes of agents, by result.",
-                "# TYPE holon_agent_probes_total counter",
-            ]
-            for (agent, result), n in sorted(self.probes.items()):
-                labels = _labels((("agent", agent), ("result", result)))
-                lines.append(f"holon_agent_probes_total{labels} {n}")
-            lines += [
-                "# HELP holon_agent_identity_mismatch 1 when the agent's last probe answered "
-                "another version than the registered one.",
-                "# TYPE holon_agent_identity_mismatch gauge",
-            ]
-            for agent, flag in sorted(self.identity_mismatch.items()):
-                lines.append(f"holon_agent_identity_mismatch{_labels((('agent', agent),))} {flag}")
-            lines += [
-                "# HELP holon_canaries_total Canaries to agents, by result: passed, failed, or "
-                "skipped_REASON (not sent).",
-                "# TYPE holon_canaries_total counter",
-            ]
-            for (agent, capability, result), n in sorted(self.canaries.items()):
-                labels = _labels((("agent", agent), ("capability", capability), ("result", result)))
-                lines.append(f"holon_canaries_total{labels} {n}")
-            lines += [
-                "# HELP holon_canary_spend_usd_total USD canaries cost, by agent (the "
-                "operator's, never a caller's).",
-                "# TYPE holon_canary_spend_usd_total counter",
-            ]
-            for agent, usd in sorted(self.canary_spend.items()):
-                lines.append(
-                    f"holon_canary_spend_usd_total{_labels((('agent', agent),))} {_usd(usd)}"
-                )
-            lines += [
-                "# HELP holon_agent_drift 1 once this process's canaries decided that the "
-                "agent drifted on the capability (the record says so for every process).",
-                "# TYPE holon_agent_drift gauge",
-            ]
-            for (agent, capability), flag in sorted(self.drifted.items()):
-                labels = _labels((("agent", agent), ("capability", capability)))
-                lines.append(f"holon_agent_drift{labels} {flag}")
+            lines += _family(
+                "holon_agent_probes_total",
+                "counter",
+                "Identity probes of agents, by result.",
+                ("agent", "result"),
+                self.probes,
+            )
+            lines += _family(
+                "holon_agent_identity_mismatch",
+                "gauge",
+                "1 when the agent's last probe answered another version than the registered one.",
+                ("agent",),
+                self.identity_mismatch,
+            )
+            lines += _family(
+                "holon_canaries_total",
+                "counter",
+                "Canaries to agents, by result: passed, failed, or skipped_REASON (not sent).",
+                ("agent", "capability", "result"),
+                self.canaries,
+            )
+            lines += _family(
+                "holon_canary_spend_usd_total",
+                "counter",
+                "USD canaries cost, by agent (the operator's, never a caller's).",
+                ("agent",),
+                self.canary_spend,
+                _usd,
+            )
+            lines += _family(
+                "holon_agent_drift",
+                "gauge",
+                "1 once this process's canaries decided that the agent drifted on the "
+                "capability (the record says so for every process).",
+                ("agent", "capability"),
+                self.drifted,
+            )
         with self._lock:
-            lines += [
-                "# HELP holon_mandate_calls_total Live calls decided under each mandate "
-                "(allow: reserved against it; deny: it gave the reason).",
-                "# TYPE holon_mandate_calls_total counter",
-            ]
-            for (mandate, decision), n in sorted(self.mandate_calls.items()):
-                labels = _labels((("mandate", mandate), ("decision", decision)))
-                lines.append(f"holon_mandate_calls_total{labels} {n}")
-            lines += [
-                "# HELP holon_mandate_spend_usd_total USD charged to each mandate by settled "
-                "calls.",
-                "# TYPE holon_mandate_spend_usd_total counter",
-            ]
-            for mandate, usd in sorted(self.mandate_spend.items()):
-                labels = _labels((("mandate", mandate),))
-                lines.append(f"holon_mandate_spend_usd_total{labels} {_usd(usd)}")
-            lines += [
-                "# HELP holon_caller_spend_usd_total USD charged to each caller by settled calls.",
-                "# TYPE holon_caller_spend_usd_total counter",
-            ]
-            for caller, usd in sorted(self.caller_spend.items()):
-                labels = _labels((("caller", caller),))
-                lines.append(f"holon_caller_spend_usd_total{labels} {_usd(usd)}")
-        lines += [
-            "# HELP holon_eval_cells Eval cells in the store, by outcome (pending: not yet "
-            "run), counted at most once per cache interval.",
-            "# TYPE holon_eval_cells gauge",
-        ]
-        for outcome, n in sorted(cells.items()):
-            lines.append(f"holon_eval_cells{_labels((('outcome', outcome),))} {n}")
+            lines += _family(
+                "holon_mandate_calls_total",
+                "counter",
+                "Live calls decided under each mandate (allow: reserved against it; deny: it "
+                "gave the reason).",
+                ("mandate", "decision"),
+                self.mandate_calls,
+            )
+            lines += _family(
+                "holon_mandate_spend_usd_total",
+                "counter",
+                "USD charged to each mandate by settled calls.",
+                ("mandate",),
+                self.mandate_spend,
+                _usd,
+            )
+            lines += _family(
+                "holon_caller_spend_usd_total",
+                "counter",
+                "USD charged to each caller by settled calls.",
+                ("caller",),
+                self.caller_spend,
+                _usd,
+            )
+        lines += _family(
+            "holon_eval_cells",
+            "gauge",
+            "Eval cells in the store, by outcome (pending: not yet run), counted at most once "
+            "per cache interval.",
+            ("outcome",),
+            cells,
+        )
         return "\n".join(lines) + "\n"
+
+
+def _family(
+    name: str,
+    kind: str,
+    help: str,
+    label_names: tuple[str, ...],
+    samples: Mapping[Any, Any],
+    value: Callable[[Any], str] = str,
+) -> list[str]:
+    """One metric family: its HELP and TYPE lines, then a sample for each key (a label
+    value, or a tuple of them in `label_names`' order), sorted."""
+    lines = [f"# HELP {name} {help}", f"# TYPE {name} {kind}"]
+    for key, sample in sorted(samples.items()):
+        values = key if isinstance(key, tuple) else (key,)
+        labels = _labels(zip(label_names, (str(v) for v in values), strict=True))
+        lines.append(f"{name}{labels} {value(sample)}")
+    return lines
+
+
+def _histograms(name: str, help: str, label: str, by: Mapping[str, Histogram]) -> list[str]:
+    lines = [f"# HELP {name} {help}", f"# TYPE {name} histogram"]
+    for key, hist in sorted(by.items()):
+        lines += hist.lines(name, ((label, key),))
+    return lines
 
 
 def render_live(counts: Iterable[LiveConformance]) -> str:

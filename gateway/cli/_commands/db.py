@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from gateway.cli._app import common_options
 from gateway.cli._context import Context
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+T = TypeVar("T")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,18 +31,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     status.set_defaults(handler=do_status)
 
 
-def do_upgrade(ctx: Context) -> int:
+def _on_store(ctx: Context, work: Callable[[Engine], T]) -> tuple[str, T]:
+    """What `work` reads or does on the store's engine, and the store's URL (no password)."""
     # records (SQLAlchemy, alembic) only when a db command runs: `holon --help` stays light.
-    from records import open_engine, schema_status, upgrade
+    from records import open_engine
 
     engine = open_engine(ctx.settings.database_url)
     try:
-        before = schema_status(engine)
-        after = upgrade(engine)
+        done = work(engine)
     finally:
         engine.dispose()
+    return engine.url.render_as_string(hide_password=True), done
+
+
+def do_upgrade(ctx: Context) -> int:
+    from records import schema_status, upgrade
+
+    store, (before, after) = _on_store(ctx, lambda e: (schema_status(e), upgrade(e)))
     result = {
-        "store": engine.url.render_as_string(hide_password=True),
+        "store": store,
         "from": before.current,
         "to": after.current,
         "changed": before.current != after.current,
@@ -52,15 +66,11 @@ def do_upgrade(ctx: Context) -> int:
 
 
 def do_status(ctx: Context) -> int:
-    from records import open_engine, schema_status
+    from records import schema_status
 
-    engine = open_engine(ctx.settings.database_url)
-    try:
-        status = schema_status(engine)
-    finally:
-        engine.dispose()
+    store, status = _on_store(ctx, schema_status)
     result = {
-        "store": engine.url.render_as_string(hide_password=True),
+        "store": store,
         "current": status.current,
         "expected": status.head,
         "up_to_date": status.up_to_date,

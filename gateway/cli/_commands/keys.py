@@ -7,16 +7,13 @@ Over a gateway (`--gateway URL`) `list` and `rotate` need an operator token;
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from gateway.cli._app import common_options, gateway_options
-from gateway.cli._operations import command
-from gateway.operations import KEYS_JWKS, KEYS_LIST, KEYS_ROTATE
+from gateway.cli._operations import operation_group
+from gateway.operations import KEYS_JWKS, KEYS_LIST, KEYS_ROTATE, Operation
+
+ACTIONS: dict[str, Operation[Any]] = {"list": KEYS_LIST, "rotate": KEYS_ROTATE, "jwks": KEYS_JWKS}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    both = [common_options(), gateway_options()]
-    parser = sub.add_parser("keys", help="certificate signing keys")
-    group = parser.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
-    command(group, "list", KEYS_LIST, parents=both)
-    command(group, "rotate", KEYS_ROTATE, parents=both)
-    command(group, "jwks", KEYS_JWKS, parents=both)
+    operation_group(sub, "keys", "certificate signing keys", ACTIONS)

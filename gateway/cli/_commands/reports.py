@@ -50,12 +50,7 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "is complete (docs/integrity.md); --audience operator shows its cases too.",
     )
     report.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
-    report.add_argument(
-        "--format",
-        choices=REPORT_FORMATS,
-        help="json, md, html or junit (JUnit XML for CI) (default: md; json with --json)",
-    )
-    _audience(report)
+    _format_and_audience(report, REPORT_FORMATS, "json, md, html or junit (JUnit XML for CI)")
     _output(report)
     report.set_defaults(handler=do_report)
     runs(report, EVALS_REPORT)
@@ -73,12 +68,7 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     compare.add_argument("base", metavar="BASE", help="the eval to compare against")
     compare.add_argument("candidate", metavar="CANDIDATE", help="the eval being judged")
-    compare.add_argument(
-        "--format",
-        choices=COMPARE_FORMATS,
-        help="md, html (one self-contained page) or json (default: md; json with --json)",
-    )
-    _audience(compare)
+    _format_and_audience(compare, COMPARE_FORMATS, "md, html (one self-contained page) or json")
     compare.add_argument(
         "--allow-mismatch",
         action="store_true",
@@ -90,7 +80,13 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     runs(compare, EVALS_COMPARE)
 
 
-def _audience(parser: argparse.ArgumentParser) -> None:
+def _format_and_audience(
+    parser: argparse.ArgumentParser, choices: tuple[str, ...], forms: str
+) -> None:
+    """`--format` (`forms`: the choices, as the help reads them) and `--audience`."""
+    parser.add_argument(
+        "--format", choices=choices, help=f"{forms} (default: md; json with --json)"
+    )
     parser.add_argument(
         "--audience",
         choices=AUDIENCES,

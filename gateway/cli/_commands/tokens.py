@@ -9,16 +9,17 @@ commands are the operations `tokens.create`, `tokens.list` and `tokens.revoke`
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from gateway.cli._app import common_options, gateway_options
-from gateway.cli._operations import command
-from gateway.operations import TOKENS_CREATE, TOKENS_LIST, TOKENS_REVOKE
+from gateway.cli._operations import operation_group
+from gateway.operations import TOKENS_CREATE, TOKENS_LIST, TOKENS_REVOKE, Operation
+
+ACTIONS: dict[str, Operation[Any]] = {
+    "create": TOKENS_CREATE,
+    "list": TOKENS_LIST,
+    "revoke": TOKENS_REVOKE,
+}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    both = [common_options(), gateway_options()]
-    parser = sub.add_parser("tokens", help="API tokens for the gateway")
-    group = parser.add_subparsers(dest="tokens_command", metavar="ACTION", required=True)
-    command(group, "create", TOKENS_CREATE, parents=both)
-    command(group, "list", TOKENS_LIST, parents=both)
-    command(group, "revoke", TOKENS_REVOKE, parents=both)
+    operation_group(sub, "tokens", "API tokens for the gateway", ACTIONS)
