@@ -13,8 +13,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals._catalog import catalog
     from evals._canary import canary_case, has_canaries
+    from evals._catalog import catalog
     from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
     from evals._drift import (
         DriftEvidence,

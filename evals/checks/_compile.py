@@ -22,13 +22,13 @@ from evals.checks._normalize import NORMALIZERS, chain
 from evals.checks._paths import CompiledPath, PathSyntaxError, caret_lines, parse_path
 from evals.checks._regex import PatternError, compile_re2
 from evals.checks._schemas import SchemaLoader
+from evals.checks._scoring import F1, Extension, Similar
 from evals.checks._signatures import (
     COMBINATOR_SIGNATURES,
     MODIFIER_SIGNATURES,
     PREDICATE_SIGNATURES,
     QUANTIFIER_SIGNATURES,
 )
-from evals.checks._scoring import F1, Extension, Similar
 from evals.checks._structure import AllOf, AnyOf, CompiledCheck, NotOf, Quantifier
 from evals.checks._subject import Operand
 from evals.checks._values import is_number, kind_of, map_strings

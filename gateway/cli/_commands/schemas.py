@@ -71,7 +71,9 @@ def do_schema(ctx: Context) -> int:
         if ctx.out.json_mode:
             ctx.out.json({"schemas": rows})
         else:
-            ctx.out.table(["name", "title", "$id"], [(r["name"], r["title"], r["id"]) for r in rows])
+            ctx.out.table(
+                ["name", "title", "$id"], [(r["name"], r["title"], r["id"]) for r in rows]
+            )
         return 0
     name = _resolve(asked)
     if ctx.out.json_mode:
