@@ -203,3 +203,11 @@ def test_schema_and_catalog_load_no_store(tmp_path: Path) -> None:
     assert catalog["code"] == 0, catalog["stderr"]
     assert not (set(catalog["loaded"]) - parser) & set(STORE), catalog["loaded"]
     assert '"name":"approx"' in catalog["stdout"]
+
+
+def test_with_a_gateway_set_the_catalog_reads_no_store(tmp_path: Path) -> None:
+    cli = CLI(tmp_path / "home", HOLON_GATEWAY_URL="http://127.0.0.1:9", HOLON_TOKEN="t")
+    res = cli("catalog", "--json")
+    assert res.code == 0 and res.json()["extensions"] == {"store": False, "items": []}
+    assert "a gateway is set" in res.stderr
+    assert not (tmp_path / "home").exists()
