@@ -12,6 +12,8 @@ from agents._limits import DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_BYTES, CallLi
 from agents._loop import frozen_gc, run_loop
 from agents._manifest import (
     CARD_PROTOCOLS,
+    PROTOCOL_SECTIONS,
+    PROTOCOLS,
     AgentLimits,
     Manifest,
     McpSpec,
@@ -29,6 +31,8 @@ __all__ = [
     "CARD_PROTOCOLS",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "MAX_REQUEST_BYTES",
+    "PROTOCOLS",
+    "PROTOCOL_SECTIONS",
     "Address",
     "AddressGuard",
     "AgentLimits",

@@ -10,12 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from schema import Document, load_document, validate_document, validator
 from schema.errors import InputError, Location, ManifestError
 
 Protocol = Literal["holon-http", "a2a", "asgi", "mcp", "openai-chat"]
+
+PROTOCOLS: tuple[str, ...] = get_args(Protocol)
+"""Every protocol a manifest may name (the schema's enum; a test keeps the two equal)."""
+
+PROTOCOL_SECTIONS: dict[str, str] = {"mcp": "mcp", "openai-chat": "openai_chat"}
+"""The manifest section a protocol reads (and requires); no other protocol may carry it."""
 
 CARD_PROTOCOLS: frozenset[str] = frozenset({"a2a", "mcp"})
 """Protocols whose agent describes itself by a document a certificate binds by digest
@@ -23,6 +29,8 @@ CARD_PROTOCOLS: frozenset[str] = frozenset({"a2a", "mcp"})
 
 __all__ = [
     "CARD_PROTOCOLS",
+    "PROTOCOLS",
+    "PROTOCOL_SECTIONS",
     "AgentLimits",
     "Manifest",
     "McpSpec",
@@ -208,7 +216,7 @@ def parse_manifest(document: Document) -> Manifest:
                 cls=ManifestError,
             )
         _check_url(document, endpoint)
-    for section, owner in (("mcp", "mcp"), ("openai_chat", "openai-chat")):
+    for owner, section in PROTOCOL_SECTIONS.items():
         if section in data and protocol != owner:
             raise document.error(
                 f"'{section}' is read only with protocol {owner!r}, not {protocol!r}",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evals._canary import canary_case, has_canaries
+    from evals._catalog import catalog
     from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
     from evals._drift import (
         DriftEvidence,
@@ -56,6 +57,7 @@ __all__ = [
     "author_record",
     "call_limits",
     "canary_case",
+    "catalog",
     "check_processes",
     "drift_reference",
     "eval_score_lower",
@@ -103,6 +105,7 @@ _HOMES: dict[str, str] = {
     "MAX_REPORT_BYTES": "evals._import",
     "import_report": "evals._import",
     "canary_case": "evals._canary",
+    "catalog": "evals._catalog",
     "has_canaries": "evals._canary",
     "drift_reference": "evals._drift",
     "DriftEvidence": "evals._drift",

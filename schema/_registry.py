@@ -27,6 +27,23 @@ def schema_path(name: str) -> Path:
 
 
 @cache
+def schema_names() -> tuple[str, ...]:
+    """Every shipped schema by the name `schema_path` and `load_schema` take: `mandate`,
+    `entities/ledger-row`, `capabilities/ticket.classify.input`; read from the files, so a
+    new schema file is a new name."""
+    names = []
+    for path in sorted(SCHEMA_DIR.rglob("*.json")):
+        relative = path.relative_to(SCHEMA_DIR)
+        if len(relative.parts) == 1:
+            if path.name.endswith(".schema.json"):
+                names.append(path.name.removesuffix(".schema.json"))
+        else:
+            names.append(relative.with_suffix("").as_posix())
+    # Top-level contracts first, then each folder's (entities, capabilities).
+    return tuple(sorted(names, key=lambda name: ("/" in name, name)))
+
+
+@cache
 def load_schema(name: str) -> dict[str, Any]:
     with schema_path(name).open("rb") as fh:
         loaded: dict[str, Any] = json.load(fh)

@@ -23,30 +23,32 @@ from evals.checks._paths import CompiledPath, PathSyntaxError, caret_lines, pars
 from evals.checks._regex import PatternError, compile_re2
 from evals.checks._schemas import SchemaLoader
 from evals.checks._scoring import F1, Extension, Similar
+from evals.checks._signatures import (
+    COMBINATOR_SIGNATURES,
+    MODIFIER_SIGNATURES,
+    PREDICATE_SIGNATURES,
+    QUANTIFIER_SIGNATURES,
+)
 from evals.checks._structure import AllOf, AnyOf, CompiledCheck, NotOf, Quantifier
 from evals.checks._subject import Operand
 from evals.checks._values import is_number, kind_of, map_strings
 from schema.documents import Document, PathKey, format_path
 from schema.errors import CheckError, Location
 
-# Sorted, so messages list them in a stable order.
-PREDICATES = tuple(
-    sorted(
-        "approx between contains contains_all contains_any contains_only count ends_with equals"
-        " exists f1 full_match gt gte icontains length lt lte matches not_equals not_one_of"
-        " one_of schema similar starts_with type".split()
-    )
-)
-COMBINATORS = ("all", "any", "not")
-QUANTIFIERS = ("each", "none", "some")
-MODIFIERS = ("abs", "allow_empty", "mostly", "normalize", "rel")
+# The words of the DSL, from their declarations (`_signatures`); sorted, so messages list
+# them in a stable order.
+PREDICATES = tuple(sorted(PREDICATE_SIGNATURES))
+COMBINATORS = tuple(sorted(COMBINATOR_SIGNATURES))
+QUANTIFIERS = tuple(sorted(QUANTIFIER_SIGNATURES))
+MODIFIERS = tuple(sorted(MODIFIER_SIGNATURES))
 COMMON = ("critical", "name", "path")
 
-# The predicates that compare strings, so `normalize:` means something to them.
-_NORMALIZABLE = frozenset(
-    "contains contains_all contains_any contains_only ends_with equals f1 full_match icontains"
-    " length matches not_equals not_one_of one_of similar starts_with".split()
-)
+_SIGNATURES = {**PREDICATE_SIGNATURES, **COMBINATOR_SIGNATURES, **QUANTIFIER_SIGNATURES}
+# Who takes each modifier, in declaration order (`each/some/none`).
+_TAKERS = {
+    key: tuple(word for word, signature in _SIGNATURES.items() if key in signature.modifiers)
+    for key in MODIFIERS
+}
 _MAX_NAME = 200
 DEFAULT_SIMILAR_MIN = Decimal("0.8")
 
@@ -227,19 +229,15 @@ class _Compiler:
             ) from None
 
     def modifiers(self, item: dict[str, Any], at: PathKey, kind: str) -> None:
-        rules = {
-            "abs": (kind == "approx", "abs applies to approx"),
-            "rel": (kind == "approx", "rel applies to approx"),
-            "normalize": (
-                kind in _NORMALIZABLE,
-                f"normalize applies to string predicates ({', '.join(sorted(_NORMALIZABLE))})",
-            ),
-            "allow_empty": (kind in QUANTIFIERS, "allow_empty applies to each/some/none"),
-            "mostly": (kind == "each", "mostly applies to each"),
-        }
-        for key, (allowed, message) in rules.items():
-            if key in item and not allowed:
-                raise self.error(f"{message}, not to {kind}", (*at, key))
+        signature = _SIGNATURES.get(kind)
+        allowed = signature.modifiers if signature is not None else ()
+        for key, takers in _TAKERS.items():
+            if key in item and key not in allowed:
+                if key == "normalize":
+                    owners = f"string predicates ({', '.join(sorted(takers))})"
+                else:
+                    owners = "/".join(takers)
+                raise self.error(f"{key} applies to {owners}, not to {kind}", (*at, key))
 
     # --- bodies ---------------------------------------------------------------
 

@@ -9,7 +9,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from evals.suites._contract import Contract, Violation, contract_from_files
-from evals.suites._extensions import ExtensionFile, TrustStore, extension_files
+from evals.suites._extensions import (
+    EXTENSION_KINDS,
+    ExtensionFile,
+    TrustStore,
+    extension_files,
+)
 from evals.suites._identity import (
     SuiteDigests,
     case_identity,
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_ROTATE_MIN_HOURS",
+    "EXTENSION_KINDS",
     "Case",
     "Contract",
     "ExtensionFile",

@@ -33,6 +33,8 @@ TRUST_FILE = "trusted-extensions.json"
 
 Trusted = Callable[[str], bool]  # sha256 hex -> trusted?
 
+EXTENSION_KINDS = ("graders", "generators")  # the keys of a suite's `extensions:` block
+
 
 @dataclass(frozen=True)
 class ExtensionFile:
@@ -47,7 +49,7 @@ def extension_files(directory: Path, document: Document) -> list[ExtensionFile]:
     """The files a suite's `extensions:` block names, with their digests."""
     block = document.value.get("extensions") or {}
     files = []
-    for kind in ("graders", "generators"):
+    for kind in EXTENSION_KINDS:
         for name, relative in (block.get(kind) or {}).items():
             path = (directory / relative).resolve()
             if not path.is_relative_to(directory.resolve()):

@@ -488,6 +488,15 @@ COMMANDS: dict[tuple[str, str], Step] = {
     ("docs/checks.md", "holon path '$.output.line_items[*].sku' document.json"): Step(
         files=DOCUMENT, check=_skus
     ),
+    ("docs/checks.md", "holon catalog"): Step(
+        check=prints(r"^check predicates$", r"^approx +a number or \{path: …\} .* abs, rel *$")
+    ),
+    ("docs/suites.md", "holon schema suite"): Step(
+        check=prints(r'^  "\$id": "https://holon.dev/schema/suite.schema.json",$')
+    ),
+    ("docs/suites.md", "holon schema case --json"): Step(
+        check=prints(r'^\{"\$schema":.*"\$id":"https://holon.dev/schema/case.schema.json"')
+    ),
     ("docs/checks.md", "holon path '$.output.line_items[?@.amount > 100].sku' document.json"): Step(
         files=DOCUMENT
     ),

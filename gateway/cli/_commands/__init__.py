@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from gateway.cli._commands import (
     agents,
+    catalog,
     certificates,
     checks,
     config,
@@ -19,6 +20,7 @@ from gateway.cli._commands import (
     ledger,
     mandates,
     practice,
+    schemas,
     serve,
     suites,
     tokens,
@@ -31,6 +33,7 @@ COMMANDS: list[Register] = [
     mandates.register,  # before invoke and ledger, as the reference lists them
     invoke.register,
     ledger.register,
+    catalog.register,
     certificates.register,
     checks.register,
     config.register,
@@ -40,6 +43,7 @@ COMMANDS: list[Register] = [
     fixtures.register,
     keys.register,
     practice.register,
+    schemas.register,
     serve.register,
     suites.register,
     tokens.register,

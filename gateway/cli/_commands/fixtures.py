@@ -59,18 +59,9 @@ def do_render(ctx: Context) -> int:
 
 
 def do_list(ctx: Context) -> int:
-    from evals.fixtures import generators
+    from evals._catalog import fixture_generators
 
-    rows = [
-        {
-            "name": g.name,
-            "version": g.version,
-            "media_type": g.media_type or "application/json",
-            "description": g.description,
-            "params_schema": dict(g.params_schema),
-        }
-        for g in generators().values()
-    ]
+    rows = fixture_generators()  # as `holon catalog` lists them
     if ctx.out.json_mode:
         ctx.out.json({"generators": rows})
     else:
