@@ -3,21 +3,32 @@ format, the loader that reads documents against them with file:line:col
 errors, and the error tree every layer raises.
 
 The bottom layer: it imports nothing of holon.
+
+Its public names load on first use (PEP 562): every command imports
+`schema.errors`, which runs this module first, and eagerly it loaded jsonschema
+and the YAML reader into every process, `holon --help` included.
 """
 
-from schema._registry import (
-    SCHEMA_DIR,
-    entity_names,
-    entity_schema,
-    load_schema,
-    make_validator,
-    schema_names,
-    schema_path,
-    validator,
-    validator_class,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from schema._version import __version__
-from schema.documents import Document, load_document, parse_document, validate_document
+
+if TYPE_CHECKING:
+    from schema._registry import (
+        SCHEMA_DIR,
+        entity_names,
+        entity_schema,
+        load_schema,
+        make_validator,
+        schema_names,
+        schema_path,
+        validator,
+        validator_class,
+    )
+    from schema.documents import Document, load_document, parse_document, validate_document
 
 __all__ = [
     "__version__",
@@ -35,3 +46,33 @@ __all__ = [
     "validator",
     "validator_class",
 ]
+
+# Where each public name lives: __all__ but __version__ (tests/test_schema_lazy.py).
+_HOMES: dict[str, str] = {
+    "SCHEMA_DIR": "schema._registry",
+    "entity_names": "schema._registry",
+    "entity_schema": "schema._registry",
+    "load_schema": "schema._registry",
+    "make_validator": "schema._registry",
+    "schema_names": "schema._registry",
+    "schema_path": "schema._registry",
+    "validator": "schema._registry",
+    "validator_class": "schema._registry",
+    "Document": "schema.documents",
+    "load_document": "schema.documents",
+    "parse_document": "schema.documents",
+    "validate_document": "schema.documents",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later reads skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
