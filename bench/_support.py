@@ -46,8 +46,10 @@ def free_port() -> int:
         return port
 
 
-def _wait_for_port(port: int, child: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + 30
+def _wait_for_port(
+    port: int, child: subprocess.Popen[bytes], what: str, start_s: float = 30
+) -> None:
+    deadline = time.monotonic() + start_s
     while time.monotonic() < deadline:
         if child.poll() is not None:
             raise RuntimeError(f"{what} exited with {child.returncode}")
@@ -61,13 +63,19 @@ def _wait_for_port(port: int, child: subprocess.Popen[bytes], what: str) -> None
 
 @contextmanager
 def process(
-    command: list[str], port: int, what: str, env: dict[str, str] | None = None
+    command: list[str],
+    port: int,
+    what: str,
+    env: dict[str, str] | None = None,
+    start_s: float = 30,
+    stdout: IO[Any] | None = None,
 ) -> Iterator[int]:
-    """`command` in a subprocess, once it listens on `port`; its pid. Stopped with SIGINT,
-    so uvicorn shuts down gracefully (the lifespan ends, a profile is written)."""
-    child = subprocess.Popen(command, env=env)
+    """`command` in a subprocess, once it listens on `port` (within `start_s`); its pid.
+    Stopped with SIGINT, so uvicorn shuts down gracefully (the lifespan ends, a profile is
+    written). `stdout`: where its standard output goes (this process's by default)."""
+    child = subprocess.Popen(command, env=env, stdout=stdout)
     try:
-        _wait_for_port(port, child, what)
+        _wait_for_port(port, child, what, start_s)
         yield child.pid
     finally:
         child.send_signal(signal.SIGINT)

@@ -135,6 +135,7 @@ ELSEWHERE = {
     "bench/doors/run.py": "tests/gateway/server/test_doors_bench.py",
     "bench/doors/openai_mapping.py": "tests/gateway/server/test_doors_bench.py",
     "bench/doors/stream.py": "tests/gateway/server/test_doors_bench.py",
+    "bench/doors/litellm.py": "tests/gateway/server/test_doors_bench.py",
     "bench/gateway/canaries.py": "tests/gateway/server/test_canaries_bench.py",
 }
 # Entry scripts that another bench starts as a process (run by that bench's smoke test).
