@@ -58,8 +58,9 @@ MAX_AGENT_ID = 79
 MAX_AGENT_VERSION = 64
 SHOWN_CHARS = 200  # of a value in an error message
 # The report's fields that say what rendered it, not what was measured: a report
-# read back is rendered by this holon, on this host.
-NOT_DERIVED: frozenset[PathKey] = frozenset({("generated_by",)})
+# read back is rendered by this holon, on this host, and states this holon's policies
+# (a rule that judged differently shows as a verdict that does not recompute).
+NOT_DERIVED: frozenset[PathKey] = frozenset({("generated_by",), ("policies",)})
 LEAVES_FIRST = frozenset({"suites", "cases", "cells"})
 
 
