@@ -22,6 +22,7 @@ from xml.etree import ElementTree as ET
 
 from evals._visible import xml_text
 from evals.reports._format import imported_text, metric_rows
+from evals.reports._policies import policy_lines
 from records import CellStatus
 
 __all__ = ["render_junit"]
@@ -119,24 +120,8 @@ def _statements(element: ET.Element, suite: dict[str, Any], policies: Any) -> No
             name=_text(f"metric {split} {check} {name}"),
             value=_text(f"mean {mean} over {n} cases, 95% CI {ci95}; {unit}, {direction}"),
         )
-    if not policies:
-        return
-    mine = suite["id"]
-    threshold = next(
-        (s["threshold"] for s in policies["thresholds"]["suites"] if s["id"] == mine), None
-    )
-    delta = next((s["delta"] for s in policies["overfit"]["suites"] if s["id"] == mine), None)
-    stated = {
-        "policy threshold": f"{threshold}: {policies['thresholds']['rule']}",
-        "policy overfit": f"alpha {policies['overfit']['alpha']}, delta {delta}: "
-        f"{policies['overfit']['rule']}",
-        "policy lower-bound gate": f"alpha {policies['lower_bound']['alpha']}: "
-        f"{policies['lower_bound']['rule']}",
-        "policy compare gate": f"drop {policies['compare_gate']['drop']}: "
-        f"{policies['compare_gate']['rule']}",
-    }
-    for name, value in stated.items():
-        ET.SubElement(properties, "property", name=name, value=_text(value))
+    for policy, statement in policy_lines(policies):
+        ET.SubElement(properties, "property", name=f"policy {policy}", value=_text(statement))
 
 
 def _cell_result(testcase: ET.Element, cell: dict[str, Any]) -> str | None:

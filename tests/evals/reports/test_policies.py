@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
+
 from evals import _evidence, _overfit, _scores
+from evals._import import import_report
 from evals.checks import METRICS
-from evals.reports import build_report, render_html, render_junit, render_markdown
+from evals.reports import (
+    _cache,
+    _policies,
+    build_report,
+    render_html,
+    render_json,
+    render_junit,
+    render_markdown,
+)
+from evals.reports._cache import report_key
 from evals.reports._gate import GATE_DROP, GATE_RULE
 from records import Store
+from schema.errors import InputError
+from schema.jsontext import dumps, loads
 from tests.evals.reports._setup import SIMILAR_YAML, as_valid, run_eval, setup
 
 
@@ -75,3 +90,44 @@ def test_every_format_shows_a_metrics_unit_and_direction(
     assert "<td>similarity</td><td>ratio</td><td>maximize</td>" in html
     assert 'name="metric public near label similarity"' in junit
     assert "ratio, maximize" in junit
+
+
+def test_a_kept_report_is_keyed_by_its_policies_and_metrics(
+    sqlite_store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A text kept under one statement of the rules must not be served under another.
+    setup(sqlite_store, tmp_path)
+    eval_id = run_eval(sqlite_store, tmp_path / "home")
+    key = report_key(sqlite_store, eval_id, "operator", "json")
+    assert key is not None
+    monkeypatch.setattr(_policies, "GATE_RULE", "fails when anything moved")
+    changed = report_key(sqlite_store, eval_id, "operator", "json")
+    monkeypatch.undo()
+    assert changed != key
+    renamed = {**METRICS, "count": dataclasses.replace(METRICS["count"], direction="minimize")}
+    monkeypatch.setattr(_cache, "METRICS", renamed)
+    assert report_key(sqlite_store, eval_id, "operator", "json") not in (key, changed)
+
+
+def test_a_report_without_policies_or_declarations_still_imports(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    # They say what rendered the report, not what was measured: a report written
+    # without them is checked on its numbers, as one written with them.
+    setup(sqlite_store, tmp_path, suite_yaml=SIMILAR_YAML)
+    eval_id = run_eval(sqlite_store, tmp_path / "home")
+    report = loads(render_json(build_report(sqlite_store, eval_id, audience="operator")))
+    assert isinstance(report, dict)
+    del report["policies"]
+    for row in report["suites"][0]["checks"]["public"]:
+        for block in row["metrics"].values():
+            del block["unit"], block["direction"]
+    as_valid("report", report)
+    info = import_report(sqlite_store, dumps(report).encode(), home=tmp_path / "home")
+    again = build_report(sqlite_store, info.id, audience="operator")
+    assert again["policies"]["compare_gate"]["rule"] == GATE_RULE
+    # A derived number next to them still has to recompute.
+    near = next(r for r in report["suites"][0]["checks"]["public"] if r["name"] == "near label")
+    near["metrics"]["similarity"]["mean"] = 0.99
+    with pytest.raises(InputError, match="does not recompute"):
+        import_report(sqlite_store, dumps(report).encode(), home=tmp_path / "home")
