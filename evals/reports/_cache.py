@@ -8,7 +8,8 @@ from the store on every request (a few small reads, no cells): the eval's row (s
 finish, plan, result, origin), the holdout secret (author digests are keyed by it),
 each planned suite version's title and digests (its files are those digests' content),
 the agent version's manifest, and one aggregate over the cells (how many, how many
-still hold an output: retention drops them, their fences, the last finish). Whatever
+still hold an output: retention drops them, their fences, the last finish), and what the
+report states besides (its policies, each metric's unit and direction). Whatever
 another gateway process changes in the store changes the key, so a text kept here is
 never served for a report that reads differently; nothing needs invalidating.
 

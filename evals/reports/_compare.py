@@ -12,7 +12,7 @@
   learns that epochs differ, never their values.
 - A case's score is passes / runs over its paired cells; a case improved
   or regressed when that score went up or down. The gate fails when any
-  case tagged `critical` dropped by at least 1/2, whatever the totals;
+  case tagged `critical` dropped by at least `GATE_DROP`, whatever the totals;
   holdout cases count for the gate in every audience, but only an operator
   sees which they are (the rule: `_gate`).
 - A check's metrics change by their declared direction (`_metric_changes`):
