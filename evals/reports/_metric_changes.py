@@ -1,4 +1,4 @@
-"""A check metric's change between two evals, judged by its direction (docs/evals.md, "Compare").
+"""A check metric's change between two evals, judged by its direction (docs/evals.md, "Reports").
 
 Each side's value is the metric's mean over cases as its report shows it
 (`_aggregate.metric_block`); the change is the candidate's mean minus the

@@ -1,4 +1,4 @@
-"""The policies that judged a report, stated in the report (docs/evals.md, "Policies").
+"""The policies that judged a report, stated in the report (docs/evals.md, "Reports").
 
 A report's verdicts mean something only under their rules: the suites'
 thresholds, the overfit rule and its alpha, the lower-bound gate a mandate may
