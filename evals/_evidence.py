@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALPHA",
+    "LOWER_BOUND_RULE",
     "admits_lower",
     "eval_score_lower",
     "lower_bound",
@@ -49,6 +50,14 @@ __all__ = [
 
 # The gate's family-wise error: at k = 1 the bound is the 95% interval's lower end.
 ALPHA = Fraction(1, 20)
+# The gate as reports state it, from the constant it spends.
+LOWER_BOUND_RULE = (
+    "eval_score_lower is the lowest lower end, over every graded split of every suite on "
+    "the record, of the two-sided (1 - alpha_k) Wilson interval, "
+    f"alpha_k = {float(ALPHA)} / (k (k + 1)), k being the holdout-revealing evals the "
+    "agent's org ran on that suite (never reset); a mandate with min_eval_score_lower "
+    "admits the agent only when eval_score_lower reaches that minimum"
+)
 
 
 def selection_alpha(k: int) -> Fraction:

@@ -58,8 +58,12 @@ MAX_AGENT_ID = 79
 MAX_AGENT_VERSION = 64
 SHOWN_CHARS = 200  # of a value in an error message
 # The report's fields that say what rendered it, not what was measured: a report
-# read back is rendered by this holon, on this host.
-NOT_DERIVED: frozenset[PathKey] = frozenset({("generated_by",)})
+# read back is rendered by this holon, on this host, and states this holon's policies
+# (a rule that judged differently shows as a verdict that does not recompute).
+NOT_DERIVED: frozenset[PathKey] = frozenset({("generated_by",), ("policies",)})
+# Likewise what a check row's metric is declared to be (its unit and direction): stated
+# by the renderer's predicates, not computed from the cells.
+DECLARED = frozenset({"unit", "direction"})
 LEAVES_FIRST = frozenset({"suites", "cases", "cells"})
 
 
@@ -244,12 +248,19 @@ def _same(a: Any, b: Any) -> bool:
 _ABSENT = object()
 
 
+def _stated(path: PathKey) -> bool:
+    """Whether `path` holds what the renderer states rather than what the cells give."""
+    return path in NOT_DERIVED or (
+        len(path) >= 3 and path[-3] == "metrics" and path[-1] in DECLARED
+    )
+
+
 def differences(
     stored: Any, recomputed: Any, path: PathKey = ()
 ) -> Iterator[tuple[PathKey, Any, Any]]:
     """Where two JSON values differ, in the stored value's order but suites, cases and cells
     first: (path, stored, recomputed), `_ABSENT` for a key one side lacks."""
-    if path in NOT_DERIVED:
+    if _stated(path):
         return
     if isinstance(stored, dict) and isinstance(recomputed, dict):
         # Cells before what is counted over them: a difference is found where it starts.
@@ -257,7 +268,7 @@ def differences(
         for key in ordered:
             yield from differences(stored[key], recomputed.get(key, _ABSENT), (*path, key))
         for key, value in recomputed.items():
-            if key not in stored:
+            if key not in stored and not _stated((*path, key)):
                 yield (*path, key), _ABSENT, value
         return
     if isinstance(stored, list) and isinstance(recomputed, list):

@@ -31,6 +31,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from evals._stats import (
+    Z,
     fisher_one_sided,
     newcombe,
     newcombe_lower_positive,
@@ -44,9 +45,17 @@ if TYPE_CHECKING:
     # the store, so only the type checker reads it here.
     from records import OverfitVerdictCode
 
-__all__ = ["ALPHA", "OverfitVerdict", "SuiteSplits", "overfit_verdicts"]
+__all__ = ["ALPHA", "OVERFIT_RULE", "OverfitVerdict", "SuiteSplits", "overfit_verdicts"]
 
 ALPHA = Fraction(1, 40)  # 0.025: one-sided, the upper tail of a two-sided 5% test
+# The rule as reports state it (the module's docstring says why), from the constants it uses.
+OVERFIT_RULE = (
+    "per suite, warn when the public rate exceeds the holdout rate by at least the "
+    f"suite's delta (default {DEFAULT_OVERFIT_DELTA}), Newcombe's interval of the gap "
+    f"(z = {Z}) lies above 0, and the one-sided Fisher exact test is significant at "
+    f"alpha {float(ALPHA)} after Holm's step-down across the eval's suites; inconclusive "
+    "when the gap reaches delta but a test does not; none otherwise"
+)
 
 
 @dataclass(frozen=True)

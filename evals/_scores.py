@@ -34,6 +34,7 @@ from evals.suites._model import DEFAULT_OVERFIT_DELTA, Split
 from records import graded_suite_json
 
 __all__ = [
+    "THRESHOLD_RULE",
     "EvalScore",
     "SplitScore",
     "SuiteCounts",
@@ -44,6 +45,13 @@ __all__ = [
 ]
 
 CaseCounts = tuple[int, int]  # (passes, runs) of one case
+
+# What `meets_threshold` decides (score_suites) and `holon eval` exits by, as reports state it.
+THRESHOLD_RULE = (
+    "a suite passes when its score (the lower of its public and holdout rates, the case "
+    "as the unit) is at least its threshold, compared exactly; the eval passes when "
+    "every suite does; an incomplete eval gets no verdict"
+)
 
 
 class ScoredSuite(Protocol):

@@ -23,8 +23,11 @@ from evals.checks._compile import (
     compile_path,
 )
 from evals.checks._grade import grade, query
+from evals.checks._metrics import DIRECTIONS, Direction, Metric
+from evals.checks._metrics import declared_metrics as _declared_metrics
 from evals.checks._paths import CompiledPath, Node
 from evals.checks._pdfview import PdfLimits, PdfPool, open_pdf_pool
+from evals.checks._predicates import Body as _Body
 from evals.checks._render import render_result, render_value
 from evals.checks._results import STATUSES, CaseGrade, CheckResult, CheckStatus
 from evals.checks._schemas import check_validator_class
@@ -33,6 +36,10 @@ from schema.errors import GradingTimeout
 
 GRADING_RULES_VERSION = 1
 
+# Every metric a predicate emits, by name (each declared beside its predicate; every
+# predicate's module is imported above, through the compiler).
+METRICS = _declared_metrics(_Body)
+
 __all__ = [
     "COMBINATORS",
     "CaseGrade",
@@ -40,9 +47,13 @@ __all__ = [
     "CheckStatus",
     "CompiledCheck",
     "CompiledPath",
+    "DIRECTIONS",
+    "Direction",
     "GRADING_RULES_VERSION",
     "GradeReport",
     "GradingTimeout",
+    "METRICS",
+    "Metric",
     "Node",
     "PREDICATES",
     "PdfLimits",

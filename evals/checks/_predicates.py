@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from evals.checks._limits import array_too_long, string_too_long
+from evals.checks._metrics import Metric
 from evals.checks._paths import CompiledPath, NodePath, normalized_path
 from evals.checks._regex import Regex
 from evals.checks._render import ELLIPSIS, describe_kind, short
@@ -52,6 +53,8 @@ class Body:
     """Anything a check can do to a subject: a predicate, a combinator, a quantifier."""
 
     key: ClassVar[str] = ""
+    # The metrics its outcomes carry, each declared beside the body that emits it.
+    metrics: ClassVar[tuple[Metric, ...]] = ()
 
     def run(self, context: Context, subject: Subject) -> CheckOutcome:
         raise NotImplementedError

@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from evals.checks._limits import MAX_SIMILAR_CHARS
+from evals.checks._metrics import Metric
 from evals.checks._paths import NodePath
 from evals.checks._predicates import ValuePredicate, location_text, noted, self_offending
 from evals.checks._render import short
@@ -28,11 +29,17 @@ def _number_text(value: Fraction) -> str:
     return short(metric(value))
 
 
+SIMILARITY = Metric(
+    "similarity", "ratio", "maximize", "ANLS of the answer against the closest expected one"
+)
+
+
 class Similar(ValuePredicate):
     """ANLS of the actual string against the answer (or the best of several answers)."""
 
     key = "similar"
     wants = "a string"
+    metrics = (SIMILARITY,)
 
     def __init__(
         self,
@@ -67,7 +74,7 @@ class Similar(ValuePredicate):
             self,
             actual,
             expected,
-            metrics={"similarity": metric(score)},
+            metrics={SIMILARITY.name: metric(score)},
             offending=() if ok else self_offending(subject),
         )
 
@@ -81,6 +88,11 @@ class Similar(ValuePredicate):
         )
 
 
+F1_SCORE = Metric("f1", "ratio", "maximize", "harmonic mean of precision and recall")
+PRECISION = Metric("precision", "ratio", "maximize", "share of the predicted fields that are right")
+RECALL = Metric("recall", "ratio", "maximize", "share of the expected fields found")
+
+
 class F1(ValuePredicate):
     """Items matched by `key`; micro-F1 over the named fields (SROIE/CORD style).
 
@@ -92,6 +104,7 @@ class F1(ValuePredicate):
 
     key = "f1"
     wants = "an array of objects"
+    metrics = (F1_SCORE, PRECISION, RECALL)
 
     def __init__(
         self,
@@ -158,7 +171,11 @@ class F1(ValuePredicate):
         recall = Fraction(hits, gold_total) if gold_total else Fraction(int(predicted == 0))
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else Fraction(0)
         ok = f1 >= self.minimum
-        metrics = {"f1": metric(f1), "precision": metric(precision), "recall": metric(recall)}
+        metrics = {
+            F1_SCORE.name: metric(f1),
+            PRECISION.name: metric(precision),
+            RECALL.name: metric(recall),
+        }
         notes = (
             [] if ok else noted("wrong", wrong) + noted("extra", extra) + noted("missing", missing)
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from evals.checks._metrics import Metric
 from evals.checks._paths import CompiledPath
 from evals.checks._predicates import Body, ValuePredicate, operand_paths, self_offending
 from evals.checks._render import describe_kind, short
@@ -105,10 +106,15 @@ class Length(ValuePredicate):
         return f"expected length {self.size.text(expected)}, got length {size_of(actual)}"
 
 
+# How many nodes a path matched: a measurement, neither more nor fewer is better.
+COUNT = Metric("count", "count", None, "nodes the path matched")
+
+
 class Count(Body):
     """The number of matched nodes (0 or 1 for a singular path); never `no-match` for that."""
 
     key = "count"
+    metrics = (COUNT,)
 
     def __init__(self, size: SizeSpec) -> None:
         self.size = size
@@ -124,10 +130,10 @@ class Count(Body):
             return problem
         shown = HIDDEN if exact is None else exact
         status = PASS if self.size.holds(count, exact) else FAIL
-        return CheckOutcome(status, self, HIDDEN, shown, metrics={"count": count})
+        return CheckOutcome(status, self, HIDDEN, shown, metrics={COUNT.name: count})
 
     def describe(self, outcome: CheckOutcome) -> str:
-        count = (outcome.metrics or {}).get("count", 0)
+        count = (outcome.metrics or {}).get(COUNT.name, 0)
         wanted = self.size.text(outcome.expected)
         noun = "node" if wanted == "1" else "nodes"
         return f"expected {wanted} {noun}, got {count}"
@@ -137,6 +143,7 @@ class Exists(Body):
     """`exists: true` matches at least one node (null counts); `exists: false` none."""
 
     key = "exists"
+    metrics = (COUNT,)
 
     def __init__(self, wanted: bool) -> None:
         self.wanted = wanted
@@ -144,17 +151,17 @@ class Exists(Body):
     def run(self, context: Context, subject: Subject) -> CheckOutcome:
         count = subject.count
         if (count > 0) == self.wanted:
-            return CheckOutcome(PASS, self, HIDDEN, HIDDEN, metrics={"count": count})
+            return CheckOutcome(PASS, self, HIDDEN, HIDDEN, metrics={COUNT.name: count})
         status = NO_MATCH if self.wanted else FAIL
         offending = self_offending(subject) if count else ()
         if not subject.singular and subject.locations:
             offending = tuple(subject.locations)
         return CheckOutcome(
-            status, self, HIDDEN, HIDDEN, metrics={"count": count}, offending=offending
+            status, self, HIDDEN, HIDDEN, metrics={COUNT.name: count}, offending=offending
         )
 
     def describe(self, outcome: CheckOutcome) -> str:
-        count = (outcome.metrics or {}).get("count", 0)
+        count = (outcome.metrics or {}).get(COUNT.name, 0)
         found = f"found {count} node" + ("" if count == 1 else "s")
         if self.wanted:
             return found if count else "expected a node, found none"

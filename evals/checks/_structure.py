@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+from evals.checks._metrics import Metric
 from evals.checks._paths import CompiledPath, NodePath
 from evals.checks._predicates import Body, location_text, noted
 from evals.checks._render import short
@@ -207,12 +208,21 @@ def _described(failed: Sequence[tuple[NodePath, CheckOutcome]]) -> list[str]:
     return [f"{location_text(at)}: {outcome.describe()}" for at, outcome in failed]
 
 
+# How many nodes a quantifier met is the agent's answer's size, not its quality;
+# the share that passed is (under `mostly`, the share the check is judged by).
+NODES = Metric("nodes", "count", None, "nodes the quantifier tested")
+PASSED_NODES = Metric("passed", "count", None, "nodes that passed the inner check")
+PASS_RATE = Metric("pass_rate", "ratio", "maximize", "share of the nodes that passed")
+
+
 class Quantifier(Body):
     """`each`, `some`, `none` over the nodes of a non-singular path.
 
     No nodes is `no-match` unless `allow_empty`, which makes all three pass.
     `mostly` (beside `each`) passes when at least that fraction of nodes pass.
     """
+
+    metrics = (NODES, PASSED_NODES, PASS_RATE)
 
     def __init__(
         self,
@@ -234,7 +244,9 @@ class Quantifier(Body):
         locations = subject.locations or []
         if not locations:
             if self.allow_empty:
-                return CheckOutcome(PASS, self, detail="no nodes (allowed)", metrics={"nodes": 0})
+                return CheckOutcome(
+                    PASS, self, detail="no nodes (allowed)", metrics={NODES.name: 0}
+                )
             return CheckOutcome(
                 NO_MATCH, self, detail=f"no nodes at {location_text(subject.location)}"
             )
@@ -250,12 +262,12 @@ class Quantifier(Body):
             else:
                 failed.append((location, outcome))
         total = len(locations)
-        metrics: dict[str, Any] = {"nodes": total, "passed": len(passed)}
+        metrics: dict[str, Any] = {NODES.name: total, PASSED_NODES.name: len(passed)}
         # A failure notes the nodes that broke `each` or `some`, or that `none` found.
         if self.key == "each":
             if self.mostly is not None:
                 rate = Fraction(len(passed), total)
-                metrics["pass_rate"] = metric(rate)
+                metrics[PASS_RATE.name] = metric(rate)
                 ok = rate >= self.mostly
                 detail = (
                     f"{len(passed)} of {total} nodes passed ({short(metric(rate))}), "

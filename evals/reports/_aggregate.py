@@ -20,6 +20,7 @@ from typing import Any
 from agents import OutcomeCode
 from evals._scores import split_score
 from evals._stats import mean_interval, nearest_rank, rounded
+from evals.checks import METRICS
 from evals.reports._data import CellData, SuiteData
 from evals.reports._values import text_of
 
@@ -50,8 +51,6 @@ OUTCOME_CODES: tuple[OutcomeCode, ...] = (
 )
 COST_SOURCES = ("priced", "reported", "none")
 CASE_SPECIFIC = "case-specific checks"
-# Metrics that are shares (0..1): their interval is clipped to that range.
-SHARE_METRICS = frozenset({"f1", "precision", "recall", "similarity", "pass_rate"})
 METRICS_PER_CHECK = 20  # a check reports a handful; a stored result may hold anything
 METRIC_DIGITS = 15  # a metric of 10**15 or more is not one
 METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -180,12 +179,17 @@ def _metric_value(value: Any) -> Decimal | None:
 
 def metric_block(by_case: dict[str, list[Decimal]], name: str) -> dict[str, Any]:
     """A metric over a check's graded cells: the case is the unit (its cells' mean), as for
-    rates; the mean over cases with its 95% Student-t interval, and the extremes."""
+    rates; the mean over cases with its 95% Student-t interval, and the extremes; with its
+    declared direction and unit (both null for a name no predicate declares: a stored
+    result may hold any)."""
+    declared = METRICS.get(name)
     per_case = [sum(v, Decimal(0)) / len(v) for _, v in sorted(by_case.items())]
     mean, low, high = mean_interval(per_case)
-    if low is not None and high is not None and name in SHARE_METRICS:
+    if low is not None and high is not None and declared is not None and declared.is_share:
         low, high = max(low, Decimal(0)), min(high, Decimal(1))
     return {
+        "direction": None if declared is None else declared.direction,
+        "unit": None if declared is None else declared.unit,
         "n": len(per_case),
         "mean": rounded(mean),
         "ci95": None if low is None or high is None else [rounded(low), rounded(high)],

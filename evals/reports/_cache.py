@@ -8,7 +8,8 @@ from the store on every request (a few small reads, no cells): the eval's row (s
 finish, plan, result, origin), the holdout secret (author digests are keyed by it),
 each planned suite version's title and digests (its files are those digests' content),
 the agent version's manifest, and one aggregate over the cells (how many, how many
-still hold an output: retention drops them, their fences, the last finish). Whatever
+still hold an output: retention drops them, their fences, the last finish), and what the
+report states besides (its policies, each metric's unit and direction). Whatever
 another gateway process changes in the store changes the key, so a text kept here is
 never served for a report that reads differently; nothing needs invalidating.
 
@@ -34,6 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from evals.checks import METRICS
 from evals.reports._data import load_eval
 from evals.reports._model import (
     AUDIENCES,
@@ -42,6 +44,7 @@ from evals.reports._model import (
     check_audience,
     report_from_data,
 )
+from evals.reports._policies import policies_block
 from records import MAX_STORED_REPORT_BYTES, EvalStatus, Store
 from schema.errors import HolonError, NotFound
 from schema.jsontext import dumps
@@ -95,6 +98,10 @@ def report_key(store: Store, eval_id: str, audience: str, form: str) -> str | No
         "suites": suites,
         "manifest": manifest,
         "cells": [n, outputs, fences, str(last)],
+        # What the report states besides the store's rows: the rules that judged it and
+        # what each metric means. A text rendered under other ones is another report.
+        "policies": policies_block(()),
+        "metrics": {name: m.to_json() for name, m in METRICS.items()},
     }
     return hashlib.sha256(dumps(parts, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
 

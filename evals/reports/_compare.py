@@ -12,9 +12,11 @@
   learns that epochs differ, never their values.
 - A case's score is passes / runs over its paired cells; a case improved
   or regressed when that score went up or down. The gate fails when any
-  case tagged `critical` dropped by at least 1/2, whatever the totals;
+  case tagged `critical` dropped by at least `GATE_DROP`, whatever the totals;
   holdout cases count for the gate in every audience, but only an operator
-  sees which they are.
+  sees which they are (the rule: `_gate`).
+- A check's metrics change by their declared direction (`_metric_changes`):
+  they inform, the gate is the critical cases' alone.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from evals.reports._aggregate import (
     tally_cases,
 )
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
+from evals.reports._gate import GATE_DROP, GATE_RULE, fails_gate
+from evals.reports._metric_changes import change_counts, metric_deltas
 from evals.reports._model import Audience, author_holdout, check_audience, suite_counts
 from evals.reports._values import timestamp
 from records import EvalStatus, Store, imported_view
@@ -45,9 +49,7 @@ from schema.errors import Refused
 __all__ = ["COMPARE_VERSION", "GATE_DROP", "compare_evals"]
 
 COMPARE_VERSION = 1
-GATE_DROP = Fraction(1, 2)
 SPLITS = ("public", "holdout")
-GATE_RULE = "fails when any case tagged critical dropped by at least 0.5 (paired runs)"
 
 Key = tuple[str, str, int]  # (suite id, case digest, repetition)
 
@@ -276,6 +278,7 @@ def _check_deltas(
                     "base": _check_side(b),
                     "candidate": _check_side(c),
                     "delta": _delta(_check_rate(b), _check_rate(c)),
+                    "metrics": metric_deltas(b, c),
                 }
             )
     return rows
@@ -317,13 +320,15 @@ def _suite(
             "unchanged": sum(1 for ch in here if ch["_drop"] == 0),
         }
     critical = [
-        {"suite": suite_id, **ch} for ch in changes if ch["critical"] and ch["_drop"] >= GATE_DROP
+        {"suite": suite_id, **ch} for ch in changes if fails_gate(ch["critical"], ch["_drop"])
     ]
     shown = [
         {k: v for k, v in ch.items() if k != "_drop"}
         for ch in changes
         if ch["_drop"] != 0 and (operator or ch["split"] == "public")
     ]
+
+    checks = _check_deltas(b, c, mine_b, mine_c, operator)
 
     def side(suite: SuiteData | None, scores: dict[str, Fraction | None]) -> Any:
         if suite is None:
@@ -343,7 +348,8 @@ def _suite(
         else None,
         "splits": splits,
         "cases": shown,
-        "checks": _check_deltas(b, c, mine_b, mine_c, operator),
+        "checks": checks,
+        "metric_changes": change_counts(checks),
         **_spend(
             base.cells_of(suite_id) if b else None, candidate.cells_of(suite_id) if c else None
         ),

@@ -12,11 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.reports._format import imported_text, interval, number
+from evals.reports._format import direction_text, imported_text, interval, number
 
 __all__ = ["Block", "Heading", "Item", "Items", "Para", "Span", "Table", "compare_blocks"]
 
 SPLITS = ("public", "holdout")
+METRIC_HEADER = (
+    "split",
+    "check",
+    "metric",
+    "unit",
+    "direction",
+    "base",
+    "candidate",
+    "delta",
+    "change",
+)
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,10 @@ def _latency(latency: dict[str, Any]) -> str:
         f"base {side(latency['base'])}; candidate {side(latency['candidate'])}; "
         f"delta p50 {_signed(latency['p50_delta'])} ms, p95 {_signed(latency['p95_delta'])} ms"
     )
+
+
+def _metric_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {change}" for change, n in counts.items())
 
 
 def _rate(block: dict[str, Any] | None) -> str:
@@ -197,6 +212,7 @@ def _suite(suite: dict[str, Any]) -> list[Block]:
                 Item(f"score delta: {_signed(suite['score_delta'])}"),
                 Item(f"cost: {_cost(suite['cost'])}"),
                 Item(f"latency: {_latency(suite['latency_ms'])}"),
+                Item(f"check metrics: {_metric_counts(suite['metric_changes'])}"),
             )
         ),
         Table(
@@ -259,6 +275,38 @@ def _suite(suite: dict[str, Any]) -> list[Block]:
                         _signed(r["delta"]),
                     )
                     for r in suite["checks"]
+                ),
+            ),
+        ]
+    metrics = [
+        (r["split"], r["name"], name, m)
+        for r in suite["checks"]
+        for name, m in r["metrics"].items()
+    ]
+    if metrics:
+        blocks += [
+            Heading(3, _plain("Check metrics")),
+            Para(
+                _plain(
+                    "Means over cases; a change counts by the metric's direction "
+                    "(maximize: up is better, minimize: down is better)."
+                )
+            ),
+            Table(
+                METRIC_HEADER,
+                tuple(
+                    (
+                        split,
+                        check,
+                        name,
+                        m["unit"] or "-",
+                        direction_text(m["direction"]),
+                        "-" if m["base"] is None else m["base"],
+                        "-" if m["candidate"] is None else m["candidate"],
+                        _signed(m["delta"]),
+                        m["change"] or "-",
+                    )
+                    for split, check, name, m in metrics
                 ),
             ),
         ]

@@ -34,6 +34,8 @@ __all__ = [
     "interval",
     "json_text",
     "latency_text",
+    "NO_DIRECTION",
+    "direction_text",
     "metric_header",
     "metric_rows",
     "number",
@@ -298,13 +300,41 @@ def failed_checks(case: dict[str, Any]) -> list[str]:
 
 
 # The per-check metrics table (F1, similarity …), shared by Markdown and HTML.
-metric_header = ("split", "check", "metric", "cases", "mean", "95% CI", "min", "max")
+metric_header = (
+    "split",
+    "check",
+    "metric",
+    "unit",
+    "direction",
+    "cases",
+    "mean",
+    "95% CI",
+    "min",
+    "max",
+)
+NO_DIRECTION = "no direction"
+
+
+def direction_text(direction: Any) -> str:
+    """A metric's direction as every format shows it (a measurement has none)."""
+    return NO_DIRECTION if direction is None else str(direction)
 
 
 def metric_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per (split, check, metric), in the report's order; empty when no check has one."""
     return [
-        (split, row["name"], name, m["n"], m["mean"], interval(m["ci95"]), m["min"], m["max"])
+        (
+            split,
+            row["name"],
+            name,
+            m.get("unit") or "",
+            direction_text(m.get("direction")),
+            m["n"],
+            m["mean"],
+            interval(m["ci95"]),
+            m["min"],
+            m["max"],
+        )
         for split in SPLITS
         for row in suite["checks"].get(split, ())
         for name, m in row.get("metrics", {}).items()

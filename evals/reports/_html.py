@@ -50,6 +50,7 @@ from evals.reports._format import (
     threshold_text,
     usage_text,
 )
+from evals.reports._policies import policy_lines
 
 __all__ = ["attr", "checks_table", "esc", "fields_table", "page", "render_html", "table_html"]
 
@@ -260,8 +261,9 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
     if metrics:
         parts += [
             "<h4>Check metrics</h4>",
-            '<p class="muted">The case is the unit (its graded cells\' mean).</p>',
-            table_html(metric_header, metrics, numeric=(3, 4, 6, 7)),
+            '<p class="muted">The case is the unit (its graded cells\' mean); unit and '
+            "direction as the check's predicate declares them.</p>",
+            table_html(metric_header, metrics, numeric=(5, 6, 8, 9)),
         ]
     for split in SPLITS:
         if split in suite["tags"]:
@@ -315,6 +317,9 @@ def render_html(report: dict[str, Any]) -> str:
         parts.append("</ul>")
     parts.append("</section>")
     parts += [_suite(suite, operator) for suite in report["suites"]]
+    policies = policy_lines(report.get("policies"))
+    if policies:
+        parts += ['<section id="policies"><h2>Policies</h2>', fields_table(policies), "</section>"]
     parts.append('<section id="record"><h2>Record</h2>')
     record = report["record"]
     parts.append(f"<p>{esc(record_note(report))}</p>")

@@ -21,7 +21,8 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from evals._visible import xml_text
-from evals.reports._format import imported_text
+from evals.reports._format import imported_text, metric_rows
+from evals.reports._policies import policy_lines
 from records import CellStatus
 
 __all__ = ["render_junit"]
@@ -41,6 +42,7 @@ def render_junit(report: dict[str, Any]) -> str:
     root = ET.Element("testsuites", name=_text(name))
     for suite in report["suites"]:
         element = _suite(suite, repeated=suite["settings"]["repetitions"] > 1)
+        _statements(element, suite, report.get("policies"))
         if imported is not None:
             properties = element.find("properties")
             assert properties is not None  # _suite writes it first
@@ -104,6 +106,22 @@ def _suite(suite: dict[str, Any], *, repeated: bool) -> ET.Element:
         element.set(key, str(value))
     element.set("time", f"{seconds:.3f}")
     return element
+
+
+def _statements(element: ET.Element, suite: dict[str, Any], policies: Any) -> None:
+    """The suite's metrics (with unit and direction) and the policies that judged it, as
+    properties: a CI system shows them beside the suite's testcases."""
+    properties = element.find("properties")
+    assert properties is not None  # _suite writes it first
+    for split, check, name, unit, direction, n, mean, ci95, _, _ in metric_rows(suite):
+        ET.SubElement(
+            properties,
+            "property",
+            name=_text(f"metric {split} {check} {name}"),
+            value=_text(f"mean {mean} over {n} cases, 95% CI {ci95}; {unit}, {direction}"),
+        )
+    for policy, statement in policy_lines(policies):
+        ET.SubElement(properties, "property", name=f"policy {policy}", value=_text(statement))
 
 
 def _cell_result(testcase: ET.Element, cell: dict[str, Any]) -> str | None:

@@ -43,6 +43,7 @@ from evals.reports._format import (
     threshold_text,
     usage_text,
 )
+from evals.reports._policies import policy_lines
 
 __all__ = ["fence", "md", "render_markdown", "table"]
 
@@ -96,7 +97,10 @@ def _metric_rows(suite: dict[str, Any]) -> list[str]:
     rows = metric_rows(suite)
     if not rows:
         return []
-    intro = "Metrics per check: the case is the unit (its graded cells' mean)."
+    intro = (
+        "Metrics per check: the case is the unit (its graded cells' mean); unit and "
+        "direction as the check's predicate declares them."
+    )
     return ["", "#### Check metrics", "", intro, "", *table(list(metric_header), rows)]
 
 
@@ -246,6 +250,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         ]
     for suite in report["suites"]:
         lines += _suite(suite, operator)
+    policies = policy_lines(report.get("policies"))
+    if policies:
+        lines += ["", "## Policies", "", *table(["policy", "rule"], policies)]
     lines += ["", "## Record", ""]
     record = report["record"]
     lines.append(record_note(report))

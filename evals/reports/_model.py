@@ -44,6 +44,7 @@ from evals.reports._aggregate import (
     usage_block,
 )
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
+from evals.reports._policies import policies_block
 from evals.reports._values import bounded, text_of, timestamp
 from records import EvalStatus, Store, imported_view
 from schema import __version__
@@ -420,6 +421,7 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
         },
         "warnings": eval_json["warnings"],
         "suites": suites,
+        "policies": policies_block(data.suites),
         "record": _record(data, audience),
         **(
             {}

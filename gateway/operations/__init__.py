@@ -52,6 +52,7 @@ from gateway.operations._eval_import import EVALS_IMPORT, REPORT_MAX_BYTES, Eval
 from gateway.operations._evals import (
     AUDIENCES,
     COMPARE_FORMATS,
+    COMPARE_GATE_RULE,
     EVALS_CANCEL,
     EVALS_COMPARE,
     EVALS_LIST,
@@ -166,6 +167,7 @@ __all__ = [
     "CERTIFICATES_REVOCATIONS",
     "CERTIFICATES_SHOW",
     "COMPARE_FORMATS",
+    "COMPARE_GATE_RULE",
     "EVALS_CANCEL",
     "EVALS_COMPARE",
     "EVALS_IMPORT",

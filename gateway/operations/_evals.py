@@ -41,12 +41,14 @@ if TYPE_CHECKING:
     from gateway.service import StoreService
 
 
-# evals.reports.AUDIENCES, REPORT_FORMATS and COMPARE_FORMATS, spelled out: importing
-# evals.reports to build the CLI's parser would load the store (SQLAlchemy and every model)
-# for every command, `--help` included. tests/gateway/test_cli_startup.py checks they agree.
+# evals.reports.AUDIENCES, REPORT_FORMATS, COMPARE_FORMATS and the compare gate's rule,
+# spelled out: importing evals.reports to build the CLI's parser would load the store
+# (SQLAlchemy and every model) for every command, `--help` included.
+# tests/gateway/test_cli_startup.py checks they agree.
 AUDIENCES = ("author", "operator")
 REPORT_FORMATS = ("json", "md", "html", "junit")
 COMPARE_FORMATS = ("json", "md", "html")
+COMPARE_GATE_RULE = "fails when any case tagged critical dropped by at least 0.5 (paired runs)"
 
 
 def own_eval(service: StoreService, who: Bearer, eval_id: str) -> None:

@@ -132,6 +132,13 @@ def test_cli_compare_formats_match_the_reports() -> None:
     assert CLI_FORMATS == tuple(COMPARE_FORMATS)
 
 
+def test_cli_compare_gate_is_the_reports() -> None:
+    from evals.reports._gate import GATE_RULE
+    from gateway.operations import COMPARE_GATE_RULE
+
+    assert COMPARE_GATE_RULE == GATE_RULE
+
+
 def test_the_import_bound_is_the_reports() -> None:
     from evals import MAX_REPORT_BYTES
     from gateway.operations import EVALS_IMPORT, REPORT_MAX_BYTES

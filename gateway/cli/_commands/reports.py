@@ -22,6 +22,7 @@ from gateway.cli._operations import runs
 from gateway.operations import (
     AUDIENCES,
     COMPARE_FORMATS,
+    COMPARE_GATE_RULE,
     EVALS_COMPARE,
     EVALS_REPORT,
     REPORT_FORMATS,
@@ -60,11 +61,12 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=both,
         help="compare two evals case by case; exit 1 when a critical case regressed",
         description="Pair the cells of two evals on (suite, case digest, repetition) and show "
-        "per-suite rate deltas, improved and regressed cases, per-check deltas, cost and "
+        "per-suite rate deltas, improved and regressed cases, per-check deltas (pass rates, "
+        "and metrics counted improved or regressed by their direction), cost and "
         "latency deltas, and unpaired cells. Refuses (exit 2) unless both evals have the same "
         "suite digests, holdout epochs, grading rules and repetitions; --allow-mismatch "
         "compares anyway, labelled unmatched. "
-        "Exit 1 when any case tagged critical dropped by at least 0.5, whatever the totals.",
+        f"Exit 1 when the gate fails: it {COMPARE_GATE_RULE}, whatever the totals.",
     )
     compare.add_argument("base", metavar="BASE", help="the eval to compare against")
     compare.add_argument("candidate", metavar="CANDIDATE", help="the eval being judged")

@@ -50,6 +50,13 @@ HOLDOUT_CASES = [
     case(SECRET_IDS[2], "flip holdout", "flip holdout", tags=["critical"]),
 ]
 
+# The suite with a check that emits a metric (similarity) beside its own.
+SIMILAR_YAML = SUITE_YAML.replace(
+    "checks:\n",
+    "checks:\n  - {name: near label, path: $.output.label, "
+    "similar: {to: {path: $.expected.label}, min: 0.5}}\n",
+)
+
 GENERATED_YAML = SUITE_YAML.replace(
     "holdout: {file: cases/holdout.jsonl}\n",
     "fixtures:\n  ticket: {generator: ticket, params: {}}\n"

@@ -30,6 +30,7 @@ from tests.evals.reports._setup import (
     SECRET_IDS,
     SECRET_SUBJECTS,
     SECRET_TAG,
+    SIMILAR_YAML,
     as_valid,
     escaped_forms,
     run_eval,
@@ -394,12 +395,7 @@ def test_check_metrics_are_aggregated_per_case_with_an_interval(
 ) -> None:
     from evals._stats import mean_interval, rounded
 
-    similar = SUITE_YAML.replace(
-        "checks:\n",
-        "checks:\n  - {name: near label, path: $.output.label, "
-        "similar: {to: {path: $.expected.label}, min: 0.5}}\n",
-    )
-    setup(store, tmp_path, suite_yaml=similar)
+    setup(store, tmp_path, suite_yaml=SIMILAR_YAML)
     eval_id = run_eval(store, tmp_path / "home")
     for audience in ("author", "operator"):
         report = as_valid("report", build_report(store, eval_id, audience=audience))
