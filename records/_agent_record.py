@@ -464,6 +464,8 @@ class AgentRecord:
     # The lower-bound gate's k: the org's holdout-revealing evals on each suite, now.
     holdout_evals: Mapping[str, int] | None = None
     issuer: str | None = None  # whose certificate carried it; None: this store's
+    # An imported record whose issuer's revocation list was never read (records._issuers).
+    revocation_unchecked: bool = False
     # Per capability, the canaries graded since the eval (a read adds it; None: none yet).
     canaries: Mapping[str, RecordCanaries] | None = None
 
@@ -522,6 +524,7 @@ class AgentRecord:
             stale_reasons=optional("stale_reasons", _strings),
             holdout_evals=optional("holdout_evals", _counts),
             issuer=optional("issuer", _str),
+            revocation_unchecked=data.get("revocation") == "unchecked",
             canaries=optional(
                 "canaries",
                 lambda v, w: {
@@ -561,6 +564,8 @@ class AgentRecord:
             out["holdout_evals"] = dict(self.holdout_evals)
         if self.issuer is not None:
             out["issuer"] = self.issuer
+        if self.revocation_unchecked:
+            out["revocation"] = "unchecked"
         if self.canaries is not None:
             out["canaries"] = {cap: c.to_json() for cap, c in self.canaries.items()}
         return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +78,14 @@ def _summary(row: CertificateRow) -> dict[str, Any]:
         "expires_at": utc_text(row.expires_at),
         "revoked_at": None if row.revoked_at is None else utc_text(row.revoked_at),
         "revoked_reason": row.revoked_reason,
+        # An imported certificate's revocation: "checked" (at import or since, `last_checked`)
+        # or "unchecked" (imported without the issuer's list, not re-checked since).
+        "revocation": None
+        if not row.imported
+        else ("checked" if row.revocation_checked else "unchecked"),
+        "last_checked": (
+            None if row.revocation_checked_at is None else utc_text(row.revocation_checked_at)
+        ),
     }
 
 
@@ -134,6 +142,8 @@ class CertificateRegistry:
                 created_at=now,
                 revoked_at=None,
                 revoked_reason=None,
+                revocation_checked=True,
+                revocation_checked_at=None,
             )
         )
         return cert_id
@@ -242,11 +252,23 @@ class CertificateRegistry:
 
     # -- importing ----------------------------------------------------------------------
 
-    def import_verified(self, verified: Verified, envelope: Mapping[str, Any]) -> dict[str, Any]:
+    def import_verified(
+        self,
+        verified: Verified,
+        envelope: Mapping[str, Any],
+        jwks: Any,
+        *,
+        revocation_checked: bool,
+        revocations_url: str | None = None,
+        by: str | None = None,
+    ) -> dict[str, Any]:
         """Keep another issuer's verified certificate as an imported record of its agent.
 
         The agent must be registered here with the version certified; the record
-        is what the certificate carries, labelled with its issuer.
+        is what the certificate carries, labelled with its issuer. `jwks`: the key set
+        it verified against, pinned as the issuer's at its first import
+        (records._issuers); a known issuer's certificate must be by a pinned key.
+        `revocation_checked`: whether the issuer's revocation list was read.
         """
         identity = verified.identity
         agent_id, version = str(identity.get("id")), str(identity.get("version"))
@@ -260,7 +282,17 @@ class CertificateRegistry:
         _check_predicate(verified)
         record = imported_record(verified)
         _check_record(record)
+        now = utcnow()
         with self._store.write() as session:
+            self._store.issuers.pin_in(
+                session,
+                verified.issuer,
+                verified.kid,
+                jwks,
+                revocations_url=revocations_url,
+                by=by,
+                now=now,
+            )
             existing = session.get(CertificateRow, verified.certificate_id)
             if existing is not None:
                 return _summary(existing)
@@ -288,9 +320,11 @@ class CertificateRegistry:
                 record=record,
                 issued_at=_parse(predicate["issued_at"]),
                 expires_at=_parse(predicate["expires_at"]),
-                created_at=utcnow(),
+                created_at=now,
                 revoked_at=None,
                 revoked_reason=None,
+                revocation_checked=revocation_checked,
+                revocation_checked_at=now if revocation_checked else None,
             )
             session.add(row)
             session.flush()
@@ -326,7 +360,8 @@ class CertificateRegistry:
             certified = {k: v for k, v in row.record["identity"].items() if k != CARD_DIGEST_FIELD}
             if certified != here:
                 continue
-            out[row.issuer] = AgentRecord.from_json(row.record, strict=False)
+            record = AgentRecord.from_json(row.record, strict=False)
+            out[row.issuer] = replace(record, revocation_unchecked=not row.revocation_checked)
         return builtins.list(out.values())
 
 

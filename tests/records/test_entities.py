@@ -290,7 +290,9 @@ def _imported(store: Store, eval_id: str) -> AgentRecord:
     statement["predicate"].update(issuer=issuer, certificate_id="crt_01M8S16TF620DHWN2EDYBJWQDT")
     envelope = sign_envelope(dumps(statement).encode(), PAYLOAD_TYPE, key, key_id(key.public_key()))
     jwks = {"issuer": issuer, "keys": [jwk_of(key.public_key())]}
-    store.certificates.import_verified(verify_certificate(envelope, jwks, now=utcnow()), envelope)
+    store.certificates.import_verified(
+        verify_certificate(envelope, jwks, now=utcnow()), envelope, jwks, revocation_checked=True
+    )
     (imported,) = store.certificates.imported_records(
         AGENT_ID,
         store.agents.get(AGENT_ID).version,
