@@ -229,4 +229,3 @@ def rechecked_lines(view: JSONObject) -> list[str]:
         f"issuer {view['issuer']} re-checked at {view['checked_at']}: {view['valid']} "
         f"imported certificate(s) still valid; revoked here: {revoked}"
     ]
-
