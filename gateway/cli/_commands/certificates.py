@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from gateway._fetch import fetch_bounded
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
@@ -34,7 +35,7 @@ from gateway.operations import (
     Recheck,
     rechecked_lines,
 )
-from schema.errors import EnvironmentFault, InputError, Location, UsageError
+from schema.errors import InputError, Location, UsageError
 
 REVOCATIONS_PATH = "/.well-known/holon/revocations.json"
 FETCH_TIMEOUT_S = 10.0
@@ -158,38 +159,12 @@ def _is_url(source: str) -> bool:
     return source.startswith(("http://", "https://"))
 
 
-def _fetch(url: str, max_bytes: int) -> bytes:
-    import httpx
-
-    try:
-        with (
-            httpx.Client(timeout=FETCH_TIMEOUT_S, follow_redirects=False) as http,
-            http.stream("GET", url, headers={"Accept": "application/json"}) as response,
-        ):
-            if response.status_code != 200:
-                raise EnvironmentFault(
-                    f"{url} answered {response.status_code}", details={"url": url}
-                )
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > max_bytes:
-                    raise InputError(
-                        f"{url} is over {max_bytes} bytes", location=Location(file=url)
-                    )
-            return bytes(body)
-    except httpx.HTTPError as exc:
-        raise EnvironmentFault(
-            f"cannot fetch {url}: {exc or type(exc).__name__}", details={"url": url}
-        ) from None
-
-
 def read_json_source(source: str, max_bytes: int) -> Any:
     """A JSON document from a file or an http(s) URL, bounded; InputError naming it."""
     from schema.jsontext import NumberError, loads
 
     if _is_url(source):
-        data = _fetch(source, max_bytes)
+        data = fetch_bounded(source, max_bytes, FETCH_TIMEOUT_S)
     else:
         path = Path(source)
         try:
