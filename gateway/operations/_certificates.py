@@ -150,8 +150,10 @@ def _import(service: StoreService, asked: CertificateImport) -> JSONObject:
     from records import utcnow, verify_certificate
 
     now = utcnow()
-    # Who signed it first (its reason when it does not verify), then what is required.
+    # Who signed it first (its reason when it does not verify; a key outside its issuer's
+    # pinned ones), then what is required.
     signed = verify_certificate(asked.certificate, asked.jwks, now=now)
+    keys = service.store.issuers.trusted(signed.issuer, signed.kid, asked.jwks)
     if asked.revocations is None and not asked.allow_unchecked_revocation:
         raise UsageError(
             "no revocation list: an import checks the issuer's (give revocations), or is "
@@ -161,7 +163,6 @@ def _import(service: StoreService, asked: CertificateImport) -> JSONObject:
             hint="holon certificates import CERT --issuer-jwks URL (the list beside it), "
             "--revocations FILE|URL, or --allow-unchecked-revocation",
         )
-    keys = service.store.issuers.trusted(signed.issuer, signed.kid, asked.jwks)
     verified = verify_certificate(asked.certificate, keys, now=now, revocations=asked.revocations)
     kept = service.store.certificates.import_verified(
         verified,

@@ -344,6 +344,7 @@ def test_the_schemas_are_strict(store: Store, tmp_path: Path) -> None:
         ("record", lambda v: v.update(extra=1)),
         ("record", lambda v: v.update(eval_score="0.9")),
         ("record", lambda v: v.update(stale="no")),
+        ("record", lambda v: v.update(revocation="checked")),
         ("record", lambda v: v.pop("eval_started_at")),
         ("record", lambda v: v["suites"]["tiny"].update(grade="A")),
         ("record", lambda v: v["suites"]["tiny"]["holdout"].update(total=6.5)),
