@@ -231,12 +231,23 @@ class IssuerRegistry:
                     "from it to re-check",
                     details={"issuer": issuer[:MAX_ISSUER_CHARS]},
                 )
-            keys = {"issuer": row.issuer, "keys": list(row.keys)}
+            pinned = [dict(k) for k in row.keys]
+        keys = {"issuer": issuer, "keys": pinned}
         try:
             revoked = verify_revocations(revocations, keys, issuer=issuer)
         except CertificateRejected as exc:
+            if exc.details.get("reason") == "unknown_key":
+                # Signed by a key the issuer rotated to, or by someone else: either way not
+                # one this store pinned, and only an operator may say which.
+                exc = CertificateRejected(
+                    f"the revocation list of {issuer} is not signed by a key pinned for it "
+                    f"({', '.join(str(k['kid']) for k in pinned)}): {exc.message}",
+                    details=dict(exc.details),
+                    hint="if the issuer rotated its keys: holon certificates issuers pin "
+                    "--jwks FILE|URL --rotate",
+                )
             self.checked(issuer, at=now, error=exc.message)
-            raise
+            raise exc from None
         listed, checked = [], 0
         with self._store.write() as session:
             rows = session.scalars(
