@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from records._agent_record import AgentRecord
@@ -283,52 +284,64 @@ class CertificateRegistry:
         record = imported_record(verified)
         _check_record(record)
         now = utcnow()
-        with self._store.write() as session:
-            self._store.issuers.pin_in(
-                session,
-                verified.issuer,
-                verified.kid,
-                jwks,
-                revocations_url=revocations_url,
-                by=by,
-                now=now,
-            )
-            existing = session.get(CertificateRow, verified.certificate_id)
-            if existing is not None:
-                return _summary(existing)
-            registered = self._store.agents.version_in(session, agent_id, version)
-            # The certificate must certify the manifest registered here: another
-            # endpoint or limits under the same id and version is another agent.
-            compare_identity(
-                {k: v for k, v in identity.items() if k != CARD_DIGEST_FIELD},
-                agent_identity(registered.manifest),
-            )
-            row = CertificateRow(
-                id=verified.certificate_id[:32],
-                agent_id=agent_id,
-                agent_version=version,
-                issuer=verified.issuer[:200],
-                imported=True,
-                eval_id=str(predicate.get("eval_id"))[:32],
-                subject_digest=verified.subject_digest[:64],
-                card_digest=(
-                    None
-                    if identity.get(CARD_DIGEST_FIELD) is None
-                    else str(identity[CARD_DIGEST_FIELD])[:64]
-                ),
-                envelope=dict(envelope),
-                record=record,
-                issued_at=_parse(predicate["issued_at"]),
-                expires_at=_parse(predicate["expires_at"]),
-                created_at=now,
-                revoked_at=None,
-                revoked_reason=None,
-                revocation_checked=revocation_checked,
-                revocation_checked_at=now if revocation_checked else None,
-            )
-            session.add(row)
-            session.flush()
-            return _summary(row)
+
+        def once() -> dict[str, Any]:
+            with self._store.write() as session:
+                self._store.issuers.pin_in(
+                    session,
+                    verified.issuer,
+                    verified.kid,
+                    jwks,
+                    revocations_url=revocations_url,
+                    by=by,
+                    now=now,
+                )
+                existing = session.get(CertificateRow, verified.certificate_id)
+                if existing is not None:
+                    return _summary(existing)
+                registered = self._store.agents.version_in(session, agent_id, version)
+                # The certificate must certify the manifest registered here: another
+                # endpoint or limits under the same id and version is another agent.
+                compare_identity(
+                    {k: v for k, v in identity.items() if k != CARD_DIGEST_FIELD},
+                    agent_identity(registered.manifest),
+                )
+                row = CertificateRow(
+                    id=verified.certificate_id[:32],
+                    agent_id=agent_id,
+                    agent_version=version,
+                    issuer=verified.issuer[:200],
+                    imported=True,
+                    eval_id=str(predicate.get("eval_id"))[:32],
+                    subject_digest=verified.subject_digest[:64],
+                    card_digest=(
+                        None
+                        if identity.get(CARD_DIGEST_FIELD) is None
+                        else str(identity[CARD_DIGEST_FIELD])[:64]
+                    ),
+                    envelope=dict(envelope),
+                    record=record,
+                    issued_at=_parse(predicate["issued_at"]),
+                    expires_at=_parse(predicate["expires_at"]),
+                    created_at=now,
+                    revoked_at=None,
+                    revoked_reason=None,
+                    revocation_checked=revocation_checked,
+                    revocation_checked_at=now if revocation_checked else None,
+                )
+                session.add(row)
+                session.flush()
+                return _summary(row)
+
+        for attempt in range(2):
+            try:
+                return once()
+            except IntegrityError:
+                # Two first imports of one issuer (or one certificate) raced; the loser
+                # reads the winner's rows on its second attempt.
+                if attempt == 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def imported_records(
         self, agent_id: str, version: str, manifest: Mapping[str, Any], *, now: datetime
