@@ -374,7 +374,9 @@ class CertificateRegistry:
             if certified != here:
                 continue
             record = AgentRecord.from_json(row.record, strict=False)
-            out[row.issuer] = replace(record, revocation_unchecked=not row.revocation_checked)
+            out[row.issuer] = replace(
+                record, revocation=None if row.revocation_checked else "unchecked"
+            )
         return builtins.list(out.values())
 
 
