@@ -7,7 +7,9 @@
    checks it against `schema/report.schema.json`;
 2. checks that its counts add up: one cell per repetition of every case,
    each recorded, as many cells as the report says, suites and cases named
-   once, a suite per claimed capability at most;
+   once, a suite per claimed capability at most; and that its digests do: each
+   suite's digest is the digest of its spec, dataset and checks digests, the
+   plan's that of the agent and the suites' digests, epochs and repetitions;
 3. recomputes every derived number by reading the report back as the eval
    it describes (`evals.reports._imported`) and rendering it again with the
    function that rendered it (`report_from_data`: rates, intervals,
@@ -39,12 +41,14 @@ from typing import Any
 
 from evals._finish import summarise
 from evals._import_suites import check_suite, report_error
+from evals._plan import plan_digest
 from evals._scores import EvalScore
 from evals.reports._aggregate import tally_cases
 from evals.reports._imported import data_from_report, info_from_report, parse_timestamp
 from evals.reports._model import report_from_data, score_of
 from records import CellStatus, EvalInfo, EvalStatus, NewImport, Store, eval_id, utc_text, utcnow
 from schema import validator
+from schema.canonical import digest
 from schema.documents import MAX_DEPTH, explain
 from schema.errors import InputError, Location, PayloadTooLarge, UsageError
 from schema.jsontext import NumberError, PathKey, dumps, format_path, loads, max_depth
@@ -222,6 +226,72 @@ def _decimal(
         )
 
 
+# -- 2b. digests ------------------------------------------------------------------------
+
+DIGEST_PARTS = ("spec_digest", "dataset_digest", "checks_digest")
+
+
+def report_plan_digest(report: dict[str, Any]) -> str:
+    """The plan digest of the eval a report describes, from its agent and suites."""
+    return plan_digest(
+        report["agent"]["id"],
+        report["agent"]["version"],
+        [
+            [s["id"], s["version"], s["suite_digest"], s["holdout_epoch"],
+             s["settings"]["repetitions"]]
+            for s in report["suites"]
+        ],
+    )  # fmt: skip
+
+
+def _digests(report: dict[str, Any], file: str | None) -> None:
+    """A suite's digest is the digest of its three parts (evals.suites._identity), and the
+    plan's digest that of the agent and the suites' digests, epochs and repetitions
+    (evals._plan): both are recomputed from what the report holds, so a digest replaced
+    (zeros, another suite's) is refused where it stands, whether or not the suite is
+    installed here."""
+    for i, suite in enumerate(report["suites"]):
+        at: PathKey = ("suites", i)
+        parts = suite["digests"]
+        if not isinstance(parts, dict) or any(k not in parts for k in DIGEST_PARTS):
+            raise report_error(
+                f"expected the suite's {', '.join(DIGEST_PARTS)}: its suite_digest is "
+                "recomputed from them",
+                (*at, "digests"),
+                file,
+            )
+        combined = digest(
+            {
+                "spec": parts["spec_digest"],
+                "dataset": parts["dataset_digest"],
+                "checks": parts["checks_digest"],
+            }
+        )
+        for path, stored in (
+            ((*at, "suite_digest"), suite["suite_digest"]),
+            ((*at, "digests", "suite_digest"), parts.get("suite_digest", combined)),
+        ):
+            if stored != combined:
+                raise report_error(
+                    f"the suite digest does not recompute: the report holds {stored}, its "
+                    f"spec, dataset and checks digests give {combined}",
+                    path,
+                    file,
+                    stored=stored,
+                    recomputed=combined,
+                )
+    plan = report_plan_digest(report)
+    if report["eval"]["plan_digest"] != plan:
+        raise report_error(
+            f"the plan digest does not recompute: the report holds "
+            f"{report['eval']['plan_digest']}, its agent and suites give {plan}",
+            ("eval", "plan_digest"),
+            file,
+            stored=report["eval"]["plan_digest"],
+            recomputed=plan,
+        )
+
+
 # -- 3. recomputing ----------------------------------------------------------------------
 
 
@@ -352,6 +422,7 @@ def import_report(
         )
     report = _read(raw, file)
     _counts(report, file)
+    _digests(report, file)
     secret = store.suites.holdout_secret()
     _recompute(report, secret, file)
     checked = [

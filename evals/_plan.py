@@ -34,6 +34,12 @@ from schema.errors import Refused, UsageError
 __all__ = ["Plan", "PlannedSuite", "make_plan", "rebuild"]
 
 
+def plan_digest(agent_id: str, version: str, suites: list[list[Any]]) -> str:
+    """A plan's digest: of the agent version and each suite's [id, version, digest, holdout
+    epoch, repetitions]; an imported report's is recomputed with it (evals._import)."""
+    return digest({"agent": agent_id, "agent_version": version, "suites": suites})
+
+
 @dataclass(frozen=True)
 class PlannedSuite:
     suite: Suite
@@ -114,15 +120,13 @@ class Plan:
     @property
     def digest(self) -> str:
         """What the eval measures: agent version, suite digests, epochs, repetitions."""
-        return digest(
-            {
-                "agent": self.agent.id,
-                "agent_version": self.agent.version,
-                "suites": [
-                    [s.suite.id, s.suite.version, s.suite_digest, s.epoch, s.repetitions]
-                    for s in self.suites
-                ],
-            }
+        return plan_digest(
+            self.agent.id,
+            self.agent.version,
+            [
+                [s.suite.id, s.suite.version, s.suite_digest, s.epoch, s.repetitions]
+                for s in self.suites
+            ],
         )
 
     def exposure(self) -> list[ExposureSpend]:

@@ -97,6 +97,13 @@ SETTINGS: tuple[Setting, ...] = (
         "too, so a probe is no sign of an eval.",
     ),
     Setting(
+        "revocation_interval_s",
+        "3600",
+        "Seconds between the gateway service's re-fetches of other issuers' revocation "
+        "lists, from the URL kept at import; a certificate an issuer revoked stops being "
+        "honoured here. 0 turns them off (`holon certificates recheck` still re-checks).",
+    ),
+    Setting(
         "canary_share",
         "0.02",
         "Of the live calls that reach an agent, the fraction that each also send the agent "
@@ -170,6 +177,7 @@ class Settings:
     body_timeout_s: float
     sources: Mapping[str, str]  # setting name -> "env" | "default" | a flag ("--home")
     public_url: str | None = None
+    revocation_interval_s: int = 3600
     canary_share: float = 0.02
     canary_floor: float = 24.0
     canary_ceiling_usd: Decimal = Decimal("1.00")
@@ -248,6 +256,7 @@ class Settings:
         body_timeout_s = seconds("body_timeout_s", DEFAULT_BODY_TIMEOUT_S, MAX_BODY_TIMEOUT_S)
         retention_days = whole("output_retention_days", "30", "days")
         probe_interval_s = whole("probe_interval_s", "3600", "seconds")
+        revocation_interval_s = whole("revocation_interval_s", "3600", "seconds")
         eval_on_register = on_off("eval_on_register", "off")
         networks = read("agent_networks") or "public"
         from gateway._network import parse_networks
@@ -284,6 +293,7 @@ class Settings:
                 raise UsageError(f"HOLON_PUBLIC_URL must be an http(s) URL, not {public_url!r}")
         return cls(
             probe_interval_s=probe_interval_s,
+            revocation_interval_s=revocation_interval_s,
             eval_on_register=eval_on_register,
             body_timeout_s=body_timeout_s,
             agent_networks=networks,

@@ -71,6 +71,7 @@ from records._health import StoreHealth, Unattended
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
 from records._imports import ImportRegistry, NewImport, imported_view
+from records._issuers import IssuerRegistry
 from records._keys import KeyInfo, KeyRegistry, Signer
 from records._ledger import LedgerRegistry
 from records._ledger_values import (
@@ -124,6 +125,7 @@ __all__ = [
     "REVOCATIONS_PAYLOAD_TYPE",
     "STATEMENT_TYPE",
     "CertificateRegistry",
+    "IssuerRegistry",
     "ConsoleSession",
     "SessionRegistry",
     "Certify",

@@ -57,6 +57,12 @@ T = TypeVar("T")
 # -- reading stored JSON: each value checked, and named by its path when it is not one --
 
 
+def _unchecked(value: Any, where: str) -> Literal["unchecked"]:
+    if value != "unchecked":
+        raise ValueError(f"{where}: expected 'unchecked', got {value!r}")
+    return "unchecked"
+
+
 def _need(data: Mapping[str, Any], key: str, where: str) -> Any:
     if key not in data:
         raise ValueError(f"{where}: no {key!r}")
@@ -464,8 +470,15 @@ class AgentRecord:
     # The lower-bound gate's k: the org's holdout-revealing evals on each suite, now.
     holdout_evals: Mapping[str, int] | None = None
     issuer: str | None = None  # whose certificate carried it; None: this store's
+    # "unchecked": an imported record whose issuer's revocation list was never read
+    # (records._issuers); None otherwise.
+    revocation: Literal["unchecked"] | None = None
     # Per capability, the canaries graded since the eval (a read adds it; None: none yet).
     canaries: Mapping[str, RecordCanaries] | None = None
+
+    @property
+    def revocation_unchecked(self) -> bool:
+        return self.revocation == "unchecked"
 
     @property
     def drifted(self) -> bool:
@@ -522,6 +535,7 @@ class AgentRecord:
             stale_reasons=optional("stale_reasons", _strings),
             holdout_evals=optional("holdout_evals", _counts),
             issuer=optional("issuer", _str),
+            revocation=optional("revocation", _unchecked),
             canaries=optional(
                 "canaries",
                 lambda v, w: {
@@ -561,6 +575,8 @@ class AgentRecord:
             out["holdout_evals"] = dict(self.holdout_evals)
         if self.issuer is not None:
             out["issuer"] = self.issuer
+        if self.revocation is not None:
+            out["revocation"] = self.revocation
         if self.canaries is not None:
             out["canaries"] = {cap: c.to_json() for cap, c in self.canaries.items()}
         return out

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from records._agent_record import AgentRecord
@@ -78,6 +79,14 @@ def _summary(row: CertificateRow) -> dict[str, Any]:
         "expires_at": utc_text(row.expires_at),
         "revoked_at": None if row.revoked_at is None else utc_text(row.revoked_at),
         "revoked_reason": row.revoked_reason,
+        # An imported certificate's revocation: "checked" (at import or since, `last_checked`)
+        # or "unchecked" (imported without the issuer's list, not re-checked since).
+        "revocation": None
+        if not row.imported
+        else ("checked" if row.revocation_checked else "unchecked"),
+        "last_checked": (
+            None if row.revocation_checked_at is None else utc_text(row.revocation_checked_at)
+        ),
     }
 
 
@@ -134,6 +143,8 @@ class CertificateRegistry:
                 created_at=now,
                 revoked_at=None,
                 revoked_reason=None,
+                revocation_checked=True,
+                revocation_checked_at=None,
             )
         )
         return cert_id
@@ -242,11 +253,23 @@ class CertificateRegistry:
 
     # -- importing ----------------------------------------------------------------------
 
-    def import_verified(self, verified: Verified, envelope: Mapping[str, Any]) -> dict[str, Any]:
+    def import_verified(
+        self,
+        verified: Verified,
+        envelope: Mapping[str, Any],
+        jwks: Any,
+        *,
+        revocation_checked: bool,
+        revocations_url: str | None = None,
+        by: str | None = None,
+    ) -> dict[str, Any]:
         """Keep another issuer's verified certificate as an imported record of its agent.
 
         The agent must be registered here with the version certified; the record
-        is what the certificate carries, labelled with its issuer.
+        is what the certificate carries, labelled with its issuer. `jwks`: the key set
+        it verified against, pinned as the issuer's at its first import
+        (records._issuers); a known issuer's certificate must be by a pinned key.
+        `revocation_checked`: whether the issuer's revocation list was read.
         """
         identity = verified.identity
         agent_id, version = str(identity.get("id")), str(identity.get("version"))
@@ -260,41 +283,65 @@ class CertificateRegistry:
         _check_predicate(verified)
         record = imported_record(verified)
         _check_record(record)
-        with self._store.write() as session:
-            existing = session.get(CertificateRow, verified.certificate_id)
-            if existing is not None:
-                return _summary(existing)
-            registered = self._store.agents.version_in(session, agent_id, version)
-            # The certificate must certify the manifest registered here: another
-            # endpoint or limits under the same id and version is another agent.
-            compare_identity(
-                {k: v for k, v in identity.items() if k != CARD_DIGEST_FIELD},
-                agent_identity(registered.manifest),
-            )
-            row = CertificateRow(
-                id=verified.certificate_id[:32],
-                agent_id=agent_id,
-                agent_version=version,
-                issuer=verified.issuer[:200],
-                imported=True,
-                eval_id=str(predicate.get("eval_id"))[:32],
-                subject_digest=verified.subject_digest[:64],
-                card_digest=(
-                    None
-                    if identity.get(CARD_DIGEST_FIELD) is None
-                    else str(identity[CARD_DIGEST_FIELD])[:64]
-                ),
-                envelope=dict(envelope),
-                record=record,
-                issued_at=_parse(predicate["issued_at"]),
-                expires_at=_parse(predicate["expires_at"]),
-                created_at=utcnow(),
-                revoked_at=None,
-                revoked_reason=None,
-            )
-            session.add(row)
-            session.flush()
-            return _summary(row)
+        now = utcnow()
+
+        def once() -> dict[str, Any]:
+            with self._store.write() as session:
+                self._store.issuers.pin_in(
+                    session,
+                    verified.issuer,
+                    verified.kid,
+                    jwks,
+                    revocations_url=revocations_url,
+                    by=by,
+                    now=now,
+                )
+                existing = session.get(CertificateRow, verified.certificate_id)
+                if existing is not None:
+                    return _summary(existing)
+                registered = self._store.agents.version_in(session, agent_id, version)
+                # The certificate must certify the manifest registered here: another
+                # endpoint or limits under the same id and version is another agent.
+                compare_identity(
+                    {k: v for k, v in identity.items() if k != CARD_DIGEST_FIELD},
+                    agent_identity(registered.manifest),
+                )
+                row = CertificateRow(
+                    id=verified.certificate_id[:32],
+                    agent_id=agent_id,
+                    agent_version=version,
+                    issuer=verified.issuer[:200],
+                    imported=True,
+                    eval_id=str(predicate.get("eval_id"))[:32],
+                    subject_digest=verified.subject_digest[:64],
+                    card_digest=(
+                        None
+                        if identity.get(CARD_DIGEST_FIELD) is None
+                        else str(identity[CARD_DIGEST_FIELD])[:64]
+                    ),
+                    envelope=dict(envelope),
+                    record=record,
+                    issued_at=_parse(predicate["issued_at"]),
+                    expires_at=_parse(predicate["expires_at"]),
+                    created_at=now,
+                    revoked_at=None,
+                    revoked_reason=None,
+                    revocation_checked=revocation_checked,
+                    revocation_checked_at=now if revocation_checked else None,
+                )
+                session.add(row)
+                session.flush()
+                return _summary(row)
+
+        for attempt in range(2):
+            try:
+                return once()
+            except IntegrityError:
+                # Two first imports of one issuer (or one certificate) raced; the loser
+                # reads the winner's rows on its second attempt.
+                if attempt == 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def imported_records(
         self, agent_id: str, version: str, manifest: Mapping[str, Any], *, now: datetime
@@ -326,7 +373,10 @@ class CertificateRegistry:
             certified = {k: v for k, v in row.record["identity"].items() if k != CARD_DIGEST_FIELD}
             if certified != here:
                 continue
-            out[row.issuer] = AgentRecord.from_json(row.record, strict=False)
+            record = AgentRecord.from_json(row.record, strict=False)
+            out[row.issuer] = replace(
+                record, revocation=None if row.revocation_checked else "unchecked"
+            )
         return builtins.list(out.values())
 
 

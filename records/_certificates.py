@@ -87,6 +87,7 @@ REJECT_REASONS = (
     "expired",
     "revoked",
     "subject_mismatch",  # the agent presented is not the one certified
+    "unpinned_key",  # on import: signed by a key outside the keys pinned for its issuer
 )
 
 # What of a manifest the identity keeps: no contact or description (they certify nothing),

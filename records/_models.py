@@ -19,6 +19,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.sql.expression import true
 
 from records._types import UTCDateTime
 
@@ -478,6 +479,26 @@ class CertificateRow(Base):
     created_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
     revoked_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    # Imported only: whether the issuer's revocation list was checked at import or since
+    # (False: imported with revocation unchecked, until a re-check succeeds).
+    revocation_checked: Mapped[bool] = mapped_column(Boolean, server_default=true(), default=True)
+    revocation_checked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class CertificateIssuerRow(Base):
+    """Another issuer as this store knows it: its name bound to the public keys pinned at
+    first import (or at registration), changed only by an operator's rotation (`history`)."""
+
+    __tablename__ = "certificate_issuers"
+
+    issuer: Mapped[str] = mapped_column(String(200), primary_key=True)
+    keys: Mapped[list[dict[str, Any]]] = mapped_column(JSON)  # public JWKs, by kid
+    pinned_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    history: Mapped[list[dict[str, Any]]] = mapped_column(JSON)  # pinned, rotated: when, by whom
+    revocations_url: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    checked_at: Mapped[datetime | None] = mapped_column(nullable=True)  # its list, last read
+    check_error: Mapped[str | None] = mapped_column(String(500), nullable=True)
 
 
 class ConsoleSessionRow(Base):

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0019"
+SCHEMA_REVISION = "0020"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -211,6 +211,7 @@ class Store:
         from records._exposure import ExposureRegistry
         from records._identities import IdentityRegistry
         from records._imports import ImportRegistry
+        from records._issuers import IssuerRegistry
         from records._keys import KeyRegistry
         from records._ledger import LedgerRegistry
         from records._mandates import MandateRegistry
@@ -232,6 +233,7 @@ class Store:
         self.conformance = ConformanceRegistry(self)
         self.keys = KeyRegistry(self)
         self.certificates = CertificateRegistry(self)
+        self.issuers = IssuerRegistry(self)
         self.a2a_tasks = A2ATaskRegistry(self)
         self.canaries = CanaryRegistry(self)
         self.health = StoreHealth(self)

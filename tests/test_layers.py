@@ -44,7 +44,7 @@ GATEWAY_FLOORS: tuple[frozenset[str], ...] = tuple(
         {"live"},  # live calls
         {"mandates"},  # a mandate's document and its decision
         {"settings", "_ttl"},
-        {"__init__", "_loops", "_network", "_params", "_roles", "_tracing"},
+        {"__init__", "_fetch", "_loops", "_network", "_params", "_roles", "_tracing"},
     )
 )
 

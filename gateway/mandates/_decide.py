@@ -142,6 +142,13 @@ def decide_one(
     if mandate.needs_record:
         chosen = _accepted_record(mandate, record, imported)
         if chosen is None:
+            unchecked = sorted(
+                {
+                    str(r.issuer)
+                    for r in imported
+                    if r.revocation_unchecked and mandate.accepts(str(r.issuer))
+                }
+            )
             if record is None and not imported:
                 return _deny(mandate, "not_evaluated", agent=agent_id, agent_version=agent_version)
             # Records exist, but only from issuers this mandate does not take evidence from.
@@ -155,6 +162,7 @@ def decide_one(
                     | ({SELF_ISSUER} if record is not None else set())
                 ),
                 accept_issuers=list(mandate.accept_issuers),
+                **({"unchecked_revocation": unchecked} if unchecked else {}),
             )
         decision = _against_record(mandate, capability, chosen, now)
         if not decision.allow:
@@ -190,10 +198,13 @@ def _accepted_record(
     mandate: Mandate, record: AgentRecord | None, imported: Sequence[AgentRecord]
 ) -> AgentRecord | None:
     """The record the mandate reads: this store's if it accepts it, else the first imported
-    one of an issuer it accepts."""
+    one of an issuer it accepts, whose revocation was checked unless the mandate accepts
+    unchecked ones."""
     if record is not None and mandate.accepts(SELF_ISSUER):
         return record
     for candidate in imported:
+        if candidate.revocation_unchecked and not mandate.accept_unchecked_revocation:
+            continue
         if mandate.accepts(str(candidate.issuer)):
             return candidate
     return None

@@ -125,6 +125,7 @@ FIELDS: tuple[MandateField, ...] = (
     _field("min_live_score", _decimal),
     _field("min_canaries", absent=str(DEFAULT_MIN_CANARIES)),
     _field("accept_issuers", _strings, absent="self"),
+    _field("accept_unchecked_revocation", _flag, absent="no"),
     _field("max_live_violation_rate", _decimal),
     _field("min_live_calls", absent=str(DEFAULT_MIN_LIVE_CALLS)),
     _field("max_cost_per_call_usd", _decimal, _money),

@@ -64,6 +64,9 @@ class Mandate:
     rate_limit: RateLimit | None = None
     # Whose records the requirements read: "self" (this store's) and imported issuers.
     accept_issuers: tuple[str, ...] = (SELF_ISSUER,)
+    # docs/certificates.md, "Revocation of imports": an imported record whose issuer's
+    # revocation list was never read may be revoked already, so by default it is not read.
+    accept_unchecked_revocation: bool = False
     document: dict[str, Any] | None = None  # as granted, for storage and display
 
     @property

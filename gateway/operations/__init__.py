@@ -67,6 +67,15 @@ from gateway.operations._evals import (
     EvalStart,
     ReportRequest,
 )
+from gateway.operations._issuers import (
+    CERTIFICATES_LIST,
+    CERTIFICATES_RECHECK,
+    ISSUERS_LIST,
+    ISSUERS_PIN,
+    IssuerPin,
+    Recheck,
+    rechecked_lines,
+)
 from gateway.operations._register import (
     AGENTS_REGISTER,
     AGENTS_SECRET_CLEAR,
@@ -159,11 +168,22 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     CERTIFICATES_IMPORT,
     KEYS_JWKS,
     CERTIFICATES_REVOCATIONS,
+    CERTIFICATES_LIST,
+    CERTIFICATES_RECHECK,
+    ISSUERS_LIST,
+    ISSUERS_PIN,
 )
 
 __all__ = [
     "AUDIENCES",
     "CERTIFICATES_IMPORT",
+    "CERTIFICATES_LIST",
+    "CERTIFICATES_RECHECK",
+    "ISSUERS_LIST",
+    "ISSUERS_PIN",
+    "IssuerPin",
+    "Recheck",
+    "rechecked_lines",
     "CERTIFICATES_REVOCATIONS",
     "CERTIFICATES_SHOW",
     "COMPARE_FORMATS",

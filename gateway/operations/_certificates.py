@@ -9,11 +9,11 @@ operations: they read files and URLs, and write one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gateway._roles import OPERATOR
-from gateway.operations._declare import Cli, Json, Operation, param
+from gateway.operations._declare import Bearer, Cli, Json, Operation, param
 from gateway.operations._registry import AgentRef
 from gateway.operations._tokens import Nothing
 from schema.errors import UsageError
@@ -62,7 +62,13 @@ CERTIFICATES_SHOW = Operation(
 
 # -- certificates.import -------------------------------------------------------------
 
-IMPORT_FIELDS = ("certificate", "jwks", "revocations")
+IMPORT_FIELDS = (
+    "certificate",
+    "jwks",
+    "revocations",
+    "revocations_url",
+    "allow_unchecked_revocation",
+)
 
 
 def _import_shape(body: JSONObject) -> None:
@@ -70,13 +76,22 @@ def _import_shape(body: JSONObject) -> None:
     if unknown or "certificate" not in body or "jwks" not in body:
         path = f"$.{unknown[0][:40]}" if unknown else "$"
         raise UsageError(
-            f"{path}: an import is {{certificate, jwks[, revocations]}}",
+            f"{path}: an import is {{certificate, jwks[, revocations, revocations_url, "
+            "allow_unchecked_revocation]}",
             details={"path": path, "fields": list(IMPORT_FIELDS)},
         )
 
 
 def _as_given(value: Any, where: str) -> Any:
     """A document checked by the import itself (its signature, its key set)."""
+    return value
+
+
+def _url(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+        raise UsageError(f"{where}: expected an http(s) URL", details={"path": where})
+    if len(value) > 500:
+        raise UsageError(f"{where}: at most 500 characters", details={"path": where})
     return value
 
 
@@ -97,22 +112,66 @@ class CertificateImport:
         schema=JWKS,
     )
     revocations: Any = param(
-        help="the issuer's signed revocation list",
+        help="the issuer's signed revocation list (required unless allow_unchecked_revocation)",
         where="body",
         check=_as_given,
         schema={"type": "object"},
     )
+    revocations_url: str | None = param(
+        help="where the issuer publishes its revocation list: kept, for re-checks",
+        where="body",
+        check=_url,
+        schema={"type": "string", "maxLength": 500},
+    )
+    allow_unchecked_revocation: bool = param(
+        False,
+        help="import without a revocation list: the record is labelled 'revocation "
+        "unchecked', and mandates refuse it unless they accept_unchecked_revocation",
+        where="body",
+        check=lambda value, where: bool(value),
+    )
+    imported_by: str | None = param(
+        help="the importing token's id (on the store: cli:LOGIN)", where="bearer", flag=""
+    )
+
+
+def _importing(who: Bearer, asked: CertificateImport) -> CertificateImport:
+    return replace(asked, imported_by=who.token_id)
 
 
 def _import(service: StoreService, asked: CertificateImport) -> JSONObject:
     """Verify another issuer's certificate against its key set (and revocation list),
-    then keep it as an imported record of its agent, labelled with its issuer."""
+    then keep it as an imported record of its agent, labelled with its issuer.
+
+    The key set given is taken for an issuer only at its first import (it is then
+    pinned, records._issuers); a known issuer's certificate and revocation list are
+    verified with its pinned keys, whatever key set comes with them."""
+    from gateway.service._views import login_name
     from records import utcnow, verify_certificate
 
-    verified = verify_certificate(
-        asked.certificate, asked.jwks, now=utcnow(), revocations=asked.revocations
+    now = utcnow()
+    # Who signed it first (its reason when it does not verify; a key outside its issuer's
+    # pinned ones), then what is required.
+    signed = verify_certificate(asked.certificate, asked.jwks, now=now)
+    keys = service.store.issuers.trusted(signed.issuer, signed.kid, asked.jwks)
+    if asked.revocations is None and not asked.allow_unchecked_revocation:
+        raise UsageError(
+            "no revocation list: an import checks the issuer's (give revocations), or is "
+            "allowed without it explicitly (allow_unchecked_revocation), and is then "
+            "labelled 'revocation unchecked'",
+            details={"path": "$.revocations"},
+            hint="holon certificates import CERT --issuer-jwks URL (the list beside it), "
+            "--revocations FILE|URL, or --allow-unchecked-revocation",
+        )
+    verified = verify_certificate(asked.certificate, keys, now=now, revocations=asked.revocations)
+    kept = service.store.certificates.import_verified(
+        verified,
+        asked.certificate,
+        keys,
+        revocation_checked=asked.revocations is not None,
+        revocations_url=asked.revocations_url,
+        by=asked.imported_by or f"cli:{login_name()}",
     )
-    kept = service.store.certificates.import_verified(verified, asked.certificate)
     return {"status": "imported", "certificate": kept}
 
 
@@ -127,6 +186,7 @@ CERTIFICATES_IMPORT = Operation(
     statuses=(404, 409, 413, 422),
     created=201,
     body_check=_import_shape,
+    narrow=_importing,
     max_body_bytes=IMPORT_MAX_BYTES,
     cli=None,  # `holon certificates import CERT --issuer-jwks FILE|URL`: it reads them
 )

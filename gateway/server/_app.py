@@ -54,6 +54,7 @@ from gateway.server import (
 from gateway.server._guard import RequestGuard, log_disconnect
 from gateway.server._openapi import openapi
 from gateway.server._probes import probe_forever, probe_loop
+from gateway.server._revocations import recheck_forever, revocation_loop
 from gateway.service import StoreService
 from gateway.settings import DEFAULT_BODY_TIMEOUT_S, Settings
 from gateway.web import (
@@ -326,10 +327,17 @@ def create_app(
                 )
                 watched.watch_task(probes)
             canaries = _start_canaries(shared, executor, config, tracing.tracer, canary_tick_s)
+            revocations = None
+            if config.revocation_interval_s > 0:
+                rechecks = shared.loops.add(revocation_loop(config.revocation_interval_s))
+                revocations = asyncio.create_task(
+                    recheck_forever(shared, config.revocation_interval_s, rechecks)
+                )
+                rechecks.watch_task(revocations)
             try:
                 yield
             finally:
-                for task in (probes, canaries):
+                for task in (probes, canaries, revocations):
                     if task is not None:
                         task.cancel()
                         with contextlib.suppress(asyncio.CancelledError):

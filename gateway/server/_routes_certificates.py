@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from gateway.operations import (
     CERTIFICATES_IMPORT,
+    CERTIFICATES_LIST,
+    CERTIFICATES_RECHECK,
     CERTIFICATES_REVOCATIONS,
     CERTIFICATES_SHOW,
+    ISSUERS_LIST,
+    ISSUERS_PIN,
     KEYS_JWKS,
     KEYS_LIST,
     KEYS_ROTATE,
@@ -22,4 +26,8 @@ ENDPOINTS: list[Endpoint] = [
     endpoint(KEYS_LIST),
     endpoint(KEYS_ROTATE),
     endpoint(CERTIFICATES_IMPORT),
+    endpoint(CERTIFICATES_LIST),
+    endpoint(ISSUERS_LIST),
+    endpoint(ISSUERS_PIN),
+    endpoint(CERTIFICATES_RECHECK),
 ]

@@ -3,7 +3,8 @@
 Gateway A evaluates an agent and publishes its certificate, key set and
 revocation list; B verifies and imports the certificate; a mandate on B that
 accepts A's issuer admits the agent, one that does not denies it and says why;
-rotating A's key keeps the certificate verifiable.
+rotating A's key keeps the certificate verifiable; a certificate A revokes after the
+import stops serving on B once B re-checks A's list.
 """
 
 from __future__ import annotations
@@ -148,3 +149,26 @@ def test_b_imports_a_certificate_and_its_mandates_decide_by_issuer(tmp_path: Pat
             )
             assert again.code == 0 and again.json()["kid"] == rotated.json()["retired"][0]
             assert len(httpx.get(jwks_url).json()["keys"]) == 2
+
+            # A registers another version: its certificate is revoked on A. A's list is now
+            # signed by its new key, which B never pinned: B's re-check fails closed until
+            # B's operator rotates A's pinned keys on purpose.
+            newer = tmp_path / "agent-1.0.1.json"
+            newer.write_text(json.dumps(manifest(AGENT, agent_url) | {"version": "1.0.1"}))
+            assert store_a("agents", "register", str(newer)).code == 0
+            unpinned = operator_b("certificates", "recheck", issuer_a)
+            assert unpinned.code == 1 and "not signed by a key pinned" in unpinned.stderr
+            pinned = operator_b("certificates", "issuers", "pin", "--jwks", jwks_url, "--rotate")
+            assert pinned.code == 0, pinned.stderr
+            # Then the re-check (at the list's URL kept at import) revokes it on B: the
+            # imported record stops serving, and the mandate that admitted the agent no
+            # longer does.
+            rechecked = operator_b("certificates", "recheck", issuer_a, "--json")
+            assert rechecked.code == 0, rechecked.stderr
+            assert rechecked.json()["revoked"] == [view["certificate_id"]]
+            listed = operator_b("certificates", "list", "--json").json()["items"]
+            assert [(c["issuer"], c["status"]) for c in listed] == [(issuer_a, "revoked")]
+            refused = on(url_b, tokens_b["caller:bot-a"])(
+                "invoke", AGENT, "--capability", "ticket.classify", "--input", TICKET, "--json"
+            )
+            assert refused.code == 1 and refused.json()["error"]["code"] == "not_evaluated"

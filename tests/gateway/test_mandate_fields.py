@@ -44,6 +44,7 @@ FULL: dict[str, Any] = {
     "min_live_score": 0.75,
     "min_canaries": 20,
     "accept_issuers": ["self", "partner.example"],
+    "accept_unchecked_revocation": True,
     "max_live_violation_rate": 0.05,
     "min_live_calls": 20,
     "max_cost_per_call_usd": "0.05",

@@ -212,6 +212,8 @@ def _sample(f: Field) -> Any:
         return "2h"  # checked as a duration in every door
     if f.name == "max_cost_usd":
         return "5"  # checked as dollars
+    if f.name == "revocations_url":
+        return "https://issuer.example/x%20\u00e9"  # checked as an http(s) URL
     if f.spec.segments:
         return "/".join(f"x {name} é" for name in f.spec.segments)  # one quoted segment each
     if f.spec.choices or "enum" in f.json_schema:
@@ -480,12 +482,18 @@ def test_a_certificate_import_names_its_shape() -> None:
         (b'{"certificate": {}, "jwks": {}, "x": 1}', "$.x"),
     ):
         with pytest.raises(
-            UsageError, match="an import is {certificate, jwks\\[, revocations\\]}"
+            UsageError, match="an import is {certificate, jwks\\[, revocations, "
         ) as caught:
             _parsed(CERTIFICATES_IMPORT, "POST", "/v1/certificates/import", body)
         assert caught.value.details == {
             "path": path,
-            "fields": ["certificate", "jwks", "revocations"],
+            "fields": [
+                "certificate",
+                "jwks",
+                "revocations",
+                "revocations_url",
+                "allow_unchecked_revocation",
+            ],
         }
 
 

@@ -187,7 +187,7 @@ def _foreign(predicate: dict[str, Any], manifest: dict[str, Any] = MANIFEST) -> 
 
 def _import(store: Store, envelope: Any, jwks: Any) -> dict[str, Any]:
     return store.certificates.import_verified(
-        verify_certificate(envelope, jwks, now=utcnow()), envelope
+        verify_certificate(envelope, jwks, now=utcnow()), envelope, jwks, revocation_checked=True
     )
 
 

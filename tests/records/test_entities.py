@@ -290,7 +290,9 @@ def _imported(store: Store, eval_id: str) -> AgentRecord:
     statement["predicate"].update(issuer=issuer, certificate_id="crt_01M8S16TF620DHWN2EDYBJWQDT")
     envelope = sign_envelope(dumps(statement).encode(), PAYLOAD_TYPE, key, key_id(key.public_key()))
     jwks = {"issuer": issuer, "keys": [jwk_of(key.public_key())]}
-    store.certificates.import_verified(verify_certificate(envelope, jwks, now=utcnow()), envelope)
+    store.certificates.import_verified(
+        verify_certificate(envelope, jwks, now=utcnow()), envelope, jwks, revocation_checked=True
+    )
     (imported,) = store.certificates.imported_records(
         AGENT_ID,
         store.agents.get(AGENT_ID).version,
@@ -342,6 +344,7 @@ def test_the_schemas_are_strict(store: Store, tmp_path: Path) -> None:
         ("record", lambda v: v.update(extra=1)),
         ("record", lambda v: v.update(eval_score="0.9")),
         ("record", lambda v: v.update(stale="no")),
+        ("record", lambda v: v.update(revocation="checked")),
         ("record", lambda v: v.pop("eval_started_at")),
         ("record", lambda v: v["suites"]["tiny"].update(grade="A")),
         ("record", lambda v: v["suites"]["tiny"]["holdout"].update(total=6.5)),

@@ -14,20 +14,28 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from gateway._fetch import fetch_bounded
 from gateway.cli._app import common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
 from gateway.cli._operations import command, runs
 from gateway.operations import (
     CERTIFICATES_IMPORT,
+    CERTIFICATES_LIST,
+    CERTIFICATES_RECHECK,
     CERTIFICATES_REVOCATIONS,
     CERTIFICATES_SHOW,
+    ISSUERS_LIST,
+    ISSUERS_PIN,
     KEYS_JWKS,
     AgentRef,
     CertificateImport,
+    IssuerPin,
     Nothing,
+    Recheck,
+    rechecked_lines,
 )
-from schema.errors import EnvironmentFault, InputError, Location, UsageError
+from schema.errors import InputError, Location, UsageError
 
 REVOCATIONS_PATH = "/.well-known/holon/revocations.json"
 FETCH_TIMEOUT_S = 10.0
@@ -79,9 +87,56 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="FILE|URL",
         help="the issuer's signed revocation list (default: beside an --issuer-jwks URL)",
     )
+    imp.add_argument(
+        "--allow-unchecked-revocation",
+        action="store_true",
+        help="import without a revocation list: the record is labelled 'revocation "
+        "unchecked', and mandates refuse it unless they accept_unchecked_revocation",
+    )
     imp.set_defaults(handler=do_import)
     runs(imp, CERTIFICATES_IMPORT)
     command(group, "revocations", CERTIFICATES_REVOCATIONS, parents=both)
+    command(group, "list", CERTIFICATES_LIST, parents=both)
+    recheck = group.add_parser(
+        "recheck",
+        parents=both,
+        help="re-check an issuer's imported certificates against its revocation list",
+        description="Read ISSUER's signed revocation list (verified with the keys pinned "
+        "for it) against every certificate imported from it: those it lists are revoked "
+        "here, so no mandate relies on them again; the others are marked checked now.",
+    )
+    recheck.add_argument("issuer", metavar="ISSUER", help="the issuer's name (urn:holon:…)")
+    recheck.add_argument(
+        "--revocations",
+        metavar="FILE|URL",
+        help="its signed revocation list (default: the URL kept at its import)",
+    )
+    recheck.set_defaults(handler=do_recheck)
+    runs(recheck, CERTIFICATES_RECHECK)
+    issuers = group.add_parser(
+        "issuers",
+        help="the other issuers known here, each bound to its pinned keys",
+    )
+    igroup = issuers.add_subparsers(dest="issuers_command", metavar="ACTION", required=True)
+    command(igroup, "list", ISSUERS_LIST, parents=both)
+    pin = igroup.add_parser(
+        "pin",
+        parents=both,
+        help="register an issuer by its key set, or rotate its pinned keys on purpose",
+        description="Pin the keys of the key set's issuer (its 'issuer' member): its "
+        "certificates are then taken only when one of these keys signed them. For an issuer "
+        "already known with other keys this is refused unless --rotate: the keys are then "
+        "replaced, and the change kept in the issuer's history.",
+    )
+    pin.add_argument("--jwks", required=True, metavar="FILE|URL", help="the issuer's key set")
+    pin.add_argument("--rotate", action="store_true", help="replace a known issuer's keys")
+    pin.add_argument(
+        "--revocations-url",
+        metavar="URL",
+        help="where it publishes its revocation list (default: beside a --jwks URL)",
+    )
+    pin.set_defaults(handler=do_pin)
+    runs(pin, ISSUERS_PIN)
 
 
 def register_record_certificate(rgroup: argparse._SubParsersAction[Any]) -> None:
@@ -104,38 +159,12 @@ def _is_url(source: str) -> bool:
     return source.startswith(("http://", "https://"))
 
 
-def _fetch(url: str, max_bytes: int) -> bytes:
-    import httpx
-
-    try:
-        with (
-            httpx.Client(timeout=FETCH_TIMEOUT_S, follow_redirects=False) as http,
-            http.stream("GET", url, headers={"Accept": "application/json"}) as response,
-        ):
-            if response.status_code != 200:
-                raise EnvironmentFault(
-                    f"{url} answered {response.status_code}", details={"url": url}
-                )
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > max_bytes:
-                    raise InputError(
-                        f"{url} is over {max_bytes} bytes", location=Location(file=url)
-                    )
-            return bytes(body)
-    except httpx.HTTPError as exc:
-        raise EnvironmentFault(
-            f"cannot fetch {url}: {exc or type(exc).__name__}", details={"url": url}
-        ) from None
-
-
 def read_json_source(source: str, max_bytes: int) -> Any:
     """A JSON document from a file or an http(s) URL, bounded; InputError naming it."""
     from schema.jsontext import NumberError, loads
 
     if _is_url(source):
-        data = _fetch(source, max_bytes)
+        data = fetch_bounded(source, max_bytes, FETCH_TIMEOUT_S)
     else:
         path = Path(source)
         try:
@@ -234,6 +263,15 @@ def do_verify(ctx: Context) -> int:
     return 0
 
 
+def _revocations_url(jwks_source: str | None, given: str | None) -> str | None:
+    """Where the issuer's revocation list is published, as far as the sources say."""
+    if given is not None:
+        return given if _is_url(given) else None
+    if jwks_source is not None and _is_url(jwks_source):
+        return _beside(jwks_source, REVOCATIONS_PATH)
+    return None
+
+
 def do_import(ctx: Context) -> int:
     from records import CERTIFICATE_MAX_BYTES, JWKS_MAX_BYTES
 
@@ -241,7 +279,13 @@ def do_import(ctx: Context) -> int:
     envelope = read_json_source(args.certificate, CERTIFICATE_MAX_BYTES)
     jwks = read_json_source(args.issuer_jwks, JWKS_MAX_BYTES)
     revocations = _revocations(ctx, args.issuer_jwks, args.revocations)
-    asked = CertificateImport(certificate=envelope, jwks=jwks, revocations=revocations)
+    asked = CertificateImport(
+        certificate=envelope,
+        jwks=jwks,
+        revocations=revocations,
+        revocations_url=_revocations_url(args.issuer_jwks, args.revocations),
+        allow_unchecked_revocation=args.allow_unchecked_revocation,
+    )
     view = ctx.service().call(CERTIFICATES_IMPORT, asked)
     if ctx.out.json_mode:
         ctx.out.json(view)
@@ -252,6 +296,58 @@ def do_import(ctx: Context) -> int:
             f"{cert['agent_version']} from issuer {cert['issuer']} "
             f"(expires {cert['expires_at']})"
         )
+        if cert["revocation"] == "unchecked":
+            ctx.out.warn(
+                "revocation unchecked: mandates refuse this record unless they "
+                "accept_unchecked_revocation; re-check with holon certificates recheck"
+            )
+    return 0
+
+
+def do_pin(ctx: Context) -> int:
+    from records import JWKS_MAX_BYTES
+
+    args = ctx.args
+    jwks = read_json_source(args.jwks, JWKS_MAX_BYTES)
+    asked = IssuerPin(
+        jwks=jwks,
+        rotate=args.rotate,
+        revocations_url=args.revocations_url or _revocations_url(args.jwks, None),
+    )
+    view = ctx.service().call(ISSUERS_PIN, asked)
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+    else:
+        last = view["history"][-1]
+        ctx.out.line(
+            f"issuer {view['issuer']} pinned to keys {', '.join(view['kids'])} "
+            f"({last['action']} at {last['at']})"
+        )
+    return 0
+
+
+def do_recheck(ctx: Context) -> int:
+    from records import REVOCATIONS_MAX_BYTES
+
+    args = ctx.args
+    source = args.revocations
+    if source is None:
+        known = ctx.service().call(ISSUERS_LIST, Nothing())["items"]
+        issuer = next((i for i in known if i["issuer"] == args.issuer), None)
+        source = None if issuer is None else issuer["revocations_url"]
+        if source is None:
+            raise UsageError(
+                f"no revocation list URL is known for {args.issuer[:200]}: give "
+                "--revocations FILE|URL",
+                details={"issuer": args.issuer[:200]},
+            )
+    revocations = read_json_source(source, REVOCATIONS_MAX_BYTES)
+    view = ctx.service().call(CERTIFICATES_RECHECK, Recheck(args.issuer, revocations))
+    if ctx.out.json_mode:
+        ctx.out.json(view)
+    else:
+        for line in rechecked_lines(view):
+            ctx.out.line(line)
     return 0
 
 

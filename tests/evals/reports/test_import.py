@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from evals import MAX_REPORT_BYTES, import_report, resumable
+from evals._import import report_plan_digest
 from evals.reports import (
     build_report,
     compare_evals,
@@ -144,17 +145,35 @@ def test_a_real_eval_round_trips_and_is_labelled_imported(
         client.evals.cancel(imported)
 
 
+def _of_another_suite(report: Report) -> Report:
+    """`report` as the eval of a suite whose checks differ: its digests all agree."""
+    from schema.canonical import digest
+
+    other = copy.deepcopy(report)
+    parts = other["suites"][0]["digests"]
+    parts["checks_digest"] = digest("other checks")
+    combined = digest(
+        {
+            "spec": parts["spec_digest"],
+            "dataset": parts["dataset_digest"],
+            "checks": parts["checks_digest"],
+        }
+    )
+    parts["suite_digest"] = other["suites"][0]["suite_digest"] = combined
+    other["eval"]["plan_digest"] = report_plan_digest(other)
+    return other
+
+
 def test_an_import_compares_unmatched_with_an_eval_of_another_suite(
     store: Store, tmp_path: Path, evaluated: tuple[str, Report]
 ) -> None:
     original, report = evaluated
-    other = copy.deepcopy(report)
-    other["suites"][0]["suite_digest"] = "0" * 64  # another suite's digest: not installed here
+    other = _of_another_suite(report)  # consistent digests of a suite not installed here
     imported = _import(store, tmp_path, other)
     with pytest.raises(Refused, match="do not measure the same thing") as caught:
         compare_evals(store, original, imported, audience="operator")
-    (mismatch,) = caught.value.details["mismatches"]
-    assert mismatch["what"] == "suite_digest"
+    mismatches = caught.value.details["mismatches"]
+    assert mismatches[0]["what"] == "suite_digest", mismatches
     info = load_eval(store, imported).info
     assert info.origin is not None
     assert info.origin["checked"][0]["cases"].startswith("installed here with another digest")
@@ -264,6 +283,52 @@ def test_a_tampered_or_broken_report_is_refused_where_it_breaks(
     assert error.details["path"] == where, error
     assert says in str(error)
     assert error.details["file"] == "r.json"
+
+
+ZEROS = "0" * 64
+
+
+@pytest.mark.parametrize(
+    ("tamper", "where"),
+    [
+        (_set(("suites", 0, "suite_digest"), ZEROS), "$.suites[0].suite_digest"),
+        (_set(("suites", 0, "digests", "suite_digest"), ZEROS), "$.suites[0].digests.suite_digest"),
+        (_set(("suites", 0, "digests", "dataset_digest"), ZEROS), "$.suites[0].suite_digest"),
+        (_set(("suites", 0, "digests"), None), "$.suites[0].digests"),
+        (_set(("eval", "plan_digest"), ZEROS), "$.eval.plan_digest"),
+    ],
+)
+def test_a_digest_that_does_not_recompute_is_refused_where_it_stands(
+    store: Store,
+    tmp_path: Path,
+    evaluated: tuple[str, Report],
+    tamper: Tamper,
+    where: str,
+) -> None:
+    """A suite digest replaced (64 zeros) no longer reads as "not installed here: not
+    checked": it is the digest of the suite's three parts, and the plan's digest covers it."""
+    _, report = evaluated
+    assert _import(store, tmp_path, report)  # untouched, it imports
+    bad = copy.deepcopy(report)
+    tamper(bad)
+    error = _refused(store, tmp_path, bad)
+    assert error.details["path"] == where, error
+    assert error.details["file"] == "r.json"
+
+
+def test_a_replaced_suite_digest_is_refused_even_with_every_digest_made_consistent(
+    store: Store, tmp_path: Path, evaluated: tuple[str, Report]
+) -> None:
+    """An attacker who zeroes the suite digest and recomputes the plan digest around it is
+    still refused at the suite digest: zeros are no digest of the suite's parts."""
+    _, report = evaluated
+    bad = copy.deepcopy(report)
+    bad["suites"][0]["suite_digest"] = ZEROS
+    bad["suites"][0]["digests"]["suite_digest"] = ZEROS
+    bad["eval"]["plan_digest"] = report_plan_digest(bad)
+    error = _refused(store, tmp_path, bad)
+    assert error.details["path"] == "$.suites[0].suite_digest"
+    assert error.details["stored"] == ZEROS and error.details["recomputed"] != ZEROS
 
 
 def test_a_refusal_names_the_stored_and_the_recomputed_value(

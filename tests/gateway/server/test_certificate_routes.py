@@ -34,7 +34,15 @@ def test_the_key_set_and_revocation_list_need_no_token(gateway: Gateway) -> None
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("GET", "/v1/keys"), ("POST", "/v1/keys/rotate"), ("POST", "/v1/certificates/import")],
+    [
+        ("GET", "/v1/keys"),
+        ("POST", "/v1/keys/rotate"),
+        ("POST", "/v1/certificates/import"),
+        ("GET", "/v1/certificates"),
+        ("GET", "/v1/certificates/issuers"),
+        ("POST", "/v1/certificates/issuers"),
+        ("POST", "/v1/certificates/recheck"),
+    ],
 )
 def test_keys_and_imports_are_the_operators(gateway: Gateway, method: str, path: str) -> None:
     for role in ("org:acme", "caller:finance-bot"):

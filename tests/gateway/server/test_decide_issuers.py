@@ -109,3 +109,25 @@ def test_bad_accept_issuers_name_the_path(value: Any) -> None:
     with pytest.raises(MandateError) as caught:
         _mandate(accept_issuers=value)
     assert "accept_issuers" in str(caught.value)
+
+
+def test_an_imported_record_whose_revocation_is_unchecked_is_passed_over_by_default() -> None:
+    """Imported without its issuer's revocation list, a record may be revoked already: a
+    mandate reads it only when it says `accept_unchecked_revocation: true`."""
+    unchecked = _record(issuer=A, certificate_id="crt_A", revocation="unchecked")
+    assert unchecked.revocation_unchecked
+    verdict = _decide(_mandate(accept_issuers=[A]), None, [unchecked])
+    assert (verdict.allow, verdict.reason) == (False, "issuer_not_accepted")
+    assert verdict.numbers["unchecked_revocation"] == [A]
+    lenient = _decide(
+        _mandate(accept_issuers=[A], accept_unchecked_revocation=True), None, [unchecked]
+    )
+    assert lenient.allow and lenient.certificate_id == "crt_A"
+    # A checked record of another accepted issuer is read instead of the unchecked one.
+    b = "urn:holon:issuer:b"
+    checked = _record(issuer=b, certificate_id="crt_B")
+    either = _decide(_mandate(accept_issuers=[A, b]), None, [unchecked, checked])
+    assert either.allow and either.certificate_id == "crt_B"
+    # Nothing about revocation is said when no record was passed over for it.
+    plain = _decide(_mandate(accept_issuers=[A]), None, [_record(issuer="urn:holon:issuer:c")])
+    assert "unchecked_revocation" not in plain.numbers
