@@ -5,16 +5,18 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import secrets
+import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
 from bench._support import postgres_url as throwaway_postgres
-from records import Store, new_key, open_store
+from records import Store, new_key, open_engine, open_store, upgrade
 
 # The campaigns' totals, printed at the end of a run (also under pytest-xdist).
 pytest_plugins = ["tests._campaign_totals"]
@@ -94,21 +96,90 @@ def postgres_url(postgres_admin_url: str) -> Iterator[str]:
         yield url
 
 
+# A test that opens an upgraded store (the `store` fixture, or its own over `store_url`)
+# gets a copy of a database migrated once per test process instead of running every
+# migration itself: about a second less per PostgreSQL test and half a second per SQLite
+# one, on two cores. A test that asks for `store_url` alone still gets an empty database
+# (tests/records/test_migrations.py upgrades from nothing).
+UPGRADED_BY = "store"
+
+
+@pytest.fixture(scope="session")
+def _postgres_template(postgres_admin_url: str) -> Iterator[str]:
+    """The name of a PostgreSQL database at the current schema, to copy (CREATE DATABASE
+    … TEMPLATE); no connection to it stays open, as a template's copy needs."""
+    name = f"holon_tmpl_{secrets.token_hex(6)}"
+    admin = create_engine(postgres_admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        url = make_url(postgres_admin_url).set(database=name)
+        engine = open_engine(url.render_as_string(hide_password=False))
+        try:
+            upgrade(engine)
+        finally:
+            engine.dispose()
+        yield name
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def _upgraded_postgres_url(postgres_admin_url: str, _postgres_template: str) -> Iterator[str]:
+    """A fresh PostgreSQL database at the current schema for one test, dropped afterwards."""
+    name = f"holon_test_{secrets.token_hex(6)}"
+    admin = create_engine(postgres_admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{_postgres_template}"'))
+        yield make_url(postgres_admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An embedded store's file at the current schema, to copy."""
+    path = tmp_path_factory.mktemp("template") / "holon.db"
+    engine = open_engine(f"sqlite:///{path}")
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    return path
+
+
+def _sqlite_copy(template: Path, folder: Path) -> str:
+    path = folder / "holon.db"
+    shutil.copyfile(template, path)
+    return f"sqlite:///{path}"
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """An empty database URL, once per backend."""
+    """A database URL, once per backend: empty, or at the current schema for a test that
+    opens an upgraded store (UPGRADED_BY among its fixtures)."""
+    upgraded = UPGRADED_BY in request.fixturenames
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path_factory.mktemp('store') / 'holon.db'}"
-    url: str = request.getfixturevalue("postgres_url")
+        folder = tmp_path_factory.mktemp("store")
+        if upgraded:
+            return _sqlite_copy(request.getfixturevalue("_sqlite_template"), folder)
+        return f"sqlite:///{folder / 'holon.db'}"
+    url: str = request.getfixturevalue("_upgraded_postgres_url" if upgraded else "postgres_url")
     return url
 
 
 @pytest.fixture
-def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+def sqlite_store(tmp_path: Path, _sqlite_template: Path) -> Iterator[Store]:
     """An upgraded embedded store with a secret key (for tests that need one backend)."""
     opened = open_store(
-        f"sqlite:///{tmp_path / 'holon.db'}", secret_key=new_key(), auto_upgrade=True
+        _sqlite_copy(_sqlite_template, tmp_path), secret_key=new_key(), auto_upgrade=True
     )
+    opened.created = True  # made from nothing, as far as the test can tell
     try:
         yield opened
     finally:
@@ -119,6 +190,7 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
 def store(store_url: str) -> Iterator[Store]:
     """An upgraded store with a secret key, on each backend."""
     opened = open_store(store_url, secret_key=new_key(), auto_upgrade=True)
+    opened.created = True  # made from nothing, as far as the test can tell
     try:
         yield opened
     finally:
