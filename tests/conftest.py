@@ -9,6 +9,7 @@ import secrets
 import shutil
 import signal
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -126,19 +127,27 @@ def _postgres_template(postgres_admin_url: str) -> Iterator[str]:
         admin.dispose()
 
 
-@pytest.fixture
-def _upgraded_postgres_url(postgres_admin_url: str, _postgres_template: str) -> Iterator[str]:
-    """A fresh PostgreSQL database at the current schema for one test, dropped afterwards."""
+@contextmanager
+def upgraded_postgres(admin_url: str, template: str) -> Iterator[str]:
+    """A fresh PostgreSQL database copied from `template` (at the current schema); its URL.
+    Dropped afterwards."""
     name = f"holon_test_{secrets.token_hex(6)}"
-    admin = create_engine(postgres_admin_url, isolation_level="AUTOCOMMIT")
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{_postgres_template}"'))
-        yield make_url(postgres_admin_url).set(database=name).render_as_string(hide_password=False)
+            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     finally:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture
+def _upgraded_postgres_url(postgres_admin_url: str, _postgres_template: str) -> Iterator[str]:
+    """A fresh PostgreSQL database at the current schema for one test, dropped afterwards."""
+    with upgraded_postgres(postgres_admin_url, _postgres_template) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -153,7 +162,8 @@ def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _sqlite_copy(template: Path, folder: Path) -> str:
+def sqlite_copy(template: Path, folder: Path) -> str:
+    """A copy of the embedded store's `template` in `folder`; its URL."""
     path = folder / "holon.db"
     shutil.copyfile(template, path)
     return f"sqlite:///{path}"
@@ -167,7 +177,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if request.param == "sqlite":
         folder = tmp_path_factory.mktemp("store")
         if upgraded:
-            return _sqlite_copy(request.getfixturevalue("_sqlite_template"), folder)
+            return sqlite_copy(request.getfixturevalue("_sqlite_template"), folder)
         return f"sqlite:///{folder / 'holon.db'}"
     url: str = request.getfixturevalue("_upgraded_postgres_url" if upgraded else "postgres_url")
     return url
@@ -177,7 +187,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 def sqlite_store(tmp_path: Path, _sqlite_template: Path) -> Iterator[Store]:
     """An upgraded embedded store with a secret key (for tests that need one backend)."""
     opened = open_store(
-        _sqlite_copy(_sqlite_template, tmp_path), secret_key=new_key(), auto_upgrade=True
+        sqlite_copy(_sqlite_template, tmp_path), secret_key=new_key(), auto_upgrade=True
     )
     opened.created = True  # made from nothing, as far as the test can tell
     try:
@@ -195,3 +205,25 @@ def store(store_url: str) -> Iterator[Store]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def module_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Store]:
+    """An upgraded store with a secret key, on each backend, shared by a module's tests
+    (for tests that only read what a module-scoped fixture wrote)."""
+    with ExitStack() as stack:
+        if request.param == "sqlite":
+            template = request.getfixturevalue("_sqlite_template")
+            url = sqlite_copy(template, tmp_path_factory.mktemp("store"))
+        else:
+            admin = request.getfixturevalue("postgres_admin_url")
+            template = request.getfixturevalue("_postgres_template")
+            url = stack.enter_context(upgraded_postgres(admin, template))
+        opened = open_store(url, secret_key=new_key(), auto_upgrade=True)
+        opened.created = True
+        stack.callback(opened.close)
+        yield opened

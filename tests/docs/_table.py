@@ -454,8 +454,11 @@ COMMANDS: dict[tuple[str, str], Step] = {
         check=_mandate_granted
     ),
     ("README.md", "bin/holon tokens create --role caller:helpdesk"): Step(check=_token_shown_once),
+    # A block that starts a real server (a `holon gateway serve` process, example agents)
+    # is a slow test: the fast tier covers the same commands in-process
+    # (tests/gateway/test_cli_*.py, tests/examples/).
     ("README.md", "bin/holon gateway serve --port 8000"): Step(
-        run=background("/healthz", says=GATEWAY_STARTED), check=_api_served
+        run=background("/healthz", says=GATEWAY_STARTED), check=_api_served, slow=True
     ),
     ("README.md", "export HOLON_TOKEN=..."): Step(run=export_token),
     (
@@ -483,13 +486,13 @@ COMMANDS: dict[tuple[str, str], Step] = {
     ),
     # docs/capabilities.md
     ("docs/capabilities.md", "python -m examples.agents.invoice_reader --port 8101"): Step(
-        run=EXAMPLE_AGENT, check=_answers_as("acme/invoice-reader")
+        run=EXAMPLE_AGENT, check=_answers_as("acme/invoice-reader"), slow=True
     ),
     ("docs/capabilities.md", "python -m examples.agents.ticket_triage  --port 8102"): Step(
-        run=EXAMPLE_AGENT, check=_answers_as("acme/ticket-triage")
+        run=EXAMPLE_AGENT, check=_answers_as("acme/ticket-triage"), slow=True
     ),
     ("docs/capabilities.md", "python -m examples.agents.report_writer  --port 8103"): Step(
-        run=EXAMPLE_AGENT, check=_answers_as("acme/report-writer")
+        run=EXAMPLE_AGENT, check=_answers_as("acme/report-writer"), slow=True
     ),
     # docs/checks.md
     ("docs/checks.md", "holon checks grade checks.yaml document.json"): Step(
@@ -528,6 +531,7 @@ COMMANDS: dict[tuple[str, str], Step] = {
         before=_register_triage,
         run=background("/healthz", says=GATEWAY_STARTED),
         check=_serving_with_workers,
+        slow=True,
     ),
     ("docs/gateway.md", "curl -s http://127.0.0.1:8000/healthz"): Step(
         run=http_get, check=_healthy
