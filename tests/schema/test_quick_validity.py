@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -68,24 +69,29 @@ def _schemas() -> st.SearchStrategy[Any]:
     return st.recursive(st.booleans() | st.just({}), extend, max_leaves=6)
 
 
-@settings(
-    max_examples=600,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
-@given(schema=_schemas(), values=st.lists(documents, min_size=1, max_size=6))
-def test_quick_true_implies_valid(schema: Any, values: list[Any]) -> None:
-    quick = quick_validity(schema)
-    if quick is None:
-        return
-    validator = make_validator(
-        schema if isinstance(schema, dict) else {"not": {}} if not schema else {}
+# The fast tier tries 150 schemas; the slow tier the full 600.
+@pytest.mark.parametrize("examples", [150, pytest.param(600, marks=pytest.mark.slow)])
+def test_quick_true_implies_valid(examples: int) -> None:
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
     )
-    for value in values:
-        if quick(value):
-            assert validator.is_valid(value), (schema, value)
+    @given(schema=_schemas(), values=st.lists(documents, min_size=1, max_size=6))
+    def check(schema: Any, values: list[Any]) -> None:
+        quick = quick_validity(schema)
+        if quick is None:
+            return
+        validator = make_validator(
+            schema if isinstance(schema, dict) else {"not": {}} if not schema else {}
+        )
+        for value in values:
+            if quick(value):
+                assert validator.is_valid(value), (schema, value)
+
+    check()
 
 
 def test_the_shipped_output_schemas_get_the_fast_path() -> None:
