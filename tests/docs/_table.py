@@ -132,21 +132,30 @@ def _record_printed(agent: str) -> Check:
     )
 
 
-def _collects_tests(session: Session, result: Result) -> None:
-    assert re.search(r"^\d+ tests? collected", result.stdout, re.MULTILINE), result.stdout
+def _collects_the_fast_tier(session: Session, result: Result) -> None:
+    # The fast tier: the file's slow tests (its slow blocks) are left out.
+    found = re.search(r"^(\d+)/(\d+) tests collected \((\d+) deselected\)", result.stdout, re.M)
+    assert found, result.stdout
+    assert int(found[3]) > 0 and int(found[1]) + int(found[3]) == int(found[2]), result.stdout
+
+
+def _collects_every_tier(session: Session, result: Result) -> None:
+    assert re.search(r"^\d+ tests collected", result.stdout, re.MULTILINE), result.stdout
+    assert "deselected" not in result.stdout, result.stdout
 
 
 def _bin_test(session: Session, shown: Shown) -> Result:
-    # Not the whole suite (this test is part of it): the same launcher and pytest run,
-    # collecting one file in one process.
+    # Not the whole suite (this test is part of it): the same launcher and pytest run with
+    # the page's arguments, collecting one file (which has slow tests) in one process.
     return session.run(
         [
             str(ROOT / "bin" / "test"),
+            *shown.text.split()[1:],
             "-n",
             "0",
             "--collect-only",
             "-q",
-            "tests/docs/test_blocks.py",
+            "tests/docs/test_commands.py",
         ],
         cwd=ROOT,
     )
@@ -415,7 +424,8 @@ COMMANDS: dict[tuple[str, str], Step] = {
         examples=True,
         slow=True,
     ),
-    ("README.md", "bin/test"): Step(run=_bin_test, check=_collects_tests, slow=True),
+    ("README.md", "bin/test"): Step(run=_bin_test, check=_collects_the_fast_tier, slow=True),
+    ("README.md", "bin/test --all"): Step(run=_bin_test, check=_collects_every_tier, slow=True),
     # README.md, "What a session looks like"
     ("README.md", "bin/holon suites list"): Step(check=_suites_listed, examples=True),
     ("README.md", "bin/holon agents register examples/agents/acme-ticket-triage.yaml"): Step(
@@ -444,8 +454,11 @@ COMMANDS: dict[tuple[str, str], Step] = {
         check=_mandate_granted
     ),
     ("README.md", "bin/holon tokens create --role caller:helpdesk"): Step(check=_token_shown_once),
+    # A block that starts a real server (a `holon gateway serve` process, example agents)
+    # is a slow test: the fast tier covers the same commands in-process
+    # (tests/gateway/test_cli_*.py, tests/examples/).
     ("README.md", "bin/holon gateway serve --port 8000"): Step(
-        run=background("/healthz", says=GATEWAY_STARTED), check=_api_served
+        run=background("/healthz", says=GATEWAY_STARTED), check=_api_served, slow=True
     ),
     ("README.md", "export HOLON_TOKEN=..."): Step(run=export_token),
     (
@@ -473,13 +486,13 @@ COMMANDS: dict[tuple[str, str], Step] = {
     ),
     # docs/capabilities.md
     ("docs/capabilities.md", "python -m examples.agents.invoice_reader --port 8101"): Step(
-        run=EXAMPLE_AGENT, check=_answers_as("acme/invoice-reader")
+        run=EXAMPLE_AGENT, check=_answers_as("acme/invoice-reader"), slow=True
     ),
     ("docs/capabilities.md", "python -m examples.agents.ticket_triage  --port 8102"): Step(
-        run=EXAMPLE_AGENT, check=_answers_as("acme/ticket-triage")
+        run=EXAMPLE_AGENT, check=_answers_as("acme/ticket-triage"), slow=True
     ),
     ("docs/capabilities.md", "python -m examples.agents.report_writer  --port 8103"): Step(
-        run=EXAMPLE_AGENT, check=_answers_as("acme/report-writer")
+        run=EXAMPLE_AGENT, check=_answers_as("acme/report-writer"), slow=True
     ),
     # docs/checks.md
     ("docs/checks.md", "holon checks grade checks.yaml document.json"): Step(
@@ -527,6 +540,7 @@ COMMANDS: dict[tuple[str, str], Step] = {
         before=_register_triage,
         run=background("/healthz", says=GATEWAY_STARTED),
         check=_serving_with_workers,
+        slow=True,
     ),
     ("docs/gateway.md", "curl -s http://127.0.0.1:8000/healthz"): Step(
         run=http_get, check=_healthy
