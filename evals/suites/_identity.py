@@ -170,7 +170,7 @@ def suite_digests(suite: Suite) -> SuiteDigests:
             "grading_rules_version": GRADING_RULES_VERSION,
             "checks": list(suite.check_definitions),
             "case_checks": own_checks,
-            # Trusted graders and generators are part of what grades: their source.
+            # Trusted extensions are part of what grades: their source.
             "extensions": suite.extensions,
             "output_schema": suite.output_schema,
         }

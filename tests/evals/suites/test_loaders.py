@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from evals.reports._data import _case_inputs
 from evals.suites import TrustStore, load_installed, load_suite, public_files, suite_digests
 from records import Store, open_store
+from schema import parse_document
 from schema.errors import SuiteError
 from tests.evals.suites._make import SUITE_YAML, make_suite
 from tests.gateway._cli import CLI, TRIAGE
@@ -134,6 +136,10 @@ def test_holdout_cases_from_a_loader_are_never_public(tmp_path: Path) -> None:
         stored = store.suites.files("tiny", 1)
         files = public_files(load_installed(store, "tiny", tmp_path / "home"))
     assert "Refund please" in stored[".loaded/holdout.jsonl"]  # the operator's copy
+    # The operator's report reads each case's input from there.
+    inputs = _case_inputs(stored, parse_document(stored["suite.yaml"], "suite.yaml").value)
+    assert inputs[("holdout", "h1")]["subject"] == "Refund please 1"
+    assert inputs[("public", "p0")]["subject"] == "Cannot log in 0"
     assert "ext/holdout_loader.py" not in files and not any(f.startswith(".") for f in files)
     assert "holdout" not in files["suite.yaml"] and "secret_cases" not in files["suite.yaml"]
     assert not any("Refund please" in text for text in files.values())
