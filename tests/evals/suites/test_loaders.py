@@ -129,6 +129,9 @@ def test_a_trusted_loader_installs_pinned_and_evaluates(tmp_path: Path) -> None:
 
 def test_holdout_cases_from_a_loader_are_never_public(tmp_path: Path) -> None:
     directory = _suite(tmp_path)
+    # Cases planted where an install keeps loaded ones are not installed: the loader's are.
+    (directory / ".loaded").mkdir()
+    (directory / ".loaded" / "holdout.jsonl").write_text(json.dumps(_holdout(1, "Planted")))
     cli = CLI(tmp_path / "home")
     cli("suites", "trust", str(directory))
     assert cli("suites", "add", str(directory)).code == 0
@@ -136,6 +139,7 @@ def test_holdout_cases_from_a_loader_are_never_public(tmp_path: Path) -> None:
         stored = store.suites.files("tiny", 1)
         files = public_files(load_installed(store, "tiny", tmp_path / "home"))
     assert "Refund please" in stored[".loaded/holdout.jsonl"]  # the operator's copy
+    assert not any("Planted" in text for text in stored.values())
     # The operator's report reads each case's input from there.
     inputs = _case_inputs(stored, parse_document(stored["suite.yaml"], "suite.yaml").value)
     assert inputs[("holdout", "h1")]["subject"] == "Refund please 1"
