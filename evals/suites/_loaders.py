@@ -16,6 +16,8 @@ only make an installed, certified suite unusable.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +48,9 @@ def run_loader(
     """The loader's cases as JSONL text (one canonical object a line), bounded."""
     where = f"loader {name!r} ({relative})"
     try:
-        cases = load()
+        # What a loader prints (progress, say) must not mix into a `--json` answer.
+        with contextlib.redirect_stdout(sys.stderr):
+            cases = load()
     except (Exception, SystemExit) as exc:  # trusted code failing: say which and why
         raise document.error(
             f"{where} failed: {type(exc).__name__}: {exc}"[:2000], at, cls=SuiteError

@@ -109,6 +109,11 @@ def test_a_trusted_loader_installs_pinned_and_evaluates(tmp_path: Path) -> None:
     assert "holon suites trust" in refused.stderr and "Traceback" not in refused.stderr
     assert cli("suites", "trust", str(directory)).code == 0
     assert cli("suites", "add", str(directory)).code == 0
+    printing = PUBLIC_LOADER.replace("def load():\n", "def load():\n    print('loading')\n")
+    (directory / "ext" / "public_loader.py").write_text(printing)
+    assert cli("suites", "trust", str(directory)).code == 0
+    checked = cli("suites", "validate", str(directory), "--json")  # stdout: one JSON document
+    assert checked.json()["public"] == {"cases": 3} and "loading" not in checked.stdout
     validated = cli("suites", "validate", "tiny", "--json").json()
     assert validated["public"] == {"cases": 3} and validated["holdout"] == {"cases": 2}
     # What the loader would return now does not change the installed suite.
