@@ -109,11 +109,6 @@ def test_a_trusted_loader_installs_pinned_and_evaluates(tmp_path: Path) -> None:
     assert "holon suites trust" in refused.stderr and "Traceback" not in refused.stderr
     assert cli("suites", "trust", str(directory)).code == 0
     assert cli("suites", "add", str(directory)).code == 0
-    printing = PUBLIC_LOADER.replace("def load():\n", "def load():\n    print('loading')\n")
-    (directory / "ext" / "public_loader.py").write_text(printing)
-    assert cli("suites", "trust", str(directory)).code == 0
-    checked = cli("suites", "validate", str(directory), "--json")  # stdout: one JSON document
-    assert checked.json()["public"] == {"cases": 3} and "loading" not in checked.stdout
     validated = cli("suites", "validate", "tiny", "--json").json()
     assert validated["public"] == {"cases": 3} and validated["holdout"] == {"cases": 2}
     # What the loader would return now does not change the installed suite.
@@ -130,6 +125,17 @@ def test_a_trusted_loader_installs_pinned_and_evaluates(tmp_path: Path) -> None:
     ran = cli("eval", "acme/ticket-triage", "--yes", "--json")
     assert ran.code == 0, ran.stderr
     assert ran.json()["plan"]["cells"] == 5 and ran.json()["eval"]["meets_thresholds"]
+
+
+def test_what_a_loader_prints_goes_to_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `holon … --json` writes one JSON document to stdout: a loader's progress must not mix in.
+    printing = PUBLIC_LOADER.replace("def load():\n", "def load():\n    print('loading')\n")
+    suite = _load(tmp_path, _suite(tmp_path, public_loader=printing))
+    assert len(suite.public) == 3
+    captured = capsys.readouterr()
+    assert "loading" not in captured.out and "loading" in captured.err
 
 
 def test_holdout_cases_from_a_loader_are_never_public(tmp_path: Path) -> None:
