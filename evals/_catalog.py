@@ -80,7 +80,7 @@ def agent_protocols() -> list[dict[str, Any]]:
 
 
 def installed_extensions(store: Store) -> list[dict[str, Any]]:
-    """The trusted graders and generators the active version of each installed suite
+    """The trusted graders, generators and loaders the active version of each installed suite
     names, with the sha256 of the file as installed."""
     from evals.suites import EXTENSION_KINDS
     from evals.suites._load import SUITE_FILE

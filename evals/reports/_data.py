@@ -22,6 +22,7 @@ from typing import Any
 
 from evals._integrity import author_digests, keyed_digest
 from evals.reports._values import bounded_text, text_of
+from evals.suites._loaders import pinned_file
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
 from records import CellStatus, EvalInfo, EvalStatus, ReportCell, Store
 from schema.documents import parse_document
@@ -167,6 +168,8 @@ def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> dict[tuple[
     for split in ("public", "holdout"):
         named = document.get(split)
         relative = named.get("file") if isinstance(named, dict) else None
+        if isinstance(named, dict) and "loader" in named:  # its cases as installed
+            relative = pinned_file(split)
         text = files.get(relative) if isinstance(relative, str) else None
         for line in (text or "").splitlines():
             try:

@@ -96,19 +96,24 @@ def read_cases(
     input_validator: Any | None,
     expected_validator: Any | None = None,
     extensions: Any = None,
+    text: str | None = None,
 ) -> tuple[Case, ...]:
-    """Every case of one file, or a SuiteError naming file and line.
+    """Every case of one file (or of `text`, a loader's output), or a SuiteError naming
+    file and line.
 
     The case schema and `input_validator`'s schema are checked through their
     `quick_validity` first where they have one: a case the fast path does not
     know to be valid goes to the validator, which explains what is wrong.
     """
     shown = str(path)
-    if not path.exists():
-        raise SuiteError(
-            f"no such case file (named by the suite as {relative!r})", location=Location(shown)
+    if text is None:
+        if not path.exists():
+            raise SuiteError(
+                f"no such case file (named by the suite as {relative!r})", location=Location(shown)
+            )
+        text = read_text(
+            path, max_bytes=MAX_CASE_FILE_BYTES, expected="a JSONL file", cls=SuiteError
         )
-    text = read_text(path, max_bytes=MAX_CASE_FILE_BYTES, expected="a JSONL file", cls=SuiteError)
 
     cases: list[Case] = []
     seen: dict[str, int] = {}

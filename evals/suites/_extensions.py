@@ -1,4 +1,4 @@
-"""Trusted Python extensions of a suite: custom graders and fixture generators.
+"""Trusted Python extensions of a suite: custom graders, fixture generators, case loaders.
 
 Suites are data; where an operator really needs code, a suite names Python
 files under `extensions:` and holon runs them only once they are trusted:
@@ -11,8 +11,9 @@ pinned by its digest and were trusted by the operator who installed it.
 - a grader file defines `grade(actual, operand) -> bool | (bool, detail)`
   and is used in checks as a predicate named by its key;
 - a generator file defines `GENERATOR`, an `evals.fixtures.Generator` whose
-  name is its key.
-The source digests go into `checks_digest`.
+  name is its key;
+- a loader file defines `load() -> list[dict]`, a split's cases (`_loaders`).
+The source digests go into `checks_digest` (a loader's into `dataset_digest` too).
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ TRUST_FILE = "trusted-extensions.json"
 
 Trusted = Callable[[str], bool]  # sha256 hex -> trusted?
 
-EXTENSION_KINDS = ("graders", "generators")  # the keys of a suite's `extensions:` block
+EXTENSION_KINDS = ("graders", "generators", "loaders")  # the keys of a suite's `extensions:` block
 
 
 @dataclass(frozen=True)
 class ExtensionFile:
-    kind: str  # "graders" | "generators"
+    kind: str  # one of EXTENSION_KINDS
     name: str
     relative: str
     path: Path
@@ -126,12 +127,21 @@ def _import(file: ExtensionFile) -> Any:
     return module
 
 
-def load_extensions(
-    directory: Path, document: Document, trusted: Trusted | None
-) -> tuple[dict[str, Callable[[Any, Any], Any]], list[ExtensionFile]]:
-    """Import the suite's trusted extensions: graders by name; generators get registered."""
+@dataclass(frozen=True)
+class Extensions:
+    """A suite's imported extensions (generators are registered, not kept)."""
+
+    graders: dict[str, Callable[[Any, Any], Any]]
+    loaders: dict[str, tuple[ExtensionFile, Callable[[], Any]]]
+    files: list[ExtensionFile]
+
+
+def load_extensions(directory: Path, document: Document, trusted: Trusted | None) -> Extensions:
+    """Import the suite's trusted extensions: graders and loaders by name; generators get
+    registered."""
     files = extension_files(directory, document)
     graders: dict[str, Callable[[Any, Any], Any]] = {}
+    loaders: dict[str, tuple[ExtensionFile, Callable[[], Any]]] = {}
     for file in files:
         if trusted is None or not trusted(file.sha256):
             raise document.error(
@@ -150,6 +160,15 @@ def load_extensions(
                     cls=SuiteError,
                 )
             graders[file.name] = grade
+        elif file.kind == "loaders":
+            load = getattr(module, "load", None)
+            if not callable(load):
+                raise document.error(
+                    f"loader {file.relative!r} defines no function load()",
+                    ("extensions", file.kind, file.name),
+                    cls=SuiteError,
+                )
+            loaders[file.name] = (file, load)
         else:
             generator = getattr(module, "GENERATOR", None)
             if not isinstance(generator, Generator) or generator.name != file.name:
@@ -159,7 +178,7 @@ def load_extensions(
                     cls=SuiteError,
                 )
             _register(generator, file, document)
-    return graders, files
+    return Extensions(graders, loaders, files)
 
 
 _SOURCES: dict[str, str] = {}  # generator name -> the digest of the file that registered it

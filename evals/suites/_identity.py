@@ -1,8 +1,9 @@
 """Suite identity (docs/integrity.md, "Keyed digests") and holdout epochs.
 
 - `spec_digest`: the suite document with its `$ref`'d schemas inlined;
-- `dataset_digest`: the public cases plus the holdout (the stored file, or
-  the generator spec and count, not the epoch). A fixture case is hashed as
+- `dataset_digest`: the public cases plus the holdout (the stored file or
+  loaded cases, or the generator spec and count, not the epoch), and the
+  loaders' names and sources. A fixture case is hashed as
   its reference (generator name and version, params, seed), never as bytes;
 - `checks_digest`: every check definition plus GRADING_RULES_VERSION;
 - `suite_digest`: the three together.
@@ -148,7 +149,12 @@ def suite_digests(suite: Suite) -> SuiteDigests:
         )
     else:
         holdout = "null"
-    dataset_text = '{"holdout":' + holdout + ',"public":' + cases_text(suite.public, suite) + "}"
+    # A loader's source is part of the dataset as well as its cases; suites without
+    # loaders keep the text (and digest) they always had.
+    loaders = ',"loaders":' + canonical_json(suite.loaders) if suite.loaders else ""
+    dataset_text = (
+        '{"holdout":' + holdout + loaders + ',"public":' + cases_text(suite.public, suite) + "}"
+    )
     dataset = hashlib.sha256(dataset_text.encode("utf-8")).hexdigest()
     own_checks = {
         "public": [[c.id, c.raw["checks"]] for c in suite.public if "checks" in c.raw],
@@ -164,7 +170,7 @@ def suite_digests(suite: Suite) -> SuiteDigests:
             "grading_rules_version": GRADING_RULES_VERSION,
             "checks": list(suite.check_definitions),
             "case_checks": own_checks,
-            # Trusted graders and generators are part of what grades: their source.
+            # Trusted extensions are part of what grades: their source.
             "extensions": suite.extensions,
             "output_schema": suite.output_schema,
         }

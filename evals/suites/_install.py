@@ -4,6 +4,8 @@ A suite is installed as its files (every regular file of its directory) with
 its digests, so every host and worker sees the same suite. An installed suite
 is read by writing its files into a content-addressed folder under
 HOLON_HOME/suites/ (the operator's copy: never served) and loading that.
+The cases a trusted loader gave are installed with the files (`_loaders`):
+an installed suite reads them and never runs its loaders again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ruamel.yaml import YAML
 from evals.suites._extensions import Trusted
 from evals.suites._identity import suite_digests
 from evals.suites._load import SUITE_FILE, load_suite
+from evals.suites._loaders import pinned_file
 from evals.suites._model import Suite
 from records import InstalledSuite, Store, SuiteInstall
 from schema.errors import Location, SuiteError
@@ -74,7 +77,10 @@ def describe(suite: Suite) -> SuiteInstall:
         title=suite.title,
         suite_digest=digests.suite,
         digests=digests.to_json(),
-        files=suite_files(suite),
+        files={
+            **suite_files(suite),
+            **{pinned_file(split): text for split, text in suite.loaded.items()},
+        },
         public_cases=len(suite.public),
         holdout_cases=suite.holdout_count,
         holdout_kind=kind,
@@ -126,14 +132,21 @@ def materialise(store: Store, suite_id: str, version: int, home: Path) -> Path:
 def load_installed(store: Store, suite_id: str, home: Path, version: int | None = None) -> Suite:
     installed = store.suites.get(suite_id, version)
     # The files are the ones installed (pinned by the suite digest); the
-    # operator trusted any extension among them when installing it.
+    # operator trusted any extension among them when installing it, and the
+    # loaders' cases are the ones stored then.
     return load_suite(
-        materialise(store, suite_id, installed.version, home), trusted=lambda _digest: True
+        materialise(store, suite_id, installed.version, home),
+        trusted=lambda _digest: True,
+        pinned=True,
     )
 
 
 def public_files(suite: Suite) -> dict[str, str]:
-    """The suite without its holdout: for `holon suites pull` (offline practice)."""
+    """The suite without its holdout: for `holon suites pull` (offline practice).
+
+    Loaded cases are never among them (`suite_files` skips LOADED_DIR); a holdout
+    loader's source goes too, as it may hold or make the holdout's cases.
+    """
     files = suite_files(suite)
     holdout = suite.document.get("holdout") or {}
     if "file" in holdout:
@@ -142,6 +155,13 @@ def public_files(suite: Suite) -> dict[str, str]:
     yaml.preserve_quotes = True
     document = yaml.load(files[SUITE_FILE])
     document.pop("holdout", None)
+    if "loader" in holdout:
+        loaders = document["extensions"]["loaders"]
+        files.pop(loaders.pop(holdout["loader"]), None)
+        if not loaders:
+            document["extensions"].pop("loaders")
+        if not document["extensions"]:
+            document.pop("extensions")
     out = io.StringIO()
     yaml.dump(document, out)
     files[SUITE_FILE] = out.getvalue()

@@ -16,8 +16,9 @@ from jsonschema.exceptions import SchemaError
 
 from evals.checks import CompiledCheck, check_validator_class, compile_checks
 from evals.fixtures import find_references, fixture_specs
-from evals.suites._cases import read_cases
-from evals.suites._extensions import Trusted, digests, load_extensions
+from evals.suites._cases import MAX_CASE_FILE_BYTES, MAX_CASES, read_cases
+from evals.suites._extensions import ExtensionFile, Trusted, digests, load_extensions
+from evals.suites._loaders import pinned_file, relocate, run_loader
 from evals.suites._model import (
     DEFAULT_HOLDOUT_EVALS_PER_EPOCH,
     DEFAULT_OVERFIT_DELTA,
@@ -29,7 +30,7 @@ from evals.suites._model import (
     SuiteLimits,
 )
 from schema import load_document, make_validator, validate_document, validator, validator_class
-from schema.documents import Document, PathKey
+from schema.documents import Document, PathKey, read_text
 from schema.errors import InputError, Location, SuiteError
 
 SUITE_FILE = "suite.yaml"
@@ -128,11 +129,12 @@ def _template_has_seed(node: Any) -> bool:
     return False
 
 
-def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
+def load_suite(path: str | Path, *, trusted: Trusted | None = None, pinned: bool = False) -> Suite:
     """Load and fully validate a suite directory; raises SuiteError (exit 2) with its location.
 
     `trusted` says whether an extension file's sha256 is trusted; a suite with
-    extensions does not load without it.
+    extensions does not load without it. `pinned` (an installed copy) reads the
+    cases its loaders gave at install instead of running them (`_loaders`).
     """
     file = suite_file(path)
     directory = file.parent
@@ -140,13 +142,15 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
     validate_document(document, validator("suite"), cls=SuiteError, what="suite")
     data: dict[str, Any] = document.value
     graders: dict[str, Any] = {}
+    loaders: dict[str, tuple[ExtensionFile, Any]] = {}
     extension_digests: dict[str, str] = {}
     if "extensions" in data:
-        # Trusted Python (custom graders and generators): imported only when
-        # every file's digest is trusted; generators register before fixtures
-        # are validated, graders before checks compile.
-        graders, files = load_extensions(directory, document, trusted)
-        extension_digests = dict(digests(files))
+        # Trusted Python (custom graders, generators and loaders): imported only
+        # when every file's digest is trusted; generators register before
+        # fixtures are validated, graders before checks compile.
+        imported = load_extensions(directory, document, trusted)
+        graders, loaders = imported.graders, imported.loaders
+        extension_digests = dict(digests(imported.files))
 
     schema_files: dict[str, Any] = {}
     input_ref, input_schema = _read_schema(directory, document, ("input_schema",))
@@ -191,7 +195,7 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
         else None
     )
 
-    def cases(split: str, relative: str, at: PathKey) -> tuple[Case, ...]:
+    def cases(split: str, relative: str, at: PathKey, text: str | None = None) -> tuple[Case, ...]:
         return read_cases(
             _inside(directory, relative, document, at),
             relative=relative,
@@ -202,14 +206,64 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
             input_validator=input_validator,
             expected_validator=expected_validator,
             extensions=graders,
+            text=text,
         )
 
-    public = cases("public", data["public"]["file"], ("public", "file"))
+    loaded: dict[str, str] = {}  # split -> the JSONL text of its loader's cases
+    used: dict[str, dict[str, str]] = {}  # split -> the loader's name and sha256
+
+    def split_cases(split: str) -> tuple[Case, ...]:
+        spec = data[split]
+        if "file" in spec:
+            return cases(split, spec["file"], (split, "file"))
+        name: str = spec["loader"]
+        at: PathKey = (split, "loader")
+        if name not in loaders:
+            raise document.error(
+                f"no loader named {name!r} under extensions.loaders", at, cls=SuiteError
+            )
+        file, load = loaders[name]
+        if any(u["file"] == file.relative for u in used.values()):
+            # A pulled public suite keeps the public loader's source: a loader of
+            # both splits would show authors how the holdout is made.
+            raise document.error(
+                f"loader {name!r} ({file.relative}) loads the public split already; "
+                "the holdout needs a file of its own",
+                at,
+                cls=SuiteError,
+            )
+        used[split] = {"name": name, "file": file.relative, "sha256": file.sha256}
+        if pinned:
+            relative = pinned_file(split)
+            text = read_text(
+                _inside(directory, relative, document, at),
+                max_bytes=MAX_CASE_FILE_BYTES,
+                expected="a JSONL file",
+                cls=SuiteError,
+            )
+            loaded[split] = text
+            return cases(split, relative, at, text)
+        loaded[split] = run_loader(
+            load,
+            name=name,
+            relative=file.relative,
+            document=document,
+            at=at,
+            max_cases=MAX_CASES,
+            max_chars=MAX_CASE_FILE_BYTES,
+        )
+        try:
+            return cases(split, file.relative, at, loaded[split])
+        except SuiteError as exc:
+            raise relocate(exc, name, file.relative) from None
+
+    public = split_cases("public")
     holdout_file: tuple[Case, ...] | None = None
     holdout_generator: HoldoutGenerator | None = None
     holdout = data.get("holdout")
-    if holdout is not None and "file" in holdout:
-        holdout_file = cases("holdout", holdout["file"], ("holdout", "file"))
+    if holdout is not None and "generate" not in holdout:
+        # A loader's holdout is stored at install: a stored holdout like a file's.
+        holdout_file = split_cases("holdout")
         _disjoint(public, holdout_file, document)
     elif holdout is not None:
         spec = holdout["generate"]
@@ -272,6 +326,8 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None) -> Suite:
         holdout_generator=holdout_generator,
         schema_files=schema_files,
         extensions=extension_digests,
+        loaders=used,
+        loaded=loaded,
     )
 
 

@@ -81,6 +81,10 @@ class Suite:
     holdout_generator: HoldoutGenerator | None  # or a generated one
     schema_files: dict[str, Any] = field(repr=False)  # relative path -> JSON, as read
     extensions: dict[str, str] = field(default_factory=dict)  # "graders/name" -> sha256
+    # split -> {name, sha256} of the trusted loader that made its cases, and their JSONL
+    # text (what installing stores; a holdout's is as secret as a holdout file).
+    loaders: dict[str, dict[str, str]] = field(default_factory=dict)
+    loaded: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def key(self) -> str:

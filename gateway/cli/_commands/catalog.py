@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "and agent protocols",
         description="List what checks, suites and manifests may name: the check DSL's "
         "predicates, combinators and quantifiers with what each takes and its modifiers, the "
-        "normalisers; the trusted graders and generators the installed suites name under "
+        "normalisers; the trusted graders, generators and loaders the installed suites name "
+        "under "
         "`extensions:` (read from the store; none when there is no store); the fixture "
         "generators; the agent protocols.",
     )

@@ -54,9 +54,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "trust",
         parents=store_only,
         help="trust a suite's Python extensions (after reading them)",
-        description="Record the sha256 of each extension file (custom graders and generators) "
-        "of the suite at PATH as trusted, in HOLON_HOME. A file that changes is untrusted "
-        "again. Read the files first: they run with your rights.",
+        description="Record the sha256 of each extension file (custom graders, generators and "
+        "case loaders) of the suite at PATH as trusted, in HOLON_HOME. A file that changes is "
+        "untrusted again. Read the files first: they run with your rights.",
     )
     trust.add_argument("path", metavar="PATH", type=Path, help="a suite directory")
     trust.set_defaults(handler=do_trust)
