@@ -24,14 +24,18 @@ the event loop the other calls share.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from types import TracebackType
 from typing import Any, TypeVar
 
 from aiohttp.abc import AbstractResolver
+from opentelemetry.trace import Tracer
 
 from agents._a2a import (
     CARD_PATH,
@@ -61,7 +65,7 @@ from agents._openai import MODELS_PATH, ChatFailure, models_identity, read_chat
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._reader import BodyError, parse_json
 from agents._sizes import in_thread_if, is_large, measured_size
-from agents._trace import current_traceparent
+from agents._trace import TRACEPARENT, attempt_traceparent, current_traceparent, span_id_of
 from agents._trace import request_id as new_request_id
 from agents._transports import AsgiLoadError, Transport, Transports
 from agents._wire import (
@@ -103,6 +107,21 @@ class _Result:
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _attempt_span(
+    tracer: Tracer | None, number: int, request_id: str
+) -> contextlib.AbstractContextManager[Any]:
+    """One attempt's span (its id is the traceparent's parent id), or nothing."""
+    if tracer is None:
+        return contextlib.nullcontext()
+    return tracer.start_as_current_span(
+        "agent.attempt", attributes={"holon.attempt": number, "holon.request_id": request_id}
+    )
 
 
 def _read_http(agent: Manifest, body: bytes, depth: int) -> tuple[JSONValue, Usage | None]:
@@ -195,13 +214,17 @@ class Executor:
         secret: str | None = None,
         request_id: str | None = None,
         output_schema: dict[str, Any] | None = None,
+        tracer: Tracer | None = None,
     ) -> Outcome:
         """Call `agent` once (plus `limits.unreachable_retries` retries) and classify the result.
 
         Every attempt sends the same request id (`request_id`, or a fresh
-        uuid4). `output_schema`: the output schema of the capability's active
-        suite, what the answer is graded on (an `openai-chat` agent is asked
-        for it as its `response_format`; None: the shipped schema, if any).
+        uuid4), so an agent can recognise a retry; each has a span id of its own
+        (`tracer`: a span `agent.attempt` per attempt, a child of the current one;
+        none: `agents._trace.attempt_traceparent`). `output_schema`: the output
+        schema of the capability's active suite, what the answer is graded on
+        (an `openai-chat` agent is asked for it as its `response_format`; None:
+        the shipped schema, if any).
         Never raises on agent behaviour; see the module docstring.
         """
         self._check_policy(agent)
@@ -222,11 +245,12 @@ class Executor:
             self._log(agent, capability, outcome)
             return outcome
         # Built once, before anything is sent (a caller bug raises here): every
-        # attempt sends the very same bytes. a2a rebuilds it per attempt, for the
-        # URL and version the agent card names; mcp sends it in a session.
+        # attempt sends the very same body (its traceparent names the attempt).
+        # a2a rebuilds it per attempt, for the URL and version the agent card
+        # names; mcp sends it in a session.
         prepared: PreparedRequest | None = None
-        # One trace context per call, from the caller's OpenTelemetry context
-        # (agents._trace): every attempt and A2A poll carries the same one.
+        # One trace per call, from the caller's OpenTelemetry context
+        # (agents._trace); each attempt its own parent id, its A2A polls the same.
         traceparent = current_traceparent()
         if agent.protocol not in ("a2a", "mcp"):
             prepared = await in_thread_if(
@@ -243,13 +267,33 @@ class Executor:
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
+            started_at = _utc_now()
             attempt_started = time.perf_counter()
-            result = await self._attempt(
-                agent, capability, input, limits, secret, request_id, prepared, traceparent
-            )
+            with _attempt_span(tracer, number, request_id) as span:
+                sent = (
+                    attempt_traceparent(traceparent, number)
+                    if span is None
+                    else current_traceparent()
+                )
+                sending = prepared
+                if prepared is not None and sent != traceparent:
+                    sending = dataclasses.replace(
+                        prepared, headers={**prepared.headers, TRACEPARENT: sent}
+                    )
+                result = await self._attempt(
+                    agent, capability, input, limits, secret, request_id, sending, sent
+                )
+                if span is not None:
+                    span.set_attribute("holon.outcome", result.code)
             attempts.append(
                 Attempt(
-                    number, result.code, _ms(attempt_started), result.http_status, result.detail
+                    number,
+                    result.code,
+                    _ms(attempt_started),
+                    result.http_status,
+                    result.detail,
+                    started_at=started_at,
+                    span_id=span_id_of(sent),
                 )
             )
             if result.code != "unreachable" or number > limits.unreachable_retries:
@@ -596,6 +640,7 @@ async def execute(
     request_id: str | None = None,
     allow_asgi: bool = True,
     output_schema: dict[str, Any] | None = None,
+    tracer: Tracer | None = None,
 ) -> Outcome:
     """One call through a temporary `Executor` (convenient; a long-lived one pools connections)."""
     async with Executor(allow_asgi=allow_asgi) as executor:
@@ -607,4 +652,5 @@ async def execute(
             secret=secret,
             request_id=request_id,
             output_schema=output_schema,
+            tracer=tracer,
         )

@@ -118,6 +118,11 @@ class Attempt:
     latency_ms: float
     http_status: int | None = None
     error: str | None = None
+    # When it started (ISO 8601 UTC, milliseconds), and the id of its span: the
+    # parent id of the traceparent it sent (agents._trace), distinct per attempt
+    # unless the caller's own recording span was sent on every attempt.
+    started_at: str | None = None
+    span_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,6 +131,8 @@ class Attempt:
             "latency_ms": self.latency_ms,
             "http_status": self.http_status,
             "error": self.error,
+            "started_at": self.started_at,
+            "span_id": self.span_id,
         }
 
     @classmethod
@@ -136,6 +143,8 @@ class Attempt:
             latency_ms=_float(data["latency_ms"], "attempt.latency_ms"),
             http_status=_opt_int(data.get("http_status"), "attempt.http_status"),
             error=_opt_str(data.get("error"), "attempt.error"),
+            started_at=_opt_str(data.get("started_at"), "attempt.started_at"),
+            span_id=_opt_str(data.get("span_id"), "attempt.span_id"),
         )
 
 

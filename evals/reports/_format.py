@@ -20,6 +20,7 @@ __all__ = [
     "AUDIENCE",
     "OUTCOME_ORDER",
     "SPLITS",
+    "attempt_text",
     "check_header",
     "check_rows",
     "failed_checks",
@@ -123,6 +124,16 @@ def cost_text(block: dict[str, Any]) -> str:
     sources = block["sources"]
     by = ", ".join(f"{name} {sources[name]}" for name in ("priced", "reported", "none"))
     return f"${block['usd']} ({number(block['source'])}: {by}; {sample_text(block)})"
+
+
+def attempt_text(attempt: dict[str, Any]) -> str:
+    """One attempt of a cell, on one line (Markdown escapes it)."""
+    text = (
+        f"attempt {number(attempt['number'])} at {attempt['started_at'] or 'unknown'}: "
+        f"{attempt['outcome'] or 'unknown'} (HTTP {number(attempt['http_status'])}), "
+        f"{number(attempt['latency_ms'])} ms, span {attempt['span_id'] or 'unknown'}"
+    )
+    return text + (f": {attempt['error']}" if attempt["error"] else "")
 
 
 def json_text(value: Any) -> str:

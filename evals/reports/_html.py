@@ -176,6 +176,18 @@ def checks_table(checks: Sequence[dict[str, Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
+def attempts_table(attempts: Sequence[dict[str, Any]]) -> str:
+    """Each try at reaching the agent: the same request id, a span id of its own."""
+    keys = ("number", "started_at", "outcome", "http_status", "latency_ms", "span_id", "error")
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{esc(a[k])}</td>" for k in keys) + "</tr>" for a in attempts
+    )
+    head = "".join(
+        f"<th>{h}</th>" for h in ("attempt", "started", "outcome", "HTTP", "ms", "span id", "error")
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
 def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
     verdict = "passed" if cell["passed"] else "failed" if cell["passed"] is False else "pending"
     parts = [
@@ -192,6 +204,8 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
             ]
         ),
     ]
+    if cell["attempt_log"]:
+        parts.append(attempts_table(cell["attempt_log"]))
     if case["input"] is not None:
         parts.append(f"<p>input</p><pre>{esc(json_text(case['input']))}</pre>")
     if cell["outcome"] == "ok":

@@ -42,6 +42,7 @@ from evals.reports._aggregate import (
     tally_cases,
     usage_block,
 )
+from evals.reports._attempts import attempt_json
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._values import bounded, text_of, timestamp
 from records import EvalStatus, Store, imported_view
@@ -162,6 +163,7 @@ def _cell(cell: CellData) -> dict[str, Any]:
         "cost_usd": None if cell.cost_usd is None else str(cell.cost_usd),
         "cost_source": cell.cost_source,
         "attempts": cell.attempts,
+        "attempt_log": [attempt_json(a, milliseconds) for a in cell.attempt_log],
         "http_status": cell.http_status,
         "error": cell.error,
         "output": bounded(cell.output) if cell.done else None,
