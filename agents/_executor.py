@@ -75,6 +75,7 @@ from agents._wire import (
     endpoint_url,
     probe_headers,
     read_answer,
+    read_metadata,
 )
 from schema.canonical import canonical_digest
 from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
@@ -103,6 +104,7 @@ class _Result:
     http_status: int | None = None
     detail: str | None = None
     output_bytes: int | None = None
+    metadata: JSONValue = None
 
 
 def _ms(since: float) -> float:
@@ -124,11 +126,15 @@ def _attempt_span(
     )
 
 
-def _read_http(agent: Manifest, body: bytes, depth: int) -> tuple[JSONValue, Usage | None]:
+def _read_http(
+    agent: Manifest, body: bytes, depth: int
+) -> tuple[JSONValue, Usage | None, JSONValue]:
+    """(output, usage, metadata) of a 2xx body; only a `holon-http` answer has metadata."""
     document = parse_json(body, depth)
     if agent.protocol == "openai-chat":
-        return read_chat(agent, document, depth)
-    return read_answer(document)
+        return (*read_chat(agent, document, depth), None)
+    output, usage = read_answer(document)
+    return output, usage, read_metadata(document)
 
 
 def _read_a2a(body: bytes, depth: int) -> A2AReply:
@@ -311,6 +317,7 @@ class Executor:
             attempts=tuple(attempts),
             error=result.detail,
             output_bytes=result.output_bytes if result.code == "ok" else None,
+            metadata=result.metadata if result.code == "ok" else None,
         )
         self._log(agent, capability, outcome)
         return outcome
@@ -329,6 +336,7 @@ class Executor:
         deadline = limits.deadline_s(agent)
         progress = Progress()
         usage: Usage | None = None
+        metadata: JSONValue = None
         scope = asyncio.timeout(deadline)
         try:
             async with scope:
@@ -348,7 +356,9 @@ class Executor:
                         agent, capability, input, limits, secret, request_id, progress, traceparent
                     )
                 else:
-                    output, usage, size = await self._call_http(agent, prepared, limits, progress)
+                    output, usage, size, metadata = await self._call_http(
+                        agent, prepared, limits, progress
+                    )
         except TimeoutError:
             if not scope.expired():
                 raise
@@ -370,20 +380,22 @@ class Executor:
                 http_status=progress.http_status,
                 detail=printable(f"cost {cost} ({source}) exceeds the cap {limits.max_cost_usd}"),
             )
-        return _Result("ok", output, usage, cost, source, progress.http_status, None, size)
+        return _Result(
+            "ok", output, usage, cost, source, progress.http_status, None, size, metadata
+        )
 
     async def _call_http(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
-    ) -> tuple[JSONValue, Usage | None, int]:
+    ) -> tuple[JSONValue, Usage | None, int, JSONValue]:
         try:
             answer = await self._send(
                 agent, prepared, limits, progress, read_body=chat_stream_reader(agent, limits)
             )
         except CostCut as cut:  # priced by the attempt: over the cap, so cost_exceeded
-            return None, cut.usage, 0
+            return None, cut.usage, 0, None
         body, depth = answer.body, limits.max_json_depth
         try:
-            output, usage = await in_thread_if(
+            output, usage, metadata = await in_thread_if(
                 len(body) > INLINE_BODY_BYTES, _read_http, agent, body, depth
             )
         except (BodyError, AnswerError) as exc:
@@ -393,7 +405,7 @@ class Executor:
         size = size_bound(body)
         if size > limits.output_limit:
             size = await measured_size(output, limits.output_limit, answer.status)
-        return output, usage, size
+        return output, usage, size, metadata
 
     async def _send(
         self,

@@ -168,6 +168,9 @@ class Outcome:
       size plus what writing its numbers may add, or the exact size when that
       bound was over the cap). None when not known (e.g. read back from the
       store); not part of `to_json` or of equality.
+    - `metadata`: the answer's own `metadata` (`holon-http`, ok outcomes only),
+      untrusted and bounded by the executor (`agents._wire.read_metadata`); None
+      when it sent none, and then not in `to_json` either.
     """
 
     code: OutcomeCode
@@ -181,6 +184,7 @@ class Outcome:
     attempts: tuple[Attempt, ...] = field(default_factory=tuple)
     error: str | None = None
     output_bytes: int | None = field(default=None, compare=False)
+    metadata: JSONValue = None
 
     @property
     def ok(self) -> bool:
@@ -202,6 +206,8 @@ class Outcome:
         out["http_status"] = self.http_status
         out["attempts"] = [attempt.to_json() for attempt in self.attempts]
         out["error"] = self.error
+        if self.metadata is not None:
+            out["metadata"] = self.metadata
         return out
 
     @classmethod
@@ -229,6 +235,7 @@ class Outcome:
             http_status=_opt_int(data.get("http_status"), "http_status"),
             attempts=tuple(Attempt.from_json(_mapping(a, "attempt")) for a in attempts),
             error=_opt_str(data.get("error"), "error"),
+            metadata=data.get("metadata") if code == "ok" else None,
         )
 
 

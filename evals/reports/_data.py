@@ -105,6 +105,7 @@ class CellData:
     input_tokens: int | None = None  # as the agent reported them (usage), if it did
     output_tokens: int | None = None
     attempt_log: tuple[AttemptData, ...] = ()  # each try at reaching the agent, in order
+    metadata: Any = None  # the answer's own `metadata` as stored (bounded), None when none
 
     @property
     def done(self) -> bool:
@@ -291,6 +292,7 @@ def _cell(row: ReportCell) -> CellData:
         input_tokens=_tokens(usage.get("input_tokens")),
         output_tokens=_tokens(usage.get("output_tokens")),
         attempt_log=attempts_of(outcome.get("attempts")),
+        metadata=outcome.get("metadata"),
     )
 
 

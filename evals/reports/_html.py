@@ -210,6 +210,8 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
         parts.append(f"<p>input</p><pre>{esc(json_text(case['input']))}</pre>")
     if cell["outcome"] == "ok":
         parts.append(f"<p>output</p><pre>{esc(json_text(cell['output']))}</pre>")
+    if cell["metadata"] is not None:
+        parts.append(f"<p>metadata</p><pre>{esc(json_text(cell['metadata']))}</pre>")
     if cell["checks"]:
         parts.append(checks_table(cell["checks"]))
     parts.append("</details>")

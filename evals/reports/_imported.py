@@ -99,6 +99,7 @@ def _cell(idx: int, suite_id: str, case: dict[str, Any], cell: dict[str, Any]) -
         input_tokens=_tokens(usage.get("input_tokens")),
         output_tokens=_tokens(usage.get("output_tokens")),
         attempt_log=attempts_of(cell["attempt_log"]),
+        metadata=cell["metadata"],
     )
 
 

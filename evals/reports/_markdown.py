@@ -155,6 +155,8 @@ def _failure_details(cases: Sequence[dict[str, Any]]) -> list[str]:
                 lines.append(f"  - input: {md(json_text(case['input']))}")
             if cell["outcome"] == "ok":
                 lines.append(f"  - output: {md(json_text(cell['output']))}")
+            if cell["metadata"] is not None:
+                lines.append(f"  - metadata: {md(json_text(cell['metadata']))}")
             for check in cell["checks"] or []:
                 if check["passed"]:
                     continue

@@ -86,6 +86,9 @@ CHECK_KEYS = (
 # A check result's fields that are text (`expected` and `actual` are JSON excerpts).
 CHECK_TEXT = ("name", "predicate", "status", "detail", "path", "expected", "actual")
 METRICS_LIMIT = 2_000
+# An answer's metadata is at most 4 KiB of JSON as the executor keeps it; a store may
+# hold more (written by hand): past this, a note as for an output.
+METADATA_SHOWN = 8_000
 # An `each` check over an agent's long array may fail on every item: its first
 # offending paths show, then how many more there were.
 OFFENDING_SHOWN = 50
@@ -167,6 +170,10 @@ def _cell(cell: CellData) -> dict[str, Any]:
         "http_status": cell.http_status,
         "error": cell.error,
         "output": bounded(cell.output) if cell.done else None,
+        # The agent's notes on its answer: agent text, bounded as an output is.
+        "metadata": bounded(cell.metadata, METADATA_SHOWN)
+        if cell.done and cell.metadata is not None
+        else None,
         "checks": None if cell.checks is None else [_check(r) for r in cell.checks],
         # The tokens the agent reported, so `usage` recomputes from the cells (evals._import).
         "usage": None

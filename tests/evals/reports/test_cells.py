@@ -8,6 +8,7 @@ from typing import Any
 
 from evals.reports import build_report, render_html, render_markdown
 from records import Store
+from schema.jsontext import dumps
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import as_valid, manifest, run_eval, suite_dir
 from tests.evals.suites._make import case
@@ -70,3 +71,63 @@ def test_a_retried_cell_lists_each_attempt_under_its_own_span(store: Store, tmp_
     shown = render_html(author) + render_markdown(author)
     assert all(a["span_id"] not in shown for a in held["attempt_log"])
     assert AGENT_ID in shown
+
+
+# -- the answer's metadata ----------------------------------------------------------------------
+
+HOSTILE_NOTE = "meta <script>alert(1)</script> \u202eexe.txt | `x`"
+HOLD_NOTE = "metaholdnotesecret"
+
+
+def _metadata_eval(store: Store, root: Path) -> str:
+    from evals.suites import install_suite
+
+    public = [
+        case("pub-meta", HOSTILE_NOTE, "other"),  # fails: the label echoes the subject
+        case("pub-big", "metabig", "metabig"),
+        case("pub-plain", "account", "account"),
+    ]
+    holdout = [case("hold-meta", HOLD_NOTE, "other")]
+    install_suite(store, suite_dir(root / "suite-src", public=public, holdout=holdout))
+    store.agents.register(manifest())
+    return run_eval(store, root / "home")
+
+
+def _by_case(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["case_id"]: c["cells"][0] for s in report["suites"] for c in s["cases"]}
+
+
+def test_an_answers_metadata_is_kept_and_shown_to_the_operator(
+    store: Store, tmp_path: Path
+) -> None:
+    eval_id = _metadata_eval(store, tmp_path)
+    report = as_valid("report", build_report(store, eval_id, audience="operator"))
+    cells = _by_case(report)
+    body = f"{HOSTILE_NOTE}. Thanks."
+    assert cells["pub-meta"]["metadata"] == {"model": "echo-1", "note": [body]}
+    assert cells["hold-meta"]["metadata"] == {"model": "echo-1", "note": [f"{HOLD_NOTE}. Thanks."]}
+    assert cells["pub-plain"]["metadata"] is None  # none sent, none shown
+    # Over 4 KiB of JSON: its size, digest and head, never the whole.
+    big = cells["pub-big"]["metadata"]["$truncated"]
+    assert big["bytes"] > 4096 and len(big["sha256"]) == 64 and len(big["head"]) == 512
+    stored = {c.case_id: c.outcome for c in store.evals.cells(eval_id)}
+    assert len(dumps(stored["pub-big"]["metadata"])) < 1024  # the store keeps it bounded too
+    # Escaped where rendered: no tag, no bidi override, no table cell broken.
+    page, markdown = render_html(report), render_markdown(report)
+    assert "<p>metadata</p>" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script" not in page.lower()
+    assert '<span class="esc">\\u202e</span>exe.txt' in page
+    assert HOLD_NOTE in page
+    assert "  - metadata: " in markdown and "\\u202eexe.txt" in markdown
+    assert "&lt;script&gt;" in markdown and "\\| \\`x\\`" in markdown
+    assert "\u202e" not in page + markdown
+
+
+def test_an_author_sees_the_metadata_of_public_cells_only(store: Store, tmp_path: Path) -> None:
+    eval_id = _metadata_eval(store, tmp_path)
+    author = as_valid("report", build_report(store, eval_id, audience="author"))
+    cells = _by_case(author)
+    assert "hold-meta" not in cells
+    assert cells["pub-meta"]["metadata"]["model"] == "echo-1"
+    shown = dumps(author) + render_html(author) + render_markdown(author)
+    assert HOLD_NOTE not in shown and "metaholdnote" not in shown
