@@ -181,7 +181,7 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         (
             "cells",
             f"{summary['cells']['n']} recorded, {summary['cells']['missing']} missing; "
-            f"{summary['passed_cells']} passed",
+            f"{summary['passed_cells']} passed, {summary['errors']} with a check that raised",
         ),
         ("outcomes", outcomes_text(summary["outcomes"])),
         ("latency", latency_text(summary["latency_ms"])),
@@ -254,7 +254,7 @@ def split_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
     ]
 
 
-check_header = ("split", "check", "scope", "critical", "passed", "graded", "rate")
+check_header = ("split", "check", "scope", "critical", "passed", "errors", "graded", "rate")
 
 
 def check_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -266,6 +266,7 @@ def check_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
             row["scope"],
             yes_no(row["critical"]),
             row["passed"],
+            row["errors"],  # the check raised: neither passed nor failed
             f"graded {row['n']} of {row['n'] + row['missing']}",
             row["rate"],
         )

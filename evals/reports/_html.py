@@ -270,7 +270,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         table_html(split_header, split_rows(suite), numeric=(1, 2, 3, 4, 5, 7, 8, 9)),
         "<h3>Checks</h3>",
         '<p class="muted">Only graded cells (outcome ok) count: graded n of N.</p>',
-        table_html(check_header, check_rows(suite), numeric=(4, 6)),
+        table_html(check_header, check_rows(suite), numeric=(4, 5, 7)),
     ]
     metrics = metric_rows(suite)
     if metrics:

@@ -32,6 +32,7 @@ from evals.reports._aggregate import (
     CaseTally,
     check_rows,
     cost_block,
+    errored_cells,
     grading_block,
     latency_block,
     milliseconds,
@@ -415,6 +416,8 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
             "verdict_withheld": withheld,
             "cells": {"n": recorded, "missing": len(cells) - recorded},
             "passed_cells": sum(1 for c in cells if c.done and c.passed),
+            # Cells a check raised on: not passed, yet not failed by the agent either.
+            "errors": errored_cells(cells),
             "outcomes": outcome_block(cells),
             "latency_ms": latency_block(cells),
             "grading_ms": grading_block(cells),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 from pathlib import Path
 from typing import Any
 
-from evals.reports import build_report, render_html, render_markdown
+import pytest
+
+from evals.reports import build_report, render_html, render_junit, render_markdown
 from records import Store
 from schema.jsontext import dumps
 from tests.evals.reports._agent import AGENT_ID
@@ -131,3 +134,58 @@ def test_an_author_sees_the_metadata_of_public_cells_only(store: Store, tmp_path
     assert cells["pub-meta"]["metadata"]["model"] == "echo-1"
     shown = dumps(author) + render_html(author) + render_markdown(author)
     assert HOLD_NOTE not in shown and "metaholdnote" not in shown
+
+
+# -- checks that raised ---------------------------------------------------------------------------
+
+RAISING = "raisingcheck"
+
+
+def test_a_check_that_raised_counts_as_an_error_not_a_failure(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from evals.checks._structure import CompiledCheck
+    from evals.suites import install_suite
+
+    graded = CompiledCheck.grade
+
+    def grade(self: CompiledCheck, context: Any) -> Any:
+        if self.name == RAISING:  # a grader bug: nothing the agent answered
+            raise KeyError("\x1b[2Jcleared")
+        return graded(self, context)
+
+    monkeypatch.setattr(CompiledCheck, "grade", grade)
+    raising = {"name": RAISING, "path": "$.output.label", "equals": "account"}
+    public = [
+        case("pub-raises", "account", "account", checks=[raising]),
+        case("pub-fails", "billing", "account"),
+        case("pub-passes", "account", "account"),
+    ]
+    holdout = [case("hold-1", "account", "account")]
+    install_suite(store, suite_dir(tmp_path / "suite-src", public=public, holdout=holdout))
+    store.agents.register(manifest())
+    with caplog.at_level(logging.WARNING, logger="evals.checks._grade"):
+        eval_id = run_eval(store, tmp_path / "home")
+    # The warning names the check; the exception's text is escaped for a terminal.
+    (warning,) = [r.getMessage() for r in caplog.records if RAISING in r.getMessage()]
+    assert "\x1b" not in warning and "\\x1b[2Jcleared" in warning
+    for audience in ("operator", "author"):
+        report = as_valid("report", build_report(store, eval_id, audience=audience))
+        assert report["summary"]["errors"] == 1
+        assert report["summary"]["passed_cells"] == (2 if audience == "operator" else 1)
+        (suite,) = report["suites"]
+        rows = {r["name"]: r for r in suite["checks"]["public"]}
+        assert rows[RAISING]["errors"] == 1 and rows[RAISING]["passed"] == 0
+        assert rows[RAISING]["n"] == 1  # graded: it is an error, not a missing cell
+        assert all(r["errors"] == 0 for name, r in rows.items() if name != RAISING)
+        cells = _by_case(report)
+        assert cells["pub-raises"]["passed"] is False  # still not passed
+        (result,) = [c for c in cells["pub-raises"]["checks"] if c["name"] == RAISING]
+        assert result["status"] == "error" and "KeyError" in result["detail"]
+        assert cells["pub-fails"]["passed"] is False
+        assert all(c["status"] != "error" for c in cells["pub-fails"]["checks"])
+        junit = render_junit(report)
+        # pub-fails' failure and the suite's score line (below its threshold); an error beside.
+        assert junit.count('type="check_error"') == 1 and junit.count("<failure") == 2
+        assert "1 with a check that raised" in render_markdown(report)
+        assert "1 with a check that raised" in render_html(report)
