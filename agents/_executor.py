@@ -24,12 +24,10 @@ the event loop the other calls share.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
 from types import TracebackType
 from typing import Any, TypeVar
@@ -65,7 +63,13 @@ from agents._openai import MODELS_PATH, ChatFailure, models_identity, read_chat
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._reader import BodyError, parse_json
 from agents._sizes import in_thread_if, is_large, measured_size
-from agents._trace import TRACEPARENT, attempt_traceparent, current_traceparent, span_id_of
+from agents._trace import (
+    TRACEPARENT,
+    attempt_context,
+    current_traceparent,
+    span_id_of,
+    utc_now,
+)
 from agents._trace import request_id as new_request_id
 from agents._transports import AsgiLoadError, Transport, Transports
 from agents._wire import (
@@ -109,21 +113,6 @@ class _Result:
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
-
-
-def _utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _attempt_span(
-    tracer: Tracer | None, number: int, request_id: str
-) -> contextlib.AbstractContextManager[Any]:
-    """One attempt's span (its id is the traceparent's parent id), or nothing."""
-    if tracer is None:
-        return contextlib.nullcontext()
-    return tracer.start_as_current_span(
-        "agent.attempt", attributes={"holon.attempt": number, "holon.request_id": request_id}
-    )
 
 
 def _read_http(
@@ -273,14 +262,9 @@ class Executor:
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
-            started_at = _utc_now()
+            started_at = utc_now()
             attempt_started = time.perf_counter()
-            with _attempt_span(tracer, number, request_id) as span:
-                sent = (
-                    attempt_traceparent(traceparent, number)
-                    if span is None
-                    else current_traceparent()
-                )
+            with attempt_context(tracer, traceparent, number, request_id) as (sent, span):
                 sending = prepared
                 if prepared is not None and sent != traceparent:
                     sending = dataclasses.replace(

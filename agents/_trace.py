@@ -27,21 +27,27 @@ tell a gateway-made one from a caller's by its place in a sequence.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import uuid
 import weakref
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 from opentelemetry import trace
+from opentelemetry.trace import Span, Tracer
 
 __all__ = [
     "TRACEPARENT",
     "RandomBlocks",
+    "attempt_context",
     "attempt_traceparent",
     "current_traceparent",
     "fresh_traceparent",
     "request_id",
     "span_id_of",
+    "utc_now",
 ]
 
 TRACEPARENT = "traceparent"
@@ -137,3 +143,26 @@ def attempt_traceparent(call: str, number: int) -> str:
 def span_id_of(traceparent: str) -> str:
     """The parent id of a traceparent (the span of the caller's that sent it)."""
     return traceparent[36:52]
+
+
+@contextlib.contextmanager
+def attempt_context(
+    tracer: Tracer | None, call: str, number: int, request_id: str
+) -> Iterator[tuple[str, Span | None]]:
+    """(the traceparent attempt `number` sends, its span) while the attempt runs.
+
+    With a tracer, the attempt is a span `agent.attempt` (a child of the current
+    one) and its ids are sent; without, `attempt_traceparent` of the call's.
+    """
+    if tracer is None:
+        yield attempt_traceparent(call, number), None
+        return
+    with tracer.start_as_current_span(
+        "agent.attempt", attributes={"holon.attempt": number, "holon.request_id": request_id}
+    ) as span:
+        yield current_traceparent(), span
+
+
+def utc_now() -> str:
+    """Now, as an attempt records when it started: ISO 8601 UTC, in milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
