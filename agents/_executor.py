@@ -24,6 +24,7 @@ the event loop the other calls share.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from aiohttp.abc import AbstractResolver
+from opentelemetry.trace import Tracer
 
 from agents._a2a import (
     CARD_PATH,
@@ -61,7 +63,13 @@ from agents._openai import MODELS_PATH, ChatFailure, models_identity, read_chat
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._reader import BodyError, parse_json
 from agents._sizes import in_thread_if, is_large, measured_size
-from agents._trace import current_traceparent
+from agents._trace import (
+    TRACEPARENT,
+    attempt_context,
+    current_traceparent,
+    span_id_of,
+    utc_now,
+)
 from agents._trace import request_id as new_request_id
 from agents._transports import AsgiLoadError, Transport, Transports
 from agents._wire import (
@@ -71,6 +79,7 @@ from agents._wire import (
     endpoint_url,
     probe_headers,
     read_answer,
+    read_metadata,
 )
 from schema.canonical import canonical_digest
 from schema.errors import AgentProtocolError, AgentUnreachable, HolonError, Refused
@@ -99,17 +108,22 @@ class _Result:
     http_status: int | None = None
     detail: str | None = None
     output_bytes: int | None = None
+    metadata: JSONValue = None
 
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
 
 
-def _read_http(agent: Manifest, body: bytes, depth: int) -> tuple[JSONValue, Usage | None]:
+def _read_http(
+    agent: Manifest, body: bytes, depth: int
+) -> tuple[JSONValue, Usage | None, JSONValue]:
+    """(output, usage, metadata) of a 2xx body; only a `holon-http` answer has metadata."""
     document = parse_json(body, depth)
     if agent.protocol == "openai-chat":
-        return read_chat(agent, document, depth)
-    return read_answer(document)
+        return (*read_chat(agent, document, depth), None)
+    output, usage = read_answer(document)
+    return output, usage, read_metadata(document)
 
 
 def _read_a2a(body: bytes, depth: int) -> A2AReply:
@@ -195,13 +209,17 @@ class Executor:
         secret: str | None = None,
         request_id: str | None = None,
         output_schema: dict[str, Any] | None = None,
+        tracer: Tracer | None = None,
     ) -> Outcome:
         """Call `agent` once (plus `limits.unreachable_retries` retries) and classify the result.
 
         Every attempt sends the same request id (`request_id`, or a fresh
-        uuid4). `output_schema`: the output schema of the capability's active
-        suite, what the answer is graded on (an `openai-chat` agent is asked
-        for it as its `response_format`; None: the shipped schema, if any).
+        uuid4), so an agent can recognise a retry; each has a span id of its own
+        (`tracer`: a span `agent.attempt` per attempt, a child of the current one;
+        none: `agents._trace.attempt_traceparent`). `output_schema`: the output
+        schema of the capability's active suite, what the answer is graded on
+        (an `openai-chat` agent is asked for it as its `response_format`; None:
+        the shipped schema, if any).
         Never raises on agent behaviour; see the module docstring.
         """
         self._check_policy(agent)
@@ -222,11 +240,12 @@ class Executor:
             self._log(agent, capability, outcome)
             return outcome
         # Built once, before anything is sent (a caller bug raises here): every
-        # attempt sends the very same bytes. a2a rebuilds it per attempt, for the
-        # URL and version the agent card names; mcp sends it in a session.
+        # attempt sends the very same body (its traceparent names the attempt).
+        # a2a rebuilds it per attempt, for the URL and version the agent card
+        # names; mcp sends it in a session.
         prepared: PreparedRequest | None = None
-        # One trace context per call, from the caller's OpenTelemetry context
-        # (agents._trace): every attempt and A2A poll carries the same one.
+        # One trace per call, from the caller's OpenTelemetry context
+        # (agents._trace); each attempt its own parent id, its A2A polls the same.
         traceparent = current_traceparent()
         if agent.protocol not in ("a2a", "mcp"):
             prepared = await in_thread_if(
@@ -243,13 +262,28 @@ class Executor:
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
+            started_at = utc_now()
             attempt_started = time.perf_counter()
-            result = await self._attempt(
-                agent, capability, input, limits, secret, request_id, prepared, traceparent
-            )
+            with attempt_context(tracer, traceparent, number, request_id) as (sent, span):
+                sending = prepared
+                if prepared is not None and sent != traceparent:
+                    sending = dataclasses.replace(
+                        prepared, headers={**prepared.headers, TRACEPARENT: sent}
+                    )
+                result = await self._attempt(
+                    agent, capability, input, limits, secret, request_id, sending, sent
+                )
+                if span is not None:
+                    span.set_attribute("holon.outcome", result.code)
             attempts.append(
                 Attempt(
-                    number, result.code, _ms(attempt_started), result.http_status, result.detail
+                    number,
+                    result.code,
+                    _ms(attempt_started),
+                    result.http_status,
+                    result.detail,
+                    started_at=started_at,
+                    span_id=span_id_of(sent),
                 )
             )
             if result.code != "unreachable" or number > limits.unreachable_retries:
@@ -267,6 +301,7 @@ class Executor:
             attempts=tuple(attempts),
             error=result.detail,
             output_bytes=result.output_bytes if result.code == "ok" else None,
+            metadata=result.metadata if result.code == "ok" else None,
         )
         self._log(agent, capability, outcome)
         return outcome
@@ -285,6 +320,7 @@ class Executor:
         deadline = limits.deadline_s(agent)
         progress = Progress()
         usage: Usage | None = None
+        metadata: JSONValue = None
         scope = asyncio.timeout(deadline)
         try:
             async with scope:
@@ -304,7 +340,9 @@ class Executor:
                         agent, capability, input, limits, secret, request_id, progress, traceparent
                     )
                 else:
-                    output, usage, size = await self._call_http(agent, prepared, limits, progress)
+                    output, usage, size, metadata = await self._call_http(
+                        agent, prepared, limits, progress
+                    )
         except TimeoutError:
             if not scope.expired():
                 raise
@@ -326,20 +364,22 @@ class Executor:
                 http_status=progress.http_status,
                 detail=printable(f"cost {cost} ({source}) exceeds the cap {limits.max_cost_usd}"),
             )
-        return _Result("ok", output, usage, cost, source, progress.http_status, None, size)
+        return _Result(
+            "ok", output, usage, cost, source, progress.http_status, None, size, metadata
+        )
 
     async def _call_http(
         self, agent: Manifest, prepared: PreparedRequest, limits: CallLimits, progress: Progress
-    ) -> tuple[JSONValue, Usage | None, int]:
+    ) -> tuple[JSONValue, Usage | None, int, JSONValue]:
         try:
             answer = await self._send(
                 agent, prepared, limits, progress, read_body=chat_stream_reader(agent, limits)
             )
         except CostCut as cut:  # priced by the attempt: over the cap, so cost_exceeded
-            return None, cut.usage, 0
+            return None, cut.usage, 0, None
         body, depth = answer.body, limits.max_json_depth
         try:
-            output, usage = await in_thread_if(
+            output, usage, metadata = await in_thread_if(
                 len(body) > INLINE_BODY_BYTES, _read_http, agent, body, depth
             )
         except (BodyError, AnswerError) as exc:
@@ -349,7 +389,7 @@ class Executor:
         size = size_bound(body)
         if size > limits.output_limit:
             size = await measured_size(output, limits.output_limit, answer.status)
-        return output, usage, size
+        return output, usage, size, metadata
 
     async def _send(
         self,
@@ -596,6 +636,7 @@ async def execute(
     request_id: str | None = None,
     allow_asgi: bool = True,
     output_schema: dict[str, Any] | None = None,
+    tracer: Tracer | None = None,
 ) -> Outcome:
     """One call through a temporary `Executor` (convenient; a long-lived one pools connections)."""
     async with Executor(allow_asgi=allow_asgi) as executor:
@@ -607,4 +648,5 @@ async def execute(
             secret=secret,
             request_id=request_id,
             output_schema=output_schema,
+            tracer=tracer,
         )

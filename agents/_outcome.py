@@ -118,6 +118,11 @@ class Attempt:
     latency_ms: float
     http_status: int | None = None
     error: str | None = None
+    # When it started (ISO 8601 UTC, milliseconds), and the id of its span: the
+    # parent id of the traceparent it sent (agents._trace), distinct per attempt
+    # unless the caller's own recording span was sent on every attempt.
+    started_at: str | None = None
+    span_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,6 +131,8 @@ class Attempt:
             "latency_ms": self.latency_ms,
             "http_status": self.http_status,
             "error": self.error,
+            "started_at": self.started_at,
+            "span_id": self.span_id,
         }
 
     @classmethod
@@ -136,6 +143,8 @@ class Attempt:
             latency_ms=_float(data["latency_ms"], "attempt.latency_ms"),
             http_status=_opt_int(data.get("http_status"), "attempt.http_status"),
             error=_opt_str(data.get("error"), "attempt.error"),
+            started_at=_opt_str(data.get("started_at"), "attempt.started_at"),
+            span_id=_opt_str(data.get("span_id"), "attempt.span_id"),
         )
 
 
@@ -159,6 +168,9 @@ class Outcome:
       size plus what writing its numbers may add, or the exact size when that
       bound was over the cap). None when not known (e.g. read back from the
       store); not part of `to_json` or of equality.
+    - `metadata`: the answer's own `metadata` (`holon-http`, ok outcomes only),
+      untrusted and bounded by the executor (`agents._wire.read_metadata`); None
+      when it sent none, and then not in `to_json` either.
     """
 
     code: OutcomeCode
@@ -172,6 +184,7 @@ class Outcome:
     attempts: tuple[Attempt, ...] = field(default_factory=tuple)
     error: str | None = None
     output_bytes: int | None = field(default=None, compare=False)
+    metadata: JSONValue = None
 
     @property
     def ok(self) -> bool:
@@ -193,6 +206,8 @@ class Outcome:
         out["http_status"] = self.http_status
         out["attempts"] = [attempt.to_json() for attempt in self.attempts]
         out["error"] = self.error
+        if self.metadata is not None:
+            out["metadata"] = self.metadata
         return out
 
     @classmethod
@@ -220,6 +235,7 @@ class Outcome:
             http_status=_opt_int(data.get("http_status"), "http_status"),
             attempts=tuple(Attempt.from_json(_mapping(a, "attempt")) for a in attempts),
             error=_opt_str(data.get("error"), "error"),
+            metadata=data.get("metadata") if code == "ok" else None,
         )
 
 

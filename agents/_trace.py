@@ -14,6 +14,10 @@ import the gateway):
   parent id, flags `00` (nothing is recorded, so nothing is sampled);
 - nothing: a fresh trace id and parent id, flags `00`.
 
+Each attempt of a call (a retry of an `unreachable` one) is in the call's
+trace under a span id of its own (`attempt_traceparent`, or a span per
+attempt when the executor is given a tracer); the request id stays the same.
+
 `tracestate` is never sent: the caller's vendor state is the caller's, and
 an eval has none to send, so sending it would tell the two apart.
 Identifiers come from the OS's random bytes (`RandomBlocks`: one system
@@ -23,19 +27,27 @@ tell a gateway-made one from a caller's by its place in a sequence.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import uuid
 import weakref
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 from opentelemetry import trace
+from opentelemetry.trace import Span, Tracer
 
 __all__ = [
     "TRACEPARENT",
     "RandomBlocks",
+    "attempt_context",
+    "attempt_traceparent",
     "current_traceparent",
     "fresh_traceparent",
     "request_id",
+    "span_id_of",
+    "utc_now",
 ]
 
 TRACEPARENT = "traceparent"
@@ -112,3 +124,45 @@ def current_traceparent() -> str:
         flags = int(context.trace_flags) & 0x01
         return f"00-{context.trace_id:032x}-{context.span_id:016x}-{flags:02x}"
     return f"00-{context.trace_id:032x}-{_nonzero(_random()[16:]).hex()}-00"
+
+
+def attempt_traceparent(call: str, number: int) -> str:
+    """The traceparent attempt `number` (from 1) of a call sends, from the call's own.
+
+    Every attempt is in the call's trace; a retry gets a parent id of its own, so
+    the agent (and the cell's attempts) tell the tries apart while the request id
+    stays the same. When the caller's recording span is the parent, its id is kept:
+    a parent id no span has would break the caller's trace (give the executor a
+    tracer for a span per attempt).
+    """
+    if number == 1 or trace.get_current_span().is_recording():
+        return call
+    return f"{call[:36]}{_nonzero(_random()[16:]).hex()}{call[52:]}"
+
+
+def span_id_of(traceparent: str) -> str:
+    """The parent id of a traceparent (the span of the caller's that sent it)."""
+    return traceparent[36:52]
+
+
+@contextlib.contextmanager
+def attempt_context(
+    tracer: Tracer | None, call: str, number: int, request_id: str
+) -> Iterator[tuple[str, Span | None]]:
+    """(the traceparent attempt `number` sends, its span) while the attempt runs.
+
+    With a tracer, the attempt is a span `agent.attempt` (a child of the current
+    one) and its ids are sent; without, `attempt_traceparent` of the call's.
+    """
+    if tracer is None:
+        yield attempt_traceparent(call, number), None
+        return
+    with tracer.start_as_current_span(
+        "agent.attempt", attributes={"holon.attempt": number, "holon.request_id": request_id}
+    ) as span:
+        yield current_traceparent(), span
+
+
+def utc_now() -> str:
+    """Now, as an attempt records when it started: ISO 8601 UTC, in milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -9,6 +9,7 @@ call carries a W3C `traceparent` (agents._trace), live or eval.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -31,14 +32,18 @@ __all__ = [
     "agent_headers",
     "bounded_request",
     "build_request",
+    "METADATA_LIMIT",
     "endpoint_url",
     "probe_headers",
     "read_answer",
+    "read_metadata",
 ]
 
 USER_AGENT = "holon/0.1"
 
 _MAX_COUNT = 2**63 - 1  # token counts are stored as 64-bit integers
+METADATA_LIMIT = 4096  # an answer's `metadata`, as JSON text (UTF-8 bytes), kept whole
+METADATA_HEAD = 512  # characters of the JSON text kept of a larger one
 _MAX_MONEY_TEXT = 40
 
 
@@ -213,6 +218,33 @@ def read_answer(document: JSONValue) -> tuple[JSONValue, Usage | None]:
         output_tokens=_count(usage.get("output_tokens"), "output_tokens"),
         cost_usd=_reported_cost(usage.get("cost_usd")),
     )
+
+
+def read_metadata(document: JSONValue) -> JSONValue:
+    """An answer's `metadata` (None when absent), bounded: the agent's own notes on its
+    answer (a model name, a trace link), for operators to read in reports.
+
+    Never graded and never a reason to refuse the answer. Untrusted: its JSON text is
+    kept whole up to `METADATA_LIMIT` bytes; past that, as
+    `{"$truncated": {"bytes", "sha256", "head"}}` (its size, the sha256 of its JSON
+    text and that text's first `METADATA_HEAD` characters), as a stored output is.
+    """
+    if not isinstance(document, dict):
+        return None
+    value = document.get("metadata")
+    if value is None:
+        return None
+    text = dumps(value)
+    data = text.encode()
+    if len(data) <= METADATA_LIMIT:
+        return value
+    return {
+        "$truncated": {
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "head": text[:METADATA_HEAD],
+        }
+    }
 
 
 def _count(value: Any, name: str) -> int | None:

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from opentelemetry.trace import Tracer
+
 from agents import CallLimits, Executor, Manifest, Outcome
 from evals.checks import CaseGrade, PdfPool, grade
 from evals.fixtures import FixtureCache, expand
@@ -193,6 +195,7 @@ async def run_cell(
     secret: str | None = None,
     request_id: str | None = None,
     unreachable_retries: int = 0,
+    tracer: Tracer | None = None,
 ) -> CellResult:
     outcome = await executor.execute(
         agent,
@@ -202,6 +205,7 @@ async def run_cell(
         secret=secret,
         request_id=request_id,
         output_schema=suite.output_schema,  # what the cell grades, as a live call asks
+        tracer=tracer,  # a span per attempt, children of the cell's
     )
     return await grade_cell(prepared, outcome, repetition=repetition, pdf=pdf)
 

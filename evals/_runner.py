@@ -385,6 +385,7 @@ class Runner:
                     secret=secret,
                     request_id=cell.request_id,
                     unreachable_retries=self.plan.retries,
+                    tracer=self.tracer,
                 )
                 if current is not None:
                     current.set_attributes(

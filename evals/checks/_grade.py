@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from agents._outcome import printable
 from evals.checks._compile import compile_path
 from evals.checks._limits import (
     CURRENT_METER,
@@ -21,7 +22,7 @@ from evals.checks._limits import (
 )
 from evals.checks._paths import Node, PdfUnreadable, evaluate
 from evals.checks._pdfview import PdfPool, PdfViews
-from evals.checks._results import CaseGrade, CheckResult
+from evals.checks._results import ERROR, CaseGrade, CheckResult
 from evals.checks._structure import CompiledCheck
 from evals.checks._subject import Context
 from schema.errors import GradingTimeout
@@ -75,9 +76,12 @@ def _grade_one(check: CompiledCheck, context: Context) -> CheckResult:
     except RecursionError:
         return check.failed("the value nests too deeply to compare")
     except Exception as exc:
-        # A check that raises is a failed check, never a crashed run (docs/checks.md, "Statuses").
-        logger.warning("check %r raised %s: %s", check.name, type(exc).__name__, exc)
-        return check.failed(_one_line(f"check raised {type(exc).__name__}: {exc}"))
+        # A check that raises is an error, never a crashed run nor a verdict on the answer:
+        # the cell does not pass, and reports count it apart (docs/checks.md, "Statuses").
+        # The message may quote the agent's answer: escaped and bounded for a terminal.
+        reason = printable(str(exc))
+        logger.warning("check %r raised %s: %s", check.name, type(exc).__name__, reason)
+        return check.failed(_one_line(f"check raised {type(exc).__name__}: {exc}"), ERROR)
 
 
 def query(text: str, value: Any, *, pdf: PdfPool | None = None) -> list[Node]:

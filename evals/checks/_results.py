@@ -26,12 +26,14 @@ class CheckStatus(StrEnum):
     FAIL = "fail"
     NO_MATCH = "no-match"
     TYPE_MISMATCH = "type-mismatch"
+    ERROR = "error"  # the check itself raised: not a verdict on the answer
 
 
 PASS: Final = CheckStatus.PASS
 FAIL: Final = CheckStatus.FAIL
 NO_MATCH: Final = CheckStatus.NO_MATCH
 TYPE_MISMATCH: Final = CheckStatus.TYPE_MISMATCH
+ERROR: Final = CheckStatus.ERROR
 STATUSES: Final = tuple(CheckStatus)
 
 

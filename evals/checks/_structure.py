@@ -108,12 +108,13 @@ class CompiledCheck:
             self.source,
         )
 
-    def failed(self, detail: str) -> CheckResult:
-        """This check's result when grading it raised: a failed check, never a crashed run."""
+    def failed(self, detail: str, status: CheckStatus = FAIL) -> CheckResult:
+        """This check's result when grading it stopped short (a limit, or `ERROR`: it
+        raised): a check that does not pass, never a crashed run."""
         return CheckResult(
             self.name,
             self.predicate,
-            CheckOutcome(FAIL, _Fixed(), detail=detail),
+            CheckOutcome(status, _Fixed(), detail=detail),
             path=self.path.text if self.path is not None else None,
             critical=self.critical,
             source=self.source,

@@ -20,7 +20,7 @@ from typing import Any
 from agents import OutcomeCode
 from evals._scores import split_score
 from evals._stats import mean_interval, nearest_rank, rounded
-from evals.checks import METRICS
+from evals.checks import METRICS, CheckStatus
 from evals.reports._data import CellData, SuiteData
 from evals.reports._values import text_of
 
@@ -30,11 +30,13 @@ __all__ = [
     "CaseTally",
     "check_rows",
     "cost_block",
+    "errored_cells",
     "grading_block",
     "latency_block",
     "outcome_block",
     "rate",
     "rate_block",
+    "raised",
     "tag_rows",
     "tally_cases",
     "usage_block",
@@ -148,6 +150,7 @@ class _CheckTally:
     critical: bool = False
     graded: int = 0
     passed: int = 0
+    errors: int = 0  # cells where the check raised: neither a pass nor a failure
     # metric name -> case id -> the metric's values over that case's graded cells
     metrics: dict[str, dict[str, list[Decimal]]] = field(default_factory=dict)
 
@@ -236,15 +239,17 @@ def check_rows(
             if lumped:
                 name = CASE_SPECIFIC
             key = (scope, name)
-            verdict = entries.setdefault(key, [True, False])
+            verdict = entries.setdefault(key, [True, False, False])
             verdict[0] = verdict[0] and result.get("passed") is True
             verdict[1] = verdict[1] or result.get("critical") is True
+            verdict[2] = verdict[2] or raised(result)
             if not lumped:  # a folded row's checks measure different things
                 tally_of(key).add_metrics(cell.case_id, result.get("metrics"))
-        for key, (passed, critical) in entries.items():
+        for key, (passed, critical, errored) in entries.items():
             tally = tally_of(key)
             tally.graded += 1
             tally.passed += 1 if passed else 0
+            tally.errors += 1 if errored and not passed else 0
             tally.critical = tally.critical or critical
             seen_in_case.setdefault(key, set()).add(cell.case_id)
     rows = []
@@ -262,6 +267,7 @@ def check_rows(
                 "n": tally.graded,
                 "missing": belongs - tally.graded,
                 "passed": tally.passed,
+                "errors": tally.errors,
                 "rate": rate(Fraction(tally.passed, tally.graded)) if tally.graded else None,
                 "metrics": {
                     name: metric_block(tally.metrics[name], name) for name in sorted(tally.metrics)
@@ -269,6 +275,16 @@ def check_rows(
             }
         )
     return rows
+
+
+def raised(result: dict[str, Any]) -> bool:
+    """Whether a check result is a check that raised (status `error`, evals.checks)."""
+    return result.get("status") == CheckStatus.ERROR
+
+
+def errored_cells(cells: Sequence[CellData]) -> int:
+    """Graded cells where a check raised: not passed, and counted apart from failures."""
+    return sum(1 for c in cells if c.graded and any(raised(r) for r in c.checks or ()))
 
 
 def outcome_block(cells: Sequence[CellData]) -> dict[str, Any]:

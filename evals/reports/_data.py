@@ -21,6 +21,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from evals._integrity import author_digests, keyed_digest
+from evals.reports._attempts import AttemptData, attempts_of
 from evals.reports._values import bounded_text, text_of
 from evals.suites._loaders import pinned_file
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
@@ -104,6 +105,8 @@ class CellData:
     grade_ms: float | None = None  # grading's time, when graded and recorded
     input_tokens: int | None = None  # as the agent reported them (usage), if it did
     output_tokens: int | None = None
+    attempt_log: tuple[AttemptData, ...] = ()  # each try at reaching the agent, in order
+    metadata: Any = None  # the answer's own `metadata` as stored (bounded), None when none
 
     @property
     def done(self) -> bool:
@@ -291,6 +294,8 @@ def _cell(row: ReportCell) -> CellData:
         grade_ms=_latency(outcome.get("grade_ms")),
         input_tokens=_tokens(usage.get("input_tokens")),
         output_tokens=_tokens(usage.get("output_tokens")),
+        attempt_log=attempts_of(outcome.get("attempts")),
+        metadata=outcome.get("metadata"),
     )
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "AUDIENCE",
     "OUTCOME_ORDER",
     "SPLITS",
+    "attempt_text",
     "check_header",
     "check_rows",
     "failed_checks",
@@ -127,6 +128,16 @@ def cost_text(block: dict[str, Any]) -> str:
     return f"${block['usd']} ({number(block['source'])}: {by}; {sample_text(block)})"
 
 
+def attempt_text(attempt: dict[str, Any]) -> str:
+    """One attempt of a cell, on one line (Markdown escapes it)."""
+    text = (
+        f"attempt {number(attempt['number'])} at {attempt['started_at'] or 'unknown'}: "
+        f"{attempt['outcome'] or 'unknown'} (HTTP {number(attempt['http_status'])}), "
+        f"{number(attempt['latency_ms'])} ms, span {attempt['span_id'] or 'unknown'}"
+    )
+    return text + (f": {attempt['error']}" if attempt["error"] else "")
+
+
 def json_text(value: Any) -> str:
     """A value of the report (bounded already) as compact JSON text."""
     return dumps(value)
@@ -172,7 +183,7 @@ def overview_pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         (
             "cells",
             f"{summary['cells']['n']} recorded, {summary['cells']['missing']} missing; "
-            f"{summary['passed_cells']} passed",
+            f"{summary['passed_cells']} passed, {summary['errors']} with a check that raised",
         ),
         ("outcomes", outcomes_text(summary["outcomes"])),
         ("latency", latency_text(summary["latency_ms"])),
@@ -245,7 +256,7 @@ def split_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
     ]
 
 
-check_header = ("split", "check", "scope", "critical", "passed", "graded", "rate")
+check_header = ("split", "check", "scope", "critical", "passed", "errors", "graded", "rate")
 
 
 def check_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -257,6 +268,7 @@ def check_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
             row["scope"],
             yes_no(row["critical"]),
             row["passed"],
+            row["errors"],  # the check raised: neither passed nor failed
             f"graded {row['n']} of {row['n'] + row['missing']}",
             row["rate"],
         )

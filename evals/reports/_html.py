@@ -177,6 +177,18 @@ def checks_table(checks: Sequence[dict[str, Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
+def attempts_table(attempts: Sequence[dict[str, Any]]) -> str:
+    """Each try at reaching the agent: the same request id, a span id of its own."""
+    keys = ("number", "started_at", "outcome", "http_status", "latency_ms", "span_id", "error")
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{esc(a[k])}</td>" for k in keys) + "</tr>" for a in attempts
+    )
+    head = "".join(
+        f"<th>{h}</th>" for h in ("attempt", "started", "outcome", "HTTP", "ms", "span id", "error")
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
 def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
     verdict = "passed" if cell["passed"] else "failed" if cell["passed"] is False else "pending"
     parts = [
@@ -193,10 +205,14 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
             ]
         ),
     ]
+    if cell["attempt_log"]:
+        parts.append(attempts_table(cell["attempt_log"]))
     if case["input"] is not None:
         parts.append(f"<p>input</p><pre>{esc(json_text(case['input']))}</pre>")
     if cell["outcome"] == "ok":
         parts.append(f"<p>output</p><pre>{esc(json_text(cell['output']))}</pre>")
+    if cell["metadata"] is not None:
+        parts.append(f"<p>metadata</p><pre>{esc(json_text(cell['metadata']))}</pre>")
     if cell["checks"]:
         parts.append(checks_table(cell["checks"]))
     parts.append("</details>")
@@ -255,7 +271,7 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
         table_html(split_header, split_rows(suite), numeric=(1, 2, 3, 4, 5, 7, 8, 9)),
         "<h3>Checks</h3>",
         '<p class="muted">Only graded cells (outcome ok) count: graded n of N.</p>',
-        table_html(check_header, check_rows(suite), numeric=(4, 6)),
+        table_html(check_header, check_rows(suite), numeric=(4, 5, 7)),
     ]
     metrics = metric_rows(suite)
     if metrics:

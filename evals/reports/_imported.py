@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from evals._integrity import author_digests, keyed_digest
+from evals.reports._attempts import attempts_of
 from evals.reports._data import CellData, EvalData, SuiteData, _http_status, _latency, _tokens
 from records import CellStatus, EvalInfo
 
@@ -97,6 +98,8 @@ def _cell(idx: int, suite_id: str, case: dict[str, Any], cell: dict[str, Any]) -
         grade_ms=_latency(cell["grade_ms"]),
         input_tokens=_tokens(usage.get("input_tokens")),
         output_tokens=_tokens(usage.get("output_tokens")),
+        attempt_log=attempts_of(cell["attempt_log"]),
+        metadata=cell["metadata"],
     )
 
 

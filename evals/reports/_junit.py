@@ -3,7 +3,8 @@
 One `<testsuite>` a suite. Each case row of the report is a `<testcase>` a
 cell (`case#repetition` when a suite repeats): a cell whose checks failed is
 a `<failure>` naming the failed checks; a cell whose call did not end `ok`
-is an `<error>` (the agent, not the answer: timeout, agent_error, ...); a
+is an `<error>` (the agent, not the answer: timeout, agent_error, ...), and
+so is a cell on which a check raised (`check_error`: the grading, not the answer); a
 cell never run (a cancelled eval) is `<skipped>`. Each suite ends with one
 testcase for its gate, `score`, failed when the suite does not meet its
 threshold, so a CI job fails where `holon eval` exits 1.
@@ -136,16 +137,21 @@ def _cell_result(testcase: ET.Element, cell: dict[str, Any]) -> str | None:
     if cell["passed"]:
         return None
     failed = [c for c in cell["checks"] or () if not c["passed"]]
+    # A check that raised is an error of the grading, not a failure of the answer.
+    raised = [c for c in failed if c["status"] == "error"]
+    named = raised or failed
     failure = ET.SubElement(
         testcase,
-        "failure",
-        message=_text(", ".join(_name(c) for c in failed[:MAX_LISTED_CHECKS]) or "failed"),
+        "error" if raised else "failure",
+        message=_text(", ".join(_name(c) for c in named[:MAX_LISTED_CHECKS]) or "failed"),
     )
+    if raised:
+        failure.set("type", "check_error")
     lines = [_check_line(c) for c in failed[:MAX_LISTED_CHECKS]]
     if len(failed) > MAX_LISTED_CHECKS:
         lines.append(f"... and {len(failed) - MAX_LISTED_CHECKS} more failed checks")
     failure.text = _text("\n".join(lines))
-    return "failures"
+    return "errors" if raised else "failures"
 
 
 def _check_line(check: dict[str, Any]) -> str:

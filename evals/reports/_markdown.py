@@ -19,6 +19,7 @@ from typing import Any
 from evals._visible import visible, visible_runs
 from evals.reports._format import (
     AUDIENCE,
+    attempt_text,
     check_header,
     check_rows,
     cost_text,
@@ -152,10 +153,14 @@ def _failure_details(cases: Sequence[dict[str, Any]]) -> list[str]:
                 f"{md(cell['outcome'])}"
                 + (f", error: {md(cell['error'])}" if cell["error"] else "")
             )
+            if len(cell["attempt_log"]) > 1:  # one attempt: the outcome and error say it all
+                lines += [f"  - {md(attempt_text(a))}" for a in cell["attempt_log"]]
             if case["input"] is not None:
                 lines.append(f"  - input: {md(json_text(case['input']))}")
             if cell["outcome"] == "ok":
                 lines.append(f"  - output: {md(json_text(cell['output']))}")
+            if cell["metadata"] is not None:
+                lines.append(f"  - metadata: {md(json_text(cell['metadata']))}")
             for check in cell["checks"] or []:
                 if check["passed"]:
                     continue

@@ -33,6 +33,7 @@ from evals.reports._aggregate import (
     CaseTally,
     check_rows,
     cost_block,
+    errored_cells,
     grading_block,
     latency_block,
     milliseconds,
@@ -43,6 +44,7 @@ from evals.reports._aggregate import (
     tally_cases,
     usage_block,
 )
+from evals.reports._attempts import attempt_json
 from evals.reports._data import CellData, EvalData, SuiteData, load_eval
 from evals.reports._policies import policies_block
 from evals.reports._values import bounded, text_of, timestamp
@@ -87,6 +89,9 @@ CHECK_KEYS = (
 # A check result's fields that are text (`expected` and `actual` are JSON excerpts).
 CHECK_TEXT = ("name", "predicate", "status", "detail", "path", "expected", "actual")
 METRICS_LIMIT = 2_000
+# An answer's metadata is at most 4 KiB of JSON as the executor keeps it; a store may
+# hold more (written by hand): past this, a note as for an output.
+METADATA_SHOWN = 8_000
 # An `each` check over an agent's long array may fail on every item: its first
 # offending paths show, then how many more there were.
 OFFENDING_SHOWN = 50
@@ -169,9 +174,14 @@ def _cell(cell: CellData) -> dict[str, Any]:
         "cost_usd": None if cell.cost_usd is None else str(cell.cost_usd),
         "cost_source": cell.cost_source,
         "attempts": cell.attempts,
+        "attempt_log": [attempt_json(a, milliseconds) for a in cell.attempt_log],
         "http_status": cell.http_status,
         "error": cell.error,
         "output": bounded(cell.output) if cell.done else None,
+        # The agent's notes on its answer: agent text, bounded as an output is.
+        "metadata": bounded(cell.metadata, METADATA_SHOWN)
+        if cell.done and cell.metadata is not None
+        else None,
         "checks": None if cell.checks is None else [_check(r) for r in cell.checks],
         # The tokens the agent reported, so `usage` recomputes from the cells (evals._import).
         "usage": None
@@ -413,6 +423,8 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
             "verdict_withheld": withheld,
             "cells": {"n": recorded, "missing": len(cells) - recorded},
             "passed_cells": sum(1 for c in cells if c.done and c.passed),
+            # Cells a check raised on: not passed, yet not failed by the agent either.
+            "errors": errored_cells(cells),
             "outcomes": outcome_block(cells),
             "latency_ms": latency_block(cells),
             "grading_ms": grading_block(cells),

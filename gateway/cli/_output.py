@@ -8,6 +8,7 @@ prints one JSON document on stdout. Errors go to stderr for people and, with
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
@@ -96,6 +97,28 @@ class Output:
         if self.json_mode or total <= 0:
             yield lambda done, passed, spent=None: None
             return
+        with self._logs_on_their_own_lines(), self._drawn(description, total) as update:
+            yield update
+
+    @contextlib.contextmanager
+    def _logs_on_their_own_lines(self) -> Iterator[None]:
+        """While progress is drawn, the CLI's log handler writes through the stderr console:
+        a warning (a check that raised, a store outage) then prints whole, above the bar
+        or between the plain lines, never into the middle of either."""
+        swapped: list[tuple[logging.StreamHandler[Any], Any]] = []
+        lines = _ConsoleLines(self.err_console)
+        for handler in logging.getLogger().handlers:
+            if getattr(handler, "_holon", False) and isinstance(handler, logging.StreamHandler):
+                swapped.append((handler, handler.setStream(lines)))
+        try:
+            yield
+        finally:
+            for handler, stream in swapped:
+                handler.setStream(stream)
+            lines.flush()
+
+    @contextlib.contextmanager
+    def _drawn(self, description: str, total: int) -> Iterator[Callable[..., None]]:
         if self.stderr.isatty():
             from rich.progress import (
                 BarColumn,
@@ -160,6 +183,27 @@ class Output:
             )
         if error.hint:
             self.err_console.print(f"hint: {escape(error.hint)}")
+
+
+class _ConsoleLines:
+    """A text stream for a log handler that prints each whole line through a console (the
+    console's lock and its live display keep the line whole)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        # The handler writes a record and its terminator under its own lock.
+        *whole, self.pending = (self.pending + text).split("\n")
+        for line in whole:
+            self.console.out(line, highlight=False)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            line, self.pending = self.pending, ""
+            self.console.out(line, highlight=False)
 
 
 def _text(value: Any) -> str:

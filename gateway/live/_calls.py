@@ -457,7 +457,8 @@ class LiveCalls:
             max_output_bytes=self.max_response_bytes - ANSWER_ENVELOPE_BYTES,
         )
         try:
-            # The agent's traceparent is this span's (agents._trace).
+            # The agent's traceparent is its attempt's span's, a child of this one
+            # (agents._trace): a retry carries a parent id of its own, as in an eval.
             with span(self.tracer, "call") as current:
                 outcome = await self.executor.execute(
                     allowed.manifest,
@@ -468,6 +469,7 @@ class LiveCalls:
                     request_id=request_id,
                     # What the answer is checked against, as an eval cell asks for it.
                     output_schema=None if contract is None else contract.output_schema,
+                    tracer=self.tracer,
                 )
                 if current is not None:
                     current.set_attributes(

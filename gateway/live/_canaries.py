@@ -257,6 +257,7 @@ class Canaries:
                 prepared,
                 secret=agent_secret,
                 request_id=request_id,
+                tracer=self.tracer,  # each attempt a span, as a live call's
             )
         outcome = result.outcome
         cost = min(outcome.cost_usd, cap)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agents import CallLimits, Executor, Outcome
 from tests.agents.conftest import Faults, closed_port, make_agent
@@ -59,6 +62,38 @@ async def test_retry_after_a_dropped_connection_reuses_the_request_id(executor: 
     assert [a.code for a in outcome.attempts] == ["unreachable", "unreachable", "ok"]
     ids = log.request_ids()
     assert len(ids) == 3 and set(ids) == {outcome.request_id}
+    # One trace, each attempt under a parent id of its own: what the outcome records.
+    sent = [_traceparent(head) for head in log.heads]
+    assert len({t[:35] for t in sent}) == 1
+    assert [t[36:52] for t in sent] == [a.span_id for a in outcome.attempts]
+    assert len({a.span_id for a in outcome.attempts}) == 3
+    started = [a.started_at for a in outcome.attempts]
+    assert all(s and s.endswith("Z") for s in started) and started == sorted(started)
+
+
+async def test_with_a_tracer_each_attempt_is_a_span(executor: Executor) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    with raw_server(["drop", "drop", "ok"]) as (url, log), tracer.start_as_current_span("cell"):
+        limits = CallLimits(timeout_s=5, unreachable_retries=2, retry_backoff_s=0.01)
+        outcome = await executor.execute(make_agent(url), "echo", {}, limits, tracer=tracer)
+    spans = [s for s in exporter.get_finished_spans() if s.name == "agent.attempt"]
+    (cell,) = [s for s in exporter.get_finished_spans() if s.name == "cell"]
+    assert [f"{s.context.span_id:016x}" for s in spans] == [a.span_id for a in outcome.attempts]
+    assert all(s.parent is not None and s.parent.span_id == cell.context.span_id for s in spans)
+    assert [s.attributes["holon.outcome"] for s in spans] == ["unreachable", "unreachable", "ok"]  # type: ignore[index]
+    assert [_traceparent(h)[36:52] for h in log.heads] == [a.span_id for a in outcome.attempts]
+    provider.shutdown()
+
+
+def _traceparent(head: bytes) -> str:
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"traceparent":
+            return value.strip().decode()
+    raise AssertionError("no traceparent")
 
 
 async def test_retries_run_out(executor: Executor) -> None:

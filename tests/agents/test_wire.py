@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -11,6 +12,7 @@ from decimal import Decimal
 import pytest
 
 from agents import AgentLimits, CallLimits, Executor, Manifest, build_request, manifest_from_dict
+from schema.jsontext import dumps
 from tests._servers import Tap, serve
 from tests.agents.conftest import Faults, make_agent
 from tests.agents.mcp_agents import mcp_agent
@@ -371,3 +373,19 @@ def own_ids(headers: list[tuple[bytes, bytes]], request_id: str) -> list[tuple[b
     # The request id, the trace context and the server's session id are each call's own.
     own = (b"traceparent", b"mcp-session-id")
     return [(k, b"<own>" if k in own else _own_id(v, request_id)) for k, v in headers]
+
+
+def test_an_answers_metadata_is_kept_bounded() -> None:
+    from agents._wire import METADATA_LIMIT, read_metadata
+
+    assert read_metadata({"output": 1}) is None
+    assert read_metadata({"output": 1, "metadata": None}) is None
+    assert read_metadata({"output": 1, "metadata": "any JSON"}) == "any JSON"
+    small = {"model": "m-1", "trace": "https://t.example/1"}
+    assert read_metadata({"output": 1, "metadata": small}) == small
+    big = {"note": "é" * METADATA_LIMIT}  # 2 bytes a character in UTF-8
+    kept = read_metadata({"output": 1, "metadata": big})
+    assert isinstance(kept, dict)
+    cut = kept["$truncated"]
+    assert cut["bytes"] == len(dumps(big).encode()) and len(cut["head"]) == 512
+    assert cut["sha256"] == hashlib.sha256(dumps(big).encode()).hexdigest()

@@ -110,9 +110,24 @@ checks = st.one_of(
     ),
     json_values,
 )
+ATTEMPT_KEYS = ("number", "code", "latency_ms", "http_status", "error", "started_at", "span_id")
+attempts = st.one_of(
+    st.lists(
+        st.fixed_dictionaries({}, optional=dict.fromkeys(ATTEMPT_KEYS, json_values)), max_size=4
+    ),
+    json_values,
+)
 outcomes = st.one_of(
     st.fixed_dictionaries(
-        {}, optional={"cost_source": json_values, "http_status": json_values, "error": json_values}
+        {},
+        optional={
+            "cost_source": json_values,
+            "http_status": json_values,
+            "error": json_values,
+            # What a cell shows besides its verdict: each attempt, the answer's metadata.
+            "attempts": attempts,
+            "metadata": json_values,
+        },
     ),
     json_values,
 )
@@ -182,6 +197,14 @@ STORED_EXAMPLES = [
     [StoredCell(output=Decimal("-7.5E-10000000"), checks={"not": "a list"}, outcome=[1, 2])],
     [StoredCell(output=_deep(5_000), tags=_deep(100), checks=[{"metrics": _deep(70)}])],
     [StoredCell(output="\U000e0041" * 1_000_000, outcome={"error": "\u202e" * 50_000})],
+    [
+        StoredCell(
+            outcome={
+                "metadata": {"k": "\u202e<script>" * 50_000, "n": 10**5000},
+                "attempts": [{"span_id": "<b>", "started_at": "\u202e" * 5_000, "error": 1}] * 200,
+            }
+        )
+    ],
     [StoredCell(output={"k" * 10_000: list(range(50_000))}, checks=[{"offending": ["$"] * 999}])],
 ]
 

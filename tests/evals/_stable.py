@@ -19,6 +19,8 @@ RUN_VOLATILE = frozenset(
         "latency_ms",
         "grade_ms",
         "grading_ms",
+        "started_at",  # a cell's attempts: when each began, under a span id of its own
+        "span_id",
     }
 )
 

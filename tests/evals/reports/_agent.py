@@ -5,6 +5,8 @@ What it answers depends on the subject, so a suite's cases script it:
 - `boom…`: HTTP 500 with the error body (outcome `agent_error`);
 - `garbage…`: a 200 whose body is not JSON (outcome `invalid_response`);
 - `flip…`: version 2 answers the label `flipped` (version 1 echoes it);
+- `meta…`: the usual answer, with `metadata` echoing the body (`metabig…`:
+  a body's worth of metadata, 2,000 times over);
 - anything else: `{"label": subject, "echo": body}`.
 
 Echoing is the point: whatever a case puts in its subject (a `<script>`
@@ -41,6 +43,9 @@ def create(version: str) -> Starlette:
             "output": {"label": label, "echo": value.get("body", "")},
             "usage": {"input_tokens": 10, "output_tokens": 5},
         }
+        if subject.startswith("meta"):
+            copies = 2000 if subject.startswith("metabig") else 1
+            answer["metadata"] = {"model": "echo-1", "note": [value.get("body", "")] * copies}
         return Response(dumps(answer), media_type="application/json")
 
     async def who(request: Request) -> Response:

@@ -317,6 +317,7 @@ def _tiny_report_with(value: str) -> dict[str, Any]:
             "meets_thresholds": True,
             "cells": {"n": 0, "missing": 0},
             "passed_cells": 0,
+            "errors": 0,
             "outcomes": outcomes,
             "latency_ms": empty,
             "grading_ms": empty,

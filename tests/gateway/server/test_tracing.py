@@ -71,7 +71,7 @@ def test_the_spans_of_a_live_call(store: Store, tmp_path: Path) -> None:
         caller = f"00-{CALLER_TRACE}-{CALLER_PARENT}-01"
         _invoke(gw, traceparent=caller, tracestate="vendor=opaque")
         spans = _by_name(exporter.get_finished_spans())
-        assert set(spans) == {"live.call", "decide", "reserve", "call", "settle"}
+        assert set(spans) == {"live.call", "decide", "reserve", "call", "agent.attempt", "settle"}
         root = spans["live.call"]
         # The caller's trace goes on: same trace id, its span as the parent.
         assert f"{root.context.trace_id:032x}" == CALLER_TRACE
@@ -83,9 +83,13 @@ def test_the_spans_of_a_live_call(store: Store, tmp_path: Path) -> None:
             assert child.parent is not None and child.parent.span_id == root.context.span_id
         assert spans["reserve"].attributes["holon.mandate"] == "finance-tickets"  # type: ignore[index]
         assert spans["call"].attributes["holon.outcome"] == "ok"  # type: ignore[index]
-        # The agent's traceparent is the call span's: the agent's spans hang under it.
-        call = spans["call"].context
-        assert _sent(recording) == f"00-{CALLER_TRACE}-{call.span_id:016x}-01"
+        # The agent's traceparent is its attempt's span, the call's child: the agent's
+        # spans hang under it.
+        attempt = spans["agent.attempt"]
+        assert (
+            attempt.parent is not None and attempt.parent.span_id == spans["call"].context.span_id
+        )
+        assert _sent(recording) == f"00-{CALLER_TRACE}-{attempt.context.span_id:016x}-01"
 
         exporter.clear()
         _invoke(gw)  # no caller trace: a root of its own
@@ -138,7 +142,14 @@ def test_eval_cells_are_spans_of_their_own_traces(store: Store, tmp_path: Path) 
         sent = {
             v.decode() for headers, _ in recording.calls for k, v in headers if k == b"traceparent"
         }
-        assert sent == {f"00-{s.context.trace_id:032x}-{s.context.span_id:016x}-01" for s in cells}
+        # Each attempt is a span of its cell's, and its ids are what the agent got.
+        attempts = [s for s in exporter.get_finished_spans() if s.name == "agent.attempt"]
+        assert len(attempts) == 4
+        by_cell = {s.context.span_id for s in cells}
+        assert {s.parent.span_id for s in attempts if s.parent is not None} == by_cell
+        assert sent == {
+            f"00-{s.context.trace_id:032x}-{s.context.span_id:016x}-01" for s in attempts
+        }
 
 
 def test_tracing_is_off_unless_an_exporter_is_named() -> None:
