@@ -22,7 +22,14 @@ def main() -> None:
         for strategy in STRATEGIES:
             for limit in (1000, 3):
                 runs = [
-                    attack(strategy, kind=kind, submissions=200, limit=limit, seed=s)  # type: ignore[arg-type]
+                    attack(
+                        strategy,  # type: ignore[arg-type]
+                        kind=kind,
+                        submissions=200,
+                        limit=limit,
+                        instance_limit=limit,
+                        seed=s,
+                    )
                     for s in SEEDS
                 ]
                 budget = "none" if limit == 1000 else str(limit)
