@@ -34,7 +34,13 @@ from schema.errors import NotFound, Refused
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["ExposureInfo", "ExposureRegistry", "ExposureResetInfo", "ExposureSpend"]
+__all__ = [
+    "ExposureInfo",
+    "ExposureRegistry",
+    "ExposureResetInfo",
+    "ExposureSpend",
+    "InstanceSetInfo",
+]
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,17 @@ class ExposureInfo:
     instance_set: str
     label: str
     spent: int
+    revealed: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class InstanceSetInfo:
+    """Every org's holdout-revealing evals of one instance set together."""
+
+    suite_id: str
+    instance_set: str
+    label: str
     revealed: int
     updated_at: datetime
 
@@ -223,6 +240,19 @@ class ExposureRegistry:
             )
             out.update({suite_id: int(total or 0) for suite_id, total in rows})
         return out
+
+    def instance_sets(self, suite_id: str) -> builtins.list[InstanceSetInfo]:
+        """Each instance set of the suite that was revealed, with every org's count."""
+        with self._store.read() as session:
+            rows = session.scalars(
+                select(InstanceSetExposure)
+                .where(InstanceSetExposure.suite_id == suite_id)
+                .order_by(InstanceSetExposure.updated_at, InstanceSetExposure.instance_set)
+            )
+            return [
+                InstanceSetInfo(r.suite_id, r.instance_set, r.label, r.revealed, r.updated_at)
+                for r in rows
+            ]
 
     def list(self, *, suite_id: str | None = None, org: str | None = None) -> list[ExposureInfo]:
         with self._store.read() as session:

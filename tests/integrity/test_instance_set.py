@@ -67,6 +67,8 @@ def test_after_six_reveals_by_two_orgs_a_third_orgs_first_eval_is_public_only(
     assert "tiny's current holdout instances had 6 of their 6" in message
     assert "every org's together" in message and "new holdout file" in message
     assert "epoch" not in message and "exposure-reset" not in message  # no reset renews it
+    (exposed,) = store.exposure.instance_sets("tiny")
+    assert (exposed.instance_set, exposed.revealed) == (planned.instance_set, 6)
     eval_id = work(store, plan, start(store, plan), home=home).id
     assert {c.split for c in store.evals.cells(eval_id)} == {"public"}
     assert store.evals.current_record(fresh) is None  # public-only: no record
