@@ -225,21 +225,20 @@ def test_no_attack_manufactures_a_score(sqlite_store: Store, tmp_path: Path) -> 
             authors.append((kind, strategy, author))
             public = _public_texts(tmp_path / "suites" / f"coin-{kind}-{tag}")
             final = _attack(author, strategy, public, index)
-            # Every org's reveals counted: the learning orgs had LEARNING, the final the
-            # instance set's last, and a further org learns nothing.
             assert final is not None, (kind, strategy)  # the final revealed: it is judged
-            assert sum(author.reveals.values()) == DEFAULT_HOLDOUT_EVALS_PER_INSTANCE_SET
-            spare = author.orgs[author.learning + 1]
-            assert author.submit(lambda t: "a", spare) is None
             inflation = max(r["rate"] for r in author.revealed.values()) - _truth(kind, strategy)
             assert inflation <= 0.11, (kind, strategy, list(author.revealed.values()))
             inflations.append(inflation)
             assert author.final is not None
             record = gw.call("GET", f"/v1/records/{author.final}", f"org:{author.final_org}")
             assert record.status_code == 200, record.text
+            # The final's k counts every org's reveals: the learning orgs' and its own.
             (suite_id,) = record.json()["holdout_evals"]
-            k = DEFAULT_HOLDOUT_EVALS_PER_INSTANCE_SET
-            assert record.json()["holdout_evals"] == {suite_id: k}  # not 1: every org's
+            assert record.json()["holdout_evals"] == {suite_id: LEARNING + 1}  # not 1
+            assert sum(author.reveals.values()) == DEFAULT_HOLDOUT_EVALS_PER_INSTANCE_SET
+            # A further org learns nothing: the instance set is exposed for every org.
+            spare = author.orgs[author.learning + 1]
+            assert author.submit(lambda t: "a", spare) is None
             # Re-registering the best old version brings its record back? No: it is
             # evaluated again, on a spent instance set, and has no record.
             latest = {agent_id: v for v, agent_id in author.versions.items()}
