@@ -45,8 +45,17 @@ LEARNING = min(
 
 
 class Author:
-    def __init__(self, gw: Gateway, agent: AttackerAgent, url: str, name: str, capability: str):
+    def __init__(
+        self,
+        gw: Gateway,
+        agent: AttackerAgent,
+        url: str,
+        name: str,
+        capability: str,
+        public: dict[str, str],
+    ):
         self.gw, self.agent, self.url, self.name = gw, agent, url, name
+        self.public = public
         self.capability = capability
         self.orgs = [f"{name}o{j}" for j in range(ORGS)]
         for org in self.orgs:
@@ -75,7 +84,8 @@ class Author:
         version = f"{org}.{self.submitted}"
         agent_id = f"{org}/{name or f'coin-{self.submitted % 2}'}"
         self.submitted += 1
-        self.agent.plans[version] = answer
+        # Every version answers the public cases right: the author has their labels.
+        self.agent.plans[version] = lambda text: self.public.get(text) or answer(text)
         self.versions[version] = agent_id
         held = self.register(agent_id, version)
         if held is not None:
@@ -221,10 +231,10 @@ def test_no_attack_manufactures_a_score(sqlite_store: Store, tmp_path: Path) -> 
         inflations = []
         for index, (kind, strategy) in enumerate(attacks):
             tag = strategy.replace("_", "")
-            author = Author(gw, agent, url, f"atk{index}", f"coin.{kind}_{tag}")
+            public = _public_labels(tmp_path / "suites" / f"coin-{kind}-{tag}")
+            author = Author(gw, agent, url, f"atk{index}", f"coin.{kind}_{tag}", public)
             authors.append((kind, strategy, author))
-            public = _public_texts(tmp_path / "suites" / f"coin-{kind}-{tag}")
-            final = _attack(author, strategy, public, index)
+            final = _attack(author, strategy, set(public), index)
             assert final is not None, (kind, strategy)  # the final revealed: it is judged
             inflation = max(r["rate"] for r in author.revealed.values()) - _truth(kind, strategy)
             assert inflation <= 0.11, (kind, strategy, list(author.revealed.values()))
@@ -272,8 +282,10 @@ def test_no_attack_manufactures_a_score(sqlite_store: Store, tmp_path: Path) -> 
                 ), answer.text
 
 
-def _public_texts(directory: Path) -> set[str]:
+def _public_labels(directory: Path) -> dict[str, str]:
+    """The public cases' labels: the author has them, and its agent answers them right."""
     import json
 
     lines = (directory / "cases" / "public.jsonl").read_text().splitlines()
-    return {json.loads(line)["input"]["text"] for line in lines}
+    cases = [json.loads(line) for line in lines]
+    return {case["input"]["text"]: case["expected"]["label"] for case in cases}
