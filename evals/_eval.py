@@ -67,8 +67,8 @@ def start(store: Store, plan: Plan) -> EvalInfo:
         plan_digest=plan.digest,
         full_plan=plan.full,
         cells=plan.cell_specs(secret),
-        # The org's holdout budget is spent when the eval is created: its agent
-        # sees the holdout's inputs from the first cell on, finished or not.
+        # The holdout budgets (the org's, the instance set's) are spent when the eval
+        # is created: its agent sees the holdout's inputs from the first cell on.
         exposure=plan.exposure(),
     )
 

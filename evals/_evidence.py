@@ -2,9 +2,10 @@
 
 An author who runs evals until one is lucky has selected, and the luckiest
 of k draws overstates the truth. `eval_score_lower` is the lower end of the
-two-sided (1 - alpha_k) Wilson interval of each graded split, k being the
+two-sided (1 - alpha_k) Wilson interval of each graded split, k being every
 org's holdout-revealing evals on that suite (every instance set, operator
-resets included: a reset forgives the budget, not the evidence), with
+resets included: a reset forgives the budget, not the evidence; every org,
+since one author may hold many and the store cannot tell), with
 
     alpha_k = ALPHA / (k (k + 1)),   so that   sum over k of alpha_k = ALPHA.
 
@@ -127,7 +128,7 @@ def eval_score_lower(
     record: AgentRecord, revealed: Mapping[str, int]
 ) -> tuple[Decimal | None, dict[str, int]]:
     """The record's score as evidence: the lowest bound over every graded split, each at
-    its suite's k (`revealed`: the org's holdout-revealing evals per suite, at least 1).
+    its suite's k (`revealed`: every org's holdout-revealing evals per suite, at least 1).
     None when the record has no eval_score (an unverified capability)."""
     ks = {suite_id: max(1, int(revealed.get(suite_id, 0))) for suite_id in record.suites}
     if record.eval_score is None:

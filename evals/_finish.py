@@ -170,6 +170,6 @@ def certify(store: Store, plan: Plan, record: AgentRecord) -> Certify:
             "warnings": shown["warnings"],
             "suites": suites,
             # The lower-bound gate's k at issue (docs/integrity.md shows it to authors).
-            "holdout_evals": store.exposure.revealed(agent.org, suites),
+            "holdout_evals": store.exposure.revealed(suites),
         },
     )

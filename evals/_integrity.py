@@ -9,11 +9,14 @@ and the lower-bound gate call, kept pure so the offline simulation
 - **Instance sets.** A generated holdout is a new set of instances at each
   epoch; a stored holdout file is one set for its whole life (whatever suite
   version carries it). `instance_set` names the set a plan grades.
-- **The exposure budget.** Each eval that grades a holdout spends one unit of
+- **The exposure budgets.** Each eval that grades a holdout spends one unit of
   the agent's org's budget for that instance set, across every agent name
-  and version of the org (an author can register any number of them).
-  `limits.holdout_evals_per_epoch` sets it (default 3); once it is spent, an
-  eval of that org's agents runs the public split only (`withheld`).
+  and version of the org (an author can register any number of them;
+  `limits.holdout_evals_per_epoch`, default 3), and one of the instance
+  set's own, every org's reveals together (an author can hold any number of
+  orgs; `limits.holdout_evals_per_instance_set`, default 6). Once either is
+  spent, an eval of that org's agents runs the public split only
+  (`withheld`).
 - **One coarse fact per split, for complete evals only.** An author sees a
   holdout split as its rate with its Wilson interval (`passed`, `total`,
   `rate`, `ci95`) once the eval is complete; nothing per case, check, tag or
@@ -97,10 +100,27 @@ class Withheld:
     renews_at: datetime | None  # None: a stored holdout's budget never renews by time
     renews_after_evals: int | None  # or after this many more evals of the suite
     renews_by_count_from: datetime | None = None  # but not before this time
+    # The instance set's budget (every org's reveals together) is spent, not the org's:
+    # `spent` and `limit` are then the instance set's.
+    exposed: bool = False
 
     def message(self) -> str:
-        from records import utc_text
 
+        if self.exposed:
+            head = (
+                f"{self.suite_id}'s current holdout instances had {self.spent} of their "
+                f"{self.limit} holdout-revealing evals, every org's together: this eval runs the "
+                "public split only and writes no record"
+            )
+            if self.renews_at is None:
+                return (
+                    head + "; a stored holdout is refreshed by a new suite version with a new "
+                    "holdout file"
+                )
+            return (
+                f"{head}; {self._when()}; an operator can start new instances at once: "
+                f"holon suites rotate-holdout {self.suite_id}"
+            )
         head = (
             f"{self.org} has had {self.spent} of its {self.limit} holdout-revealing evals on "
             f"{self.suite_id}'s current holdout instances: this eval runs the public split only "
@@ -116,18 +136,24 @@ class Withheld:
                 head + "; a stored holdout never renews by time (a new suite version with a new "
                 f"holdout file does); {reset}"
             )
+        return f"{head}; {self._when()}; {reset}"
+
+    def _when(self) -> str:
+        from records import utc_text
+
+        assert self.renews_at is not None
         when = f"new instances come at {utc_text(self.renews_at)}"
         if self.renews_after_evals is not None:
             when += f" or after {self.renews_after_evals} more evals of the suite"
             if self.renews_by_count_from is not None:
                 when += f", no sooner than {utc_text(self.renews_by_count_from)}"
-        return f"{head}; {when}; {reset}"
+        return when
 
     def to_json(self) -> dict[str, Any]:
         from records import utc_text
 
         return {
-            "reason": "holdout_budget_spent",
+            "reason": "holdout_instances_exposed" if self.exposed else "holdout_budget_spent",
             "spent": self.spent,
             "limit": self.limit,
             "renews_at": None if self.renews_at is None else utc_text(self.renews_at),
@@ -140,8 +166,8 @@ class Withheld:
 
 
 def may_reveal(spent: int, limit: int) -> bool:
-    """The exposure budget's rule: an org that had `spent` holdout-revealing evals on an
-    instance set may have one more while `spent < limit`."""
+    """The exposure budgets' rule: an org (or every org together) that had `spent`
+    holdout-revealing evals on an instance set may have one more while `spent < limit`."""
     return spent < limit
 
 
@@ -150,16 +176,23 @@ def withheld(
     *,
     org: str,
     spent: int,
+    instance_revealed: int,
     epoch_started_at: datetime,
     evals_in_epoch: int,
 ) -> Withheld | None:
-    """None when the org may have one more holdout-revealing eval of `suite`, else why not."""
-    limit = suite.limits.holdout_evals_per_epoch
-    if may_reveal(spent, limit):
-        return None
+    """None when the org may have one more holdout-revealing eval of `suite`, else why not:
+    its own budget (`spent` of the org) or the instance set's (`instance_revealed`, every
+    org's), whichever is spent (the instance set's first: no reset gives it back)."""
+    exposed = not may_reveal(instance_revealed, suite.limits.holdout_evals_per_instance_set)
+    if exposed:
+        spent, limit = instance_revealed, suite.limits.holdout_evals_per_instance_set
+    else:
+        limit = suite.limits.holdout_evals_per_epoch
+        if may_reveal(spent, limit):
+            return None
     generator = suite.holdout_generator
     if generator is None:
-        return Withheld(org, suite.id, spent, limit, None, None)
+        return Withheld(org, suite.id, spent, limit, None, None, exposed=exposed)
     after_evals = (
         None
         if generator.rotate_after_evals is None
@@ -174,6 +207,7 @@ def withheld(
         epoch_started_at + timedelta(days=generator.rotate_after_days),
         after_evals,
         None if after_evals is None else by_count_from,
+        exposed=exposed,
     )
 
 

@@ -130,7 +130,8 @@ class Plan:
         )
 
     def exposure(self) -> list[ExposureSpend]:
-        """One unit of the org's budget for each suite whose holdout this plan grades."""
+        """One unit of the org's budget, and one of the instance set's, for each suite whose
+        holdout this plan grades."""
         return [
             ExposureSpend(
                 org=self.agent.org,
@@ -138,6 +139,7 @@ class Plan:
                 instance_set=planned.instance_set,
                 label=planned.instance_label,
                 limit=planned.suite.limits.holdout_evals_per_epoch,
+                instance_limit=planned.suite.limits.holdout_evals_per_instance_set,
             )
             for planned in self.suites
             if planned.holdout
@@ -238,6 +240,7 @@ def make_plan(
                 suite,
                 org=agent.org,
                 spent=store.exposure.spent(agent.org, suite.id, key),
+                instance_revealed=store.exposure.instance_revealed(suite.id, key),
                 epoch_started_at=installed.epoch_started_at,
                 evals_in_epoch=installed.evals_in_epoch,
             )

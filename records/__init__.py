@@ -66,7 +66,13 @@ from records._eval_values import (
     ScoredCell,
 )
 from records._evals import EvalRegistry
-from records._exposure import ExposureInfo, ExposureRegistry, ExposureResetInfo, ExposureSpend
+from records._exposure import (
+    ExposureInfo,
+    ExposureRegistry,
+    ExposureResetInfo,
+    ExposureSpend,
+    InstanceSetInfo,
+)
 from records._health import StoreHealth, Unattended
 from records._identities import IdentityInfo, IdentityRegistry
 from records._ids import eval_id, ulid
@@ -191,6 +197,7 @@ __all__ = [
     "IdentityRegistry",
     "ImportRegistry",
     "InstalledSuite",
+    "InstanceSetInfo",
     "LedgerEntry",
     "LedgerRegistry",
     "LedgerStatus",

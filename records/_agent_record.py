@@ -467,7 +467,7 @@ class AgentRecord:
     holdout_epochs: Mapping[str, int] | None  # the epoch each holdout graded
     certificate_id: str | None
     stale_reasons: tuple[str, ...] | None = None
-    # The lower-bound gate's k: the org's holdout-revealing evals on each suite, now.
+    # The lower-bound gate's k: every org's holdout-revealing evals on each suite, now.
     holdout_evals: Mapping[str, int] | None = None
     issuer: str | None = None  # whose certificate carried it; None: this store's
     # "unchecked": an imported record whose issuer's revocation list was never read

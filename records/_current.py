@@ -234,9 +234,9 @@ class CurrentRecords:
         if canaries:
             record = replace(record, canaries=canaries)
         if holdout_evals:
-            # The k of the lower-bound gate (docs/integrity.md): the org's holdout-
+            # The k of the lower-bound gate (docs/integrity.md): every org's holdout-
             # revealing evals on each suite the record was graded on, counted now.
-            revealed = self._store.exposure.revealed(agent_id.split("/", 1)[0], record.suites)
+            revealed = self._store.exposure.revealed(record.suites)
             record = replace(record, holdout_evals=revealed)
         return record
 

@@ -1,12 +1,14 @@
-"""Holdout exposure: how many holdout-revealing evals each org had on each instance set.
+"""Holdout exposure: how many holdout-revealing evals each instance set had, and each org.
 
 An agent author learns something about a holdout from every eval that
-grades it, whatever name or version the agent is registered under, so the
-budget is the org's (docs/integrity.md). Each eval that grades a suite's
-holdout spends one unit, in the transaction that creates the eval, so two
-evals started at once cannot both take the last unit. `revealed` counts the
-same evals but is never reset: the lower-bound gate pays for every one of
-them, whatever an operator forgave.
+grades it, whatever name, version or org the agent is registered under, and
+one author may hold many org tokens (docs/integrity.md). So exposure is
+counted twice, in the transaction that creates the eval: against the org's
+budget (`spent`, which bounds one org's spend and an operator may reset) and
+against the instance set's (every org's reveals together, never reset).
+Conditional updates take each unit, so two evals started at once cannot
+both take the last one. The lower-bound gate's k is every org's reveals of
+the suite (`revealed`): m orgs learn no more than one could.
 
 This layer stores counts; which instance set a plan grades and what the
 limit is are decided by `evals` and arrive as plain values.
@@ -25,14 +27,20 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from records._ids import ulid
-from records._models import ExposureReset, HoldoutExposure
+from records._models import ExposureReset, HoldoutExposure, InstanceSetExposure
 from records._types import utc_text, utcnow
 from schema.errors import NotFound, Refused
 
 if TYPE_CHECKING:
     from records._store import Store
 
-__all__ = ["ExposureInfo", "ExposureRegistry", "ExposureResetInfo", "ExposureSpend"]
+__all__ = [
+    "ExposureInfo",
+    "ExposureRegistry",
+    "ExposureResetInfo",
+    "ExposureSpend",
+    "InstanceSetInfo",
+]
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,8 @@ class ExposureSpend:
     suite_id: str
     instance_set: str
     label: str
-    limit: int
+    limit: int  # of the org's reveals of the instance set
+    instance_limit: int  # of every org's reveals of the instance set together
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,17 @@ class ExposureInfo:
     instance_set: str
     label: str
     spent: int
+    revealed: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class InstanceSetInfo:
+    """Every org's holdout-revealing evals of one instance set together."""
+
+    suite_id: str
+    instance_set: str
+    label: str
     revealed: int
     updated_at: datetime
 
@@ -151,6 +171,40 @@ def spend_all(session: Session, spends: Iterable[ExposureSpend]) -> None:
                 "resets the budget (`holon suites exposure reset`)",
                 details={"org": spend.org, "suite": spend.suite_id, "limit": spend.limit},
             )
+        _spend_instance_set(session, spend, insert, now)
+
+
+def _spend_instance_set(session: Session, spend: ExposureSpend, insert: Any, now: Any) -> None:
+    """The instance set's unit: every org's reveals together, never reset."""
+    session.execute(
+        insert(InstanceSetExposure)
+        .values(
+            suite_id=spend.suite_id,
+            instance_set=spend.instance_set,
+            label=spend.label,
+            revealed=0,
+            updated_at=now,
+        )
+        .on_conflict_do_nothing()
+    )
+    taken = session.execute(
+        update(InstanceSetExposure)
+        .where(
+            InstanceSetExposure.suite_id == spend.suite_id,
+            InstanceSetExposure.instance_set == spend.instance_set,
+            InstanceSetExposure.revealed < spend.instance_limit,
+        )
+        .values(revealed=InstanceSetExposure.revealed + 1, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if taken.rowcount != 1:  # type: ignore[attr-defined]
+        raise Refused(
+            f"{spend.suite_id}'s current holdout instances were revealed "
+            f"{spend.instance_limit} times, by every org together, since the eval was planned",
+            hint="plan the eval again: it will run the public split only until new "
+            "instances come (a new epoch, or a new holdout file)",
+            details={"suite": spend.suite_id, "instance_limit": spend.instance_limit},
+        )
 
 
 class ExposureRegistry:
@@ -162,21 +216,43 @@ class ExposureRegistry:
             row = session.get(HoldoutExposure, (org, suite_id, instance_set))
             return 0 if row is None else row.spent
 
-    def revealed(self, org: str, suite_ids: Iterable[str]) -> dict[str, int]:
-        """Holdout-revealing evals of `org` per suite id, over every instance set and version
-        (the k of the lower-bound gate); 0 for a suite the org never had graded."""
+    def instance_revealed(self, suite_id: str, instance_set: str) -> int:
+        """Every org's holdout-revealing evals of one instance set (its budget's count)."""
+        with self._store.read() as session:
+            row = session.get(InstanceSetExposure, (suite_id, instance_set))
+            return 0 if row is None else row.revealed
+
+    def revealed(self, suite_ids: Iterable[str]) -> dict[str, int]:
+        """Holdout-revealing evals per suite id, of every org, over every instance set and
+        version (the k of the lower-bound gate); 0 for a suite never graded.
+
+        Every org's, not the record's org's: an author with m org tokens has had every
+        one of those evals, and which orgs are one author no store can tell."""
         wanted = sorted(set(suite_ids))
         out = dict.fromkeys(wanted, 0)
         if not wanted:
             return out
         with self._store.read() as session:
             rows = session.execute(
-                select(HoldoutExposure.suite_id, func.sum(HoldoutExposure.revealed))
-                .where(HoldoutExposure.org == org, HoldoutExposure.suite_id.in_(wanted))
-                .group_by(HoldoutExposure.suite_id)
+                select(InstanceSetExposure.suite_id, func.sum(InstanceSetExposure.revealed))
+                .where(InstanceSetExposure.suite_id.in_(wanted))
+                .group_by(InstanceSetExposure.suite_id)
             )
             out.update({suite_id: int(total or 0) for suite_id, total in rows})
         return out
+
+    def instance_sets(self, suite_id: str) -> builtins.list[InstanceSetInfo]:
+        """Each instance set of the suite that was revealed, with every org's count."""
+        with self._store.read() as session:
+            rows = session.scalars(
+                select(InstanceSetExposure)
+                .where(InstanceSetExposure.suite_id == suite_id)
+                .order_by(InstanceSetExposure.updated_at, InstanceSetExposure.instance_set)
+            )
+            return [
+                InstanceSetInfo(r.suite_id, r.instance_set, r.label, r.revealed, r.updated_at)
+                for r in rows
+            ]
 
     def list(self, *, suite_id: str | None = None, org: str | None = None) -> list[ExposureInfo]:
         with self._store.read() as session:

@@ -136,6 +136,25 @@ class HoldoutExposure(Base):
     updated_at: Mapped[datetime]
 
 
+class InstanceSetExposure(Base):
+    """How many holdout-revealing evals one instance set of a suite's holdout had, every
+    org's together (docs/integrity.md, "Exposure is the holdout's").
+
+    Every org's eval teaches whoever holds those orgs the same cases, so this
+    count, not an org's, is what the instance set's budget
+    (`limits.holdout_evals_per_instance_set`) limits; it never goes down. Its
+    sum over a suite's instance sets is the lower-bound gate's k.
+    """
+
+    __tablename__ = "instance_set_exposure"
+
+    suite_id: Mapped[str] = mapped_column(String(63), primary_key=True)
+    instance_set: Mapped[str] = mapped_column(String(64), primary_key=True)
+    label: Mapped[str] = mapped_column(String(120))
+    revealed: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime]
+
+
 class ExposureReset(Base):
     """An operator's reset of an exposure budget: kept, never deleted."""
 

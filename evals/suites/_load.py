@@ -21,6 +21,7 @@ from evals.suites._extensions import ExtensionFile, Trusted, digests, load_exten
 from evals.suites._loaders import pinned_file, relocate, run_loader
 from evals.suites._model import (
     DEFAULT_HOLDOUT_EVALS_PER_EPOCH,
+    DEFAULT_HOLDOUT_EVALS_PER_INSTANCE_SET,
     DEFAULT_OVERFIT_DELTA,
     DEFAULT_ROTATE_AFTER_DAYS,
     DEFAULT_ROTATE_MIN_HOURS,
@@ -311,6 +312,7 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None, pinned: bool
             Decimal(limits["max_cost_usd"]),
             Decimal(limits["timeout_s"]),
             limits.get("holdout_evals_per_epoch", DEFAULT_HOLDOUT_EVALS_PER_EPOCH),
+            limits.get("holdout_evals_per_instance_set", DEFAULT_HOLDOUT_EVALS_PER_INSTANCE_SET),
         ),
         repetitions=data.get("repetitions", 1),
         threshold=Decimal(data["threshold"]),

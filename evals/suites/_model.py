@@ -17,6 +17,10 @@ DEFAULT_OVERFIT_DELTA = Decimal("0.15")
 # docs/integrity.md: each org's holdout-revealing evals per instance set, and how
 # long a generated holdout's epoch lasts when evals alone do not rotate it.
 DEFAULT_HOLDOUT_EVALS_PER_EPOCH = 3
+# Every org's holdout-revealing evals of one instance set together: past it the set is
+# exposed, whoever asks (docs/integrity.md, "Exposure is the holdout's": at 6 the best
+# adaptive attack on a 150-case holdout gains +0.045 on average; at 10, +0.067).
+DEFAULT_HOLDOUT_EVALS_PER_INSTANCE_SET = 6
 DEFAULT_ROTATE_AFTER_DAYS = 7
 # The least age of an epoch before `rotate_after_evals` may end it: a count alone would
 # renew an org's holdout budget as fast as it can run evals (docs/integrity.md).
@@ -30,6 +34,7 @@ class SuiteLimits:
     max_cost_usd: Decimal
     timeout_s: Decimal
     holdout_evals_per_epoch: int = DEFAULT_HOLDOUT_EVALS_PER_EPOCH
+    holdout_evals_per_instance_set: int = DEFAULT_HOLDOUT_EVALS_PER_INSTANCE_SET
 
 
 @dataclass(frozen=True)

@@ -322,8 +322,9 @@ def _against_record(
             weakest_suite=record.weakest_suite,
         )
     if mandate.min_eval_score_lower is not None:
-        # The bound is paid for selection: k counts the owner's holdout-revealing
-        # evals on each suite (the record view carries them as holdout_evals).
+        # The bound is paid for selection: k counts every org's holdout-revealing
+        # evals on each suite, since one author may hold many orgs (the record view
+        # carries them as holdout_evals).
         revealed = record.holdout_evals or {}
         if not admits_lower(record, revealed, mandate.min_eval_score_lower):
             lower, ks = eval_score_lower(record, revealed)

@@ -473,7 +473,7 @@ def _record_view() -> dict[str, Any]:
             "eval_score_lower": {
                 "type": ["number", "null"],
                 "description": "eval_score as evidence: the lowest lower bound over the graded "
-                "splits, each paid for the org's holdout-revealing evals on its suite "
+                "splits, each paid for every org's holdout-revealing evals on its suite "
                 "(holdout_evals; docs/integrity.md); null without an eval_score",
             },
             "live_score": {

@@ -165,16 +165,27 @@ class ExposureQuery:
 
 
 def _exposure(service: StoreService, asked: ExposureQuery) -> JSONObject:
-    """Each org's holdout budget on the suite per instance set, and the resets."""
+    """Each org's holdout budget on the suite per instance set, every org's together per
+    instance set, and the resets."""
     from evals.suites import load_installed
     from gateway.service._views import reset_view, timestamp
 
     suite, org = asked.suite, asked.org
     service.store.suites.get(suite)  # NotFound for an unknown suite
-    limit = load_installed(service.store, suite, service.home).limits.holdout_evals_per_epoch
+    limits = load_installed(service.store, suite, service.home).limits
     return {
         "suite": suite,
-        "limit": limit,
+        "limit": limits.holdout_evals_per_epoch,
+        "instance_limit": limits.holdout_evals_per_instance_set,
+        "instance_sets": [
+            {
+                "instance_set": i.instance_set,
+                "label": i.label,
+                "revealed": i.revealed,
+                "updated_at": timestamp(i.updated_at),
+            }
+            for i in service.store.exposure.instance_sets(suite)
+        ],
         "items": [
             {
                 "org": e.org,
@@ -205,13 +216,20 @@ SUITES_EXPOSURE = Operation(
     cli=Cli(
         help="each org's holdout budget on a suite: evals spent per instance set, and resets",
         description="Each eval that grades a suite's holdout spends one unit of its agent's "
-        "org's budget for that set of holdout instances (docs/integrity.md). Lists what each "
-        "org spent, what it revealed in all (never reset), and every reset.",
+        "org's budget for that set of holdout instances, and one of the set's own, every "
+        "org's together (docs/integrity.md). Lists each set's reveals by every org (never "
+        "reset), what each org spent, what it revealed in all (never reset), and every reset.",
         render=Sections(
             (
                 Lines(
                     lambda v: [
-                        f"{v['suite']}: {v['limit']} holdout-revealing evals per org per set"
+                        f"{v['suite']}: {v['limit']} holdout-revealing evals per org per set, "
+                        f"{v['instance_limit']} per set by every org together",
+                        *(
+                            f"{i['label']}: revealed {i['revealed']} of {v['instance_limit']} "
+                            "by every org"
+                            for i in v["instance_sets"]
+                        ),
                     ]
                 ),
                 Table(

@@ -220,7 +220,8 @@ class EvalOps:
 
     def record(self, agent_id: str) -> JSONObject:
         """The current record, its staleness, and its score as evidence: the lower bound
-        paid for the org's holdout-revealing evals (`eval_score_lower`, docs/integrity.md)."""
+        paid for every org's holdout-revealing evals of its suites (`eval_score_lower`,
+        docs/integrity.md)."""
         info = self.store.agents.get(agent_id)
         record = self.store.evals.current_record_with_staleness(agent_id, info.version)
         if record is None:
@@ -230,7 +231,8 @@ class EvalOps:
                 # public cases only, which the plan says before anything runs.
                 hint=(
                     f"holon eval {agent_id} (its plan, shown before it runs, says whether it "
-                    "can write a record: not while the org's holdout budget is spent)"
+                    "can write a record: not while the org's or the instance set's holdout "
+                    "budget is spent)"
                 ),
             )
         lower, _ = eval_score_lower(record, record.holdout_evals or {})

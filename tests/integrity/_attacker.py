@@ -74,10 +74,13 @@ def _case(case_id: str, text: str, label: str) -> dict[str, Any]:
     return {"id": case_id, "input": {"text": text}, "expected": {"label": label}}
 
 
-def write_suite(root: Path, kind: str) -> Path:
-    """A coin suite with a stored (`fixed`) or generated holdout; its directory."""
+def write_suite(root: Path, kind: str, name: str = "") -> Path:
+    """A coin suite with a stored (`fixed`) or generated holdout; its directory. A `name`
+    makes it a suite of its own (id `coin-KIND-NAME`, capability `coin.KIND_NAME`), with
+    instance sets and budgets of its own; the stored file's labels are the same."""
     rng = random.Random(f"coin-{kind}")
-    directory = root / f"coin-{kind}"
+    suite_id = f"coin-{kind}" + (f"-{name}" if name else "")
+    directory = root / suite_id
     (directory / "cases").mkdir(parents=True)
     (directory / "schemas").mkdir()
     (directory / "schemas" / "input.json").write_text(
@@ -112,7 +115,7 @@ def write_suite(root: Path, kind: str) -> Path:
             "    case: {input: {$fixture: coin}, expected: {$truth: coin}}"
         )
     (directory / "suite.yaml").write_text(
-        SUITE.format(id=f"coin-{kind}", kind=kind, holdout=holdout)
+        SUITE.format(id=suite_id, kind=kind + (f"_{name}" if name else ""), holdout=holdout)
     )
     return directory
 

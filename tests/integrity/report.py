@@ -22,7 +22,14 @@ def main() -> None:
         for strategy in STRATEGIES:
             for limit in (1000, 3):
                 runs = [
-                    attack(strategy, kind=kind, submissions=200, limit=limit, seed=s)  # type: ignore[arg-type]
+                    attack(
+                        strategy,  # type: ignore[arg-type]
+                        kind=kind,
+                        submissions=200,
+                        limit=limit,
+                        instance_limit=limit,
+                        seed=s,
+                    )
                     for s in SEEDS
                 ]
                 budget = "none" if limit == 1000 else str(limit)
@@ -31,6 +38,21 @@ def main() -> None:
                     f"{mean(r.inflation for r in runs):+.3f} | "
                     f"{max(r.inflation for r in runs):+.3f} |\n"
                 )
+    out("\nEleven orgs, the final from a fresh one (fixed holdout):\n\n")
+    out("| counting | attack | revealing evals | final's k | mean final - truth | worst | ")
+    out("admitted at truth + 0.01 |\n|---|---|---|---|---|---|---|\n")
+    for counting in ("holdout", "org"):
+        for strategy in STRATEGIES:
+            runs = [
+                attack(strategy, kind="fixed", orgs=11, counting=counting, seed=s)  # type: ignore[arg-type]
+                for s in SEEDS
+            ]
+            finals = [r.final_inflation or 0.0 for r in runs]
+            admitted = sum(r.gate_admits(Decimal(str(round(r.truth + 0.01, 2)))) for r in runs)
+            out(
+                f"| {counting} | {strategy} | {runs[0].revealed} | {runs[0].k(10)} | "
+                f"{mean(finals):+.3f} | {max(finals):+.3f} | {admitted} of {len(runs)} |\n"
+            )
     out("\nWith new instances every 3 submissions (67 epochs over 200 submissions):\n\n")
     out("| attack | mean best record - truth | best lower bound (k = 200) | admitted at ")
     out("truth + 0.01 |\n")

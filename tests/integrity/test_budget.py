@@ -102,17 +102,13 @@ def test_a_reset_gives_the_budget_back_and_is_kept(store: Store, tmp_path: Path)
     _, plan = _eval(store, home)
     assert plan.full
     # A reset forgives the budget, not the evidence: the gate's k counts all four.
-    assert store.exposure.revealed("test", ["tiny"]) == {"tiny": 4}
+    assert store.exposure.revealed(["tiny"]) == {"tiny": 4}
     (entry,) = store.exposure.list(suite_id="tiny")
     assert (entry.spent, entry.revealed) == (1, 4)
 
 
-def test_the_last_unit_goes_to_exactly_one_of_two_evals_started_at_once(
-    store: Store, tmp_path: Path
-) -> None:
-    home = _evaluated(store, tmp_path, 2)
-    plans = [make_plan(store, AGENT_ID, home=home) for _ in range(2)]
-    assert all(p.full for p in plans)  # each was planned with one unit left
+def race_to_start(store: Store, plans: list[Any], refusal: str) -> list[str]:
+    """Start two planned evals at the same moment: how each ended, sorted."""
     outcomes: list[str] = []
     barrier = threading.Barrier(2)
 
@@ -122,7 +118,7 @@ def test_the_last_unit_goes_to_exactly_one_of_two_evals_started_at_once(
             start(store, plan)
             outcomes.append("started")
         except Refused as error:
-            assert "was spent since the eval was planned" in str(error)
+            assert refusal in str(error)
             # An author may read this refusal (an eval queued on registration):
             # it names neither the epoch nor the instance set.
             assert "epoch" not in str(error) and plan.suites[0].instance_set[:12] not in str(error)
@@ -130,7 +126,19 @@ def test_the_last_unit_goes_to_exactly_one_of_two_evals_started_at_once(
             outcomes.append("refused")
 
     assert in_threads(begin, plans) == []
-    assert sorted(outcomes) == ["refused", "started"]
+    return sorted(outcomes)
+
+
+def test_the_last_unit_goes_to_exactly_one_of_two_evals_started_at_once(
+    store: Store, tmp_path: Path
+) -> None:
+    home = _evaluated(store, tmp_path, 2)
+    plans = [make_plan(store, AGENT_ID, home=home) for _ in range(2)]
+    assert all(p.full for p in plans)  # each was planned with one unit left
+    assert race_to_start(store, plans, "was spent since the eval was planned") == [
+        "refused",
+        "started",
+    ]
     assert store.exposure.list(suite_id="tiny")[0].spent == 3
     # The refused eval wrote nothing: one running eval, not two.
     assert len(store.evals.running()) == 1

@@ -90,3 +90,21 @@ def test_every_split_of_every_suite_must_reach_it() -> None:
     assert not admits_lower(record, {"a": 3}, value + Decimal("0.0001"))
     assert eval_score_lower(replace(record, eval_score=None), {}) == (None, {"a": 1, "b": 1})
     assert not admits_lower(replace(record, eval_score=None), {}, Decimal(0))
+
+
+@pytest.mark.parametrize(
+    ("n", "bounds"),
+    [
+        (60, ("0.7200", "0.6316", "0.5571", "0.4981")),
+        (150, ("0.7733", "0.7216", "0.6754", "0.6358")),
+        (500, ("0.8107", "0.7856", "0.7631", "0.7435")),
+        (2000, ("0.8312", "0.8198", "0.8099", "0.8013")),
+    ],
+)
+def test_the_price_of_counting_every_orgs_evals(n: int, bounds: tuple[str, ...]) -> None:
+    """An honest agent right on 85% of the holdout, its bound when it is the 1st, 10th,
+    100th and 1000th agent evaluated on the suite (docs/integrity.md, "What it costs"):
+    the bound widens as a suite is used, and a large holdout is what keeps it close."""
+    shown = tuple(str(lower_bound(Fraction(85, 100) * n, n, k)) for k in (1, 10, 100, 1000))
+    assert shown == bounds
+    assert all(Decimal(b) < Decimal(a) for a, b in zip(shown, shown[1:], strict=False))

@@ -35,23 +35,80 @@ def test_no_attack_gets_past_truth_plus_five_points(kind: str, strategy: str) ->
     assert sum(inflations) / len(inflations) <= 0.05, (strategy, kind, inflations)
 
 
+@pytest.mark.parametrize("orgs", [11, 67])
+@pytest.mark.parametrize("kind", ["fixed", "generated"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_many_orgs_learn_no_more_than_the_holdout_allows(
+    strategy: str, kind: str, orgs: int
+) -> None:
+    """An author with `orgs` org tokens, who knows the budgets: it learns from all but one
+    and makes its final submission from a fresh org, keeping the instance set's last unit
+    for it, so the final reveals and is judged. Every org's reveals count: 6 in all, the
+    final's k is 6, the best record stays within +0.05 of the truth on average, and a
+    mandate asking a lower bound its truth does not reach admits none of them."""
+    inflations = []
+    for seed in SEEDS:
+        run = attack(strategy, kind=kind, submissions=200, orgs=orgs, seed=seed)  # type: ignore[arg-type]
+        assert run.revealed == 6 and run.final is not None  # the final revealed
+        assert run.record_orgs[-1] == orgs - 1 and run.k(orgs - 1) == 6
+        assert len(set(run.record_orgs)) == 3  # two learning orgs had the other five
+        assert run.inflation <= 0.11, (strategy, kind, seed, run.best)
+        inflations.append(run.inflation)
+        for minimum in (Decimal(str(round(run.truth + 0.01, 2))), Decimal("0.55")):
+            assert not run.gate_admits(minimum), (strategy, seed, minimum, run.best_lower())
+    assert sum(inflations) / len(inflations) <= 0.05, (strategy, kind, inflations)
+
+
+@pytest.mark.parametrize("strategy", ["probe", "decode"])
+def test_counted_per_org_the_many_org_attack_succeeds(strategy: str) -> None:
+    """The simulation can fail: counted per org (each org's own budget, the gate's k its
+    own reveals), 10 learning orgs reveal the holdout 30 times and the fresh org's final,
+    judged at k = 1, is inflated past +0.10 on average and admitted by a lower bound
+    above its truth."""
+    runs = [
+        attack(strategy, kind="fixed", submissions=200, orgs=11, counting="org", seed=seed)  # type: ignore[arg-type]
+        for seed in SEEDS
+    ]
+    assert all(r.revealed == 31 and r.k(10) == 1 for r in runs)
+    finals = [r.final_inflation for r in runs]
+    assert all(f is not None for f in finals)
+    assert sum(f for f in finals if f is not None) / len(finals) > 0.10, finals
+    assert sum(r.gate_admits(Decimal("0.55")) for r in runs) >= 4
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_without_the_budget_the_same_attacks_succeed(strategy: str) -> None:
-    """The simulation can fail: with no budget (200 revealing evals) the attacks the issue
-    measured inflate the record far past 5 points (probing reads 198 labels outright)."""
-    run = attack(strategy, kind="fixed", submissions=200, limit=1000, seed=1)  # type: ignore[arg-type]
+    """The simulation can fail: with no budgets (200 revealing evals) the attacks
+    inflate the record far past 5 points (probing reads 198 labels outright)."""
+    run = attack(
+        strategy,  # type: ignore[arg-type]
+        kind="fixed",
+        submissions=200,
+        limit=1000,
+        instance_limit=1000,
+        seed=1,
+    )
     assert run.revealed == 200
     assert run.inflation > 0.1, (strategy, run.best)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("orgs", [1, 11])
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_the_lower_bound_gate_never_admits_a_no_skill_agent(strategy: str) -> None:
+def test_the_lower_bound_gate_never_admits_a_no_skill_agent(strategy: str, orgs: int) -> None:
     """Even with new instances every few submissions (200 submissions over 67 epochs, so
-    the budget renews and best-of-k selection works), a mandate asking a lower bound above
-    the agent's true accuracy admits none of its records: k counts every revealing eval."""
+    the budgets renew and best-of-k selection works), from one org or from eleven, a
+    mandate asking a lower bound above the agent's true accuracy admits none of its
+    records: k counts every revealing eval of every org."""
     for seed in SEEDS:
-        run = attack(strategy, kind="generated", submissions=200, epochs=67, seed=seed)  # type: ignore[arg-type]
+        run = attack(
+            strategy,  # type: ignore[arg-type]
+            kind="generated",
+            submissions=200,
+            epochs=67,
+            seed=seed,
+            orgs=orgs,
+        )
         assert run.revealed == 200
         threshold = Decimal(str(round(run.truth + 0.01, 2)))
         assert not run.gate_admits(threshold), (strategy, seed, run.best, run.best_lower())

@@ -203,3 +203,40 @@ def test_the_kept_reports_table_goes_down_and_up_again(store_url: str) -> None:
         assert diff == []
     finally:
         engine.dispose()
+
+
+def test_the_instance_set_migration_counts_every_reveal_already_shown(store_url: str) -> None:
+    """0020 starts each instance set's count (its budget, the gate's k) from every org's
+    reveals already made, not from zero: a store upgraded mid-attack forgets none."""
+    engine = open_engine(store_url)
+    rows = [
+        ("one", "s1", "a", 3),
+        ("two", "s1", "a", 2),
+        ("one", "s1", "b", 1),
+        ("one", "s2", "a", 4),
+    ]
+    try:
+        upgrade(engine, "0019")
+        with engine.begin() as conn:
+            for org, suite, instance_set, revealed in rows:
+                conn.execute(
+                    text(
+                        "INSERT INTO holdout_exposure (org, suite_id, instance_set, label, spent, "
+                        "revealed, updated_at) VALUES (:org, :suite, :set, 'x', 0, :n, :at)"
+                    ),
+                    {
+                        "org": org,
+                        "suite": suite,
+                        "set": instance_set,
+                        "n": revealed,
+                        "at": "2026-12-01 00:00:00",
+                    },
+                )
+        upgrade(engine)
+        with engine.connect() as conn:
+            counted = conn.execute(
+                text("SELECT suite_id, instance_set, revealed FROM instance_set_exposure")
+            ).all()
+        assert sorted(tuple(r) for r in counted) == [("s1", "a", 5), ("s1", "b", 1), ("s2", "a", 4)]
+    finally:
+        engine.dispose()
