@@ -54,6 +54,7 @@ import run as eval_bench  # noqa: E402
 from bench._support import finished_eval, postgres_url  # noqa: E402
 from evals.reports import ReportCache, build_report, render_html, render_json  # noqa: E402
 from gateway.console._data import grouped, overview, record_row  # noqa: E402
+from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS  # noqa: E402
 from gateway.console._render import render  # noqa: E402
 from gateway.service import StoreService  # noqa: E402
 from gateway.web import Bearer, Shared  # noqa: E402
@@ -137,6 +138,8 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
             view=view,
             audience="operator",
             done_share=1.0,
+            status_word=STATUS_WORDS[view["status"]],  # as the console's eval page
+            status_note=STATUS_NOTES.get(view["status"], ""),
             who=OPERATOR,
             csrf="0" * 64,
         )
