@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -168,7 +169,14 @@ def test_b_imports_a_certificate_and_its_mandates_decide_by_issuer(tmp_path: Pat
             assert rechecked.json()["revoked"] == [view["certificate_id"]]
             listed = operator_b("certificates", "list", "--json").json()["items"]
             assert [(c["issuer"], c["status"]) for c in listed] == [(issuer_a, "revoked")]
-            refused = on(url_b, tokens_b["caller:bot-a"])(
-                "invoke", AGENT, "--capability", "ticket.classify", "--input", TICKET, "--json"
-            )
+            # Every gateway process reads records through its lookup cache (one second):
+            # the revocation reaches its calls within that.
+            deadline = time.monotonic() + 10
+            while True:
+                refused = on(url_b, tokens_b["caller:bot-a"])(
+                    "invoke", AGENT, "--capability", "ticket.classify", "--input", TICKET, "--json"
+                )
+                if refused.code != 0 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
             assert refused.code == 1 and refused.json()["error"]["code"] == "not_evaluated"
