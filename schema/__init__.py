@@ -11,9 +11,9 @@ and the YAML reader into every process, `holon --help` included.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from schema._lazy import lazy_names
 from schema._version import __version__
 
 if TYPE_CHECKING:
@@ -45,9 +45,10 @@ __all__ = [
     "validate_document",
     "validator",
     "validator_class",
+    "lazy_names",
 ]
 
-# Where each public name lives: __all__ but __version__ (tests/test_schema_lazy.py).
+# Where each public name lives: __all__ but the two loaded at once (tests/test_schema_lazy.py).
 _HOMES: dict[str, str] = {
     "SCHEMA_DIR": "schema._registry",
     "entity_names": "schema._registry",
@@ -65,14 +66,4 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # later reads skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -5,8 +5,7 @@ first use (PEP 562): they need the store (`records`, SQLAlchemy), and
 `holon test` on a suite directory loads suites without one.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evals.suites._contract import Contract, Violation, contract_from_files
 from evals.suites._extensions import (
@@ -37,6 +36,7 @@ from evals.suites._model import (
     Suite,
     SuiteLimits,
 )
+from schema import lazy_names
 
 if TYPE_CHECKING:
     from evals.suites._install import (
@@ -89,13 +89,6 @@ _STORE_NAMES = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _STORE_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("evals.suites._install"), name)
-    globals()[name] = value  # later reads skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(
+    __name__, dict.fromkeys(_STORE_NAMES, "evals.suites._install"), __all__
+)

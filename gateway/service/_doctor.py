@@ -91,6 +91,14 @@ def _public_url(settings: Settings, shared: bool) -> Finding:
 
 
 def _schema(settings: Settings) -> Finding:
+    path = settings.database_path
+    if path is not None and not path.exists():  # opening it would make it
+        return Finding(
+            "store",
+            "warn",
+            f"no embedded store at {path} yet: the first command creates it",
+            "holon db upgrade (or any command) to create it",
+        )
     try:
         engine = open_engine(settings.database_url)
     except HolonError as exc:

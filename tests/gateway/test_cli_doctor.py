@@ -27,6 +27,7 @@ def test_a_used_embedded_store_is_healthy(tmp_path: Path) -> None:
     code, found = _findings(cli)
     assert code == 0 and found["store"]["level"] == "warn"  # empty: made on first use
     assert found["secret key"]["level"] == "skipped"
+    assert not (tmp_path / "holon.db").exists()  # it changes nothing, not even a file
     assert cli("agents", "list").code == 0
     code, found = _findings(cli)
     assert code == 0
