@@ -31,10 +31,14 @@ import base64
 import hashlib
 import io
 import json
+import os
 import re
+import secrets
 import sqlite3
+import subprocess
+import sys
 
-from tests.docs._blocks import ROOT, Shown, find_block
+from tests.docs._blocks import ROOT, Shown, find_block, shell_words
 from tests.docs._session import Session
 from tests.docs._steps import (
     WORKED_CELLS,
@@ -385,6 +389,52 @@ def _skus(session: Session, result: Result) -> None:
 # -- docs/settings.md ----------------------------------------------------------------------
 
 
+def _export_secret_key(session: Session, shown: Shown) -> Result:
+    """`export HOLON_SECRET_KEY=$(python3 -c '…')`: the inner command, its key exported."""
+    inner = shown.text.split("$(", 1)[1].rsplit(")", 1)[0]
+    words = shell_words(inner)
+    assert words[0] == "python3"
+    done = session.run([sys.executable, *words[1:]], cwd=ROOT)
+    session.env["HOLON_SECRET_KEY"] = done.stdout.strip()
+    return done
+
+
+def _export_password(session: Session, shown: Shown) -> Result:
+    session.env["POSTGRES_PASSWORD"] = secrets.token_urlsafe(16)
+    return Result(0, "", "")
+
+
+def _images_built(session: Session, shown: Shown) -> Result:
+    """`deploy/build`: the images it makes are there and are this checkout's. .ci/run runs
+    the command itself before the tests (a build fetches Debian's packages; tests stay
+    offline); tests/deploy runs what it made."""
+    from tests.deploy._containers import IMAGES, require_images
+
+    require_images()
+    return Result(0, "\n".join(IMAGES), "")
+
+
+def _compose_config(session: Session, shown: Shown) -> Result:
+    """`podman-compose -f deploy/compose.yaml up -d`: the file resolved with the two exported
+    settings and nothing else (`config`); tests/deploy/test_compose.py brings it up."""
+    from tests.deploy._containers import require_images
+
+    require_images()
+    words = shell_words(shown.text)
+    assert words[:3] == ["podman-compose", "-f", "deploy/compose.yaml"], words
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOLON_", "POSTGRES_"))}
+    env |= {k: session.env[k] for k in ("HOLON_SECRET_KEY", "POSTGRES_PASSWORD")}
+    argv = [sys.executable, "-m", "podman_compose", *words[1:3], "config"]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+def _compose_resolved(session: Session, result: Result) -> None:
+    for service in ("postgres", "migrate", "gateway-1", "gateway-2", "worker-1", "worker-2"):
+        assert f"  {service}:" in result.stdout, result.stdout
+    assert session.env["POSTGRES_PASSWORD"] in result.stdout
+
+
 def _fernet_key(session: Session, result: Result) -> None:
     from cryptography.fernet import Fernet
 
@@ -554,6 +604,16 @@ COMMANDS: dict[tuple[str, str], Step] = {
         check=prints(r"(^upgraded \S+ from \S+ to \d{4}$|is up to date \(revision \d{4}\)$)")
     ),
     ("docs/deploy.md", "holon db status"): Step(check=prints(r"^up_to_date: yes$")),
+    ("docs/deploy.md", "deploy/build"): Step(run=_images_built, slow=True),
+    (
+        "docs/deploy.md",
+        "export HOLON_SECRET_KEY=$(python3 -c 'from cryptography.fernet import Fernet; "
+        "print(Fernet.generate_key().decode())')",
+    ): Step(run=_export_secret_key, check=_fernet_key),
+    ("docs/deploy.md", "export POSTGRES_PASSWORD=..."): Step(run=_export_password),
+    ("docs/deploy.md", "podman-compose -f deploy/compose.yaml up -d"): Step(
+        run=_compose_config, check=_compose_resolved, slow=True
+    ),
     # docs/settings.md
     (
         "docs/settings.md",
