@@ -72,6 +72,7 @@ from records._exposure import (
     ExposureResetInfo,
     ExposureSpend,
     InstanceSetInfo,
+    SpentUnit,
 )
 from records._health import StoreHealth, Unattended
 from records._identities import IdentityInfo, IdentityRegistry
@@ -219,6 +220,7 @@ __all__ = [
     "SecretBox",
     "Settle",
     "Signer",
+    "SpentUnit",
     "Store",
     "StoreHealth",
     "SuiteInstall",

@@ -29,6 +29,7 @@ from records import (
     EvalInfo,
     EvalStatus,
     LiveConformance,
+    SpentUnit,
     Store,
     live_window_start,
     utcnow,
@@ -37,6 +38,15 @@ from schema.errors import NotFound, Refused, StoreUnavailable
 from schema.jsontext import JSONObject
 
 Progress = Callable[[dict[str, Any]], None]
+
+
+def holdout_budget(units: list[SpentUnit]) -> JSONObject:
+    """Of a stopped eval, the suites whose holdout unit came back (none of their holdout
+    cells was ever claimed) and those whose unit stays spent (docs/integrity.md)."""
+    return {
+        "refunded": sorted({u.suite_id for u in units if u.refunded_at is not None}),
+        "spent": sorted({u.suite_id for u in units if u.refunded_at is None}),
+    }
 
 
 def plan_view(plan: Plan) -> JSONObject:
@@ -194,12 +204,17 @@ class EvalOps:
             counts: dict[str, int] = {**dict.fromkeys(CellStatus, 0), CellStatus.DONE: done["done"]}
             spent = {k: done[k] for k in ("done", "passed", "cost_usd")}
             return eval_view(info, counts, spent=spent, operator=operator)
-        return eval_view(
+        view = eval_view(
             info,
             self.store.evals.counts(eval_id, split=split),
             spent=self.store.evals.progress(eval_id, split=split),
             operator=operator,
         )
+        if operator and info.status == EvalStatus.CANCELLED:
+            units = self.store.exposure.units(eval_id)
+            if units:
+                view["holdout_budget"] = holdout_budget(units)
+        return view
 
     def list(
         self, agent_id: str | None, cursor: str | None, limit: int, *, operator: bool = True
@@ -211,12 +226,16 @@ class EvalOps:
         }
 
     def cancel(self, eval_id: str) -> JSONObject:
+        """Stop a running eval; each suite whose holdout cells were never claimed gets its
+        holdout unit back in the same transaction (records.EvalRegistry.cancel)."""
         info = self.store.evals.get(eval_id)
         if info.imported:
             raise imported_refusal(info, "cancelled")
-        if info.status != EvalStatus.RUNNING:
-            raise Refused(f"eval {eval_id} is {info.status}, not running")
-        return eval_view(self.store.evals.set_status(eval_id, EvalStatus.CANCELLED))
+        cancelled, units = self.store.evals.cancel(eval_id)
+        view = eval_view(cancelled)
+        if units:
+            view["holdout_budget"] = holdout_budget(units)
+        return view
 
     def record(self, agent_id: str) -> JSONObject:
         """The current record, its staleness, and its score as evidence: the lower bound
