@@ -27,6 +27,7 @@ from records._certificate_registry import (
     CERTIFICATE_LIFETIME,
     CertificateRegistry,
     Certify,
+    ImportedRecord,
     imported_record,
 )
 from records._certificates import (
@@ -197,6 +198,7 @@ __all__ = [
     "IdentityInfo",
     "IdentityRegistry",
     "ImportRegistry",
+    "ImportedRecord",
     "InstalledSuite",
     "InstanceSetInfo",
     "LedgerEntry",
