@@ -28,6 +28,7 @@ from tests.gateway.test_certificate_issuers import (
     Issuer,
     _import,
 )
+from tests.gateway.server._gateway import running_gateway
 from tests.records._documents import MANIFEST
 
 
@@ -163,3 +164,19 @@ def _local_record(store: Store, record: Any) -> str:
         record=local,
     )
     return run
+
+
+def test_the_http_view_shows_the_import_to_its_org_and_the_operator_only(
+    service: StoreService, tmp_path: Path
+) -> None:
+    partner = Issuer()
+    _import(service, partner.certificate(GENUINE, 0.5), partner.jwks(), partner.revocations())
+    path = f"/v1/records/{AGENT}"
+    with running_gateway(service.store, tmp_path / "gw", eval_workers=0) as gw:
+        for role in ("operator", "org:acme", "caller:finance-bot"):
+            answer = gw.call("GET", path, role)
+            assert answer.status_code == 200, (role, answer.text)
+            body = answer.json()
+            assert body["issuer"] == ISSUER and body["imported"][0]["status"] == "active"
+        other = gw.call("GET", path, "org:other")
+        assert other.status_code == 403 and ISSUER not in other.text
