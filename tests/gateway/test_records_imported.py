@@ -20,6 +20,7 @@ from records import Store, eval_id, utcnow
 from schema import make_validator
 from schema.errors import Forbidden, NotFound
 from tests.gateway._cli import CLI
+from tests.gateway.server._gateway import running_gateway
 from tests.gateway.test_certificate_issuers import (
     AGENT,
     GENUINE,
@@ -28,7 +29,6 @@ from tests.gateway.test_certificate_issuers import (
     Issuer,
     _import,
 )
-from tests.gateway.server._gateway import running_gateway
 from tests.records._documents import MANIFEST
 
 
