@@ -27,6 +27,7 @@ from records._certificate_registry import (
     CERTIFICATE_LIFETIME,
     CertificateRegistry,
     Certify,
+    ImportedRecord,
     imported_record,
 )
 from records._certificates import (
@@ -72,6 +73,7 @@ from records._exposure import (
     ExposureResetInfo,
     ExposureSpend,
     InstanceSetInfo,
+    SpentUnit,
 )
 from records._health import StoreHealth, Unattended
 from records._identities import IdentityInfo, IdentityRegistry
@@ -196,6 +198,7 @@ __all__ = [
     "IdentityInfo",
     "IdentityRegistry",
     "ImportRegistry",
+    "ImportedRecord",
     "InstalledSuite",
     "InstanceSetInfo",
     "LedgerEntry",
@@ -219,6 +222,7 @@ __all__ = [
     "SecretBox",
     "Settle",
     "Signer",
+    "SpentUnit",
     "Store",
     "StoreHealth",
     "SuiteInstall",

@@ -51,7 +51,14 @@ RELEASE = (
 )
 
 
-STATUS = select(EvalRun.status).where(EvalRun.id == bindparam("b_eval"))
+# The status a claim goes by, read under a share lock on PostgreSQL (SQLite's
+# writer lock covers the transaction): a cancel, which locks the eval's row for
+# update, then either waits for the claim and sees its fences, or goes first and
+# the claim reads `cancelled` and claims nothing. So no holdout cell is claimed
+# after a cancel found none claimed and refunded the holdout budget.
+STATUS_FOR_CLAIM = (
+    select(EvalRun.status).where(EvalRun.id == bindparam("b_eval")).with_for_update(read=True)
+)
 
 
 def _claim_statement(picked: Any) -> Any:

@@ -44,6 +44,7 @@ __all__ = [
     "CERTIFICATE_LIFETIME",
     "CertificateRegistry",
     "Certify",
+    "ImportedRecord",
     "certificate_id",
     "imported_record",
 ]
@@ -88,6 +89,28 @@ def _summary(row: CertificateRow) -> dict[str, Any]:
             None if row.revocation_checked_at is None else utc_text(row.revocation_checked_at)
         ),
     }
+
+
+@dataclass(frozen=True)
+class ImportedRecord:
+    """An imported certificate's record of an agent version, as `holon records show` tells
+    it: whose, since when, and whether a mandate may still rely on it."""
+
+    record: AgentRecord  # labelled with its `issuer` and, unchecked, its `revocation`
+    certificate_id: str
+    imported_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+    revoked_reason: str | None
+    revocation_checked: bool
+    last_checked: datetime | None
+
+    def status(self, now: datetime) -> str:
+        """`active` (a mandate may rely on it), `revoked` (here, or by its issuer's list),
+        `expired`."""
+        if self.revoked_at is not None:
+            return "revoked"
+        return "active" if self.expires_at > now else "expired"
 
 
 class CertificateRegistry:
@@ -353,31 +376,58 @@ class CertificateRegistry:
         registered here now (its identity, card aside): a changed manifest is
         another agent, whatever another issuer said about the old one.
         """
-        here = agent_identity(manifest)
-        with self._store.read() as session:
-            rows = session.scalars(
-                select(CertificateRow)
-                .where(
-                    CertificateRow.agent_id == agent_id,
-                    CertificateRow.agent_version == version,
-                    CertificateRow.imported.is_(True),
-                    CertificateRow.revoked_at.is_(None),
-                    CertificateRow.expires_at > now,
-                )
-                .order_by(CertificateRow.issued_at.desc())
-            ).all()
         out: dict[str, AgentRecord] = {}
+        for kept in self.imported_of(agent_id, version, manifest, now=now, applying=True):
+            out.setdefault(kept.record.issuer or "", kept.record)
+        return builtins.list(out.values())
+
+    def imported_of(
+        self,
+        agent_id: str,
+        version: str,
+        manifest: Mapping[str, Any],
+        *,
+        now: datetime,
+        applying: bool = False,
+    ) -> builtins.list[ImportedRecord]:
+        """Every imported record of the version that certifies the manifest registered here
+        now, newest certificate first; with `applying`, only those a mandate may rely on
+        (unrevoked, unexpired: `ImportedRecord.status` "active")."""
+        here = agent_identity(manifest)
+        query = select(CertificateRow).where(
+            CertificateRow.agent_id == agent_id,
+            CertificateRow.agent_version == version,
+            CertificateRow.imported.is_(True),
+        )
+        if applying:
+            query = query.where(
+                CertificateRow.revoked_at.is_(None), CertificateRow.expires_at > now
+            )
+        with self._store.read() as session:
+            rows = session.scalars(query.order_by(CertificateRow.issued_at.desc())).all()
+        out: builtins.list[ImportedRecord] = []
         for row in rows:
-            if row.issuer in out or row.record is None:
+            if row.record is None:
                 continue
             certified = {k: v for k, v in row.record["identity"].items() if k != CARD_DIGEST_FIELD}
             if certified != here:
                 continue
             record = AgentRecord.from_json(row.record, strict=False)
-            out[row.issuer] = replace(
-                record, revocation=None if row.revocation_checked else "unchecked"
+            out.append(
+                ImportedRecord(
+                    record=replace(
+                        record, revocation=None if row.revocation_checked else "unchecked"
+                    ),
+                    certificate_id=row.id,
+                    imported_at=row.created_at,
+                    expires_at=row.expires_at,
+                    revoked_at=row.revoked_at,
+                    revoked_reason=row.revoked_reason,
+                    revocation_checked=row.revocation_checked,
+                    last_checked=row.revocation_checked_at,
+                )
             )
-        return builtins.list(out.values())
+        return out
 
 
 def imported_record(verified: Verified) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from records._cell_sql import (
     CLAIM_SQLITE,
     RECORD,
     RELEASE,
-    STATUS,
+    STATUS_FOR_CLAIM,
     held_fences,
     insert_cells,
     record_sqlite,
@@ -55,7 +55,7 @@ from records._eval_values import (
     Settled,
     eval_info,
 )
-from records._exposure import ExposureSpend, spend_all
+from records._exposure import ExposureSpend, SpentUnit, refund_unclaimed, spend_all
 from records._models import (
     AgentRecordRow,
     EvalCell,
@@ -67,7 +67,7 @@ from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._statuses import CellStatus, EvalStatus
 from records._suites import count_due, new_epoch
 from records._types import utcnow
-from schema.errors import NotFound
+from schema.errors import NotFound, Refused
 
 if TYPE_CHECKING:
     from records._store import Store
@@ -108,11 +108,10 @@ class EvalRegistry(CurrentRecords, EvalSearch):
         exposure: Sequence[ExposureSpend] = (),
     ) -> EvalInfo:
         """The run and every cell, pending, in one transaction, which also takes one unit
-        of each holdout exposure budget in `exposure` (Refused, and nothing written,
-        when one is spent)."""
+        of each holdout exposure budget in `exposure` and keeps it beside the eval
+        (Refused, and nothing written, when one is spent)."""
         now = utcnow()
         with self._store.write() as session:
-            spend_all(session, exposure)
             run = EvalRun(
                 id=eval_id,
                 agent_id=agent_id,
@@ -129,6 +128,7 @@ class EvalRegistry(CurrentRecords, EvalSearch):
             session.add(run)
             session.flush()
             insert_cells(session, eval_id, cells, self._store.dialect)
+            spend_all(session, eval_id, exposure)
             return eval_info(run)
 
     def get(self, eval_id: str) -> EvalInfo:
@@ -155,13 +155,26 @@ class EvalRegistry(CurrentRecords, EvalSearch):
             items = [eval_info(r) for r in rows[:limit]]
             return Page(items, encode_cursor(items[-1].id) if more and items else None)
 
-    def set_status(self, eval_id: str, status: EvalStatus) -> EvalInfo:
+    def cancel(self, eval_id: str) -> tuple[EvalInfo, builtins.list[SpentUnit]]:
+        """Stop a running eval, and give back in the same transaction each holdout unit it
+        spent on a suite none of whose holdout cells was ever claimed; the eval and every
+        unit it spent (`refunded_at` says which came back).
+
+        The one way out of `running` but finishing: the status changes under the row's
+        lock and only from `running`, so of two cancels one refunds and the other is
+        Refused, and no later cancel refunds again."""
         with self._store.write() as session:
-            row = session.get(EvalRun, eval_id)
+            row = session.get(EvalRun, eval_id, with_for_update=True)
             if row is None:
                 raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
-            row.status = status
-            return eval_info(row)
+            if row.status != EvalStatus.RUNNING:
+                raise Refused(
+                    f"eval {eval_id} is {row.status}, not running",
+                    details={"eval": eval_id, "status": row.status},
+                )
+            row.status = EvalStatus.CANCELLED
+            units = refund_unclaimed(session, eval_id)
+            return eval_info(row), units
 
     # -- cells --------------------------------------------------------------
 
@@ -197,13 +210,23 @@ class EvalRegistry(CurrentRecords, EvalSearch):
         self, eval_id: str, owner: str, limit: int, lease_s: float
     ) -> builtins.list[ClaimedCell]:
         """Take up to `limit` claimable cells under a lease; each claim bumps the fence.
+        Nothing once the eval is no longer running (`record_and_claim`'s rule).
 
         One statement: UPDATE … WHERE idx IN (SELECT … LIMIT n [FOR UPDATE SKIP
         LOCKED]) RETURNING …, so a claim holds the write lock for as short a time
         as it can.
         """
         with self._store.write() as session:
+            if self._status_for_claim(session, eval_id) != EvalStatus.RUNNING:
+                return []
             return self._claim(session, eval_id, owner, limit, lease_s)
+
+    def _status_for_claim(self, session: Session, eval_id: str) -> EvalStatus:
+        """The eval's status, read as a claim must read it (STATUS_FOR_CLAIM)."""
+        status = session.connection().execute(STATUS_FOR_CLAIM, {"b_eval": eval_id}).scalar()
+        if status is None:
+            raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
+        return EvalStatus(status)
 
     def _claim(
         self, session: Session, eval_id: str, owner: str, limit: int, lease_s: float
@@ -312,14 +335,12 @@ class EvalRegistry(CurrentRecords, EvalSearch):
         def settle(session: Session) -> Settled:
             # Core statements on the session's connection: the ORM's execution
             # layer (a third of a small statement's cost) has nothing to add.
-            status = session.connection().execute(STATUS, {"b_eval": eval_id}).scalar()
-            if status is None:
-                raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
+            status = self._status_for_claim(session, eval_id)
             recorded = self._record(session, eval_id, results, owner) if results else []
             claimed: builtins.list[ClaimedCell] = []
             if claim > 0 and status == EvalStatus.RUNNING:
                 claimed = self._claim(session, eval_id, owner, claim, lease_s)
-            return Settled(recorded, claimed, EvalStatus(status))
+            return Settled(recorded, claimed, status)
 
         if wait_s is not None:
             return self._store.write_within(wait_s, settle)

@@ -10,6 +10,12 @@ Conditional updates take each unit, so two evals started at once cannot
 both take the last one. The lower-bound gate's k is every org's reveals of
 the suite (`revealed`): m orgs learn no more than one could.
 
+Each unit is kept beside its eval (`EvalExposure`), so that an eval stopped
+before any holdout cell of a suite was claimed gives that suite's unit back,
+once, in the transaction that stops it (`refund_unclaimed`): a claim is the
+only way a holdout input reaches the agent, and a cell never claimed kept its
+fence at 0.
+
 This layer stores counts; which instance set a plan grades and what the
 limit is are decided by `evals` and arrive as plain values.
 """
@@ -22,12 +28,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Select, exists, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from records._exposure_models import (
+    EvalExposure,
+    ExposureReset,
+    HoldoutExposure,
+    InstanceSetExposure,
+)
 from records._ids import ulid
-from records._models import ExposureReset, HoldoutExposure, InstanceSetExposure
+from records._models import EvalCell
 from records._types import utc_text, utcnow
 from schema.errors import NotFound, Refused
 
@@ -40,6 +52,7 @@ __all__ = [
     "ExposureResetInfo",
     "ExposureSpend",
     "InstanceSetInfo",
+    "SpentUnit",
 ]
 
 
@@ -101,6 +114,21 @@ class ExposureResetInfo:
         }
 
 
+@dataclass(frozen=True)
+class SpentUnit:
+    """One unit an eval spent on a suite's holdout, and whether it was given back."""
+
+    eval_id: str
+    org: str
+    suite_id: str
+    instance_set: str
+    refunded_at: datetime | None
+
+
+def _unit(row: EvalExposure) -> SpentUnit:
+    return SpentUnit(row.eval_id, row.org, row.suite_id, row.instance_set, row.refunded_at)
+
+
 def _info(row: HoldoutExposure) -> ExposureInfo:
     return ExposureInfo(
         org=row.org,
@@ -126,12 +154,19 @@ def _reset_info(row: ExposureReset) -> ExposureResetInfo:
     )
 
 
-def spend_all(session: Session, spends: Iterable[ExposureSpend]) -> None:
-    """Take one unit of each budget, or raise Refused and take none (the caller's
-    transaction rolls back)."""
+def _in_lock_order(spends: Iterable[ExposureSpend]) -> builtins.list[ExposureSpend]:
+    """The order every transaction takes exposure rows in (a spend, a refund), so that
+    two of them over the same suites never wait on each other in a circle."""
+    return sorted(spends, key=lambda s: (s.suite_id, s.instance_set))
+
+
+def spend_all(session: Session, eval_id: str, spends: Iterable[ExposureSpend]) -> None:
+    """Take one unit of each budget for the eval `eval_id` (its row already added) and
+    keep it beside the eval, or raise Refused and take none (the caller's transaction
+    rolls back)."""
     now = utcnow()
     dialect = session.get_bind().dialect.name
-    for spend in spends:
+    for spend in _in_lock_order(spends):
         values = {
             "org": spend.org,
             "suite_id": spend.suite_id,
@@ -172,6 +207,16 @@ def spend_all(session: Session, spends: Iterable[ExposureSpend]) -> None:
                 details={"org": spend.org, "suite": spend.suite_id, "limit": spend.limit},
             )
         _spend_instance_set(session, spend, insert, now)
+        session.add(
+            EvalExposure(
+                eval_id=eval_id,
+                suite_id=spend.suite_id,
+                instance_set=spend.instance_set,
+                org=spend.org,
+                forgiven=False,
+                refunded_at=None,
+            )
+        )
 
 
 def _spend_instance_set(session: Session, spend: ExposureSpend, insert: Any, now: Any) -> None:
@@ -205,6 +250,75 @@ def _spend_instance_set(session: Session, spend: ExposureSpend, insert: Any, now
             "instances come (a new epoch, or a new holdout file)",
             details={"suite": spend.suite_id, "instance_limit": spend.instance_limit},
         )
+
+
+def refund_unclaimed(session: Session, eval_id: str) -> builtins.list[SpentUnit]:
+    """Give back each unit the eval spent on a suite none of whose holdout cells was
+    ever claimed; every unit of the eval, refunded or not, in lock order.
+
+    The caller holds the eval's row locked and moves it out of `running` in this
+    transaction: a claim reads that status under a lock of its own
+    (records._cell_sql.STATUS_FOR_CLAIM), so no holdout cell is claimed after this
+    looked, and the transition happens once, so no unit is given back twice.
+    A counter never goes below 0, and `spent` is not touched when a reset has
+    forgiven the unit already: what other evals spent stays spent.
+    """
+    now = utcnow()
+    units = session.scalars(_units_of(eval_id)).all()
+    for unit in units:
+        if unit.refunded_at is not None or _claimed(session, eval_id, unit.suite_id):
+            continue
+        org_row = session.get(
+            HoldoutExposure, (unit.org, unit.suite_id, unit.instance_set), with_for_update=True
+        )
+        set_row = session.get(
+            InstanceSetExposure, (unit.suite_id, unit.instance_set), with_for_update=True
+        )
+        # Read again under the org row's lock: a reset marks the units it forgives
+        # while it holds that lock.
+        forgiven = session.scalar(
+            select(EvalExposure.forgiven).where(
+                EvalExposure.eval_id == eval_id,
+                EvalExposure.suite_id == unit.suite_id,
+                EvalExposure.instance_set == unit.instance_set,
+            )
+        )
+        if org_row is not None:
+            if not forgiven:
+                org_row.spent = max(org_row.spent - 1, 0)
+            org_row.revealed = max(org_row.revealed - 1, 0)
+            org_row.updated_at = now
+        if set_row is not None:
+            set_row.revealed = max(set_row.revealed - 1, 0)
+            set_row.updated_at = now
+        unit.refunded_at = now
+    return [_unit(u) for u in units]
+
+
+def _units_of(eval_id: str) -> Select[EvalExposure]:
+    """The units an eval spent, in lock order (`_in_lock_order`'s)."""
+    return (
+        select(EvalExposure)
+        .where(EvalExposure.eval_id == eval_id)
+        .order_by(EvalExposure.suite_id, EvalExposure.instance_set)
+    )
+
+
+def _claimed(session: Session, eval_id: str, suite_id: str) -> bool:
+    """Whether any holdout cell of the suite in the eval was ever claimed: its input may
+    have reached the agent (a claim raises the fence; nothing lowers it)."""
+    return bool(
+        session.scalar(
+            select(
+                exists().where(
+                    EvalCell.eval_id == eval_id,
+                    EvalCell.suite_id == suite_id,
+                    EvalCell.split != "public",
+                    EvalCell.fence > 0,
+                )
+            )
+        )
+    )
 
 
 class ExposureRegistry:
@@ -305,6 +419,19 @@ class ExposureRegistry:
                     at=now,
                 )
                 session.add(entry)
+                # The units it forgives: an eval of them refunded later gives back
+                # `revealed` only, never a unit of `spent` another eval took since.
+                session.execute(
+                    update(EvalExposure)
+                    .where(
+                        EvalExposure.org == org,
+                        EvalExposure.suite_id == suite_id,
+                        EvalExposure.instance_set == row.instance_set,
+                        EvalExposure.refunded_at.is_(None),
+                    )
+                    .values(forgiven=True)
+                    .execution_options(synchronize_session=False)
+                )
                 row.spent = 0
                 row.updated_at = now
                 done.append(_reset_info(entry))
@@ -316,3 +443,19 @@ class ExposureRegistry:
             if suite_id is not None:
                 query = query.where(ExposureReset.suite_id == suite_id)
             return [_reset_info(r) for r in session.scalars(query)]
+
+    def units(self, eval_id: str) -> builtins.list[SpentUnit]:
+        """The units the eval spent, refunded or not (none for a public-only eval)."""
+        with self._store.read() as session:
+            return [_unit(r) for r in session.scalars(_units_of(eval_id))]
+
+    def refunds(self, *, suite_id: str, org: str | None = None) -> builtins.list[SpentUnit]:
+        """The units given back on the suite (of one org, when given), oldest first."""
+        with self._store.read() as session:
+            query = select(EvalExposure).where(
+                EvalExposure.suite_id == suite_id, EvalExposure.refunded_at.is_not(None)
+            )
+            if org is not None:
+                query = query.where(EvalExposure.org == org)
+            rows = session.scalars(query.order_by(EvalExposure.refunded_at, EvalExposure.eval_id))
+            return [_unit(r) for r in rows]

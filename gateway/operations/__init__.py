@@ -76,6 +76,7 @@ from gateway.operations._issuers import (
     Recheck,
     rechecked_lines,
 )
+from gateway.operations._records import RECORDS_SHOW
 from gateway.operations._register import (
     AGENTS_REGISTER,
     AGENTS_SECRET_CLEAR,
@@ -90,7 +91,6 @@ from gateway.operations._registry import (
     AGENTS_LIST,
     AGENTS_SHOW,
     MAX_VERSION,
-    RECORDS_SHOW,
     SUITE_FIELDS,
     SUITES_CASES,
     SUITES_FILES,

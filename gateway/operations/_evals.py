@@ -156,6 +156,30 @@ def _imported_fields(view: JSONObject) -> list[tuple[str, Any]]:
     ]
 
 
+def _budget_lines(view: JSONObject) -> list[str]:
+    """What a cancel did with the holdout budget the eval spent, one line per outcome."""
+    budget = view.get("holdout_budget")
+    if budget is None:
+        return []
+    lines = []
+    if budget["refunded"]:
+        lines.append(
+            f"holdout budget refunded: no holdout case was sent ({', '.join(budget['refunded'])})"
+        )
+    if budget["spent"]:
+        lines.append(
+            f"holdout budget stays spent: holdout cases were sent ({', '.join(budget['spent'])})"
+        )
+    return lines
+
+
+def _show_extra(view: JSONObject) -> list[tuple[str, Any]]:
+    return [
+        *_imported_fields(view),
+        *(("holdout budget", line.removeprefix("holdout budget ")) for line in _budget_lines(view)),
+    ]
+
+
 def _cells(view: JSONObject) -> str:
     progress = view["progress"]
     return f"{progress['done']}/{view['cells']} done, {progress['running']} running"
@@ -184,7 +208,7 @@ EVALS_SHOW = Operation(
                 Column("started", key("created_at")),
                 Column("finished", key("finished_at")),
             ),
-            extra=_imported_fields,
+            extra=_show_extra,
         ),
     ),
 )
@@ -226,7 +250,9 @@ EVALS_CANCEL = Operation(
     statuses=(404, 409),
     cli=Cli(
         help="stop an eval: no record is written",
-        render=Lines(lambda v: [f"eval {v['id']} cancelled; no record will be written"]),
+        render=Lines(
+            lambda v: [f"eval {v['id']} cancelled; no record will be written", *_budget_lines(v)]
+        ),
     ),
 )
 

@@ -202,6 +202,16 @@ def _exposure(service: StoreService, asked: ExposureQuery) -> JSONObject:
             for r in service.store.exposure.resets(suite_id=suite)
             if org is None or r.org == org
         ],
+        "refunds": [
+            {
+                "eval": unit.eval_id,
+                "org": unit.org,
+                "instance_set": unit.instance_set,
+                "refunded_at": timestamp(refunded_at),
+            }
+            for unit in service.store.exposure.refunds(suite_id=suite, org=org)
+            if (refunded_at := unit.refunded_at) is not None  # every refund has its time
+        ],
     }
 
 
@@ -211,14 +221,15 @@ SUITES_EXPOSURE = Operation(
     path="",
     roles=OPERATOR,
     request=ExposureQuery,
-    summary="each org's holdout budget on a suite: evals spent per instance set, and resets",
+    summary="each org's holdout budget on a suite: evals spent per instance set, resets, refunds",
     run=_exposure,
     cli=Cli(
         help="each org's holdout budget on a suite: evals spent per instance set, and resets",
         description="Each eval that grades a suite's holdout spends one unit of its agent's "
         "org's budget for that set of holdout instances, and one of the set's own, every "
         "org's together (docs/integrity.md). Lists each set's reveals by every org (never "
-        "reset), what each org spent, what it revealed in all (never reset), and every reset.",
+        "reset), what each org spent, what it revealed in all (never reset), every reset, "
+        "and every eval refunded (cancelled before any holdout case was sent).",
         render=Sections(
             (
                 Lines(
@@ -246,6 +257,13 @@ SUITES_EXPOSURE = Operation(
                         f"reset {r['id']}: {r['org']} from {r['spent_before']} by "
                         f"{r['reset_by']} at {r['at']}: {r['reason']}"
                         for r in v["resets"]
+                    ]
+                ),
+                Lines(
+                    lambda v: [
+                        f"refunded {r['eval']}: {r['org']}, cancelled before any holdout "
+                        f"case was sent, at {r['refunded_at']}"
+                        for r in v["refunds"]
                     ]
                 ),
             ),

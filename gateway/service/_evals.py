@@ -28,15 +28,45 @@ from records import (
     CellStatus,
     EvalInfo,
     EvalStatus,
+    ImportedRecord,
     LiveConformance,
+    SpentUnit,
     Store,
     live_window_start,
+    utc_text,
     utcnow,
 )
 from schema.errors import NotFound, Refused, StoreUnavailable
 from schema.jsontext import JSONObject
 
 Progress = Callable[[dict[str, Any]], None]
+
+
+def holdout_budget(units: list[SpentUnit]) -> JSONObject:
+    """Of a stopped eval, the suites whose holdout unit came back (none of their holdout
+    cells was ever claimed) and those whose unit stays spent (docs/integrity.md)."""
+    return {
+        "refunded": sorted({u.suite_id for u in units if u.refunded_at is not None}),
+        "spent": sorted({u.suite_id for u in units if u.refunded_at is None}),
+    }
+
+
+def imported_view(kept: ImportedRecord, now: datetime) -> JSONObject:
+    """One imported record as `records show` lists it: whose, since when, its score, and
+    whether a mandate may rely on it (docs/certificates.md, "Imported certificates")."""
+    return {
+        "issuer": kept.record.issuer,
+        "certificate_id": kept.certificate_id,
+        "eval_id": kept.record.eval_id,
+        "eval_score": kept.record.eval_score,
+        "evaluated_at": utc_text(kept.record.evaluated_at),
+        "imported_at": utc_text(kept.imported_at),
+        "expires_at": utc_text(kept.expires_at),
+        "status": kept.status(now),
+        "revoked_reason": kept.revoked_reason,
+        "revocation": "checked" if kept.revocation_checked else "unchecked",
+        "last_checked": None if kept.last_checked is None else utc_text(kept.last_checked),
+    }
 
 
 def plan_view(plan: Plan) -> JSONObject:
@@ -194,12 +224,17 @@ class EvalOps:
             counts: dict[str, int] = {**dict.fromkeys(CellStatus, 0), CellStatus.DONE: done["done"]}
             spent = {k: done[k] for k in ("done", "passed", "cost_usd")}
             return eval_view(info, counts, spent=spent, operator=operator)
-        return eval_view(
+        view = eval_view(
             info,
             self.store.evals.counts(eval_id, split=split),
             spent=self.store.evals.progress(eval_id, split=split),
             operator=operator,
         )
+        if operator and info.status == EvalStatus.CANCELLED:
+            units = self.store.exposure.units(eval_id)
+            if units:
+                view["holdout_budget"] = holdout_budget(units)
+        return view
 
     def list(
         self, agent_id: str | None, cursor: str | None, limit: int, *, operator: bool = True
@@ -211,19 +246,33 @@ class EvalOps:
         }
 
     def cancel(self, eval_id: str) -> JSONObject:
+        """Stop a running eval; each suite whose holdout cells were never claimed gets its
+        holdout unit back in the same transaction (records.EvalRegistry.cancel)."""
         info = self.store.evals.get(eval_id)
         if info.imported:
             raise imported_refusal(info, "cancelled")
-        if info.status != EvalStatus.RUNNING:
-            raise Refused(f"eval {eval_id} is {info.status}, not running")
-        return eval_view(self.store.evals.set_status(eval_id, EvalStatus.CANCELLED))
+        cancelled, units = self.store.evals.cancel(eval_id)
+        view = eval_view(cancelled)
+        if units:
+            view["holdout_budget"] = holdout_budget(units)
+        return view
 
     def record(self, agent_id: str) -> JSONObject:
         """The current record, its staleness, and its score as evidence: the lower bound
         paid for every org's holdout-revealing evals of its suites (`eval_score_lower`,
-        docs/integrity.md)."""
+        docs/integrity.md). This store's record first; without one, the record another
+        issuer's imported certificate carries (an active one first), labelled with its
+        issuer. Every imported record of the version is listed (`imported`)."""
         info = self.store.agents.get(agent_id)
+        now = utcnow()
         record = self.store.evals.current_record_with_staleness(agent_id, info.version)
+        imported = self.store.certificates.imported_of(
+            agent_id, info.version, info.manifest, now=now
+        )
+        if record is None and imported:
+            # An active one, if any: the record a mandate accepting its issuer reads.
+            shown = min(imported, key=lambda i: i.status(now) != "active")
+            record = shown.record
         if record is None:
             raise NotFound(
                 f"{agent_id} {info.version} has no record: it has not been evaluated",
@@ -236,10 +285,12 @@ class EvalOps:
                 ),
             )
         lower, _ = eval_score_lower(record, record.holdout_evals or {})
-        live = live_view(self.store.conformance.window(agent_id), live_window_start(utcnow()))
+        live = live_view(self.store.conformance.window(agent_id), live_window_start(now))
         view = {**record.to_json(), "eval_score_lower": lower, "live": live}
         if record.canaries:
             view["live_score"] = self._live_score(record)
+        if imported:
+            view["imported"] = [imported_view(i, now) for i in imported]
         return view
 
     def _live_score(self, record: AgentRecord) -> JSONObject:

@@ -186,7 +186,9 @@ def real_entities(store: Store, root: Path) -> list[tuple[str, Any, dict[str, An
 
     with store.write() as session:
         spend_all(
-            session, [ExposureSpend("acme", "tiny", "set-1", "tiny@1", limit=5, instance_limit=6)]
+            session,
+            done.id,
+            [ExposureSpend("acme", "tiny", "set-1", "tiny@1", limit=5, instance_limit=6)],
         )
     for reset in store.exposure.reset(org="acme", suite_id="tiny", reset_by="local", reason="why"):
         add("exposure-reset", reset)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from records import EvalFilter, EvalStatus, Store, eval_id
+from records import EvalFilter, Store, eval_id
 
 
 def _eval(store: Store, agent: str, suite: str = "tiny", capability: str = "a.b") -> str:
@@ -25,7 +25,7 @@ def test_filters_and_an_orgs_own(sqlite_store: Store) -> None:
     ours = _eval(sqlite_store, "acme/x")
     rare = _eval(sqlite_store, "acme/y", suite="rare", capability="c.d")
     theirs = _eval(sqlite_store, "acme-other/x")
-    sqlite_store.evals.set_status(theirs, EvalStatus.CANCELLED)
+    sqlite_store.evals.cancel(theirs)
 
     def ids(**where: object) -> list[str]:
         page = sqlite_store.evals.search(EvalFilter(**where))  # type: ignore[arg-type]

@@ -93,7 +93,7 @@ def test_only_a_done_eval_is_kept(sqlite_store: Store, tmp_path: Path) -> None:
     assert done == fresh_report(sqlite_store, info.id, "operator", "json") and len(cache) == 1
     # Cancelled (a cell in flight may still be recorded): not kept.
     cancelled = start(sqlite_store, make_plan(sqlite_store, AGENT_ID, home=home))
-    sqlite_store.evals.set_status(cancelled.id, "cancelled")
+    sqlite_store.evals.cancel(cancelled.id)
     assert report_key(sqlite_store, cancelled.id, "operator", "json") is None
     kept_report(cache, sqlite_store, cancelled.id, "operator", "json")
     assert len(cache) == 1

@@ -78,7 +78,7 @@ def test_an_author_junit_holds_no_holdout_case(store: Store, tmp_path: Path) -> 
 def test_a_cancelled_evals_cells_are_skipped(store: Store, tmp_path: Path) -> None:
     setup(store, tmp_path)
     info = start(store, make_plan(store, AGENT_ID, home=tmp_path / "home"))
-    store.evals.set_status(info.id, "cancelled")
+    store.evals.cancel(info.id)
     (suite,) = _junit(store, info.id, "operator")
     results = _results(suite)
     assert set(results.values()) == {"skipped", "failure"}  # every cell; the gate fails

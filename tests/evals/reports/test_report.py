@@ -314,7 +314,7 @@ def test_a_cancelled_eval_has_no_verdict(store: Store, tmp_path: Path) -> None:
             for c in claimed
         ],
     )
-    store.evals.set_status(info.id, "cancelled")
+    store.evals.cancel(info.id)
     for audience in ("author", "operator"):
         report = build_report(store, info.id, audience=audience)
         assert not list(validator("report").iter_errors(loads(dumps(report))))

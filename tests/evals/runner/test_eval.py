@@ -163,7 +163,7 @@ def test_cancel_stops_a_running_eval_without_a_record(store: Store, tmp_path: Pa
     worker = threading.Thread(target=work, args=(store, plan, info), kwargs={"home": home})
     worker.start()
     time.sleep(0.6)
-    store.evals.set_status(info.id, "cancelled")
+    store.evals.cancel(info.id)
     worker.join(timeout=30)
     assert not worker.is_alive()
     counts = store.evals.counts(info.id)

@@ -207,7 +207,7 @@ def test_every_eval_renders(
     if cells and claimed:
         live.store.evals.claim(run, "test-owner", claimed, lease_s=60)
     if status != EvalStatus.RUNNING:
-        live.store.evals.set_status(run, status)
+        live.store.evals.cancel(run)
     owner = f"org:{org}"
     for role in ("operator", owner):
         _see(live, "eval", f"/ui/evals/{run}", role, run)
