@@ -64,7 +64,9 @@ def suite_files(suite: Suite) -> dict[str, str]:
 
 def describe(suite: Suite) -> SuiteInstall:
     digests = suite_digests(suite)
-    if suite.holdout_file is not None:
+    if suite.holdout_pool is not None:
+        kind = "pool"
+    elif suite.holdout_file is not None:
         kind = "file"
     elif suite.holdout_generator is not None:
         kind = "generate"
@@ -85,6 +87,7 @@ def describe(suite: Suite) -> SuiteInstall:
         holdout_cases=suite.holdout_count,
         holdout_kind=kind,
         grace_days=suite.grace_days,
+        holdout_pool_cases=None if suite.holdout_pool is None else suite.holdout_pool.cases,
     )
 
 

@@ -88,7 +88,7 @@ SUITES_ADD = Operation(
         render=Sections(
             (
                 Lines(_installed, warnings=lambda view: [w["message"] for w in view["warnings"]]),
-                Fields(SUITE_FIELDS.fields, of="suite"),
+                Fields(SUITE_FIELDS.fields, of="suite", extra=SUITE_FIELDS.extra),
             ),
             gap=False,
         ),
