@@ -146,10 +146,10 @@ SUITES_ROTATE_HOLDOUT = Operation(
     path="",
     roles=OPERATOR,
     request=SuiteId,
-    summary="start a new holdout epoch for a suite with a generated holdout",
+    summary="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
     run=_rotate,
     cli=Cli(
-        help="start a new holdout epoch for a suite with a generated holdout",
+        help="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
         render=Lines(lambda v: [f"{v['suite']} v{v['version']}: a new holdout epoch begins"]),
     ),
 )
