@@ -240,3 +240,32 @@ def test_the_instance_set_migration_counts_every_reveal_already_shown(store_url:
         assert sorted(tuple(r) for r in counted) == [("s1", "a", 5), ("s1", "b", 1), ("s2", "a", 4)]
     finally:
         engine.dispose()
+
+
+def test_the_pool_migration_adds_a_column_no_earlier_version_fills(store_url: str) -> None:
+    """0022 adds `suite_versions.holdout_pool_cases`, NULL (no pool) for every version
+    installed before; its downgrade drops it, and upgrading again restores it."""
+
+    def columns(engine: Engine) -> set[str]:
+        return {c["name"] for c in inspect(engine).get_columns("suite_versions")}
+
+    engine = open_engine(store_url)
+    try:
+        upgrade(engine, "0021")
+        assert "holdout_pool_cases" not in columns(engine)
+        upgrade(engine)
+        assert "holdout_pool_cases" in columns(engine)
+        (column,) = [
+            c
+            for c in inspect(engine).get_columns("suite_versions")
+            if c["name"] == "holdout_pool_cases"
+        ]
+        assert column["nullable"]
+        _downgrade(engine, "0021")
+        assert "holdout_pool_cases" not in columns(engine)
+        upgrade(engine)
+        assert schema_status(engine).current == SCHEMA_REVISION
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+    finally:
+        engine.dispose()
