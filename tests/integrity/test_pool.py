@@ -387,3 +387,17 @@ def test_an_authors_report_tells_nothing_of_any_subset(sqlite_store: Store, tmp_
         assert plan.suites[0].instance_label not in text, render
     holdout = author["suites"][0]["splits"]["holdout"]
     assert (holdout["cases"], holdout["n"]) == (3, 3)
+
+
+def test_a_pool_that_rotates_fast_is_installed_with_the_warning(tmp_path: Path) -> None:
+    """The fast-rotation warning reads a pool's rotation as it reads a generated holdout's."""
+    from evals import rotation_warning
+
+    fast = _suite_with(tmp_path / "fast", ", rotate_after_evals: 3")
+    warning = rotation_warning(fast)
+    assert warning is not None and warning["reveals_per_week"] == "21.0"
+    assert rotation_warning(_suite_with(tmp_path / "slow", "")) is None  # 3 a week
+
+
+def _suite_with(root: Path, extra: str) -> Suite:
+    return load_suite(make_suite(root, suite_yaml=pool_yaml(3, extra), holdout=POOL))
