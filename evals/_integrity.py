@@ -206,8 +206,10 @@ def withheld(
     """None when the org may have one more holdout-revealing eval of `suite` at `epoch`,
     else why not: a pool with no subset left for the epoch, the instance set's budget
     (`instance_revealed`, every org's; no reset gives it back) or the org's own (`spent`)."""
+    from evals.suites import pool_exhausted
+
     pool = suite.holdout_pool
-    if pool is not None and epoch >= pool.epochs:
+    if pool is not None and pool_exhausted(suite, epoch):
         return Withheld(org, suite.id, pool.epochs, pool.epochs, None, None, exhausted=pool)
     exposed = not may_reveal(instance_revealed, suite.limits.holdout_evals_per_instance_set)
     if exposed:
@@ -217,7 +219,7 @@ def withheld(
         if may_reveal(spent, limit):
             return None
     rotation = suite.rotation
-    if rotation is None or (pool is not None and epoch + 1 >= pool.epochs):
+    if rotation is None or pool_exhausted(suite, epoch + 1):
         # A stored holdout used whole, or a pool's last subset: no new instances by time.
         return Withheld(org, suite.id, spent, limit, None, None, exposed=exposed)
     after_evals = (
