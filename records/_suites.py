@@ -45,6 +45,7 @@ class SuiteInstall:
     holdout_kind: str
     grace_days: int = 14
     holdout_pool_cases: int | None = None  # a pool's size; holdout_cases is its subset
+    holdout_pool_epochs: int | None = None  # the epochs the pool holds
 
 
 @dataclass(frozen=True)
@@ -66,17 +67,17 @@ class InstalledSuite:
     activated_at: datetime | None
     active: bool
     holdout_pool_cases: int | None = None  # a pool's size; holdout_cases is its subset
+    holdout_pool_epochs: int | None = None  # the epochs the pool holds
 
     def pool_json(self) -> dict[str, int] | None:
-        """A pool's size, the epochs it holds (one whole subset each) and how many of them
-        are left, the current one included; None: the holdout is no pool."""
-        if self.holdout_pool_cases is None or self.holdout_cases < 1:
+        """A pool's size, the epochs it holds and how many of them are left, the current
+        one included; None: the holdout is no pool."""
+        if self.holdout_pool_cases is None or self.holdout_pool_epochs is None:
             return None
-        epochs = self.holdout_pool_cases // self.holdout_cases
         return {
             "cases": self.holdout_pool_cases,
-            "epochs": epochs,
-            "remaining": max(0, epochs - self.holdout_epoch),
+            "epochs": self.holdout_pool_epochs,
+            "remaining": max(0, self.holdout_pool_epochs - self.holdout_epoch),
         }
 
     def to_json(self, versions: list[InstalledSuite] | None = None) -> dict[str, Any]:
@@ -132,6 +133,7 @@ def _installed(row: SuiteVersionRow, active_version: int | None) -> InstalledSui
         activated_at=row.activated_at,
         active=row.version == active_version,
         holdout_pool_cases=row.holdout_pool_cases,
+        holdout_pool_epochs=row.holdout_pool_epochs,
     )
 
 
@@ -202,6 +204,7 @@ class SuiteRegistry:
                         holdout_cases=suite.holdout_cases,
                         holdout_kind=suite.holdout_kind,
                         holdout_pool_cases=suite.holdout_pool_cases,
+                        holdout_pool_epochs=suite.holdout_pool_epochs,
                         grace_days=suite.grace_days,
                         holdout_epoch=0,
                         evals_in_epoch=0,

@@ -243,8 +243,9 @@ def test_the_instance_set_migration_counts_every_reveal_already_shown(store_url:
 
 
 def test_the_pool_migration_adds_a_column_no_earlier_version_fills(store_url: str) -> None:
-    """0022 adds `suite_versions.holdout_pool_cases`, NULL (no pool) for every version
-    installed before; its downgrade drops it, and upgrading again restores it."""
+    """0022 adds `suite_versions.holdout_pool_cases` and `holdout_pool_epochs`, NULL (no
+    pool) for every version installed before; its downgrade drops them, and upgrading again
+    restores them."""
 
     def columns(engine: Engine) -> set[str]:
         return {c["name"] for c in inspect(engine).get_columns("suite_versions")}
@@ -252,17 +253,14 @@ def test_the_pool_migration_adds_a_column_no_earlier_version_fills(store_url: st
     engine = open_engine(store_url)
     try:
         upgrade(engine, "0021")
-        assert "holdout_pool_cases" not in columns(engine)
+        added = {"holdout_pool_cases", "holdout_pool_epochs"}
+        assert not added & columns(engine)
         upgrade(engine)
-        assert "holdout_pool_cases" in columns(engine)
-        (column,) = [
-            c
-            for c in inspect(engine).get_columns("suite_versions")
-            if c["name"] == "holdout_pool_cases"
-        ]
-        assert column["nullable"]
+        assert added <= columns(engine)
+        for column in inspect(engine).get_columns("suite_versions"):
+            assert column["name"] not in added or column["nullable"]
         _downgrade(engine, "0021")
-        assert "holdout_pool_cases" not in columns(engine)
+        assert not added & columns(engine)
         upgrade(engine)
         assert schema_status(engine).current == SCHEMA_REVISION
         with engine.connect() as conn:

@@ -1,4 +1,4 @@
-"""A stored holdout as a pool: the pool's size beside the subset an epoch grades
+"""A stored holdout as a pool: its size and the epochs it holds, beside the subset an epoch grades
 
 Revision ID: 0022
 Revises: 0021
@@ -20,8 +20,10 @@ def upgrade() -> None:
     # NULL for every version installed before: none of them has a pool.
     with op.batch_alter_table("suite_versions") as batch:
         batch.add_column(sa.Column("holdout_pool_cases", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("holdout_pool_epochs", sa.Integer(), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("suite_versions") as batch:
+        batch.drop_column("holdout_pool_epochs")
         batch.drop_column("holdout_pool_cases")
