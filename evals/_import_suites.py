@@ -117,13 +117,18 @@ def _holdout_check(
     held = [(j, r) for j, r in enumerate(rows) if r["split"] == "holdout"]
     if local.holdout_file is None:
         return "a generated holdout: its cases could not be checked"
-    # A pool's subset is cut again for the report's pinned epoch, as a resumed eval's is.
-    graded = epoch_holdout(local, secret, epoch)
-    ours = {holdout_case_digest(secret, case_identity(c, local)): c.id for c in graded}
-    matching = [(j, r) for j, r in held if ours.get(r["case_digest"]) == r["case_id"]]
-    if not matching:
+    stored = {
+        holdout_case_digest(secret, case_identity(c, local)): c.id for c in local.holdout_file
+    }
+    if not any(stored.get(r["case_digest"]) == r["case_id"] for _, r in held):
         # Holdout digests are keyed under the store's secret: another store's differ.
         return "holdout digests keyed under another store's secret: not checked"
+    # A pool's subset is cut again for the report's pinned epoch, as a resumed eval's is:
+    # cases of the pool that are not that epoch's subset do not match.
+    graded = epoch_holdout(local, secret, epoch)
+    ids = {c.id for c in graded}
+    ours = {d: case_id for d, case_id in stored.items() if case_id in ids}
+    matching = [(j, r) for j, r in held if ours.get(r["case_digest"]) == r["case_id"]]
     if len(matching) != len(held) or len(held) != len(ours):
         j, _ = next(((j, r) for j, r in held if (j, r) not in matching), (len(rows), None))
         raise report_error(

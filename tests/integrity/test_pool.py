@@ -401,3 +401,32 @@ def test_a_pool_that_rotates_fast_is_installed_with_the_warning(tmp_path: Path) 
 
 def _suite_with(root: Path, extra: str) -> Suite:
     return load_suite(make_suite(root, suite_yaml=pool_yaml(3, extra), holdout=POOL))
+
+
+def test_a_report_that_claims_another_epoch_is_refused(sqlite_store: Store, tmp_path: Path) -> None:
+    """An imported report's epoch names the subset it graded: changed alone, the plan digest
+    does not recompute; changed with its digests made to agree, its holdout cases are not
+    that epoch's subset."""
+    from evals import import_report
+    from evals._import import report_plan_digest
+    from evals.reports import build_report, render_json
+    from schema.errors import InputError
+    from schema.jsontext import dumps, loads
+
+    store = sqlite_store
+    _install(store, tmp_path)
+    _agent(store)
+    home = tmp_path / "home"
+    plan = make_plan(store, AGENT_ID, home=home)
+    eval_id = work(store, plan, start(store, plan), home=home).id
+    report = loads(render_json(build_report(store, eval_id, audience="operator")))
+    assert isinstance(report, dict) and report["suites"][0]["holdout_epoch"] == 0
+    report["suites"][0]["holdout_epoch"] = 1
+    with pytest.raises(InputError, match="the plan digest does not recompute"):
+        import_report(store, dumps(report).encode(), home=home)
+    report["record"]["value"]["holdout_epochs"] = {"tiny": 1}
+    report["eval"]["plan_digest"] = report_plan_digest(report)
+    with pytest.raises(InputError, match="the holdout cases do not match") as caught:
+        import_report(store, dumps(report).encode(), home=home)
+    assert caught.value.location is not None
+    assert (caught.value.location.path or "").startswith("$.suites[0].cases")
