@@ -430,3 +430,29 @@ def test_a_report_that_claims_another_epoch_is_refused(sqlite_store: Store, tmp_
         import_report(store, dumps(report).encode(), home=home)
     assert caught.value.location is not None
     assert (caught.value.location.path or "").startswith("$.suites[0].cases")
+
+
+def test_a_new_version_that_keeps_the_pool_keeps_its_subsets_and_their_budgets(
+    sqlite_store: Store, tmp_path: Path
+) -> None:
+    """The ranks are the secret's and the ids': a version bump (a threshold changed) starts
+    again at the first subset, whose instance set keeps what it spent."""
+    store = sqlite_store
+    _install(store, tmp_path)
+    _agent(store)
+    home = tmp_path / "home"
+    first = [_eval(store, home).suites[0] for _ in range(3)][0]
+    store.suites.rotate_holdout("tiny")
+    bumped = (
+        pool_yaml(3)
+        .replace("\nversion: 1\n", "\nversion: 2\n")
+        .replace("threshold: 0.8", "threshold: 0.7")
+    )
+    install_suite(store, suite_dir(tmp_path / "v2", suite_yaml=bumped, holdout=POOL), activate=True)
+    planned = make_plan(store, AGENT_ID, home=home).suites[0]
+    assert planned.suite.version == 2 and planned.epoch == 0
+    assert planned.instance_set == first.instance_set  # the same cases: the same set
+    assert planned.withheld is not None and planned.withheld.reason == "holdout_budget_spent"
+    store.suites.rotate_holdout("tiny")
+    again = make_plan(store, AGENT_ID, home=home).suites[0]
+    assert again.withheld is None and not set(_ids(again.holdout)) & set(_ids(first.holdout))
