@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -57,6 +57,7 @@ __all__ = [
     "instance_set",
     "keyed_digest",
     "may_reveal",
+    "recut_warning",
     "reveals_per_week",
     "rotation_warning",
     "withheld",
@@ -287,6 +288,36 @@ def rotation_warning(suite: Suite) -> dict[str, Any] | None:
             "holdout_evals_per_epoch"
         ),
     }
+
+
+def recut_warning(suite: Suite, earlier: Sequence[Suite]) -> dict[str, Any] | None:
+    """What `suites add` says of a pool whose cases an earlier version of the suite graded
+    cut otherwise (another subset size, other cases, or the file used whole): its subsets
+    overlap sets whose rates were shown, the overlapping design docs/integrity.md rejects
+    ("Instance sets that end"); None when no earlier version shares a case with it."""
+    pool = suite.holdout_pool
+    if pool is None or suite.holdout_file is None:
+        return None
+    ids = {case.id for case in suite.holdout_file}
+    for other in earlier:
+        if other.version == suite.version or other.holdout_file is None:
+            continue
+        theirs = {case.id for case in other.holdout_file}
+        shared = len(ids & theirs)
+        same_cut = other.holdout_pool is not None and other.holdout_pool.subset == pool.subset
+        if shared and not (same_cut and theirs == ids):
+            return {
+                "code": "pool_recut",
+                "version": other.version,
+                "shared_cases": shared,
+                "message": (
+                    f"suite {suite.id}: {shared} of this pool's cases were in version "
+                    f"{other.version}'s holdout, cut otherwise: this pool's subsets overlap "
+                    "holdouts whose rates were shown, and an author can decode overlapping "
+                    "subsets; a pool changes only by a new file of new cases"
+                ),
+            }
+    return None
 
 
 # -- what an author sees --------------------------------------------------------------------

@@ -456,3 +456,60 @@ def test_a_new_version_that_keeps_the_pool_keeps_its_subsets_and_their_budgets(
     store.suites.rotate_holdout("tiny")
     again = make_plan(store, AGENT_ID, home=home).suites[0]
     assert again.withheld is None and not set(_ids(again.holdout)) & set(_ids(first.holdout))
+
+
+def test_suites_add_warns_of_a_pool_that_recuts_cases_already_shown(tmp_path: Path) -> None:
+    """A new version that keeps the pool as it was is quiet; one that changes its subset
+    size, adds cases to it, or makes a file used whole a pool is installed with a warning
+    (`pool_recut`): its subsets overlap holdouts whose rates were shown."""
+    from tests.gateway._cli import CLI
+
+    cli = CLI(tmp_path / "home")
+
+    def add(version: int, text: str, holdout: list[Any]) -> Any:
+        text = text.replace("\nversion: 1\n", f"\nversion: {version}\n")
+        directory = make_suite(tmp_path / f"v{version}", suite_yaml=text, holdout=holdout)
+        added = cli("suites", "add", str(directory), "--json")
+        assert added.code == 0, added.stderr
+        return added.json()["warnings"]
+
+    assert add(1, pool_yaml(3), POOL) == []
+    kept = pool_yaml(3).replace("threshold: 0.8", "threshold: 0.7")
+    assert add(2, kept, POOL) == []  # the same file, the same subsets
+    (recut,) = add(3, pool_yaml(4), POOL)
+    assert (recut["code"], recut["shared_cases"]) == ("pool_recut", 11)
+    assert "a pool changes only by a new file of new cases" in recut["message"]
+    grown = [*POOL, case("poolcase99", "poolsubject99", "poolsubject99")]
+    assert add(4, pool_yaml(4), grown)[0]["code"] == "pool_recut"
+    fresh = [case(f"fresh{i}", f"freshsubject{i}", f"freshsubject{i}") for i in range(6)]
+    assert add(5, pool_yaml(3), fresh) == []  # new cases: nothing shown is recut
+    human = cli(
+        "suites",
+        "add",
+        str(
+            make_suite(
+                tmp_path / "v6",
+                suite_yaml=pool_yaml(2).replace("\nversion: 1\n", "\nversion: 6\n"),
+                holdout=POOL,
+            )
+        ),
+    )
+    assert human.code == 0 and "were in version" in human.stderr
+
+
+def test_a_file_used_whole_then_as_a_pool_is_a_recut(tmp_path: Path) -> None:
+    from evals import recut_warning
+
+    whole = load_suite(make_suite(tmp_path / "whole", holdout=POOL))
+    pooled = _suite_with(tmp_path / "pooled", "")
+    bumped = load_suite(
+        make_suite(
+            tmp_path / "bumped",
+            suite_yaml=pool_yaml(3).replace("\nversion: 1\n", "\nversion: 2\n"),
+            holdout=POOL,
+        )
+    )
+    assert recut_warning(whole, [pooled]) is None  # not a pool: nothing is cut
+    warning = recut_warning(bumped, [whole])
+    assert warning is not None and warning["version"] == 1
+    assert recut_warning(bumped, [pooled]) is None
