@@ -29,7 +29,13 @@ if TYPE_CHECKING:
     from evals._evidence import admits_lower, eval_score_lower
     from evals._finish import finish, summarise
     from evals._import import MAX_REPORT_BYTES, import_report
-    from evals._integrity import author_digests, author_record, keyed_digest, rotation_warning
+    from evals._integrity import (
+        author_digests,
+        author_record,
+        keyed_digest,
+        recut_warning,
+        rotation_warning,
+    )
     from evals._last_run import LastRuns
     from evals._plan import Plan, PlannedSuite, make_plan, rebuild
     from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
@@ -78,6 +84,7 @@ __all__ = [
     "prepare",
     "probe",
     "rebuild",
+    "recut_warning",
     "resumable",
     "resume",
     "run_cell",
@@ -119,6 +126,7 @@ _HOMES: dict[str, str] = {
     "author_record": "evals._integrity",
     "eval_score_lower": "evals._evidence",
     "keyed_digest": "evals._integrity",
+    "recut_warning": "evals._integrity",
     "rotation_warning": "evals._integrity",
     "LastRuns": "evals._last_run",
     "ResponseCache": "evals._responses",

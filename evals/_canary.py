@@ -12,6 +12,9 @@ from the one source an author never sees:
 - a **fixed holdout file** lends its cases, one per draw, chosen by the
   same key (the file is what the suite has; it is as secret as an eval's
   holdout, and canaries show no author any of it);
+- a **pool** lends only the subset of the epoch the agent's record was
+  measured on, cases its agent was sent already: a case of a later subset
+  would show an author that epoch's inputs before any eval of it;
 - a suite with **no holdout** has no canaries: its public cases are the
   author's to read, and an agent that knows them can answer them well and
   everything else badly.
@@ -27,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from evals.suites import Case, Suite, generated_case, holdout_seed
+from evals.suites import Case, Suite, epoch_holdout, generated_case, holdout_seed
 from schema.canonical import canonical_json
 
 __all__ = ["canary_case", "has_canaries"]
@@ -41,14 +44,16 @@ def has_canaries(suite: Suite) -> bool:
     return suite.holdout_generator is not None or bool(suite.holdout_file)
 
 
-def canary_case(suite: Suite, secret: bytes, draw: int) -> Case | None:
-    """The `draw`-th canary case of `suite` (None: the suite has no holdout)."""
+def canary_case(suite: Suite, secret: bytes, draw: int, *, epoch: int = 0) -> Case | None:
+    """The `draw`-th canary case of `suite` (None: the suite has no holdout to lend); a
+    pool lends from its subset of `epoch`, the epoch the agent's record was measured on."""
     key = hmac.new(secret, _LABEL, hashlib.sha256).digest()
     case_id = f"canary-{draw}"
     if suite.holdout_generator is not None:
         # Epoch -1: no eval's epoch, and under a key no eval uses.
         return generated_case(suite, holdout_seed(key, suite.id, suite.version, -1, draw), case_id)
-    if not suite.holdout_file:
+    lent = epoch_holdout(suite, secret, epoch)
+    if not lent:
         return None
     mac = hmac.new(key, canonical_json([suite.id, suite.version, draw]).encode(), hashlib.sha256)
-    return suite.holdout_file[int.from_bytes(mac.digest()[:8], "big") % len(suite.holdout_file)]
+    return lent[int.from_bytes(mac.digest()[:8], "big") % len(lent)]

@@ -126,8 +126,8 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
 
 
 def _min_hours(suite: Suite) -> int:
-    generator = suite.holdout_generator
-    return DEFAULT_ROTATE_MIN_HOURS if generator is None else generator.rotate_min_hours
+    rotation = suite.rotation
+    return DEFAULT_ROTATE_MIN_HOURS if rotation is None else rotation.rotate_min_hours
 
 
 def certify(store: Store, plan: Plan, record: AgentRecord) -> Certify:

@@ -22,7 +22,14 @@ from evals._cell import PreparedCase, graded_values, prepare
 from evals._runner import cache_for
 from evals.checks import grade
 from evals.reports._values import bounded, shows_a_cut
-from evals.suites import Case, Suite, holdout_case_digest, load_installed, public_case_digest
+from evals.suites import (
+    Case,
+    Suite,
+    epoch_holdout,
+    holdout_case_digest,
+    load_installed,
+    public_case_digest,
+)
 from evals.suites._identity import case_identity
 from records import Store
 from schema.canonical import canonical_json
@@ -93,7 +100,7 @@ def check_suite(
             file,
         )
     return "public cases match the installed suite; " + _holdout_check(
-        local, rows, secret, home, at, file
+        local, rows, secret, home, at, file, epoch=suite["holdout_epoch"]
     )
 
 
@@ -104,15 +111,24 @@ def _holdout_check(
     home: Path,
     at: PathKey,
     file: str | None,
+    *,
+    epoch: int,
 ) -> str:
     held = [(j, r) for j, r in enumerate(rows) if r["split"] == "holdout"]
     if local.holdout_file is None:
         return "a generated holdout: its cases could not be checked"
-    ours = {holdout_case_digest(secret, case_identity(c, local)): c.id for c in local.holdout_file}
-    matching = [(j, r) for j, r in held if ours.get(r["case_digest"]) == r["case_id"]]
-    if not matching:
+    stored = {
+        holdout_case_digest(secret, case_identity(c, local)): c.id for c in local.holdout_file
+    }
+    if not any(stored.get(r["case_digest"]) == r["case_id"] for _, r in held):
         # Holdout digests are keyed under the store's secret: another store's differ.
         return "holdout digests keyed under another store's secret: not checked"
+    # A pool's subset is cut again for the report's pinned epoch, as a resumed eval's is:
+    # cases of the pool that are not that epoch's subset do not match.
+    graded = epoch_holdout(local, secret, epoch)
+    ids = {c.id for c in graded}
+    ours = {d: case_id for d, case_id in stored.items() if case_id in ids}
+    matching = [(j, r) for j, r in held if ours.get(r["case_digest"]) == r["case_id"]]
     if len(matching) != len(held) or len(held) != len(ours):
         j, _ = next(((j, r) for j, r in held if (j, r) not in matching), (len(rows), None))
         raise report_error(
@@ -120,7 +136,7 @@ def _holdout_check(
             (*at, j),
             file,
         )
-    _grade_again(local, {c.id: c for c in local.holdout_file}, rows, "holdout", home, at, file)
+    _grade_again(local, {c.id: c for c in graded}, rows, "holdout", home, at, file)
     return "holdout cases match the installed suite"
 
 

@@ -8,7 +8,9 @@ and the lower-bound gate call, kept pure so the offline simulation
 
 - **Instance sets.** A generated holdout is a new set of instances at each
   epoch; a stored holdout file is one set for its whole life (whatever suite
-  version carries it). `instance_set` names the set a plan grades.
+  version carries it); a pool's subsets are one set each, an epoch each, all
+  disjoint (`evals.suites.epoch_holdout`). `instance_set` names the set a plan
+  grades.
 - **The exposure budgets.** Each eval that grades a holdout spends one unit of
   the agent's org's budget for that instance set, across every agent name
   and version of the org (an author can register any number of them;
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -42,7 +44,7 @@ from schema.canonical import canonical_json, digest
 if TYPE_CHECKING:
     # Views (the CLI's, the gateway's) import the release rules; suites and the
     # store are loaded only by the functions that need them.
-    from evals.suites import Suite
+    from evals.suites import HoldoutPool, Suite
     from records import AgentRecord
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "instance_set",
     "keyed_digest",
     "may_reveal",
+    "recut_warning",
     "reveals_per_week",
     "rotation_warning",
     "withheld",
@@ -73,17 +76,19 @@ def instance_set(suite: Suite, epoch: int, secret: bytes) -> tuple[str, str]:
 
     A stored file is keyed by its cases, not by the suite version: a new
     version that keeps the same holdout file keeps the same, spent, budget.
-    The key is an HMAC under the holdout secret, so it tells nothing of the
-    epoch or the cases to anyone who sees it; the label is for operators (it
-    names the epoch).
+    A pool's subset is keyed alike, by its own cases. The key is an HMAC
+    under the holdout secret, so it tells nothing of the epoch or the cases
+    to anyone who sees it; the label is for operators (it names the epoch).
     """
-    from evals.suites import cases_text
+    from evals.suites import cases_text, epoch_holdout
 
     if suite.holdout_file is not None:
         # The canonical text of {"holdout_file": [cases], "suite": id}, keys in order.
-        text = '{"holdout_file":' + cases_text(suite.holdout_file, suite)
+        text = '{"holdout_file":' + cases_text(epoch_holdout(suite, secret, epoch), suite)
         text += ',"suite":' + canonical_json(suite.id) + "}"
         key = _keyed_hex(secret, hashlib.sha256(text.encode("utf-8")).hexdigest())
+        if suite.holdout_pool is not None:
+            return key, f"pool epoch {epoch} {key[:12]}"
         return key, f"stored holdout {key[:12]}"
     key = _keyed_hex(secret, digest({"suite": suite.id, "version": suite.version, "epoch": epoch}))
     return key, f"v{suite.version} epoch {epoch}"
@@ -103,9 +108,21 @@ class Withheld:
     # The instance set's budget (every org's reveals together) is spent, not the org's:
     # `spent` and `limit` are then the instance set's.
     exposed: bool = False
+    # The holdout is a pool whose every subset has had its epoch: `spent` and `limit` are
+    # then the subsets it held, and nothing renews it but a new holdout file.
+    exhausted: HoldoutPool | None = None
 
     def message(self) -> str:
-
+        if self.exhausted is not None:
+            pool = self.exhausted
+            # No epoch in it: an author may read it, and epochs are the operator's.
+            return (
+                f"{self.suite_id}'s holdout pool is used up: its {pool.cases} cases held "
+                f"{pool.epochs} disjoint subsets of {pool.subset}, and each has been the "
+                "holdout in its turn, so this eval runs the public split only and writes no "
+                "record; an operator installs a new holdout file (new cases) as a new suite "
+                "version: holon suites add DIR --activate"
+            )
         if self.exposed:
             head = (
                 f"{self.suite_id}'s current holdout instances had {self.spent} of their "
@@ -149,11 +166,17 @@ class Withheld:
                 when += f", no sooner than {utc_text(self.renews_by_count_from)}"
         return when
 
+    @property
+    def reason(self) -> str:
+        if self.exhausted is not None:
+            return "holdout_pool_exhausted"
+        return "holdout_instances_exposed" if self.exposed else "holdout_budget_spent"
+
     def to_json(self) -> dict[str, Any]:
         from records import utc_text
 
         return {
-            "reason": "holdout_instances_exposed" if self.exposed else "holdout_budget_spent",
+            "reason": self.reason,
             "spent": self.spent,
             "limit": self.limit,
             "renews_at": None if self.renews_at is None else utc_text(self.renews_at),
@@ -175,14 +198,20 @@ def withheld(
     suite: Suite,
     *,
     org: str,
+    epoch: int,
     spent: int,
     instance_revealed: int,
     epoch_started_at: datetime,
     evals_in_epoch: int,
 ) -> Withheld | None:
-    """None when the org may have one more holdout-revealing eval of `suite`, else why not:
-    its own budget (`spent` of the org) or the instance set's (`instance_revealed`, every
-    org's), whichever is spent (the instance set's first: no reset gives it back)."""
+    """None when the org may have one more holdout-revealing eval of `suite` at `epoch`,
+    else why not: a pool with no subset left for the epoch, the instance set's budget
+    (`instance_revealed`, every org's; no reset gives it back) or the org's own (`spent`)."""
+    from evals.suites import pool_exhausted
+
+    pool = suite.holdout_pool
+    if pool is not None and pool_exhausted(suite, epoch):
+        return Withheld(org, suite.id, pool.epochs, pool.epochs, None, None, exhausted=pool)
     exposed = not may_reveal(instance_revealed, suite.limits.holdout_evals_per_instance_set)
     if exposed:
         spent, limit = instance_revealed, suite.limits.holdout_evals_per_instance_set
@@ -190,21 +219,22 @@ def withheld(
         limit = suite.limits.holdout_evals_per_epoch
         if may_reveal(spent, limit):
             return None
-    generator = suite.holdout_generator
-    if generator is None:
+    rotation = suite.rotation
+    if rotation is None or pool_exhausted(suite, epoch + 1):
+        # A stored holdout used whole, or a pool's last subset: no new instances by time.
         return Withheld(org, suite.id, spent, limit, None, None, exposed=exposed)
     after_evals = (
         None
-        if generator.rotate_after_evals is None
-        else max(1, generator.rotate_after_evals - evals_in_epoch)
+        if rotation.rotate_after_evals is None
+        else max(1, rotation.rotate_after_evals - evals_in_epoch)
     )
-    by_count_from = epoch_started_at + timedelta(hours=generator.rotate_min_hours)
+    by_count_from = epoch_started_at + timedelta(hours=rotation.rotate_min_hours)
     return Withheld(
         org,
         suite.id,
         spent,
         limit,
-        epoch_started_at + timedelta(days=generator.rotate_after_days),
+        epoch_started_at + timedelta(days=rotation.rotate_after_days),
         after_evals,
         None if after_evals is None else by_count_from,
         exposed=exposed,
@@ -220,14 +250,14 @@ _HOURS_A_WEEK = 168
 def reveals_per_week(suite: Suite) -> Decimal | None:
     """The most holdout-revealing evals one org can have on `suite` in a week: its budget
     per epoch times the most epochs a week can hold (by time every `rotate_after_days`;
-    by count no sooner than every `rotate_min_hours`). None: a stored holdout, whose
-    budget never renews by time."""
-    generator = suite.holdout_generator
-    if generator is None:
+    by count no sooner than every `rotate_min_hours`). None: a stored holdout used whole,
+    whose budget never renews by time."""
+    rotation = suite.rotation
+    if rotation is None:
         return None
-    epochs = Decimal(7) / generator.rotate_after_days
-    if generator.rotate_after_evals is not None:
-        epochs = max(epochs, Decimal(_HOURS_A_WEEK) / generator.rotate_min_hours)
+    epochs = Decimal(7) / rotation.rotate_after_days
+    if rotation.rotate_after_evals is not None:
+        epochs = max(epochs, Decimal(_HOURS_A_WEEK) / rotation.rotate_min_hours)
     return (suite.limits.holdout_evals_per_epoch * epochs).quantize(Decimal("0.1"))
 
 
@@ -237,8 +267,8 @@ def rotation_warning(suite: Suite) -> dict[str, Any] | None:
     rate = reveals_per_week(suite)
     if rate is None or rate <= REVEALS_PER_WEEK_WARNING:
         return None
-    generator = suite.holdout_generator
-    assert generator is not None
+    rotation = suite.rotation
+    assert rotation is not None
     return {
         "code": "fast_rotation",
         "reveals_per_week": str(rate),
@@ -246,11 +276,11 @@ def rotation_warning(suite: Suite) -> dict[str, Any] | None:
         "message": (
             f"suite {suite.id}: an org may reveal its holdout up to {rate} times a week "
             f"(holdout_evals_per_epoch {suite.limits.holdout_evals_per_epoch}, an epoch every "
-            f"{generator.rotate_after_days} days"
+            f"{rotation.rotate_after_days} days"
             + (
-                f" or every {generator.rotate_after_evals} evals, no sooner than "
-                f"{generator.rotate_min_hours} hours"
-                if generator.rotate_after_evals is not None
+                f" or every {rotation.rotate_after_evals} evals, no sooner than "
+                f"{rotation.rotate_min_hours} hours"
+                if rotation.rotate_after_evals is not None
                 else ""
             )
             + f"), over {REVEALS_PER_WEEK_WARNING}: every reveal lets an author tune to the "
@@ -258,6 +288,36 @@ def rotation_warning(suite: Suite) -> dict[str, Any] | None:
             "holdout_evals_per_epoch"
         ),
     }
+
+
+def recut_warning(suite: Suite, earlier: Sequence[Suite]) -> dict[str, Any] | None:
+    """What `suites add` says of a pool whose cases an earlier version of the suite graded
+    cut otherwise (another subset size, other cases, or the file used whole): its subsets
+    overlap sets whose rates were shown, the overlapping design docs/integrity.md rejects
+    ("Instance sets that end"); None when no earlier version shares a case with it."""
+    pool = suite.holdout_pool
+    if pool is None or suite.holdout_file is None:
+        return None
+    ids = {case.id for case in suite.holdout_file}
+    for other in earlier:
+        if other.version == suite.version or other.holdout_file is None:
+            continue
+        theirs = {case.id for case in other.holdout_file}
+        shared = len(ids & theirs)
+        same_cut = other.holdout_pool is not None and other.holdout_pool.subset == pool.subset
+        if shared and not (same_cut and theirs == ids):
+            return {
+                "code": "pool_recut",
+                "version": other.version,
+                "shared_cases": shared,
+                "message": (
+                    f"suite {suite.id}: {shared} of this pool's cases were in version "
+                    f"{other.version}'s holdout, cut otherwise: this pool's subsets overlap "
+                    "holdouts whose rates were shown, and an author can decode overlapping "
+                    "subsets; a pool changes only by a new file of new cases"
+                ),
+            }
+    return None
 
 
 # -- what an author sees --------------------------------------------------------------------

@@ -4,8 +4,9 @@ worst-case cost.
 The plan names the agent version, each suite's version, digest and pinned
 holdout epoch, and the repetitions; its digest identifies what the eval
 measures. Resuming rebuilds the same cases from the plan: installed suite
-versions are immutable (same id and version, same digest) and a generated
-holdout regenerates from the store's secret and the pinned epoch.
+versions are immutable (same id and version, same digest), a generated
+holdout regenerates from the store's secret and the pinned epoch, and a
+pool's subset is cut again from the same secret and epoch.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from evals.suites import (
     Case,
     Suite,
     case_text,
-    generated_holdout,
+    epoch_holdout,
     holdout_text_digest,
     load_installed,
     public_case_digest,
@@ -180,14 +181,8 @@ class Plan:
 
 
 def _rotate_after(suite: Suite) -> int | None:
-    generator = suite.holdout_generator
-    return None if generator is None else generator.rotate_after_evals
-
-
-def _holdout(suite: Suite, secret: bytes, epoch: int) -> tuple[Case, ...]:
-    if suite.holdout_file is not None:
-        return suite.holdout_file
-    return generated_holdout(suite, secret, epoch)
+    rotation = suite.rotation
+    return None if rotation is None else rotation.rotate_after_evals
 
 
 def make_plan(
@@ -222,23 +217,25 @@ def make_plan(
         if only_suites and installed.id not in only_suites:
             continue
         suite = load_installed(store, installed.id, home, installed.version)
-        if suite.holdout_generator is not None:
-            generator = suite.holdout_generator
+        rotation = suite.rotation
+        if rotation is not None:
             installed = store.suites.rotate_if_due(
                 installed.id,
                 installed.version,
-                generator.rotate_after_days,
-                after_evals=generator.rotate_after_evals,
-                min_hours=generator.rotate_min_hours,
+                rotation.rotate_after_days,
+                after_evals=rotation.rotate_after_evals,
+                min_hours=rotation.rotate_min_hours,
             )
         epoch = installed.holdout_epoch
-        holdout = _holdout(suite, secret, epoch)
+        holdout = epoch_holdout(suite, secret, epoch)
         key, label = instance_set(suite, epoch, secret)
         blocked = None
-        if holdout:
+        # A pool with no subset left has no holdout for the epoch, and says so.
+        if holdout or suite.holdout_pool is not None:
             blocked = withheld(
                 suite,
                 org=agent.org,
+                epoch=epoch,
                 spent=store.exposure.spent(agent.org, suite.id, key),
                 instance_revealed=store.exposure.instance_revealed(suite.id, key),
                 epoch_started_at=installed.epoch_started_at,
@@ -313,7 +310,7 @@ def rebuild(store: Store, plan_json: dict[str, Any], *, home: Path) -> Plan:
                 suite=suite,
                 epoch=epoch,
                 public=suite.public,
-                holdout=_holdout(suite, secret, epoch) if graded else (),
+                holdout=epoch_holdout(suite, secret, epoch) if graded else (),
                 repetitions=entry["repetitions"],
                 rotate_after_evals=_rotate_after(suite),
                 instance_set=key,

@@ -107,7 +107,11 @@ class SuiteVersionRow(Base):
     files: Mapped[dict[str, Any]]  # relative path -> text
     public_cases: Mapped[int] = mapped_column(Integer)
     holdout_cases: Mapped[int] = mapped_column(Integer)
-    holdout_kind: Mapped[str] = mapped_column(String(16))  # none | file | generate
+    holdout_kind: Mapped[str] = mapped_column(String(16))  # none | file | pool | generate
+    # A pool's size and the epochs it holds (holdout_cases is then the subset an epoch
+    # grades), as evals.suites.HoldoutPool says; NULL: no pool.
+    holdout_pool_cases: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    holdout_pool_epochs: Mapped[int | None] = mapped_column(Integer, nullable=True)
     grace_days: Mapped[int] = mapped_column(Integer, default=14)
     holdout_epoch: Mapped[int] = mapped_column(Integer, default=0)
     evals_in_epoch: Mapped[int] = mapped_column(Integer, default=0)

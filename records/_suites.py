@@ -44,6 +44,8 @@ class SuiteInstall:
     holdout_cases: int
     holdout_kind: str
     grace_days: int = 14
+    holdout_pool_cases: int | None = None  # a pool's size; holdout_cases is its subset
+    holdout_pool_epochs: int | None = None  # the epochs the pool holds
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,19 @@ class InstalledSuite:
     installed_at: datetime
     activated_at: datetime | None
     active: bool
+    holdout_pool_cases: int | None = None  # a pool's size; holdout_cases is its subset
+    holdout_pool_epochs: int | None = None  # the epochs the pool holds
+
+    def pool_json(self) -> dict[str, int] | None:
+        """A pool's size, the epochs it holds and how many of them are left, the current
+        one included; None: the holdout is no pool."""
+        if self.holdout_pool_cases is None or self.holdout_pool_epochs is None:
+            return None
+        return {
+            "cases": self.holdout_pool_cases,
+            "epochs": self.holdout_pool_epochs,
+            "remaining": max(0, self.holdout_pool_epochs - self.holdout_epoch),
+        }
 
     def to_json(self, versions: list[InstalledSuite] | None = None) -> dict[str, Any]:
         """Schema `entities/suite`: what anyone may see of an installed suite, counts and
@@ -83,6 +98,9 @@ class InstalledSuite:
             "installed_at": utc_text(self.installed_at),
             "activated_at": utc_text_or_none(self.activated_at),
         }
+        pool = self.pool_json()
+        if pool is not None:
+            view["holdout"]["pool"] = pool
         if versions is not None:
             view["versions"] = [
                 {
@@ -114,6 +132,8 @@ def _installed(row: SuiteVersionRow, active_version: int | None) -> InstalledSui
         installed_at=row.installed_at,
         activated_at=row.activated_at,
         active=row.version == active_version,
+        holdout_pool_cases=row.holdout_pool_cases,
+        holdout_pool_epochs=row.holdout_pool_epochs,
     )
 
 
@@ -183,6 +203,8 @@ class SuiteRegistry:
                         public_cases=suite.public_cases,
                         holdout_cases=suite.holdout_cases,
                         holdout_kind=suite.holdout_kind,
+                        holdout_pool_cases=suite.holdout_pool_cases,
+                        holdout_pool_epochs=suite.holdout_pool_epochs,
                         grace_days=suite.grace_days,
                         holdout_epoch=0,
                         evals_in_epoch=0,

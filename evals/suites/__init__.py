@@ -32,10 +32,13 @@ from evals.suites._model import (
     DEFAULT_ROTATE_MIN_HOURS,
     Case,
     HoldoutGenerator,
+    HoldoutPool,
+    Rotation,
     Split,
     Suite,
     SuiteLimits,
 )
+from evals.suites._pool import epoch_holdout, pool_exhausted
 from schema import lazy_names
 
 if TYPE_CHECKING:
@@ -55,7 +58,9 @@ __all__ = [
     "Contract",
     "ExtensionFile",
     "HoldoutGenerator",
+    "HoldoutPool",
     "OUTPUT_SCHEMA_CHECK",
+    "Rotation",
     "Split",
     "Suite",
     "SuiteDigests",
@@ -67,6 +72,7 @@ __all__ = [
     "cases_text",
     "contract_from_files",
     "describe",
+    "epoch_holdout",
     "extension_files",
     "generated_case",
     "generated_holdout",
@@ -77,6 +83,7 @@ __all__ = [
     "load_installed",
     "load_suite",
     "materialise",
+    "pool_exhausted",
     "public_case_digest",
     "public_files",
     "suite_digests",

@@ -2,9 +2,10 @@
 
 - `spec_digest`: the suite document with its `$ref`'d schemas inlined;
 - `dataset_digest`: the public cases plus the holdout (the stored file or
-  loaded cases, or the generator spec and count, not the epoch), and the
-  loaders' names and sources. A fixture case is hashed as
-  its reference (generator name and version, params, seed), never as bytes;
+  loaded cases with a pool's subset size, or the generator spec and count,
+  not the epoch), and the loaders' names and sources. A fixture case is
+  hashed as its reference (generator name and version, params, seed), never
+  as bytes;
 - `checks_digest`: every check definition plus GRADING_RULES_VERSION;
 - `suite_digest`: the three together.
 
@@ -136,7 +137,11 @@ def suite_digests(suite: Suite) -> SuiteDigests:
     # The canonical text of {"holdout": …, "public": [cases]}, its keys in order,
     # composed from the cases' own texts.
     if suite.holdout_file is not None:
-        holdout = '{"file":' + cases_text(suite.holdout_file, suite) + "}"
+        # A pool's subset size decides which cases an epoch grades: it is data. Without a
+        # pool the text (and digest) is a stored file's as it always was.
+        pool = suite.holdout_pool
+        cut = "" if pool is None else ',"pool":' + canonical_json({"subset": pool.subset})
+        holdout = '{"file":' + cases_text(suite.holdout_file, suite) + cut + "}"
     elif suite.holdout_generator is not None:
         generated = suite.holdout_generator
         holdout = canonical_json(

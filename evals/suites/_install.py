@@ -64,7 +64,10 @@ def suite_files(suite: Suite) -> dict[str, str]:
 
 def describe(suite: Suite) -> SuiteInstall:
     digests = suite_digests(suite)
-    if suite.holdout_file is not None:
+    pool = suite.holdout_pool
+    if pool is not None:
+        kind = "pool"
+    elif suite.holdout_file is not None:
         kind = "file"
     elif suite.holdout_generator is not None:
         kind = "generate"
@@ -85,6 +88,8 @@ def describe(suite: Suite) -> SuiteInstall:
         holdout_cases=suite.holdout_count,
         holdout_kind=kind,
         grace_days=suite.grace_days,
+        holdout_pool_cases=None if pool is None else pool.cases,
+        holdout_pool_epochs=None if pool is None else pool.epochs,
     )
 
 

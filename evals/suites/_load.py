@@ -27,6 +27,8 @@ from evals.suites._model import (
     DEFAULT_ROTATE_MIN_HOURS,
     Case,
     HoldoutGenerator,
+    HoldoutPool,
+    Rotation,
     Suite,
     SuiteLimits,
 )
@@ -261,11 +263,14 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None, pinned: bool
     public = split_cases("public")
     holdout_file: tuple[Case, ...] | None = None
     holdout_generator: HoldoutGenerator | None = None
+    holdout_pool: HoldoutPool | None = None
     holdout = data.get("holdout")
     if holdout is not None and "generate" not in holdout:
         # A loader's holdout is stored at install: a stored holdout like a file's.
         holdout_file = split_cases("holdout")
         _disjoint(public, holdout_file, document)
+        if "pool" in holdout:
+            holdout_pool = _pool(holdout["pool"], len(holdout_file), document)
     elif holdout is not None:
         spec = holdout["generate"]
         template = spec["case"]
@@ -291,9 +296,7 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None, pinned: bool
             raise document.error("generated holdout cases would have no checks", at, cls=SuiteError)
         holdout_generator = HoldoutGenerator(
             count=spec["count"],
-            rotate_after_evals=spec.get("rotate_after_evals"),
-            rotate_after_days=spec.get("rotate_after_days", DEFAULT_ROTATE_AFTER_DAYS),
-            rotate_min_hours=spec.get("rotate_min_hours", DEFAULT_ROTATE_MIN_HOURS),
+            rotation=_rotation(spec),
             template=template,
             checks=checks,
         )
@@ -330,7 +333,30 @@ def load_suite(path: str | Path, *, trusted: Trusted | None = None, pinned: bool
         extensions=extension_digests,
         loaders=used,
         loaded=loaded,
+        holdout_pool=holdout_pool,
     )
+
+
+def _rotation(spec: dict[str, Any]) -> Rotation:
+    """The rotation settings of a `generate` or `pool` block: the same keys in both."""
+    return Rotation(
+        rotate_after_evals=spec.get("rotate_after_evals"),
+        rotate_after_days=spec.get("rotate_after_days", DEFAULT_ROTATE_AFTER_DAYS),
+        rotate_min_hours=spec.get("rotate_min_hours", DEFAULT_ROTATE_MIN_HOURS),
+    )
+
+
+def _pool(spec: dict[str, Any], cases: int, document: Document) -> HoldoutPool:
+    """A stored holdout's `pool`: at least one whole subset of `subset` cases (the schema
+    holds `subset` to a holdout's least and most cases, as a generated holdout's `count`)."""
+    if spec["subset"] > cases:
+        raise document.error(
+            f"a pool of {cases} holdout cases holds no subset of {spec['subset']}: expected "
+            f"a subset of at most {cases} cases, or a larger holdout",
+            ("holdout", "pool", "subset"),
+            cls=SuiteError,
+        )
+    return HoldoutPool(subset=spec["subset"], cases=cases, rotation=_rotation(spec))
 
 
 def _disjoint(public: tuple[Case, ...], holdout: tuple[Case, ...], document: Document) -> None:

@@ -52,15 +52,40 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Rotation:
+    """When a holdout's epoch ends (docs/integrity.md, "Instance sets that end"): once it is
+    `rotate_after_days` old, or after `rotate_after_evals` evals but no sooner than
+    `rotate_min_hours` after it began. A generated holdout and a pool rotate alike."""
+
+    rotate_after_evals: int | None = None
+    rotate_after_days: int = DEFAULT_ROTATE_AFTER_DAYS
+    rotate_min_hours: int = DEFAULT_ROTATE_MIN_HOURS  # an epoch ends by count no sooner
+
+
+@dataclass(frozen=True)
 class HoldoutGenerator:
     """`holdout: {generate: …}`: `count` instances an epoch from secret seeds."""
 
     count: int
-    rotate_after_evals: int | None
-    rotate_after_days: int
-    rotate_min_hours: int  # an epoch ends by count no sooner than this
+    rotation: Rotation
     template: dict[str, Any]  # {input, expected, tags?, checks?} with fixture references
     checks: tuple[CompiledCheck, ...]
+
+
+@dataclass(frozen=True)
+class HoldoutPool:
+    """`holdout: {file: …, pool: …}`: the stored cases are a pool, cut by a secret
+    permutation into disjoint subsets of `subset` cases; epoch e grades subset e
+    (`evals.suites.epoch_holdout`), until the pool holds no more (`epochs`)."""
+
+    subset: int
+    cases: int  # the pool's size
+    rotation: Rotation
+
+    @property
+    def epochs(self) -> int:
+        """How many epochs the pool holds: its cases past the last whole subset go unused."""
+        return self.cases // self.subset
 
 
 @dataclass(frozen=True)
@@ -90,13 +115,26 @@ class Suite:
     # text (what installing stores; a holdout's is as secret as a holdout file).
     loaders: dict[str, dict[str, str]] = field(default_factory=dict)
     loaded: dict[str, str] = field(default_factory=dict, repr=False)
+    holdout_pool: HoldoutPool | None = None  # the stored holdout is a pool of subsets
 
     @property
     def key(self) -> str:
         return f"{self.id}@{self.version}"
 
     @property
+    def rotation(self) -> Rotation | None:
+        """When the holdout's epochs end: a generated holdout's or a pool's; None for a
+        stored holdout used whole (one instance set for its whole life) or none."""
+        if self.holdout_generator is not None:
+            return self.holdout_generator.rotation
+        return None if self.holdout_pool is None else self.holdout_pool.rotation
+
+    @property
     def holdout_count(self) -> int:
+        """The holdout cases one eval grades: a pool's subset, a file's cases, a generated
+        epoch's count."""
+        if self.holdout_pool is not None:
+            return self.holdout_pool.subset
         if self.holdout_file is not None:
             return len(self.holdout_file)
         if self.holdout_generator is not None:

@@ -241,7 +241,13 @@ class Canaries:
         if self._secret is None:  # the store's, made once: read once
             self._secret = await to_thread.run_sync(self.store.suites.holdout_secret)
         secret = self._secret
-        case = canary_case(suite, secret, secrets.randbits(62))
+        # A pool lends the subset the record was measured on (evals._canary); cutting it
+        # ranks the whole pool, so off the event loop.
+        epochs = target.record.holdout_epochs or {}
+        draw = secrets.randbits(62)
+        case = await to_thread.run_sync(
+            lambda: canary_case(suite, secret, draw, epoch=epochs.get(target.suite_id, 0))
+        )
         if case is None:
             return self._told(CanaryResult(agent_id, capability, False, "no_holdout"))
         prepared = await to_thread.run_sync(prepare, suite, case, self._fixtures)

@@ -335,6 +335,17 @@ def _shown_for(who: Bearer, _: SuiteRef, view: JSONObject, service: StoreService
     return suites_for(who, service, [view])[0]
 
 
+def _pool_fields(view: JSONObject) -> list[tuple[str, str]]:
+    """A pool's line: its size, the epochs it holds, and (an operator's view) those left."""
+    pool = view["holdout"].get("pool")
+    if pool is None:
+        return []
+    text = f"{pool['cases']} cases, {pool['epochs']} epochs of {view['holdout']['cases']}"
+    if "remaining" in pool:
+        text += f", {pool['remaining']} remaining"
+    return [("holdout pool", text)]
+
+
 SUITE_FIELDS = Fields(
     (
         Column(
@@ -346,7 +357,8 @@ SUITE_FIELDS = Fields(
         Column("holdout cases", lambda v: f"{v['holdout']['cases']} ({v['holdout']['kind']})"),
         Column("suite digest", key("suite_digest")),
         Column("installed", key("installed_at")),
-    )
+    ),
+    extra=_pool_fields,
 )
 
 SUITES_SHOW = Operation(

@@ -47,7 +47,7 @@ class SuiteSource:
 def _add(service: StoreService, asked: SuiteSource) -> JSONObject:
     from pathlib import Path
 
-    from evals import rotation_warning
+    from evals import recut_warning, rotation_warning
     from evals.suites import TrustStore, install_suite, load_installed
     from gateway.service._views import suite_view
 
@@ -57,12 +57,20 @@ def _add(service: StoreService, asked: SuiteSource) -> JSONObject:
         activate=asked.activate,
         trusted=TrustStore(service.home).trusted,
     )
-    suite = load_installed(service.store, installed.id, service.home, installed.version)
-    warning = rotation_warning(suite)
+    store, home = service.store, service.home
+    suite = load_installed(store, installed.id, home, installed.version)
+    versions = store.suites.versions(installed.id)
+    # A pool is compared with the holdouts of the suite's other versions (loaded only then).
+    earlier = [
+        load_installed(store, installed.id, home, v.version)
+        for v in versions
+        if suite.holdout_pool is not None and v.version != installed.version
+    ]
+    warnings = [rotation_warning(suite), recut_warning(suite, earlier)]
     return {
         "status": status,
-        "suite": suite_view(installed, service.store.suites.versions(installed.id)),
-        "warnings": [] if warning is None else [warning],
+        "suite": suite_view(installed, versions),
+        "warnings": [w for w in warnings if w is not None],
     }
 
 
@@ -88,7 +96,7 @@ SUITES_ADD = Operation(
         render=Sections(
             (
                 Lines(_installed, warnings=lambda view: [w["message"] for w in view["warnings"]]),
-                Fields(SUITE_FIELDS.fields, of="suite"),
+                Fields(SUITE_FIELDS.fields, of="suite", extra=SUITE_FIELDS.extra),
             ),
             gap=False,
         ),
@@ -146,10 +154,10 @@ SUITES_ROTATE_HOLDOUT = Operation(
     path="",
     roles=OPERATOR,
     request=SuiteId,
-    summary="start a new holdout epoch for a suite with a generated holdout",
+    summary="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
     run=_rotate,
     cli=Cli(
-        help="start a new holdout epoch for a suite with a generated holdout",
+        help="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
         render=Lines(lambda v: [f"{v['suite']} v{v['version']}: a new holdout epoch begins"]),
     ),
 )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agents import AddressGuard, Executor, load_manifest
 from evals.suites import (
+    Suite,
     TrustStore,
     install_suite,
     load_installed,
@@ -169,13 +170,19 @@ class StoreService:
             "capability": suite.capability,
             "valid": True,
             "public": {"cases": len(suite.public)},
-            "holdout": {"cases": suite.holdout_count},
+            "holdout": {"cases": suite.holdout_count, **_pool(suite)},
             "digests": suite_digests(suite).to_json(),
         }
 
     def load_suite(self, suite_id: str) -> Any:
         """The active installed version as a loaded Suite (for `holon test SUITE-ID`)."""
         return load_installed(self.store, suite_id, self.home)
+
+
+def _pool(suite: Suite) -> dict[str, Any]:
+    """A pool's size and the epochs it holds (`holdout.cases` is then its subset)."""
+    pool = suite.holdout_pool
+    return {} if pool is None else {"pool": {"cases": pool.cases, "epochs": pool.epochs}}
 
 
 class StoreEvals(EvalOps):

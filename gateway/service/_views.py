@@ -42,7 +42,8 @@ def suite_view(
 
 def author_suite_view(view: dict[str, Any], secret: bytes) -> dict[str, Any]:
     """A suite view as anyone but an operator reads it: every digest that covers holdout
-    content keyed under the store's holdout secret (docs/integrity.md, "Keyed digests")."""
+    content keyed under the store's holdout secret (docs/integrity.md, "Keyed digests"),
+    and of a pool its size and epochs, not how many are left."""
     out = {
         **view,
         "suite_digest": keyed_digest(secret, view["suite_digest"]),
@@ -52,6 +53,10 @@ def author_suite_view(view: dict[str, Any], secret: bytes) -> dict[str, Any]:
         out["versions"] = [
             {**v, "suite_digest": keyed_digest(secret, v["suite_digest"])} for v in view["versions"]
         ]
+    pool = view["holdout"].get("pool")
+    if pool is not None:
+        # The epochs left tell the epoch, which is the operator's (docs/integrity.md).
+        out["holdout"] = {**view["holdout"], "pool": {k: pool[k] for k in ("cases", "epochs")}}
     return out
 
 

@@ -53,6 +53,21 @@ def test_a_fixed_holdout_lends_its_cases_evenly(tmp_path: Path) -> None:
     assert min(lent.values()) >= 70  # 100 each expected
 
 
+def test_a_pool_lends_only_the_subset_its_record_was_measured_on(tmp_path: Path) -> None:
+    """A later subset's case as a canary would show an author that epoch's inputs before
+    any eval of it; a used-up pool lends nothing."""
+    from evals.suites import epoch_holdout
+    from tests.integrity.test_pool import POOL, pool_yaml
+
+    suite = load_suite(make_suite(tmp_path, suite_yaml=pool_yaml(3), holdout=POOL))
+    assert has_canaries(suite)
+    for epoch in range(3):
+        subset = {c.id for c in epoch_holdout(suite, SECRET, epoch)}
+        lent = [canary_case(suite, SECRET, draw, epoch=epoch) for draw in range(60)]
+        assert {c.id for c in lent if c is not None} == subset and None not in lent
+    assert canary_case(suite, SECRET, 0, epoch=3) is None
+
+
 def test_a_suite_without_a_holdout_has_no_canaries(tmp_path: Path) -> None:
     text = SUITE_YAML.replace("holdout: {file: cases/holdout.jsonl}\n", "")
     assert text != SUITE_YAML

@@ -111,6 +111,42 @@ def test_rotate_holdout(cli: CLI, tmp_path: Path) -> None:
     assert cli("suites", "rotate-holdout", "tiny", "--json").json()["epoch"] == 2
 
 
+def test_a_pool_shows_the_epochs_it_holds_and_those_left(cli: CLI, tmp_path: Path) -> None:
+    from tests.integrity.test_pool import POOL, pool_yaml
+
+    directory = make_suite(tmp_path / "src", suite_yaml=pool_yaml(3), holdout=POOL)
+    added = cli("suites", "add", str(directory), "--json")
+    assert added.code == 0, added.stderr
+    pool = {"cases": 11, "epochs": 3}
+    shown = {"cases": 3, "kind": "pool", "pool": {**pool, "remaining": 3}}
+    assert added.json()["suite"]["holdout"] == shown
+    text = " ".join(cli("suites", "add", str(directory)).stdout.split())
+    assert "holdout cases: 3 (pool)" in text
+    assert "holdout pool: 11 cases, 3 epochs of 3, 3 remaining" in text
+    cli("suites", "rotate-holdout", "tiny")
+    assert cli("suites", "show", "tiny", "--json").json()["holdout"]["pool"]["remaining"] == 2
+    for _ in range(3):
+        cli("suites", "rotate-holdout", "tiny")
+    assert "3 epochs of 3, 0 remaining" in " ".join(cli("suites", "show", "tiny").stdout.split())
+    validated = cli("suites", "validate", str(directory), "--json").json()
+    assert validated["holdout"] == {"cases": 3, "pool": pool}
+    # A practice run (`holon test`), of the installed suite or of its directory, is the
+    # public split's: no case of any subset, whatever the epoch.
+    for suite in ("tiny", str(directory)):
+        practice = cli(
+            "test", suite, "--endpoint", "asgi:examples.agents.ticket_triage:app", "--json"
+        )
+        assert practice.code in (0, 1), practice.stderr
+        assert [c["id"] for c in practice.json()["cases"]] == ["p1", "p2"]
+        assert "poolcase" not in practice.stdout + practice.stderr
+        assert "poolsubject" not in practice.stdout + practice.stderr
+    # What an author pulls is the public split: no holdout file, no pool.
+    target = tmp_path / "pulled"
+    assert cli("suites", "pull", "tiny", "-o", str(target)).code == 0
+    everything = "".join(p.read_text() for p in target.rglob("*") if p.is_file())
+    assert "pool" not in everything and "holdout" not in everything
+
+
 def test_first_use_installs_the_shipped_examples(tmp_path: Path) -> None:
     cli = CLI(tmp_path / "home", HOLON_EXAMPLES="on")
     res = cli("suites", "list", "--json")

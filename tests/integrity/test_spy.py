@@ -96,11 +96,22 @@ def _recorded(gw: Any, eval_id: str, done: int) -> None:
     raise AssertionError(f"cell {done} was not recorded")
 
 
-def test_a_spy_agent_learns_nothing_while_its_eval_runs(store: Store, tmp_path: Path) -> None:
+@pytest.mark.parametrize("pool", [False, True], ids=["file", "pool"])
+def test_a_spy_agent_learns_nothing_while_its_eval_runs(
+    store: Store, tmp_path: Path, pool: bool
+) -> None:
+    """A stored holdout of 4, and a pool of 8 in subsets of 4 (its second epoch's)."""
+    from tests.integrity.test_pool import pool_yaml
+
     public = [case(f"p{i}", f"public {i}", "billing") for i in range(3)]
     # Holdout subjects ending in "!" get a wrong answer: passes and failures alternate.
-    holdout = [case(f"h{i}", f"held {i}" + ("!" if i % 2 else ""), "billing") for i in range(4)]
-    install_suite(store, make_suite(tmp_path, public=public, holdout=holdout))
+    cases = 8 if pool else 4
+    holdout = [case(f"h{i}", f"held {i}" + ("!" if i % 2 else ""), "billing") for i in range(cases)]
+    text = {"suite_yaml": pool_yaml(4)} if pool else {}
+    install_suite(store, make_suite(tmp_path, public=public, holdout=holdout, **text))
+    if pool:
+        store.suites.rotate_holdout("tiny")
+    holdout = holdout[:4]  # what one eval grades (of a pool, its subset: as many)
     spy = Spy()
     with serve(spy.app()) as agent_url, running_gateway(store, tmp_path / "home") as gw:
         store.agents.register(manifest(AGENT, agent_url))
@@ -135,12 +146,13 @@ def test_a_spy_agent_learns_nothing_while_its_eval_runs(store: Store, tmp_path: 
             assert time.monotonic() < deadline
             time.sleep(0.02)
         record = gw.call("GET", f"/v1/records/{AGENT}", "org:acme").json()
-        assert record["suites"]["tiny"]["holdout"] == {
-            "passed": 2,
-            "total": 4,
-            "rate": 0.5,
-            "ci95": [0.15, 0.85],
-        }
+        graded = [s for s in spy.subjects if s.startswith("held")]
+        assert len(graded) == 4
+        shown = record["suites"]["tiny"]["holdout"]
+        assert set(shown) == {"passed", "total", "rate", "ci95"}
+        assert (shown["passed"], shown["total"]) == (sum(not s.endswith("!") for s in graded), 4)
+        if not pool:
+            assert shown == {"passed": 2, "total": 4, "rate": 0.5, "ci95": [0.15, 0.85]}
         status = gw.call("GET", f"/v1/evals/{eval_id}", "org:acme").json()
         assert status["progress_of"] == "public" and "plan_digest" not in status
         assert status["summary"]["cells"] == len(public)
@@ -149,3 +161,6 @@ def test_a_spy_agent_learns_nothing_while_its_eval_runs(store: Store, tmp_path: 
         assert suite["suite_digest"].startswith("hmac-sha256:")
         assert operator_suite["suite_digest"] not in str(suite)
         assert suite["digests"]["spec_digest"] == operator_suite["digests"]["spec_digest"]
+        if pool:  # the epochs left tell the epoch: the operator's
+            assert suite["holdout"]["pool"] == {"cases": 8, "epochs": 2}
+            assert operator_suite["holdout"]["pool"]["remaining"] == 1

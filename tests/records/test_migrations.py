@@ -240,3 +240,30 @@ def test_the_instance_set_migration_counts_every_reveal_already_shown(store_url:
         assert sorted(tuple(r) for r in counted) == [("s1", "a", 5), ("s1", "b", 1), ("s2", "a", 4)]
     finally:
         engine.dispose()
+
+
+def test_the_pool_migration_adds_a_column_no_earlier_version_fills(store_url: str) -> None:
+    """0023 adds `suite_versions.holdout_pool_cases` and `holdout_pool_epochs`, NULL (no
+    pool) for every version installed before; its downgrade drops them, and upgrading again
+    restores them."""
+
+    def columns(engine: Engine) -> set[str]:
+        return {c["name"] for c in inspect(engine).get_columns("suite_versions")}
+
+    engine = open_engine(store_url)
+    try:
+        upgrade(engine, "0022")
+        added = {"holdout_pool_cases", "holdout_pool_epochs"}
+        assert not added & columns(engine)
+        upgrade(engine)
+        assert added <= columns(engine)
+        for column in inspect(engine).get_columns("suite_versions"):
+            assert column["name"] not in added or column["nullable"]
+        _downgrade(engine, "0022")
+        assert not added & columns(engine)
+        upgrade(engine)
+        assert schema_status(engine).current == SCHEMA_REVISION
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+    finally:
+        engine.dispose()

@@ -72,7 +72,9 @@ def make_suite(
     return directory
 
 
-def tiny_suite(root: Path, cases: int = 6, *, holdout_wrong: int = 0) -> Path:
+def tiny_suite(
+    root: Path, cases: int = 6, *, holdout_wrong: int = 0, suite_yaml: str = SUITE_YAML
+) -> Path:
     """The tiny ticket.classify suite the triage example answers: `cases` public tickets
     ("Cannot log in": account) and as many holdout ones ("Refund please": billing), the
     first `holdout_wrong` of those expecting a label no one gives."""
@@ -81,4 +83,4 @@ def tiny_suite(root: Path, cases: int = 6, *, holdout_wrong: int = 0) -> Path:
         case(f"h{i}", f"Refund please {i}", "nobody-says-this" if i < holdout_wrong else "billing")
         for i in range(cases)
     ]
-    return make_suite(root, public=public, holdout=holdout)
+    return make_suite(root, suite_yaml=suite_yaml, public=public, holdout=holdout)

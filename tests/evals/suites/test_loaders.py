@@ -271,3 +271,26 @@ def test_the_catalog_lists_loaders(tmp_path: Path) -> None:
         ("loaders", "public_cases", "ext/public_loader.py"),
         ("loaders", "secret_cases", "ext/holdout_loader.py"),
     ]
+
+
+def test_a_loaders_holdout_can_be_a_pool(tmp_path: Path) -> None:
+    """A loader's holdout is stored at install, a stored holdout like a file's: it can be
+    a pool too, cut into disjoint subsets (docs/integrity.md)."""
+    from evals.suites import epoch_holdout
+
+    directory = _suite(tmp_path)
+    text = (directory / "suite.yaml").read_text()
+    pooled = text.replace(
+        "holdout: {loader: secret_cases}", "holdout: {loader: secret_cases, pool: {subset: 1}}"
+    )
+    assert pooled != text
+    (directory / "suite.yaml").write_text(pooled)
+    suite = _load(tmp_path, directory)
+    assert suite.holdout_pool is not None and suite.holdout_pool.epochs == 2
+    secret = b"\x07" * 32
+    cut = [[c.id for c in epoch_holdout(suite, secret, epoch)] for epoch in range(3)]
+    assert sorted(cut[0] + cut[1]) == ["h0", "h1"] and cut[2] == []
+    too_big = pooled.replace("pool: {subset: 1}", "pool: {subset: 3}")
+    (directory / "suite.yaml").write_text(too_big)
+    with pytest.raises(SuiteError, match="a pool of 2 holdout cases holds no subset of 3"):
+        _load(tmp_path, directory)

@@ -93,9 +93,22 @@ class Gateway:
             time.sleep(0.02)
 
 
-def install_tiny(store: Store, root: Path, *, holdout_wrong: int = 0, cases: int = 6) -> None:
+def install_tiny(
+    store: Store,
+    root: Path,
+    *,
+    holdout_wrong: int = 0,
+    cases: int = 6,
+    suite_yaml: str | None = None,
+) -> None:
     """The tiny ticket.classify suite; `holdout_wrong` holdout cases expect a label no one gives."""
-    install_suite(store, tiny_suite(root, cases, holdout_wrong=holdout_wrong))
+    made = tiny_suite(
+        root,
+        cases,
+        holdout_wrong=holdout_wrong,
+        **({"suite_yaml": suite_yaml} if suite_yaml else {}),
+    )
+    install_suite(store, made)
 
 
 def register_triage(store: Store, agent_id: str = "acme/ticket-triage", **changes: Any) -> str:
