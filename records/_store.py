@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0023"
+SCHEMA_REVISION = "0024"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
