@@ -562,3 +562,13 @@ class CanaryStateRow(Base):
     drifted_at: Mapped[datetime | None] = mapped_column(nullable=True)
     drift: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     updated_at: Mapped[datetime]
+
+
+class SchemaCompat(Base):
+    """One row: the oldest holon schema revision whose code still runs on this schema
+    (records._store.SchemaStatus.serves_from), for older processes in a rolling upgrade."""
+
+    __tablename__ = "schema_compat"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    serves_from: Mapped[str] = mapped_column(String(32))

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 # The alembic head this code speaks. tests/records/test_migrations.py keeps
 # it equal to the single head of records/migrations, so opening a store needs
 # one query, not an import of every migration script.
-SCHEMA_REVISION = "0023"
+SCHEMA_REVISION = "0024"
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -42,10 +42,30 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 class SchemaStatus:
     current: str | None  # None: an empty database
     head: str
+    # The oldest holon schema revision whose code still runs on the store's schema, as
+    # the store's newest migration declared it (`serves_from`; docs/deploy.md,
+    # "Upgrades"). Read only when the store is not at this code's head.
+    serves_from: str | None = None
 
     @property
     def up_to_date(self) -> bool:
         return self.current == self.head
+
+    @property
+    def serves_this(self) -> bool:
+        """This code (an older release, in a rolling upgrade) may run on the store: its
+        schema is newer, and every migration since this code's head only added to it."""
+        if self.up_to_date:
+            return True
+        if self.current is None or self.serves_from is None:
+            return False
+        return _number(self.serves_from) <= _number(self.head) < _number(self.current)
+
+
+def _number(revision: str) -> int:
+    """A revision's order: its leading digits (revisions are numbered, "0023_…")."""
+    digits = revision[: len(revision) - len(revision.lstrip("0123456789"))]
+    return int(digits) if digits else -1
 
 
 # JSON columns keep numbers exact (Decimal in, Decimal out), as everywhere in holon;
@@ -147,9 +167,14 @@ def schema_status(engine: Engine) -> SchemaStatus:
                 if has_table
                 else None
             )
+            serves_from = None
+            if current not in (None, SCHEMA_REVISION) and engine.dialect.has_table(
+                conn, "schema_compat"
+            ):
+                serves_from = conn.execute(text("SELECT serves_from FROM schema_compat")).scalar()
     except (OperationalError, DBAPIError) as exc:
         raise _unavailable(engine, exc) from None
-    return SchemaStatus(current, SCHEMA_REVISION)
+    return SchemaStatus(current, SCHEMA_REVISION, serves_from)
 
 
 def _alembic_config(connection: Any) -> Any:
@@ -170,12 +195,28 @@ def upgrade(engine: Engine, revision: str = "head") -> SchemaStatus:
         raise _newer(engine, before)
     try:
         with engine.begin() as conn:
-            command.upgrade(_alembic_config(conn), revision)
+            config = _alembic_config(conn)
+            command.upgrade(config, revision)
+            _declare_serves_from(conn, config)
     except (OperationalError, DBAPIError) as exc:
         raise _unavailable(engine, exc) from None
     after = schema_status(engine)
     log.info("store %s upgraded from %s to %s", _display(engine), before.current, after.current)
     return after
+
+
+def _declare_serves_from(conn: Any, config: Any) -> None:
+    """The store's newest migration's `serves_from` (its own revision where it declares
+    none: a migration is taken to change what older code relies on unless it says not),
+    kept where older code reads it (`schema_compat`, which older code knows of)."""
+    from alembic.script import ScriptDirectory
+
+    current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    if current is None or not conn.dialect.has_table(conn, "schema_compat"):
+        return
+    script = ScriptDirectory.from_config(config).get_revision(current)
+    serves_from = str(getattr(script.module, "serves_from", current))
+    conn.execute(text("UPDATE schema_compat SET serves_from = :s"), {"s": serves_from})
 
 
 def _known_revisions() -> set[str]:
@@ -186,11 +227,20 @@ def _known_revisions() -> set[str]:
 
 
 def _newer(engine: Engine, status: SchemaStatus) -> SchemaMismatch:
+    serves = (
+        f"; it serves holon from revision {status.serves_from}"
+        if status.serves_from is not None
+        else ""
+    )
     return SchemaMismatch(
         f"the store at {_display(engine)} has schema revision {status.current}, "
-        f"newer than this holon understands ({status.head})",
+        f"newer than this holon understands ({status.head}){serves}",
         hint="upgrade holon itself, or point HOLON_DATABASE_URL at another store",
-        details={"current": status.current, "expected": status.head},
+        details={
+            "current": status.current,
+            "expected": status.head,
+            "serves_from": status.serves_from,
+        },
     )
 
 
@@ -314,7 +364,8 @@ class Store:
 def open_store(
     url: str, *, secret_key: bytes | str | None = None, auto_upgrade: bool = False
 ) -> Store:
-    """Open the store at `url`, refusing a schema revision other than the code's.
+    """Open the store at `url`, refusing a schema revision other than the code's, but for
+    a newer one that still serves it (a rolling upgrade: `SchemaStatus.serves_this`).
 
     `auto_upgrade` (the embedded default) migrates an empty or older database
     in place; otherwise the caller is told which `holon db upgrade` to run.
@@ -322,8 +373,22 @@ def open_store(
     engine = _engine(url)
     status = schema_status(engine)
     created = False
-    if not status.up_to_date:
-        if status.current is not None and status.current not in _known_revisions():
+    newer = (
+        not status.up_to_date
+        and status.current is not None
+        and status.current not in _known_revisions()  # imports every migration: only here
+    )
+    if newer and status.serves_this:
+        # A rolling upgrade: the store is a release ahead, and still serves this one.
+        log.warning(
+            "the store at %s is at schema revision %s, which still serves this holon (%s): "
+            "upgrade this host",
+            _display(engine),
+            status.current,
+            status.head,
+        )
+    elif not status.up_to_date:
+        if newer:
             engine.dispose()
             raise _newer(engine, status)
         if auto_upgrade:

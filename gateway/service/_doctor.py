@@ -117,6 +117,14 @@ def _schema(settings: Settings) -> Finding:
             f"{where} is empty: the first command creates it",
             "holon db upgrade (or any command) to create it",
         )
+    if not status.up_to_date and status.serves_this:
+        return Finding(
+            "store",
+            "warn",
+            f"{where} is at schema {status.current}, a release ahead of this holon "
+            f"({status.head}), and still serves it (from {status.serves_from})",
+            "upgrade holon on this host: a rolling upgrade is under way",
+        )
     if not status.up_to_date:
         return Finding(
             "store",

@@ -603,7 +603,7 @@ COMMANDS: dict[tuple[str, str], Step] = {
     ("docs/deploy.md", "holon db upgrade"): Step(
         check=prints(r"(^upgraded \S+ from \S+ to \d{4}$|is up to date \(revision \d{4}\)$)")
     ),
-    ("docs/deploy.md", "holon db status"): Step(check=prints(r"^up_to_date: yes$")),
+    ("docs/deploy.md", "holon db status"): Step(check=prints(r"^up_to_date: +yes$")),
     ("docs/deploy.md", "deploy/build"): Step(run=_images_built, slow=True),
     (
         "docs/deploy.md",

@@ -136,6 +136,9 @@ def test_a_newer_schema_is_refused_even_with_auto_upgrade(store_url: str) -> Non
     upgrade(engine)
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '9999_future'"))
+        # A future release that serves only itself (tests/records/test_rolling_upgrade.py
+        # has one that serves this holon).
+        conn.execute(text("UPDATE schema_compat SET serves_from = '9999_future'"))
     engine.dispose()
     with pytest.raises(SchemaMismatch, match="newer than this holon"):
         open_store(store_url, auto_upgrade=True)

@@ -74,6 +74,8 @@ def do_status(ctx: Context) -> int:
         "current": status.current,
         "expected": status.head,
         "up_to_date": status.up_to_date,
+        # A store a release ahead that still serves this holon (docs/deploy.md, "Upgrades").
+        "serves_this": status.serves_this,
     }
     if ctx.out.json_mode:
         ctx.out.json(result)
