@@ -85,7 +85,7 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
-from bench._support import free_port, postgres_url, process, sqlite_url, uvicorn_app  # noqa: E402
+from bench._support import closed_loop, free_port, postgres_url, process, sqlite_url, uvicorn_app  # noqa: E402
 from gateway.service import StoreService  # noqa: E402
 from records import open_store  # noqa: E402
 
@@ -199,29 +199,13 @@ def check_ledger(
 async def drive(
     session: aiohttp.ClientSession, url: str, headers: dict[str, str], calls: int, concurrency: int
 ) -> tuple[list[float], float]:
-    """`calls` POSTs by `concurrency` closed-loop workers: each latency (ms), and the wall time."""
-    remaining = calls
-    latencies: list[float] = []
-    failures: list[str] = []
+    """`calls` POSTs of BODY by `concurrency` closed-loop workers: each latency (ms), and
+    the wall time."""
+    return await closed_loop(session, url, BODY, headers, calls, concurrency, _refusal)
 
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            started = time.perf_counter()
-            async with session.post(url, data=BODY, headers=headers) as response:
-                payload = await response.read()
-                status = response.status
-            latencies.append((time.perf_counter() - started) * 1000)
-            if status != 200 and len(failures) < 3:
-                failures.append(f"{status}: {payload[:300]!r}")
 
-    wall = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    wall = time.perf_counter() - wall
-    if failures:
-        raise RuntimeError(f"calls to {url} failed: {failures}")
-    return latencies, wall
+def _refusal(status: int, payload: bytes) -> str | None:
+    return None if status == 200 else f"{status}: {payload[:300]!r}"
 
 
 async def drive_paced(
