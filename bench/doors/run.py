@@ -39,15 +39,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import aiohttp  # noqa: E402
-from cryptography.fernet import Fernet  # noqa: E402
+import aiohttp
+from cryptography.fernet import Fernet
 
-from bench._support import closed_loop, postgres_url, sqlite_url  # noqa: E402
-from bench.gateway.run import (  # noqa: E402
+from bench._support import closed_loop, postgres_url, sqlite_url
+from bench.gateway.run import (
     ADMIN_URL,
     CALLER,
     CAPABILITY,
