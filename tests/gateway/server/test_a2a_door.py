@@ -26,7 +26,12 @@ from joserfc.jwk import KeySet
 from records import Store
 from tests._servers import serve
 from tests.gateway.server._agent import Recording, manifest, recording_agent
-from tests.gateway.server._doors import CALLER, INPUT, two_call_gateway
+from tests.gateway.server._doors import (
+    CALLER,
+    INPUT,
+    one_call_an_hour_gateway,
+    two_call_gateway,
+)
 from tests.gateway.server._gateway import (
     Gateway,
     install_tiny,
@@ -376,10 +381,7 @@ def test_any_gateway_on_the_store_answers_get_task(store: Store, tmp_path: Path)
 
 
 def test_rate_limit_bites_over_a2a(store: Store, tmp_path: Path) -> None:
-    install_tiny(store, tmp_path)
-    register_triage(store, "acme/priced", pricing={"per_call_usd": "0.0001"})
-    store.mandates.grant(mandate(rate_limit={"calls": 1, "per": "hour"}))
-    with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+    with one_call_an_hour_gateway(store, tmp_path) as gw:
         _, (ok, limited) = asyncio.run(_send(gw, ROUTED, [_message(INPUT)] * 2))
     assert ok.status.state == TaskState.TASK_STATE_COMPLETED
     assert limited.status.state == TaskState.TASK_STATE_REJECTED

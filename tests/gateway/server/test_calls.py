@@ -15,6 +15,7 @@ import pytest
 from records import Store, period_key, utcnow
 from tests._servers import serve
 from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._doors import priced_gateway
 from tests.gateway.server._gateway import (
     Gateway,
     install_tiny,
@@ -68,10 +69,8 @@ def test_fifty_concurrent_calls_at_a_budget_for_ten(store: Store, tmp_path: Path
 def test_an_answered_call_reads_settled_at_once(store: Store, tmp_path: Path) -> None:
     """The gateway answers before its settlement commits; its own ledger and budget
     reads wait for it, and the answer's cost is what the row is charged."""
-    install_tiny(store, tmp_path)
-    register_triage(store, "acme/priced", pricing={"per_call_usd": "0.004"})
-    store.mandates.grant(mandate(budget={"amount_usd": "1", "period": "month"}))
-    with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+    budget = {"amount_usd": "1", "period": "month"}
+    with priced_gateway(store, tmp_path, "0.004", budget=budget) as gw:
         headers = {"Authorization": f"Bearer {gw.tokens['caller:finance-bot']}"}
         with httpx.Client(base_url=gw.url, headers=headers, timeout=30) as client:
             for _ in range(5):
