@@ -119,29 +119,18 @@ def _path_text(item: NodePath | str) -> str:
     return item if isinstance(item, str) else normalized_path(item)
 
 
+@dataclass(slots=True, eq=False)
 class CheckResult:
     """One check's result: name, status, passed, detail, path, expected, actual, offending,
     metrics (plus predicate and critical)."""
 
-    __slots__ = ("_outcome", "critical", "name", "nodes", "path", "predicate", "source")
-
-    def __init__(
-        self,
-        name: str,
-        predicate: str,
-        outcome: CheckOutcome,
-        path: str | None = None,
-        nodes: int | None = None,
-        critical: bool = False,
-        source: Location | None = None,
-    ) -> None:
-        self.name = name
-        self.predicate = predicate
-        self._outcome = outcome
-        self.path = path
-        self.nodes = nodes
-        self.critical = critical
-        self.source = source
+    name: str
+    predicate: str
+    _outcome: CheckOutcome
+    path: str | None = None
+    nodes: int | None = None
+    critical: bool = False
+    source: Location | None = None
 
     @property
     def status(self) -> CheckStatus:
