@@ -23,9 +23,12 @@ from evals.suites import install_suite
 from records import Store
 from tests._servers import serve
 from tests.gateway.server._agent import manifest
+from tests.gateway.server._gateway import Gateway, running_gateway
 
 CAPABILITY = "math.add"
 AGENT = "acme/adder"
+# Mandate fields with room for many calls.
+MONTHLY: dict[str, Any] = {"budget": {"amount_usd": "1", "period": "month"}}
 
 INPUT_SCHEMA = {
     "type": "object",
@@ -137,6 +140,26 @@ def serving_adder(
     with serve(adder_app(adder, agent_id)) as url:
         store.agents.register(adder_manifest(agent_id, url, **changes))
         yield agent_id
+
+
+@contextmanager
+def adder_gateway(
+    store: Store,
+    tmp_path: Path,
+    adder: Adder,
+    mandate: dict[str, Any] | None = None,
+    **options: Any,
+) -> Iterator[Gateway]:
+    """The math.add suite installed, `adder` served as acme/adder, finance-bot's mandate
+    (`adder_mandate` with the fields of `mandate`) granted, and a gateway over them
+    (`options`: running_gateway's)."""
+    install_adder_suite(store, tmp_path)
+    store.mandates.grant(adder_mandate(**(mandate or {})))
+    with (
+        serving_adder(store, adder),
+        running_gateway(store, tmp_path / "home", **options) as gateway,
+    ):
+        yield gateway
 
 
 def adder_mandate(**fields: Any) -> dict[str, Any]:
