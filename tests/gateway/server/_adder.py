@@ -88,8 +88,8 @@ def write_adder_suite(
     return directory
 
 
-def install_adder_suite(store: Store, root: Path) -> None:
-    install_suite(store, write_adder_suite(root / "adder-suite"))
+def install_adder_suite(store: Store, root: Path, cases: int = 4) -> None:
+    install_suite(store, write_adder_suite(root / "adder-suite", cases=cases))
 
 
 @dataclass
@@ -160,6 +160,16 @@ def adder_gateway(
         running_gateway(store, tmp_path / "home", **options) as gateway,
     ):
         yield gateway
+
+
+@contextmanager
+def serving_adder_world(store: Store, root: Path, app: Starlette, cases: int) -> Iterator[str]:
+    """The adder suite with `cases` public and holdout cases installed, and `app` served
+    and registered as acme/adder; yields its URL."""
+    install_adder_suite(store, root, cases)
+    with serve(app) as url:
+        store.agents.register(adder_manifest(AGENT, url))
+        yield url
 
 
 def adder_mandate(**fields: Any) -> dict[str, Any]:
