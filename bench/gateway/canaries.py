@@ -73,8 +73,8 @@ from bench.gateway.run import (
     drive_paced,
     drive_paced_mix,
     gateway_server,
-    percentile,
     prepare,
+    tail_ms,
 )
 from evals import make_plan, start, work
 from evals.suites import install_suite
@@ -198,9 +198,7 @@ def _summary(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         name: {
-            "p50_ms": round(percentile(values, 0.50), 3),
-            "p95_ms": round(percentile(values, 0.95), 3),
-            "p99_ms": round(percentile(values, 0.99), 3),
+            **tail_ms(values),
             "gateway_cpu_ms_per_call": round(cpu[name] * 1000 / len(values), 3),
             "calls": len(values),
         }

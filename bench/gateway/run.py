@@ -296,6 +296,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def tail_ms(values: list[float]) -> dict[str, float]:
+    """The p50, p95 and p99 of latencies in ms (`p50_ms` …), rounded to the microsecond."""
+    return {f"p{q}_ms": round(percentile(values, q / 100), 3) for q in (50, 95, 99)}
+
+
 async def load(
     agent_url: str,
     gateways: dict[str, tuple[str, int, dict[str, str]]],
@@ -344,9 +349,7 @@ async def load(
                         cpu_s[name] += cpu_seconds(pid) - cpu
             out[f"c{concurrency}"] = {
                 name: {
-                    "p50_ms": round(percentile(latencies[name], 0.50), 3),
-                    "p95_ms": round(percentile(latencies[name], 0.95), 3),
-                    "p99_ms": round(percentile(latencies[name], 0.99), 3),
+                    **tail_ms(latencies[name]),
                     "calls_per_s": round(statistics.median(throughput[name]), 1),
                 }
                 for name in targets
@@ -372,9 +375,7 @@ async def load(
                         cpu_s[name] += cpu_seconds(pid) - cpu
             out[key] = {
                 name: {
-                    "p50_ms": round(percentile(latencies[name], 0.50), 3),
-                    "p95_ms": round(percentile(latencies[name], 0.95), 3),
-                    "p99_ms": round(percentile(latencies[name], 0.99), 3),
+                    **tail_ms(latencies[name]),
                     "p50_ms_from_due": round(percentile(from_due[name], 0.50), 3),
                     "p95_ms_from_due": round(percentile(from_due[name], 0.95), 3),
                     "calls_per_s": rate,
