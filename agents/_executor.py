@@ -111,6 +111,33 @@ class _Result:
     metadata: JSONValue = None
 
 
+async def _built(
+    agent: Manifest,
+    capability: str,
+    input: JSONValue,
+    request_id: str,
+    secret: str | None,
+    traceparent: str,
+    *,
+    target: A2ATarget | None = None,
+    schema: dict[str, Any] | None = None,
+) -> PreparedRequest:
+    """`build_request`, off the event loop when the input is large (its JSON is written
+    then)."""
+    return await in_thread_if(
+        is_large(input),
+        build_request,
+        agent,
+        capability,
+        input,
+        request_id=request_id,
+        secret=secret,
+        a2a_target=target,
+        traceparent=traceparent,
+        output_schema=schema,
+    )
+
+
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
 
@@ -248,16 +275,8 @@ class Executor:
         # (agents._trace); each attempt its own parent id, its A2A polls the same.
         traceparent = current_traceparent()
         if agent.protocol not in ("a2a", "mcp"):
-            prepared = await in_thread_if(
-                is_large(input),
-                build_request,
-                agent,
-                capability,
-                input,
-                request_id=request_id,
-                secret=secret,
-                traceparent=traceparent,
-                output_schema=output_schema,
+            prepared = await _built(
+                agent, capability, input, request_id, secret, traceparent, schema=output_schema
             )
         attempts: list[Attempt] = []
         while True:
@@ -441,16 +460,8 @@ class Executor:
     ) -> tuple[JSONValue, int]:
         try:
             target = await self._a2a_target(agent, secret, limits)
-            prepared = await in_thread_if(
-                is_large(input),
-                build_request,
-                agent,
-                capability,
-                input,
-                request_id=request_id,
-                secret=secret,
-                a2a_target=target,
-                traceparent=traceparent,
+            prepared = await _built(
+                agent, capability, input, request_id, secret, traceparent, target=target
             )
             reply, body = await self._a2a_send(agent, prepared, limits, progress)
             wait = _POLL_FIRST_S

@@ -16,7 +16,7 @@ no capability is refused for it, since the agent denies none.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from agents._manifest import CARD_PROTOCOLS, Manifest
@@ -56,13 +56,7 @@ class IdentityCheck:
 
     def observation(self) -> dict[str, Any]:
         """The keyword arguments of `records.IdentityRegistry.observe` for this check."""
-        return {
-            "answered_id": self.answered_id,
-            "answered_version": self.answered_version,
-            "not_advertised": self.not_advertised,
-            "mismatch": self.mismatch,
-            "card_digest": self.card_digest,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)

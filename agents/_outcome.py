@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal, get_args
 
@@ -125,15 +125,8 @@ class Attempt:
     span_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "code": self.code,
-            "latency_ms": self.latency_ms,
-            "http_status": self.http_status,
-            "error": self.error,
-            "started_at": self.started_at,
-            "span_id": self.span_id,
-        }
+        """Every field, by its name (an `attempt_log` entry of schema `report`)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Attempt:

@@ -1,4 +1,5 @@
-"""What the benches' bare ASGI agents share: the lifespan, the JSON headers, the request body.
+"""What the benches' bare ASGI agents share: the lifespan, the JSON headers, the request
+body, and the fixed chat completion of an OpenAI-compatible one.
 
 The agents run under uvicorn with `--app-dir` their own folder, so each puts the
 repository root on `sys.path` and imports this as `bench._asgi`. It imports
@@ -7,9 +8,30 @@ nothing heavy: an agent's start-up is not what a bench measures.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-__all__ = ["json_headers", "lifespan", "read_body"]
+__all__ = ["chat_completion", "json_headers", "lifespan", "read_body"]
+
+
+def chat_completion(model: str, content: str) -> bytes:
+    """One finished chat completion answering `content`, with a fixed usage."""
+    return json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": 1764547200,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128},
+        }
+    ).encode()
 
 
 def json_headers(body: bytes) -> list[tuple[bytes, bytes]]:

@@ -1,5 +1,6 @@
 """What the benches share: loopback servers in subprocesses, throwaway stores, a
-finished 2,000-cell eval, and a cProfile that follows every thread.
+finished 2,000-cell eval, a cProfile that follows every thread, and the closed-loop
+load client.
 
 Each bench puts the repository root on `sys.path` and imports this as
 `bench._support`.
@@ -7,6 +8,7 @@ Each bench puts the repository root on `sys.path` and imports this as
 
 from __future__ import annotations
 
+import asyncio
 import cProfile
 import json
 import pstats
@@ -17,17 +19,21 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+if TYPE_CHECKING:
+    import aiohttp
+
 __all__ = [
     "FinishedEval",
+    "closed_loop",
     "finished_eval",
     "free_port",
     "postgres_url",
@@ -37,6 +43,47 @@ __all__ = [
     "suite_directory",
     "uvicorn_app",
 ]
+
+
+async def closed_loop(
+    session: aiohttp.ClientSession,
+    url: str,
+    data: bytes,
+    headers: Mapping[str, str],
+    calls: int,
+    concurrency: int,
+    refusal: Callable[[int, bytes], str | None],
+) -> tuple[list[float], float]:
+    """`calls` POSTs of `data` by `concurrency` closed-loop workers: each latency (ms),
+    and the wall time (s).
+
+    `refusal(status, body)` says what is wrong with an answer, None when nothing is.
+    The run goes to its end before the first three are raised together, so one bad
+    answer does not leave the other workers running behind the error.
+    """
+    remaining = calls
+    latencies: list[float] = []
+    failures: list[str] = []
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            started = time.perf_counter()
+            async with session.post(url, data=data, headers=headers) as response:
+                payload = await response.read()
+                status = response.status
+            latencies.append((time.perf_counter() - started) * 1000)
+            wrong = refusal(status, payload)
+            if wrong is not None and len(failures) < 3:
+                failures.append(wrong)
+
+    wall = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    wall = time.perf_counter() - wall
+    if failures:
+        raise RuntimeError(f"calls to {url} failed: {failures}")
+    return latencies, wall
 
 
 def free_port() -> int:

@@ -225,40 +225,33 @@ def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     return url
 
 
-@pytest.fixture
-def sqlite_store(tmp_path: Path, _sqlite_template: Path) -> Iterator[Store]:
-    """An upgraded embedded store with a secret key (for tests that need one backend)."""
-    opened = open_store(
-        sqlite_copy(_sqlite_template, tmp_path), secret_key=new_key(), auto_upgrade=True
-    )
+def _opened(url: str) -> Iterator[Store]:
+    """An upgraded store at `url` with a new secret key, closed when the test is done."""
+    opened = open_store(url, secret_key=new_key(), auto_upgrade=True)
     opened.created = True  # made from nothing, as far as the test can tell
     try:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path, _sqlite_template: Path) -> Iterator[Store]:
+    """An upgraded embedded store with a secret key (for tests that need one backend)."""
+    yield from _opened(sqlite_copy(_sqlite_template, tmp_path))
 
 
 @pytest.fixture
 def store(store_url: str) -> Iterator[Store]:
     """An upgraded store with a secret key, on each backend."""
-    opened = open_store(store_url, secret_key=new_key(), auto_upgrade=True)
-    opened.created = True  # made from nothing, as far as the test can tell
-    try:
-        yield opened
-    finally:
-        opened.close()
+    yield from _opened(store_url)
 
 
 @pytest.fixture
 def pg_store(postgres_url: str) -> Iterator[Store]:
     """An upgraded store with a secret key on PostgreSQL only (the test's `postgres_url`,
     which the test may open itself too)."""
-    opened = open_store(postgres_url, secret_key=new_key(), auto_upgrade=True)
-    opened.created = True  # made from nothing, as far as the test can tell
-    try:
-        yield opened
-    finally:
-        opened.close()
+    yield from _opened(postgres_url)
 
 
 @pytest.fixture(
@@ -277,7 +270,4 @@ def module_store(
             admin = request.getfixturevalue("postgres_admin_url")
             template = request.getfixturevalue("_postgres_template")
             url = stack.enter_context(upgraded_postgres(admin, template))
-        opened = open_store(url, secret_key=new_key(), auto_upgrade=True)
-        opened.created = True
-        stack.callback(opened.close)
-        yield opened
+        yield from _opened(url)

@@ -5,47 +5,27 @@ completion, whose content is the JSON that bench/gateway/contract.py's suite acc
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench._asgi import chat_completion, json_headers, lifespan, read_body
 
 MODEL = "bench-model"
 CONTENT = {"label": "ok", "score": 0.5}
-COMPLETION = json.dumps(
-    {
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "created": 1764547200,
-        "model": MODEL,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": json.dumps(CONTENT)},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128},
-    }
-).encode()
+COMPLETION = chat_completion(MODEL, json.dumps(CONTENT))
 MODELS = json.dumps(
     {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "bench"}]}
 ).encode()
 
 
-def _headers(body: bytes) -> list[tuple[bytes, bytes]]:
-    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-
-
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    more = True
-    while more:
-        more = (await receive()).get("more_body", False)
+        await lifespan(receive, send)
+        return
+    await read_body(receive)
     body = MODELS if scope["path"].endswith("/models") else COMPLETION
-    await send({"type": "http.response.start", "status": 200, "headers": _headers(body)})
+    await send({"type": "http.response.start", "status": 200, "headers": json_headers(body)})
     await send({"type": "http.response.body", "body": body})

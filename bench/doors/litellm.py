@@ -51,7 +51,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,7 +65,7 @@ import aiohttp  # noqa: E402
 import fake_openai  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
-from bench._support import free_port, process, sqlite_url  # noqa: E402
+from bench._support import closed_loop, free_port, process, sqlite_url  # noqa: E402
 from bench.gateway.contract import _suite  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
     AGENT,
@@ -185,27 +184,16 @@ async def drive(
     data = json.dumps({"model": target["model"], "messages": MESSAGES}).encode()
     headers = {"Content-Type": "application/json", **target["headers"]}
     url = target["url"] + "/v1/chat/completions"
-    remaining = calls
-    latencies: list[float] = []
 
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            started = time.perf_counter()
-            async with session.post(url, data=data, headers=headers) as response:
-                payload = await response.read()
-                status = response.status
-            latencies.append((time.perf_counter() - started) * 1000)
-            if status != 200:
-                raise RuntimeError(f"{target['name']}: {status}: {payload[:300]!r}")
-            content = json.loads(payload)["choices"][0]["message"]["content"]
-            if json.loads(content) != fake_openai.CONTENT:
-                raise RuntimeError(f"{target['name']}: answered {content!r}")
+    def refusal(status: int, payload: bytes) -> str | None:
+        if status != 200:
+            return f"{target['name']}: {status}: {payload[:300]!r}"
+        content = json.loads(payload)["choices"][0]["message"]["content"]
+        if json.loads(content) != fake_openai.CONTENT:
+            return f"{target['name']}: answered {content!r}"
+        return None
 
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return latencies, time.perf_counter() - started
+    return await closed_loop(session, url, data, headers, calls, concurrency, refusal)
 
 
 def _p95(values: list[float]) -> float:

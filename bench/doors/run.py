@@ -36,19 +36,16 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import aiohttp  # noqa: E402
-from cryptography.fernet import Fernet  # noqa: E402
+import aiohttp
+from cryptography.fernet import Fernet
 
-from bench._support import postgres_url, sqlite_url  # noqa: E402
-from bench.gateway.run import (  # noqa: E402
+from bench._support import closed_loop, postgres_url, sqlite_url
+from bench.gateway.run import (
     ADMIN_URL,
     CALLER,
     CAPABILITY,
@@ -112,22 +109,13 @@ async def drive(
     path, body = BODIES[door]
     data = json.dumps(body).encode()
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    remaining = calls
-    latencies: list[float] = []
 
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            started = time.perf_counter()
-            async with session.post(url + path, data=data, headers=headers) as response:
-                payload = await response.read()
-                status = response.status
-            latencies.append((time.perf_counter() - started) * 1000)
-            if not _ok(door, status, payload):
-                raise RuntimeError(f"{door}: {status}: {payload[:300]!r}")
+    def refusal(status: int, payload: bytes) -> str | None:
+        return None if _ok(door, status, payload) else f"{door}: {status}: {payload[:300]!r}"
 
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    latencies, _ = await closed_loop(
+        session, url + path, data, headers, calls, concurrency, refusal
+    )
     return latencies
 
 

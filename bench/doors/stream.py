@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE.parents[1]))
 
 import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402

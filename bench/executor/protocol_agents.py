@@ -9,29 +9,19 @@
 
 from __future__ import annotations
 
-import json
+import sys
+from pathlib import Path
 from typing import TypedDict
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcp.server.fastmcp import FastMCP
 from zero_agent import fixed_answer  # run with --app-dir bench/executor, as uvicorn is
 
+from bench._asgi import chat_completion
+
 MODEL = "bench-model"
-COMPLETION = json.dumps(
-    {
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "created": 1764547200,
-        "model": MODEL,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": '{"label":"billing"}'},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128},
-    }
-).encode()
+COMPLETION = chat_completion(MODEL, '{"label":"billing"}')
 openai = fixed_answer(COMPLETION)
 
 

@@ -56,16 +56,14 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import aiohttp  # noqa: E402
-from cryptography.fernet import Fernet  # noqa: E402
+import aiohttp
+from cryptography.fernet import Fernet
 
-from bench._support import postgres_url, sqlite_url  # noqa: E402
-from bench.gateway.contract import ANSWER, SPLITS, write_suite  # noqa: E402
-from bench.gateway.run import (  # noqa: E402
+from bench._support import postgres_url, sqlite_url
+from bench.gateway.contract import ANSWER, SPLITS, write_suite
+from bench.gateway.run import (
     AGENT,
     BODY,
     CALLER,
@@ -75,12 +73,12 @@ from bench.gateway.run import (  # noqa: E402
     drive_paced,
     drive_paced_mix,
     gateway_server,
-    percentile,
     prepare,
+    tail_ms,
 )
-from evals import make_plan, start, work  # noqa: E402
-from evals.suites import install_suite  # noqa: E402
-from records import open_store  # noqa: E402
+from evals import make_plan, start, work
+from evals.suites import install_suite
+from records import open_store
 
 HOLDOUT_CASES = 8
 SUITE_YAML = f"""\
@@ -200,9 +198,7 @@ def _summary(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         name: {
-            "p50_ms": round(percentile(values, 0.50), 3),
-            "p95_ms": round(percentile(values, 0.95), 3),
-            "p99_ms": round(percentile(values, 0.99), 3),
+            **tail_ms(values),
             "gateway_cpu_ms_per_call": round(cpu[name] * 1000 / len(values), 3),
             "calls": len(values),
         }

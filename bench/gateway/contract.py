@@ -52,17 +52,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import aiohttp  # noqa: E402
-import psycopg  # noqa: E402
-from cryptography.fernet import Fernet  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
+import aiohttp
+import psycopg
+from cryptography.fernet import Fernet
+from sqlalchemy.engine import make_url
 
-from bench._support import postgres_url, sqlite_url, suite_directory  # noqa: E402
-from bench.gateway.run import (  # noqa: E402
+from bench._support import postgres_url, sqlite_url, suite_directory
+from bench.gateway.run import (
     AGENT,
     CALLER,
     INPUT,
@@ -75,8 +73,8 @@ from bench.gateway.run import (  # noqa: E402
     percentile,
     prepare,
 )
-from evals.suites import contract_from_files, install_suite  # noqa: E402
-from records import open_store  # noqa: E402
+from evals.suites import contract_from_files, install_suite
+from records import open_store
 
 CHECKED = "ticket.classify"
 UNCHECKED = "ticket.unchecked"

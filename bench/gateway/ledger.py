@@ -45,16 +45,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from sqlalchemy import create_engine, text  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
-from bench._support import postgres_url, sqlite_url  # noqa: E402
-from gateway.live._writes import LedgerWriter  # noqa: E402
-from records import CallEntry, LedgerEntry, Reserve, Settle, open_store, utcnow  # noqa: E402
+from bench._support import postgres_url, sqlite_url
+from gateway.live._writes import LedgerWriter
+from records import CallEntry, LedgerEntry, Reserve, Settle, open_store, utcnow
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 

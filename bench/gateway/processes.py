@@ -37,15 +37,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import aiohttp  # noqa: E402
-from cryptography.fernet import Fernet  # noqa: E402
+import aiohttp
+from cryptography.fernet import Fernet
 
-from bench._support import postgres_url  # noqa: E402
-from bench.gateway.run import (  # noqa: E402
+from bench._support import postgres_url
+from bench.gateway.run import (
     ADMIN_URL,
     AGENT,
     CALLER,
@@ -57,8 +55,8 @@ from bench.gateway.run import (  # noqa: E402
     gateway_server,
     prepare,
 )
-from gateway.service import StoreService  # noqa: E402
-from records import open_store  # noqa: E402
+from gateway.service import StoreService
+from records import open_store
 
 OWN = ["bench-own-1", "bench-own-2"]  # the callers (and mandates) of the two-budget rounds
 

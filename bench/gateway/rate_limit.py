@@ -39,14 +39,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import psycopg  # noqa: E402
+import psycopg
 
-from bench._support import postgres_url, sqlite_url  # noqa: E402
-from records import (  # noqa: E402
+from bench._support import postgres_url, sqlite_url
+from records import (
     CallEntry,
     LedgerEntry,
     RateLimit,
@@ -56,7 +54,7 @@ from records import (  # noqa: E402
     open_store,
     utcnow,
 )
-from records._ledger_pg import STATEMENT, Group  # noqa: E402
+from records._ledger_pg import STATEMENT, Group
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 GENEROUS = RateLimit(1_000_000, "second", 1_000_000)

@@ -85,7 +85,7 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
-from bench._support import free_port, postgres_url, process, sqlite_url, uvicorn_app  # noqa: E402
+from bench._support import closed_loop, free_port, postgres_url, process, sqlite_url, uvicorn_app  # noqa: E402
 from gateway.service import StoreService  # noqa: E402
 from records import open_store  # noqa: E402
 
@@ -199,29 +199,13 @@ def check_ledger(
 async def drive(
     session: aiohttp.ClientSession, url: str, headers: dict[str, str], calls: int, concurrency: int
 ) -> tuple[list[float], float]:
-    """`calls` POSTs by `concurrency` closed-loop workers: each latency (ms), and the wall time."""
-    remaining = calls
-    latencies: list[float] = []
-    failures: list[str] = []
+    """`calls` POSTs of BODY by `concurrency` closed-loop workers: each latency (ms), and
+    the wall time."""
+    return await closed_loop(session, url, BODY, headers, calls, concurrency, _refusal)
 
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            started = time.perf_counter()
-            async with session.post(url, data=BODY, headers=headers) as response:
-                payload = await response.read()
-                status = response.status
-            latencies.append((time.perf_counter() - started) * 1000)
-            if status != 200 and len(failures) < 3:
-                failures.append(f"{status}: {payload[:300]!r}")
 
-    wall = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    wall = time.perf_counter() - wall
-    if failures:
-        raise RuntimeError(f"calls to {url} failed: {failures}")
-    return latencies, wall
+def _refusal(status: int, payload: bytes) -> str | None:
+    return None if status == 200 else f"{status}: {payload[:300]!r}"
 
 
 async def drive_paced(
@@ -312,6 +296,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def tail_ms(values: list[float]) -> dict[str, float]:
+    """The p50, p95 and p99 of latencies in ms (`p50_ms` …), rounded to the microsecond."""
+    return {f"p{q}_ms": round(percentile(values, q / 100), 3) for q in (50, 95, 99)}
+
+
 async def load(
     agent_url: str,
     gateways: dict[str, tuple[str, int, dict[str, str]]],
@@ -360,9 +349,7 @@ async def load(
                         cpu_s[name] += cpu_seconds(pid) - cpu
             out[f"c{concurrency}"] = {
                 name: {
-                    "p50_ms": round(percentile(latencies[name], 0.50), 3),
-                    "p95_ms": round(percentile(latencies[name], 0.95), 3),
-                    "p99_ms": round(percentile(latencies[name], 0.99), 3),
+                    **tail_ms(latencies[name]),
                     "calls_per_s": round(statistics.median(throughput[name]), 1),
                 }
                 for name in targets
@@ -388,9 +375,7 @@ async def load(
                         cpu_s[name] += cpu_seconds(pid) - cpu
             out[key] = {
                 name: {
-                    "p50_ms": round(percentile(latencies[name], 0.50), 3),
-                    "p95_ms": round(percentile(latencies[name], 0.95), 3),
-                    "p99_ms": round(percentile(latencies[name], 0.99), 3),
+                    **tail_ms(latencies[name]),
                     "p50_ms_from_due": round(percentile(from_due[name], 0.50), 3),
                     "p95_ms_from_due": round(percentile(from_due[name], 0.95), 3),
                     "calls_per_s": rate,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -71,30 +72,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
+@dataclass(slots=True, eq=False)
 class _Spec:
     """What a predicate builder needs: the value under the predicate key and its context."""
 
-    __slots__ = ("at", "check_at", "item", "kind", "names", "normalize", "prepare", "value")
-
-    def __init__(
-        self,
-        kind: str,
-        value: Any,
-        at: PathKey,
-        item: dict[str, Any],
-        check_at: PathKey,
-        prepare: Callable[[Any], Any] | None,
-        normalize: Callable[[str], str] | None,
-        names: tuple[str, ...],
-    ) -> None:
-        self.kind = kind
-        self.value = value
-        self.at = at
-        self.item = item
-        self.check_at = check_at
-        self.prepare = prepare
-        self.normalize = normalize
-        self.names = names
+    kind: str
+    value: Any
+    at: PathKey
+    item: dict[str, Any]
+    check_at: PathKey
+    prepare: Callable[[Any], Any] | None
+    normalize: Callable[[str], str] | None
+    names: tuple[str, ...]
 
 
 def _kind(value: Any) -> str:

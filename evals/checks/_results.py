@@ -8,7 +8,7 @@ passing case costs lookups and comparisons, not string formatting.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from decimal import Decimal
 from enum import StrEnum
 from fractions import Fraction
@@ -52,6 +52,7 @@ class Describer(Protocol):
     def describe(self, outcome: CheckOutcome) -> str: ...
 
 
+@dataclass(slots=True, eq=False)
 class CheckOutcome:
     """What a check's body found on one subject, before it is named as a check result.
 
@@ -59,28 +60,15 @@ class CheckOutcome:
     `offending` holds node locations; `detail` is None until described.
     """
 
-    __slots__ = ("actual", "body", "detail", "expected", "metrics", "notes", "offending", "status")
-
-    def __init__(
-        self,
-        status: CheckStatus,
-        body: Describer,
-        actual: Any = HIDDEN,
-        expected: Any = HIDDEN,
-        *,
-        detail: str | None = None,
-        offending: Sequence[NodePath | str] = (),
-        notes: Sequence[tuple[str, str]] = (),
-        metrics: dict[str, Any] | None = None,
-    ) -> None:
-        self.status = status
-        self.body = body
-        self.actual = actual
-        self.expected = expected
-        self.detail = detail
-        self.offending = offending
-        self.notes = notes
-        self.metrics = metrics
+    status: CheckStatus
+    body: Describer
+    actual: Any = HIDDEN
+    expected: Any = HIDDEN
+    _: KW_ONLY
+    detail: str | None = None
+    offending: Sequence[NodePath | str] = ()
+    notes: Sequence[tuple[str, str]] = ()
+    metrics: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -131,29 +119,18 @@ def _path_text(item: NodePath | str) -> str:
     return item if isinstance(item, str) else normalized_path(item)
 
 
+@dataclass(slots=True, eq=False)
 class CheckResult:
     """One check's result: name, status, passed, detail, path, expected, actual, offending,
     metrics (plus predicate and critical)."""
 
-    __slots__ = ("_outcome", "critical", "name", "nodes", "path", "predicate", "source")
-
-    def __init__(
-        self,
-        name: str,
-        predicate: str,
-        outcome: CheckOutcome,
-        path: str | None = None,
-        nodes: int | None = None,
-        critical: bool = False,
-        source: Location | None = None,
-    ) -> None:
-        self.name = name
-        self.predicate = predicate
-        self._outcome = outcome
-        self.path = path
-        self.nodes = nodes
-        self.critical = critical
-        self.source = source
+    name: str
+    predicate: str
+    _outcome: CheckOutcome
+    path: str | None = None
+    nodes: int | None = None
+    critical: bool = False
+    source: Location | None = None
 
     @property
     def status(self) -> CheckStatus:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -26,6 +27,7 @@ from schema.errors import Location
 _CLOCK_EVERY = 256  # quantified nodes between two looks at the clock
 
 
+@dataclass(slots=True, eq=False)
 class CompiledCheck:
     """One check, ready to grade: its name, its path (None inherits), its body.
 
@@ -33,36 +35,18 @@ class CompiledCheck:
     was written (for `suite.yaml:42` in the CLI block).
     """
 
-    __slots__ = (
-        "body",
-        "critical",
-        "definition",
-        "name",
-        "path",
-        "predicate",
-        "source",
-        "uses_pdf",
-    )
+    name: str
+    predicate: str
+    path: CompiledPath | None
+    body: Body
+    _: KW_ONLY
+    critical: bool = False
+    source: Location | None = None
+    definition: Any = None
+    # Whether grading may read a PDF (some path in this check steps into `.pdf`).
+    uses_pdf: bool = field(init=False)
 
-    def __init__(
-        self,
-        name: str,
-        predicate: str,
-        path: CompiledPath | None,
-        body: Body,
-        *,
-        critical: bool = False,
-        source: Location | None = None,
-        definition: Any = None,
-    ) -> None:
-        self.name = name
-        self.predicate = predicate
-        self.path = path
-        self.body = body
-        self.critical = critical
-        self.source = source
-        self.definition = definition
-        # Whether grading may read a PDF (some path in this check steps into `.pdf`).
+    def __post_init__(self) -> None:
         self.uses_pdf = any(path.uses_pdf for path in self.paths())
 
     def __repr__(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from evals.checks._limits import Meter
@@ -10,17 +11,16 @@ from evals.checks._paths import CompiledPath, NodePath, PdfSource
 from evals.checks._values import MISSING
 
 
+@dataclass(slots=True, eq=False)
 class Context:
     """One graded document: its root, the PDF views made for it, the case's meter."""
 
-    __slots__ = ("meter", "pdf", "root")
-
-    def __init__(self, root: Any, pdf: PdfSource | None, meter: Meter) -> None:
-        self.root = root
-        self.pdf = pdf
-        self.meter = meter
+    root: Any
+    pdf: PdfSource | None
+    meter: Meter
 
 
+@dataclass(slots=True, eq=False)
 class Subject:
     """The value a body is applied to.
 
@@ -29,23 +29,12 @@ class Subject:
     nodes are and `value` is the list of their values.
     """
 
-    __slots__ = ("_location", "locations", "path", "root", "singular", "value")
-
-    def __init__(
-        self,
-        singular: bool,
-        value: Any,
-        locations: list[NodePath] | None,
-        path: CompiledPath | None,
-        root: Any,
-        location: NodePath | None = None,
-    ) -> None:
-        self.singular = singular
-        self.value = value
-        self.locations = locations
-        self.path = path
-        self.root = root
-        self._location = location
+    singular: bool
+    value: Any
+    locations: list[NodePath] | None
+    path: CompiledPath | None
+    root: Any
+    _location: NodePath | None = None
 
     @property
     def location(self) -> NodePath | str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -97,23 +98,16 @@ def eval_view(
     return info.to_json(counts, spent=spent, author_record=None if operator else author_record)
 
 
+@dataclass(eq=False)
 class EvalOps:
-    def __init__(
-        self,
-        store: Store,
-        home: Path,
-        retention_days: int = 30,
-        address_guard: AddressGuard | None = None,
-        *,
-        worker_guard: AddressGuard | None = None,
-    ) -> None:
-        self.store = store
-        self.home = home
-        self.retention_days = retention_days
-        self.address_guard = address_guard  # a gateway's network policy (its probes)
-        # The policy for evals this process did not start (docs/settings.md,
-        # HOLON_AGENT_NETWORKS): `holon worker` and `evals resume` work anyone's.
-        self.worker_guard = worker_guard
+    store: Store
+    home: Path
+    retention_days: int = 30
+    address_guard: AddressGuard | None = None  # a gateway's network policy (its probes)
+    _: KW_ONLY
+    # The policy for evals this process did not start (docs/settings.md,
+    # HOLON_AGENT_NETWORKS): `holon worker` and `evals resume` work anyone's.
+    worker_guard: AddressGuard | None = None
 
     def apply_retention(self) -> int:
         """Drop agent outputs past the retention period (grades stay)."""

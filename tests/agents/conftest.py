@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -10,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from agents import AgentLimits, Executor, Manifest, Pricing
-from tests._servers import serve
+from tests._servers import free_port, serve
 from tests.agents.faults import Recorder, fault_app
 
 
@@ -44,10 +43,7 @@ def make_agent(
 
 def closed_port() -> int:
     """A loopback port with nothing listening (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+    return free_port()
 
 
 @pytest.fixture(scope="session")

@@ -201,23 +201,27 @@ def fault_app(recorder: Recorder) -> Starlette:
             return Response("down", status_code=503)
         return JSONResponse({"id": f"acme/{name}", "version": "1.0.0", "capabilities": ["echo"]})
 
+    # Each POST fault is served at its handler's name, dashed: /hang-after-headers.
+    posted = (
+        ok,
+        slow,
+        hang_after_headers,
+        error_500,
+        not_json,
+        no_output,
+        huge,
+        gzip_bomb,
+        gzipped,
+        deep,
+        drop_mid_body,
+        redirect,
+        expensive,
+        bad_usage,
+        flaky,
+    )
     routes = [
-        Route("/ok", ok, methods=["POST"]),
-        Route("/slow", slow, methods=["POST"]),
-        Route("/hang-after-headers", hang_after_headers, methods=["POST"]),
-        Route("/error-500", error_500, methods=["POST"]),
-        Route("/not-json", not_json, methods=["POST"]),
-        Route("/no-output", no_output, methods=["POST"]),
-        Route("/huge", huge, methods=["POST"]),
-        Route("/gzip-bomb", gzip_bomb, methods=["POST"]),
-        Route("/gzipped", gzipped, methods=["POST"]),
-        Route("/deep", deep, methods=["POST"]),
-        Route("/drop-mid-body", drop_mid_body, methods=["POST"]),
-        Route("/redirect", redirect, methods=["POST"]),
+        *(Route("/" + h.__name__.replace("_", "-"), h, methods=["POST"]) for h in posted),
         Route("/redirect-target", redirect_target, methods=["GET", "POST"]),
-        Route("/expensive", expensive, methods=["POST"]),
-        Route("/bad-usage", bad_usage, methods=["POST"]),
-        Route("/flaky", flaky, methods=["POST"]),
         Route("/status/{code:int}", status, methods=["POST"]),
         Route("/{name}/.well-known/holon-agent", identity, methods=["GET"]),
     ]

@@ -24,6 +24,7 @@ from agents import EndpointError, manifest_from_dict, parse_endpoint
 from agents._transports import target
 from gateway._network import NetworkPolicy
 from schema.errors import ManifestError, Refused
+from tests._manifests import http_manifest
 
 PUBLIC = NetworkPolicy.from_setting("public")
 
@@ -114,13 +115,13 @@ def _check(url: str) -> bool:
     except EndpointError as exc:
         assert str(exc)
         with pytest.raises(ManifestError) as refused:
-            manifest_from_dict(_manifest(url))
+            manifest_from_dict(http_manifest("acme/forms", url))
         assert refused.value.location is not None
         assert refused.value.location.path == "$.endpoint"
         with pytest.raises(Refused):
             target(url)
         return False
-    manifest_from_dict(_manifest(url))  # the same rule: accepted there too
+    manifest_from_dict(http_manifest("acme/forms", url))  # the same rule: accepted there too
     to = target(url)
     # What goes on the wire (`.host` of httpx and yarl shows an IDNA name decoded).
     hosts = {to.url.raw_host, endpoint.host, httpx.URL(url).raw_host.decode(), URL(url).raw_host}
@@ -143,17 +144,6 @@ def _check(url: str) -> bool:
     return True
 
 
-def _manifest(url: str) -> dict[str, object]:
-    return {
-        "schema_version": 1,
-        "id": "acme/forms",
-        "version": "1.0.0",
-        "protocol": "holon-http",
-        "endpoint": url,
-        "capabilities": ["ticket.classify"],
-    }
-
-
 @pytest.mark.parametrize(("host", "accepted"), FORMS)
 def test_every_form_is_refused_or_read_as_the_resolver_reads_it(host: str, accepted: bool) -> None:
     assert _check(_url(host)) is accepted
@@ -162,7 +152,7 @@ def test_every_form_is_refused_or_read_as_the_resolver_reads_it(host: str, accep
 
 def test_the_refusal_names_the_form_and_what_was_expected() -> None:
     with pytest.raises(ManifestError) as octal:
-        manifest_from_dict(_manifest("http://0177.0.0.1:8080/"))
+        manifest_from_dict(http_manifest("acme/forms", "http://0177.0.0.1:8080/"))
     assert "leading zeros" in octal.value.message and "dotted-quad" in octal.value.message
     for host, words in [
         ("0x7f.1", "hexadecimal"),

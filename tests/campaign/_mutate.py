@@ -86,13 +86,10 @@ BAD_PATHS = [
     "$.output.report.pdf.pages[?@.text",
 ]
 BAD_REGEXES = ["(", "[a-", "(?P<x", "\\", "a{99999}", "(?<=a)b", "\\1", "(?i", "x**", "[z-a]"]
+# The odd JSON scalars every fuzzer's list of odd values starts with.
+ODD_SCALARS: list[Any] = [None, True, False, 0, -1, 10**30]
 ODD_VALUES: list[Any] = [
-    None,
-    True,
-    False,
-    0,
-    -1,
-    10**30,
+    *ODD_SCALARS,
     -(10**30),
     Decimal("1E+999"),
     Decimal("-1E+999"),

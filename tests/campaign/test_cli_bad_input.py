@@ -110,37 +110,21 @@ def _case_line(folder: Path, number: int, new: bytes) -> tuple[str, int]:
     return "cases/public.jsonl", number
 
 
+def _in_suite(old: str, new: str, fault_after: int = 0) -> Edit:
+    """Replace `old` by `new` in suite.yaml; the fault is `fault_after` lines below it."""
+    return lambda f: ("suite.yaml", _replace(f, "suite.yaml", old, new) + fault_after)
+
+
 BROKEN_SUITES: dict[str, Edit] = {
-    "unknown key": lambda f: ("suite.yaml", _replace(f, "suite.yaml", "grace_days:", "grace:")),
-    "duplicate key": lambda f: (
-        "suite.yaml",
-        _replace(f, "suite.yaml", "repetitions: 1\n", "repetitions: 1\nrepetitions: 2\n") + 1,
-    ),
-    "wrong type": lambda f: (
-        "suite.yaml",
-        _replace(f, "suite.yaml", "threshold: 0.7", "threshold: [0.7]"),
-    ),
-    "bad YAML": lambda f: ("suite.yaml", _replace(f, "suite.yaml", "title: ", "title: a: b ")),
-    "python tag": lambda f: (
-        "suite.yaml",
-        _replace(f, "suite.yaml", "title: ", "title: !!python/object/apply:os.system ['id'] "),
-    ),
-    "bad JSONPath": lambda f: (
-        "suite.yaml",
-        _replace(f, "suite.yaml", "path: $.output.label\n", "path: $.output..[\n"),
-    ),
-    "bad regex": lambda f: (
-        "suite.yaml",
-        _replace(f, "suite.yaml", "one_of: [low, normal, high, urgent]", "matches: '(?<=low)x('"),
-    ),
-    "unknown predicate": lambda f: (
-        "suite.yaml",
-        _replace(f, "suite.yaml", "one_of: [low, normal, high, urgent]", "one_off: [low]"),
-    ),
-    "deep nesting": lambda f: (
-        "suite.yaml",
-        _replace(f, "suite.yaml", "repetitions: 1", "repetitions: " + "[" * 100 + "]" * 100),
-    ),
+    "unknown key": _in_suite("grace_days:", "grace:"),
+    "duplicate key": _in_suite("repetitions: 1\n", "repetitions: 1\nrepetitions: 2\n", 1),
+    "wrong type": _in_suite("threshold: 0.7", "threshold: [0.7]"),
+    "bad YAML": _in_suite("title: ", "title: a: b "),
+    "python tag": _in_suite("title: ", "title: !!python/object/apply:os.system ['id'] "),
+    "bad JSONPath": _in_suite("path: $.output.label\n", "path: $.output..[\n"),
+    "bad regex": _in_suite("one_of: [low, normal, high, urgent]", "matches: '(?<=low)x('"),
+    "unknown predicate": _in_suite("one_of: [low, normal, high, urgent]", "one_off: [low]"),
+    "deep nesting": _in_suite("repetitions: 1", "repetitions: " + "[" * 100 + "]" * 100),
     "case not JSON": lambda f: _case_line(f, 2, b'{"id": "x", "input": {'),
     "case duplicate id": lambda f: _case_line(
         f, 3, (f / "cases" / "public.jsonl").read_bytes().split(b"\n")[0]

@@ -37,7 +37,7 @@ from gateway.settings import Settings
 from gateway.web import Endpoint
 from records import new_key, open_store
 from schema import jsontext
-from tests.campaign._mutate import fuzz_settings
+from tests.campaign._mutate import ODD_SCALARS, fuzz_settings
 from tests.campaign._tally import record
 from tests.gateway.server._gateway import (
     PATH_VALUES,
@@ -126,12 +126,7 @@ HOSTILE_STRINGS = [
     "é" * 2000,
 ]
 ODD_VALUES: list[Any] = [
-    None,
-    True,
-    False,
-    0,
-    -1,
-    10**30,
+    *ODD_SCALARS,
     Decimal("1E+400"),
     Decimal("0.1"),
     [],

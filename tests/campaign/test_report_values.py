@@ -215,23 +215,19 @@ def _with_examples(test: Any) -> Any:
     return test
 
 
-@_with_examples
-@given(cells=st.lists(stored_cells, min_size=1, max_size=10))
-@fuzz_settings(15)
-def test_stored_values_render_in_every_format_quick(
-    hostile: HostileStore, cells: list[StoredCell]
-) -> None:
-    _stored_values(hostile, cells)
+# The long passes take minutes, not the default 120 s.
+LONG = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-@given(cells=st.lists(stored_cells, min_size=1, max_size=10))
-@fuzz_settings(30)
-def test_stored_values_render_in_every_format_long(
-    hostile: HostileStore, cells: list[StoredCell]
-) -> None:
-    _stored_values(hostile, cells)
+@pytest.mark.parametrize("examples", [15, pytest.param(30, marks=LONG)])
+def test_stored_values_render_in_every_format(hostile: HostileStore, examples: int) -> None:
+    @_with_examples
+    @given(cells=st.lists(stored_cells, min_size=1, max_size=10))
+    @fuzz_settings(examples)
+    def one(cells: list[StoredCell]) -> None:
+        _stored_values(hostile, cells)
+
+    one()
 
 
 # -- agent text ---------------------------------------------------------------------------
@@ -297,18 +293,14 @@ def _shown_escaped(hostile: HostileStore, cells: list[StoredCell]) -> None:
 text_cell_lists = st.lists(text_cells, min_size=1, max_size=10, unique_by=lambda c: c.case_id)
 
 
-@given(cells=text_cell_lists)
-@fuzz_settings(10)
-def test_agent_text_shows_its_escapes_quick(hostile: HostileStore, cells: list[StoredCell]) -> None:
-    _shown_escaped(hostile, cells)
+@pytest.mark.parametrize("examples", [10, pytest.param(30, marks=LONG)])
+def test_agent_text_shows_its_escapes(hostile: HostileStore, examples: int) -> None:
+    @given(cells=text_cell_lists)
+    @fuzz_settings(examples)
+    def one(cells: list[StoredCell]) -> None:
+        _shown_escaped(hostile, cells)
 
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-@given(cells=text_cell_lists)
-@fuzz_settings(30)
-def test_agent_text_shows_its_escapes_long(hostile: HostileStore, cells: list[StoredCell]) -> None:
-    _shown_escaped(hostile, cells)
+    one()
 
 
 def test_the_hostile_store_is_what_the_campaign_says(hostile: HostileStore) -> None:

@@ -18,21 +18,7 @@ from typing import Any
 from reportlab.lib.pagesizes import A4, letter
 from reportlab.pdfgen.canvas import Canvas
 
-CENT = Decimal("0.01")
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+from evals.fixtures.invoice._formats import CENT, MONTHS
 
 CATALOGUE = [
     ("Ergonomic desk chair, graphite", "245.00"),

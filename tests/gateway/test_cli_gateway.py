@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ import pytest
 from gateway.service import StoreService
 from gateway.settings import Settings
 from records import new_key
-from tests._servers import start_gateway, wait_healthy
+from tests._servers import free_port, start_gateway, wait_healthy
 from tests.gateway._cli import CLI, FINANCE_MANDATE, TRIAGE, Result, add_triage
 from tests.gateway.server._gateway import Gateway, running_gateway
 
@@ -231,9 +230,7 @@ def test_tokens_and_roles(shared: World) -> None:
 
 
 def test_an_unreachable_gateway_is_an_environment_error(tmp_path: Path) -> None:
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    url = f"http://127.0.0.1:{free_port()}"  # a port nobody listens on
     cli = CLI(tmp_path, HOLON_GATEWAY_URL=url, HOLON_TOKEN="t")
     res = cli("agents", "list")
     assert res.code == 3 and f"cannot reach the gateway at {url}" in res.stderr

@@ -5,13 +5,13 @@ The token must never show in any output or log line, the warning included.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from records import new_key, open_store
+from tests._servers import free_port
 from tests.campaign._tally import record
 from tests.gateway._cli import CLI, Result
 from tests.gateway.server._gateway import Gateway, register_triage, running_gateway
@@ -20,9 +20,8 @@ WARNING = "--token puts the token in the process list"
 
 
 def _closed_port_url() -> str:
-    with socket.socket() as sock:  # nobody listens: errors before any request are ours
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+    # Nobody listens: errors before any request are ours.
+    return f"http://127.0.0.1:{free_port()}"
 
 
 CAMPAIGN = "CLI token sources"

@@ -13,8 +13,7 @@ from gateway._network import NetworkPolicy
 from gateway.live import LiveCalls
 from records import EXPIRED_COST_SOURCE, Store, period_key, utcnow
 from schema.errors import Refused
-from tests._servers import serve
-from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._agent import Recording, manifest, serving_recorder
 from tests.gateway.server._gateway import mandate
 
 pytestmark = pytest.mark.anyio
@@ -25,8 +24,7 @@ BUDGET = {"amount_usd": "0.10", "period": "month"}
 
 async def test_a_call_stopped_mid_way_is_charged_its_cap(store: Store) -> None:
     recording = Recording(behaviour="slow")  # answers after 3 s
-    with serve(recording_agent("acme/slow", "1.0.0", recording)) as url:
-        store.agents.register(manifest("acme/slow", url))
+    with serving_recorder(store, "acme/slow", recording):
         store.mandates.grant(mandate(budget=BUDGET))
         async with Executor() as executor:
             calls = LiveCalls(store, executor)

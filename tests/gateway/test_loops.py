@@ -12,18 +12,11 @@ import pytest
 from gateway import _ttl
 from gateway._loops import Loop, Loops
 from schema.errors import StoreUnavailable
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests._clock import FakeClock
 
 
 def test_a_loop_is_ready_until_it_stops_or_goes_without_success_too_long() -> None:
-    clock = Clock()
+    clock = FakeClock(1_800_000_000.0)
     loop = Loop("probes", stale_after_s=10, clock=clock)
     assert loop.state().ready and loop.state().last_success is None
     clock.now += 11  # never succeeded since it was made
@@ -46,7 +39,7 @@ def test_a_loop_is_ready_until_it_stops_or_goes_without_success_too_long() -> No
 
 
 def test_a_loop_run_on_demand_is_never_stale() -> None:
-    clock = Clock()
+    clock = FakeClock(1_800_000_000.0)
     loops = Loops()
     loops.add(Loop("token-uses", clock=clock))
     clock.now += 86_400

@@ -171,37 +171,34 @@ class Network:
         """Cut `host`'s link, then SIGKILL every process in its namespace; how many."""
         _ip("link", "set", host.link, "down")
         host.killed = True
-        killed = 0
-        for pid in host.pids():
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except ProcessLookupError:
-                pass
-        for proc in host.procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        return killed
+        return _kill_all(host)
 
     def close(self) -> None:
         for host in self.hosts.values():
-            for pid in host.pids():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            for proc in host.procs:
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    pass
+            _kill_all(host)
             # Deleting one end of a veth deletes both, at once (a namespace's own
             # teardown is the kernel's, later).
             _ip("link", "del", host.link, check=False)
             _ip("netns", "del", host.namespace, check=False)
         _ip("link", "del", self.bridge, check=False)
+
+
+def _kill_all(host: Host) -> int:
+    """SIGKILL every process in `host`'s namespace and reap the ones started here; how many
+    were killed."""
+    killed = 0
+    for pid in host.pids():
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except ProcessLookupError:
+            pass
+    for proc in host.procs:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    return killed
 
 
 def wait_for(predicate: Callable[[], object], what: str, timeout_s: float = 90) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +11,10 @@ import pytest
 from evals.reports import build_report, render_html, render_junit, render_markdown
 from records import Store
 from schema.jsontext import dumps
+from tests._servers import free_port
 from tests.evals.reports._agent import AGENT_ID
 from tests.evals.reports._setup import as_valid, manifest, run_eval, suite_dir
 from tests.evals.suites._make import case
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def _cells(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -41,7 +34,7 @@ def test_a_retried_cell_lists_each_attempt_under_its_own_span(store: Store, tmp_
     )
     # Nothing listens: every attempt is `unreachable`, and is retried twice.
     down = {**manifest(), "protocol": "holon-http"}
-    down["endpoint"] = f"http://127.0.0.1:{_closed_port()}/"
+    down["endpoint"] = f"http://127.0.0.1:{free_port()}/"
     store.agents.register(down)
     eval_id = run_eval(store, tmp_path / "home", retries=2)
     report = as_valid("report", build_report(store, eval_id, audience="operator"))

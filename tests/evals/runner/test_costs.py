@@ -32,6 +32,7 @@ from starlette.routing import Route
 from evals import make_plan, start, work
 from evals.suites import install_suite
 from records import AgentRecord, EvalCell, EvalInfo, Store
+from tests._manifests import http_manifest
 from tests._servers import serve
 from tests.evals.suites._make import tiny_suite
 
@@ -81,17 +82,8 @@ def _eval(
     store: Store, tmp_path: Path, endpoint: str, pricing: dict[str, str] | None
 ) -> tuple[EvalInfo, list[EvalCell]]:
     install_suite(store, tiny_suite(tmp_path, 4))
-    manifest: dict[str, Any] = {
-        "schema_version": 1,
-        "id": AGENT,
-        "version": "1.0.0",
-        "protocol": "holon-http",
-        "endpoint": endpoint,
-        "capabilities": ["ticket.classify"],
-    }
-    if pricing is not None:
-        manifest["pricing"] = pricing
-    store.agents.register(manifest)
+    priced = {} if pricing is None else {"pricing": pricing}
+    store.agents.register(http_manifest(AGENT, endpoint, **priced))
     home = tmp_path / "home"
     plan = make_plan(store, AGENT, home=home, concurrency=4)
     info = work(store, plan, start(store, plan), home=home)

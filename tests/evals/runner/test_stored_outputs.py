@@ -28,6 +28,7 @@ from evals.reports._model import build_report
 from evals.suites import install_suite
 from records import new_key, open_store
 from schema.jsontext import dumps
+from tests._manifests import http_manifest
 from tests._servers import serve
 from tests.evals.suites._make import SUITE_YAML, case, make_suite
 
@@ -94,16 +95,7 @@ def test_forty_cells_of_huge_answers_grow_the_store_by_a_bounded_amount(
     store = open_store(url, secret_key=key, auto_upgrade=True)
     suite = make_suite(tmp_path, suite_yaml=SUITE, public=_cases("p"), holdout=_cases("h"))
     install_suite(store, suite)
-    store.agents.register(
-        {
-            "schema_version": 1,
-            "id": AGENT,
-            "version": "1.0.0",
-            "protocol": "holon-http",
-            "endpoint": endpoint,
-            "capabilities": ["ticket.classify"],
-        }
-    )
+    store.agents.register(http_manifest(AGENT, endpoint))
     store.close()
     before = _db_bytes(database)
 

@@ -23,9 +23,12 @@ from evals.suites import install_suite
 from records import Store
 from tests._servers import serve
 from tests.gateway.server._agent import manifest
+from tests.gateway.server._gateway import Gateway, running_gateway
 
 CAPABILITY = "math.add"
 AGENT = "acme/adder"
+# Mandate fields with room for many calls.
+MONTHLY: dict[str, Any] = {"budget": {"amount_usd": "1", "period": "month"}}
 
 INPUT_SCHEMA = {
     "type": "object",
@@ -85,8 +88,8 @@ def write_adder_suite(
     return directory
 
 
-def install_adder_suite(store: Store, root: Path) -> None:
-    install_suite(store, write_adder_suite(root / "adder-suite"))
+def install_adder_suite(store: Store, root: Path, cases: int = 4) -> None:
+    install_suite(store, write_adder_suite(root / "adder-suite", cases=cases))
 
 
 @dataclass
@@ -137,6 +140,36 @@ def serving_adder(
     with serve(adder_app(adder, agent_id)) as url:
         store.agents.register(adder_manifest(agent_id, url, **changes))
         yield agent_id
+
+
+@contextmanager
+def adder_gateway(
+    store: Store,
+    tmp_path: Path,
+    adder: Adder,
+    mandate: dict[str, Any] | None = None,
+    **options: Any,
+) -> Iterator[Gateway]:
+    """The math.add suite installed, `adder` served as acme/adder, finance-bot's mandate
+    (`adder_mandate` with the fields of `mandate`) granted, and a gateway over them
+    (`options`: running_gateway's)."""
+    install_adder_suite(store, tmp_path)
+    store.mandates.grant(adder_mandate(**(mandate or {})))
+    with (
+        serving_adder(store, adder),
+        running_gateway(store, tmp_path / "home", **options) as gateway,
+    ):
+        yield gateway
+
+
+@contextmanager
+def serving_adder_world(store: Store, root: Path, app: Starlette, cases: int) -> Iterator[str]:
+    """The adder suite with `cases` public and holdout cases installed, and `app` served
+    and registered as acme/adder; yields its URL."""
+    install_adder_suite(store, root, cases)
+    with serve(app) as url:
+        store.agents.register(adder_manifest(AGENT, url))
+        yield url
 
 
 def adder_mandate(**fields: Any) -> dict[str, Any]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +12,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from records import Store
+from tests._servers import serve
 
 
 @dataclass
@@ -67,3 +72,12 @@ def manifest(agent_id: str, url: str, **changes: Any) -> dict[str, Any]:
     }
     data.update(changes)
     return data
+
+
+@contextmanager
+def serving_recorder(store: Store, agent_id: str, recording: Recording) -> Iterator[str]:
+    """The recording agent served on 127.0.0.1 as `agent_id` 1.0.0 and registered;
+    yields its URL."""
+    with serve(recording_agent(agent_id, "1.0.0", recording)) as url:
+        store.agents.register(manifest(agent_id, url))
+        yield url

@@ -24,9 +24,13 @@ from joserfc.errors import BadSignatureError
 from joserfc.jwk import KeySet
 
 from records import Store
-from tests._servers import serve
-from tests.gateway.server._agent import Recording, manifest, recording_agent
-from tests.gateway.server._doors import CALLER, INPUT, two_call_gateway
+from tests.gateway.server._agent import Recording, serving_recorder
+from tests.gateway.server._doors import (
+    CALLER,
+    INPUT,
+    one_call_an_hour_gateway,
+    two_call_gateway,
+)
 from tests.gateway.server._gateway import (
     Gateway,
     install_tiny,
@@ -331,8 +335,7 @@ def test_an_agent_cannot_tell_the_doors_apart(store: Store, tmp_path: Path) -> N
     one live-call path, not three (only the request id and the trace differ)."""
     install_tiny(store, tmp_path)
     recording = Recording()
-    with serve(recording_agent("acme/rec", "1.0.0", recording)) as agent_url:
-        store.agents.register(manifest("acme/rec", agent_url))
+    with serving_recorder(store, "acme/rec", recording):
         store.mandates.grant(mandate())
         with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
             invoked = gw.call("POST", ROUTED + "/invoke", CALLER, json={"input": INPUT}).json()
@@ -376,10 +379,7 @@ def test_any_gateway_on_the_store_answers_get_task(store: Store, tmp_path: Path)
 
 
 def test_rate_limit_bites_over_a2a(store: Store, tmp_path: Path) -> None:
-    install_tiny(store, tmp_path)
-    register_triage(store, "acme/priced", pricing={"per_call_usd": "0.0001"})
-    store.mandates.grant(mandate(rate_limit={"calls": 1, "per": "hour"}))
-    with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+    with one_call_an_hour_gateway(store, tmp_path) as gw:
         _, (ok, limited) = asyncio.run(_send(gw, ROUTED, [_message(INPUT)] * 2))
     assert ok.status.state == TaskState.TASK_STATE_COMPLETED
     assert limited.status.state == TaskState.TASK_STATE_REJECTED
@@ -398,8 +398,7 @@ def test_a_caller_s_detached_calls_are_bounded(
     monkeypatch.setattr(_a2a, "MAX_DETACHED_PER_CALLER", 2)
     install_tiny(store, tmp_path)
     recording = Recording(behaviour="slow")  # 3 s an answer
-    with serve(recording_agent("acme/slow", "1.0.0", recording)) as agent_url:
-        store.agents.register(manifest("acme/slow", agent_url))
+    with serving_recorder(store, "acme/slow", recording):
         store.mandates.grant(mandate())
         store.mandates.grant(mandate(id="other-tickets", holder="other-bot"))
         with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:

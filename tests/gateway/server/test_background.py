@@ -9,7 +9,7 @@ import pytest
 
 from records import Store
 from tests._servers import serve
-from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._agent import Recording, manifest, recording_agent, serving_recorder
 from tests.gateway.server._gateway import install_tiny, running_gateway
 
 pytestmark = pytest.mark.slow
@@ -17,8 +17,7 @@ pytestmark = pytest.mark.slow
 
 def test_periodic_probes_notice_another_version(store: Store, tmp_path: Path) -> None:
     recording = Recording(answers_version="9.9.9")
-    with serve(recording_agent("acme/drifter", "1.0.0", recording)) as url:
-        store.agents.register(manifest("acme/drifter", url))
+    with serving_recorder(store, "acme/drifter", recording):
         env = {"HOLON_PROBE_INTERVAL_S": "1"}
         with running_gateway(store, tmp_path / "home", env, eval_workers=0) as gw:
             deadline = time.monotonic() + 90
@@ -77,8 +76,7 @@ def test_an_eval_the_workers_finish_has_its_report_rendered_into_the_store(
     install_tiny(store, tmp_path)
     recording = Recording()
     home = tmp_path / "home"
-    with serve(recording_agent("acme/fresh", "1.0.0", recording)) as url:
-        store.agents.register(manifest("acme/fresh", url))
+    with serving_recorder(store, "acme/fresh", recording):
         info = start(store, make_plan(store, "acme/fresh", home=home))
         assert store.eval_reports.count(info.id) == 0
         with running_gateway(store, home, eval_poll_s=0.1) as gw:

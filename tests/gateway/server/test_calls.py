@@ -14,7 +14,8 @@ import pytest
 
 from records import Store, period_key, utcnow
 from tests._servers import serve
-from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._agent import Recording, manifest, recording_agent, serving_recorder
+from tests.gateway.server._doors import priced_gateway
 from tests.gateway.server._gateway import (
     Gateway,
     install_tiny,
@@ -68,10 +69,8 @@ def test_fifty_concurrent_calls_at_a_budget_for_ten(store: Store, tmp_path: Path
 def test_an_answered_call_reads_settled_at_once(store: Store, tmp_path: Path) -> None:
     """The gateway answers before its settlement commits; its own ledger and budget
     reads wait for it, and the answer's cost is what the row is charged."""
-    install_tiny(store, tmp_path)
-    register_triage(store, "acme/priced", pricing={"per_call_usd": "0.004"})
-    store.mandates.grant(mandate(budget={"amount_usd": "1", "period": "month"}))
-    with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+    budget = {"amount_usd": "1", "period": "month"}
+    with priced_gateway(store, tmp_path, "0.004", budget=budget) as gw:
         headers = {"Authorization": f"Bearer {gw.tokens['caller:finance-bot']}"}
         with httpx.Client(base_url=gw.url, headers=headers, timeout=30) as client:
             for _ in range(5):
@@ -141,8 +140,7 @@ def test_routing_picks_the_best_allowed_agent_and_falls_back(store: Store, tmp_p
 def test_agent_failures_map_to_502_and_504(store: Store, tmp_path: Path) -> None:
     install_tiny(store, tmp_path)
     recording = Recording()
-    with _serve_recorder("acme/flaky", recording) as url:
-        store.agents.register(manifest("acme/flaky", url))
+    with serving_recorder(store, "acme/flaky", recording):
         store.mandates.grant(mandate(timeout_s=1))
         with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
             recording.behaviour = "error"
@@ -177,8 +175,7 @@ def test_private_addresses_are_refused_unless_allowed(store: Store, tmp_path: Pa
     from gateway.settings import Settings
 
     recording = Recording()
-    with _serve_recorder("acme/local", recording) as url:
-        store.agents.register(manifest("acme/local", url))
+    with serving_recorder(store, "acme/local", recording):
         store.mandates.grant(mandate())
         caller = store.tokens.create("caller:finance-bot")[1]
         org = store.tokens.create("org:acme")[1]
@@ -220,8 +217,7 @@ def test_the_agent_cannot_tell_an_eval_call_from_a_live_one(store: Store, tmp_pa
 
     install_suite(store, install_suite_dir)
     recording = Recording()
-    with _serve_recorder("acme/recorder", recording) as url:
-        store.agents.register(manifest("acme/recorder", url))
+    with serving_recorder(store, "acme/recorder", recording):
         store.agents.set_secret("acme/recorder", "s3cret-value")
         store.mandates.grant(mandate(max_cost_per_call_usd="0.03", timeout_s=9))
         with running_gateway(store, tmp_path / "home") as gw:

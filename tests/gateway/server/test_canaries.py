@@ -28,14 +28,12 @@ from starlette.responses import JSONResponse, Response
 from agents import Executor
 from gateway.live import Canaries, CanaryPolicy, CanaryResult, Lookups
 from records import Store
-from tests._servers import serve
 from tests.gateway.server._adder import (
     AGENT,
     CAPABILITY,
     adder_mandate,
-    adder_manifest,
     agent_app,
-    write_adder_suite,
+    serving_adder_world,
 )
 from tests.gateway.server._gateway import Gateway, running_gateway
 
@@ -85,12 +83,8 @@ def _app(seen: Seen) -> Starlette:
 @contextmanager
 def _certified_world(store: Store, root: Path) -> Iterator[tuple[Seen, str]]:
     """The adder suite with 100 public and 100 holdout cases, the adder served honest."""
-    from evals.suites import install_suite
-
-    install_suite(store, write_adder_suite(root / "adder-suite", cases=100))
     seen = Seen()
-    with serve(_app(seen)) as url:
-        store.agents.register(adder_manifest(AGENT, url))
+    with serving_adder_world(store, root, _app(seen), cases=100) as url:
         yield seen, url
 
 

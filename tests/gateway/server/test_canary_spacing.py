@@ -25,16 +25,13 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from evals.suites import install_suite
 from records import Store
-from tests._servers import serve
 from tests.gateway.server._adder import (
     AGENT,
     CAPABILITY,
     adder_mandate,
-    adder_manifest,
     agent_app,
-    write_adder_suite,
+    serving_adder_world,
 )
 from tests.gateway.server._gateway import Gateway, running_gateway
 
@@ -82,10 +79,8 @@ def _certified(
     """The adder suite (20 public, 20 holdout cases), the honest adder served and logged,
     certified through the gateway (a real eval); the gateway, the log, and where in the
     log the eval's requests end."""
-    install_suite(store, write_adder_suite(root / "adder-suite", cases=20))
     log = AgentLog()
-    with serve(_adder(log)) as url:
-        store.agents.register(adder_manifest(AGENT, url))
+    with serving_adder_world(store, root, _adder(log), cases=20):
         with running_gateway(store, root / "home", env, **options) as gw:
             gw.evaluate(AGENT)
             mark = len(log.arrivals)

@@ -32,9 +32,10 @@ from schema.jsontext import LARGE_NODES, dumps
 from tests.gateway.server._adder import (
     AGENT,
     CAPABILITY,
+    MONTHLY,
     Adder,
+    adder_gateway,
     adder_mandate,
-    install_adder_suite,
     serving_adder,
     write_adder_suite,
 )
@@ -68,13 +69,8 @@ def _gauge(text: str, name: str, agent: str) -> str | None:
 
 @pytest.mark.slow
 def test_a_bad_input_never_reaches_the_agent(store: Store, tmp_path: Path) -> None:
-    install_adder_suite(store, tmp_path)
     adder = Adder()
-    store.mandates.grant(adder_mandate(budget={"amount_usd": "1", "period": "month"}))
-    with (
-        serving_adder(store, adder),
-        running_gateway(store, tmp_path / "home", eval_workers=0, cells_ttl_s=0) as gw,
-    ):
+    with adder_gateway(store, tmp_path, adder, MONTHLY, eval_workers=0, cells_ttl_s=0) as gw:
         direct = _invoke(gw, {"capability": CAPABILITY, "input": {"a": "x", "b": 1}})
         routed = gw.call("POST", ROUTE, CALLER, json={"input": {"a": 1}})
         rows = _rows(gw)
@@ -108,14 +104,9 @@ def test_a_bad_input_never_reaches_the_agent(store: Store, tmp_path: Path) -> No
 
 @pytest.mark.slow
 def test_a_contract_breaking_output_is_never_200(store: Store, tmp_path: Path) -> None:
-    install_adder_suite(store, tmp_path)
     adder = Adder()
-    store.mandates.grant(adder_mandate(budget={"amount_usd": "1", "period": "month"}))
     script = "<script>alert(1)</script>"
-    with (
-        serving_adder(store, adder),
-        running_gateway(store, tmp_path / "home", eval_workers=1, cells_ttl_s=0) as gw,
-    ):
+    with adder_gateway(store, tmp_path, adder, MONTHLY, eval_workers=1, cells_ttl_s=0) as gw:
         evaluated = gw.evaluate(AGENT)  # certified while it answers right
         assert evaluated["status"] == "done"
         good = _invoke(gw, {"capability": CAPABILITY, "input": {"a": 1, "b": 2}})
@@ -166,11 +157,9 @@ def test_a_contract_breaking_output_is_never_200(store: Store, tmp_path: Path) -
 
 @pytest.mark.slow
 def test_unknown_body_keys_are_refused(store: Store, tmp_path: Path) -> None:
-    install_adder_suite(store, tmp_path)
     adder = Adder()
-    store.mandates.grant(adder_mandate())
     valid = {"capability": CAPABILITY, "input": {"a": 1, "b": 2}}
-    with serving_adder(store, adder), running_gateway(store, tmp_path / "home") as gw:
+    with adder_gateway(store, tmp_path, adder) as gw:
         streamed = _invoke(gw, {**valid, "stream": True})
         routed = gw.call("POST", ROUTE, CALLER, json={**valid, "temperature": 0})
         hostile = _invoke(gw, {**valid, "k" * 5000: 1})
@@ -230,10 +219,7 @@ def _deep(depth: int) -> Any:
 def test_hostile_outputs_cannot_make_validation_slow_or_huge(
     store: Store, tmp_path: Path, output: Any
 ) -> None:
-    install_adder_suite(store, tmp_path)
-    adder = Adder(answer=lambda _input: output)
-    store.mandates.grant(adder_mandate())
-    with serving_adder(store, adder), running_gateway(store, tmp_path / "home") as gw:
+    with adder_gateway(store, tmp_path, Adder(answer=lambda _input: output)) as gw:
         started = time.perf_counter()
         answer = _invoke(gw, {"capability": CAPABILITY, "input": {"a": 1, "b": 2}})
         elapsed = time.perf_counter() - started
@@ -257,10 +243,8 @@ def test_hostile_outputs_cannot_make_validation_slow_or_huge(
     ids=["long-string", "deep", "many-keys"],
 )
 def test_hostile_inputs_are_refused_bounded(store: Store, tmp_path: Path, value: Any) -> None:
-    install_adder_suite(store, tmp_path)
     adder = Adder()
-    store.mandates.grant(adder_mandate())
-    with serving_adder(store, adder), running_gateway(store, tmp_path / "home") as gw:
+    with adder_gateway(store, tmp_path, adder) as gw:
         answer = _invoke(gw, {"capability": CAPABILITY, "input": value})
     assert answer.status_code == 400, answer.text[:300]
     assert answer.json()["error"]["code"] == "invalid_input"

@@ -18,9 +18,8 @@ import pytest
 
 from evals.suites import install_suite
 from records import Store
-from tests._servers import serve
 from tests.evals.suites._make import case, make_suite
-from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._agent import Recording, serving_recorder
 from tests.gateway.server._gateway import Gateway, mandate, running_gateway
 
 pytestmark = pytest.mark.slow
@@ -61,8 +60,7 @@ def test_a_version_mismatch_stales_the_record_on_every_process(
 ) -> None:
     _install(store, tmp_path)
     recording = Recording()
-    with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
-        store.agents.register(manifest(AGENT, url))
+    with serving_recorder(store, AGENT, recording):
         with (
             running_gateway(store, tmp_path / "a", PROBES) as gw,
             # Another gateway process on the same store, with the default lookup
@@ -106,8 +104,7 @@ def test_a_version_mismatch_stales_the_record_on_every_process(
 def test_an_agent_alternating_its_answers_stays_stale(store: Store, tmp_path: Path) -> None:
     _install(store, tmp_path)
     recording = Recording()
-    with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
-        store.agents.register(manifest(AGENT, url))
+    with serving_recorder(store, AGENT, recording):
         with running_gateway(store, tmp_path / "eval") as gw:
             gw.evaluate(AGENT)  # honest while it is evaluated
             granted = gw.call("POST", "/v1/mandates", "operator", json=mandate(min_eval_score=0.5))
@@ -132,8 +129,7 @@ def test_an_agent_alternating_its_answers_stays_stale(store: Store, tmp_path: Pa
 
 def test_a_capability_it_stops_advertising_is_refused(store: Store, tmp_path: Path) -> None:
     recording = Recording()
-    with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
-        store.agents.register(manifest(AGENT, url))
+    with serving_recorder(store, AGENT, recording):
         with running_gateway(store, tmp_path / "home", PROBES, eval_workers=0) as gw:
             # No record needed: the refusal is the agent's own word, whatever the mandate.
             assert gw.call("POST", "/v1/mandates", "operator", json=mandate()).status_code == 201
@@ -163,8 +159,7 @@ def test_a_capability_it_stops_advertising_is_refused(store: Store, tmp_path: Pa
 def test_an_eval_of_an_unadvertised_claim_is_refused(store: Store, tmp_path: Path) -> None:
     _install(store, tmp_path)
     recording = Recording(advertises=["foo.bar"])
-    with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
-        store.agents.register(manifest(AGENT, url))
+    with serving_recorder(store, AGENT, recording):
         with running_gateway(store, tmp_path / "home") as gw:
             started = gw.call("POST", "/v1/evals", "operator", json={"agent": AGENT})
             assert started.status_code == 409, started.text

@@ -33,7 +33,7 @@ from gateway.server import _app, _probes
 from gateway.service._store import StoreEvals
 from records import AgentInfo, Store
 from tests._servers import serve
-from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._agent import Recording, manifest, recording_agent, serving_recorder
 from tests.gateway.server._doors import CALLER, INPUT, two_call_gateway
 from tests.gateway.server._gateway import Gateway, install_tiny, mandate, running_gateway
 
@@ -279,8 +279,7 @@ def test_a_report_that_fails_to_render_ahead_is_counted_and_the_next_is_rendered
     )
     monkeypatch.setattr(StoreEvals, "prerender", prerender)
     recording = Recording()
-    with serve(recording_agent(CERTIFIED, "1.0.0", recording)) as url:
-        store.agents.register(manifest(CERTIFIED, url))
+    with serving_recorder(store, CERTIFIED, recording):
         with running_gateway(store, tmp_path / "home") as gw:
             started = gw.call("POST", "/v1/evals", "operator", json={"agent": CERTIFIED})
             assert started.status_code == 201, started.text

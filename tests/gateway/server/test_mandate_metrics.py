@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from records import Store
-from tests._servers import serve
-from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._agent import Recording, serving_recorder
 from tests.gateway.server._gateway import Gateway, mandate, running_gateway
 
 pytestmark = pytest.mark.slow
@@ -37,8 +36,7 @@ def _summed(*gateways: Gateway) -> dict[tuple[str, str], Decimal]:
 
 def test_two_processes_add_up_to_the_ledger(store: Store, tmp_path: Path) -> None:
     recording = Recording()
-    with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
-        store.agents.register(manifest(AGENT, url))
+    with serving_recorder(store, AGENT, recording):
         with (
             running_gateway(store, tmp_path / "a", eval_workers=0) as one,
             running_gateway(store, tmp_path / "b", eval_workers=0) as two,

@@ -16,14 +16,13 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from records import Store
-from tests.gateway.server._doors import CALLER, INPUT, two_call_gateway
-from tests.gateway.server._gateway import (
-    Gateway,
-    install_tiny,
-    mandate,
-    register_triage,
-    running_gateway,
+from tests.gateway.server._doors import (
+    CALLER,
+    INPUT,
+    one_call_an_hour_gateway,
+    two_call_gateway,
 )
+from tests.gateway.server._gateway import Gateway
 
 pytestmark = pytest.mark.slow
 
@@ -128,10 +127,7 @@ def test_an_input_outside_the_schema_is_the_tools_error(gw: Gateway) -> None:
 
 
 def test_rate_limit_bites_over_mcp(store: Store, tmp_path: Path) -> None:
-    install_tiny(store, tmp_path)
-    register_triage(store, "acme/priced", pricing={"per_call_usd": "0.0001"})
-    store.mandates.grant(mandate(rate_limit={"calls": 1, "per": "hour"}))
-    with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
+    with one_call_an_hour_gateway(store, tmp_path) as gw:
         _, ok, limited = asyncio.run(
             _session_calls(gw, CALLER, [("ticket.classify", INPUT), ("ticket.classify", INPUT)])
         )

@@ -13,6 +13,7 @@ import pytest
 
 from gateway.web import CachedCounts
 from records import CellResultRow, CellSpec, Store, eval_id
+from tests._clock import FakeClock
 from tests.gateway.server._gateway import (
     Gateway,
     register_triage,
@@ -122,16 +123,8 @@ def test_without_an_interval_every_scrape_counts(store: Store, tmp_path: Path) -
     assert len(scans) == 2, scans
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_counts_again_only_after_the_interval() -> None:
-    clock = _Clock()
+    clock = FakeClock()
     cache = CachedCounts(30.0, clock)
     counts = iter([{"ok": 1}, {"ok": 2}])
     calls = 0
@@ -151,7 +144,7 @@ def test_counts_again_only_after_the_interval() -> None:
 
 
 def test_a_failed_count_caches_nothing() -> None:
-    cache = CachedCounts(30.0, _Clock())
+    cache = CachedCounts(30.0, FakeClock())
 
     def broken() -> dict[str, int]:
         raise RuntimeError("store down")
@@ -162,7 +155,7 @@ def test_a_failed_count_caches_nothing() -> None:
 
 
 def test_one_count_at_a_time_others_get_the_previous_value() -> None:
-    clock = _Clock()
+    clock = FakeClock()
     cache = CachedCounts(30.0, clock)
     assert cache.get(lambda: {"ok": 1}) == {"ok": 1}
     clock.now += 31  # expired: the next scrape counts again
@@ -191,7 +184,7 @@ def test_one_count_at_a_time_others_get_the_previous_value() -> None:
 
 
 def test_the_first_count_is_waited_for_not_repeated() -> None:
-    cache = CachedCounts(30.0, _Clock())
+    cache = CachedCounts(30.0, FakeClock())
     started, release = threading.Event(), threading.Event()
     calls = 0
 

@@ -23,7 +23,9 @@ from tests._hypothesis import derandomized
 from tests.gateway.server._adder import (
     AGENT,
     CAPABILITY,
+    MONTHLY,
     Adder,
+    adder_gateway,
     adder_mandate,
     install_adder_suite,
     serving_adder,
@@ -44,12 +46,7 @@ def adder() -> Adder:
 @pytest.fixture
 def gw(store: Store, tmp_path: Path, adder: Adder) -> Iterator[Gateway]:
     """math.add by acme/adder; finance-bot's mandate allows it, with room for many calls."""
-    install_adder_suite(store, tmp_path)
-    store.mandates.grant(adder_mandate(budget={"amount_usd": "1", "period": "month"}))
-    with (
-        serving_adder(store, adder),
-        running_gateway(store, tmp_path / "home", eval_workers=0) as gateway,
-    ):
+    with adder_gateway(store, tmp_path, adder, MONTHLY, eval_workers=0) as gateway:
         yield gateway
 
 
@@ -165,12 +162,8 @@ def test_the_budget_is_a_402_the_sdk_raises_as_its_status_error(
 
 
 def test_a_rate_limit_is_the_sdks_rate_limit_error(store: Store, tmp_path: Path) -> None:
-    install_adder_suite(store, tmp_path)
-    store.mandates.grant(adder_mandate(rate_limit={"calls": 1, "per": "hour"}))
-    with (
-        serving_adder(store, Adder()),
-        running_gateway(store, tmp_path / "home", eval_workers=0) as gw,
-    ):
+    hourly = {"rate_limit": {"calls": 1, "per": "hour"}}
+    with adder_gateway(store, tmp_path, Adder(), hourly, eval_workers=0) as gw:
         client = _client(gw)
         client.chat.completions.create(model=CAPABILITY, messages=_ask({"a": 1, "b": 2}))
         with pytest.raises(openai.RateLimitError) as limited:

@@ -21,9 +21,8 @@ from evals.suites import install_suite
 from gateway._tracing import parse_traceparent, tracing_from_env
 from records import Store
 from schema.errors import UsageError
-from tests._servers import serve
 from tests.evals.suites._make import case, make_suite
-from tests.gateway.server._agent import Recording, manifest, recording_agent
+from tests.gateway.server._agent import Recording, serving_recorder
 from tests.gateway.server._gateway import Gateway, mandate, running_gateway
 
 AGENT = "acme/traced"
@@ -57,8 +56,7 @@ def _traced_gateway(store: Store, tmp_path: Path) -> Iterator[tuple[Gateway, Any
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     recording = Recording()
-    with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
-        store.agents.register(manifest(AGENT, url))
+    with serving_recorder(store, AGENT, recording):
         store.mandates.grant(mandate())
         with running_gateway(store, tmp_path / "home", tracer_provider=provider) as gw:
             yield gw, exporter, recording
@@ -223,8 +221,7 @@ def test_otlp_over_http_from_the_otel_variables(
             monkeypatch.setenv(name, value)
         assert os.environ["OTEL_TRACES_EXPORTER"] == "otlp"
         recording = Recording()
-        with serve(recording_agent(AGENT, "1.0.0", recording)) as url:
-            store.agents.register(manifest(AGENT, url))
+        with serving_recorder(store, AGENT, recording):
             store.mandates.grant(mandate())
             with running_gateway(store, tmp_path / "home", eval_workers=0) as gw:
                 _invoke(gw)
