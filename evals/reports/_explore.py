@@ -28,7 +28,7 @@ from evals._integrity import shown_splits
 from evals.reports._aggregate import milliseconds, raised
 from evals.reports._attempts import attempt_json
 from evals.reports._compare import _pairs
-from evals.reports._data import CellData, _cell, _suite, load_eval
+from evals.reports._data import CellData, _case_inputs, _cell, _suite_document, load_eval
 from evals.reports._model import _check
 from evals.reports._values import bounded
 from records import EvalInfo, Store
@@ -149,12 +149,19 @@ class _Cells:
         )
         return [_cell(row) for row in rows]
 
-    def inputs(self) -> dict[tuple[str, str], Any]:
-        """Each case's input by (split, case id), from the installed suites' case files."""
-        secret = self.store.suites.holdout_secret()
+    def inputs(self, suite_id: str | None = None) -> dict[tuple[str, str], Any]:
+        """Each case's input by (split, case id), from the case files of the installed
+        suites of the plan (or of `suite_id` alone); a suite no longer installed has none."""
         found: dict[tuple[str, str], Any] = {}
         for entry in self.info.plan.get("suites", []):
-            known = _suite(self.store, entry, secret).inputs or {}
+            if not isinstance(entry, dict) or suite_id not in (None, entry.get("id")):
+                continue
+            try:
+                files = self.store.suites.files(str(entry["id"]), int(entry["version"]))
+            except (KeyError, TypeError, ValueError, NotFound):
+                continue
+            document = _suite_document(files)
+            known = {} if document is None else _case_inputs(files, document)
             found.update({k: v for k, v in known.items() if k[0] in self.splits})
         return found
 
@@ -263,11 +270,7 @@ def explored_cell(
     if not found or found[0].idx != idx:
         raise NotFound(NO_CELL.format(eval_id=eval_id))
     cell = found[0]
-    secret = store.suites.holdout_secret()
-    entry = next(
-        (e for e in cells.info.plan.get("suites", []) if e.get("id") == cell.suite_id), None
-    )
-    inputs = {} if entry is None else (_suite(store, entry, secret).inputs or {})
+    inputs = cells.inputs(cell.suite_id)
     within = cells if query.split is None else _Cells(store, eval_id, operator, query.split)
     earlier, _, _ = _scan(within, query, before=idx, wanted=1)
     later, _, _ = _scan(within, query, after=idx, wanted=1)

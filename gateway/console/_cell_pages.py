@@ -12,9 +12,11 @@ from starlette.responses import Response
 from evals.reports import NO_CELL, CellQuery, explore, explored_cell
 from gateway.console._web import Web
 from gateway.operations._evals import own_eval
+from gateway.web import Bearer
+from records import Store
 from schema.errors import NotFound
 
-__all__ = ["cell_page", "cells_of", "explorer_query"]
+__all__ = ["cell_page", "cells_of", "explorer_page", "explorer_query"]
 
 INDEX_DIGITS = 9  # an index longer than this is no eval's (a plan is far smaller)
 
@@ -35,7 +37,14 @@ def cells_of(web: Web, eval_id: str, query: CellQuery) -> dict[str, Any]:
     """The explorer's page of the eval's cells (run in the service's thread: a store read)."""
     after_text = web.request.query_params.get("after", "")
     after = _index(after_text, eval_id) if after_text else None
-    page = explore(web.shared.store, eval_id, query, operator=web.who.is_operator, after=after)
+    return explorer_page(web.shared.store, web.who, eval_id, query, after)
+
+
+def explorer_page(
+    store: Store, who: Bearer, eval_id: str, query: CellQuery, after: int | None
+) -> dict[str, Any]:
+    """A page of cells as the eval's page shows it, with its links' query strings."""
+    page = explore(store, eval_id, query, operator=who.is_operator, after=after)
     keep = query.params()
     page["next_page"] = (
         None if page["next_after"] is None else urlencode({**keep, "after": page["next_after"]})
