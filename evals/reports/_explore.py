@@ -99,7 +99,10 @@ class CellQuery:
         """Whether a filter runs in Python (the split is the store's)."""
         return any((self.outcome, self.tag, self.check, self.text))
 
-    def matches(self, cell: CellData, inputs: Mapping[tuple[str, str], Any]) -> bool:
+    def matches(
+        self, cell: CellData, inputs: Mapping[tuple[str, str], Any], output: str = ""
+    ) -> bool:
+        """Whether the cell passes every filter; `output`: its output's text, searched."""
         if self.outcome is not None and verdict(cell) != OUTCOMES[self.outcome]:
             return False
         if self.tag is not None and self.tag not in cell.tags:
@@ -109,7 +112,7 @@ class CellQuery:
         if self.text is not None:
             needle = self.text.casefold()
             key = (cell.split, cell.case_id)
-            haystacks = (cell.case_id, _text(inputs.get(key)), _text(cell.output))
+            haystacks = (cell.case_id, _text(inputs.get(key)), output)
             return any(needle in h.casefold() for h in haystacks)
         return True
 
@@ -207,9 +210,9 @@ def _scan(
         )
         for cell in batch:
             last, scanned = cell.idx, scanned + 1
-            if query.text is not None:
-                chars += len(_text(cell.output))
-            if query.matches(cell, inputs):
+            output = "" if query.text is None else _text(cell.output)
+            chars += len(output)
+            if query.matches(cell, inputs, output):
                 found.append(cell)
                 if len(found) == wanted:
                     return found, last, False
