@@ -8,7 +8,13 @@ client would be sent), in the same run, interleaved:
   `schema.jsontext.dumps` of its data;
 - the eval page of a real 2,000-cell eval (`--cases` × `--repetitions`, the
   eval bench's suite and in-process agent: `bench._support.finished_eval`):
-  `eval.html` over the eval's status vs dumps of that status;
+  `eval.html` over the eval's status and its case explorer's first page of
+  cells vs dumps of both;
+- as a request makes them, store reads included, against the same reads
+  dumped as JSON: the case explorer's page of cells (`explorer_page`: the
+  first page, the failures, and a text search that matches no cell, so every
+  output is read), a cell's page (`explored_cell`) and the list of evals (a
+  page of 50: the real eval and 49 more rows);
 - the report shown in that page (its frame, `/ui/evals/{eval}/report?view=1`), as
   the gateway serves it: `StoreService.evals.report(form="html")` vs the same
   call with `form="json"` (`GET /v1/evals/{eval}/report`), each
