@@ -403,9 +403,32 @@ def test_every_eval_view_renders(view: dict[str, Any], cells: dict[str, Any]) ->
             RENDERED[("eval (view)", who.kind)] += 1
 
 
+SIDE = st.fixed_dictionaries(
+    {"idx": st.integers(0, 10**6), "status": st.sampled_from(["pass", "fail", "error"])}
+)
+CHANGED = st.none() | st.fixed_dictionaries(
+    {
+        "n": st.integers(0, 10**4),
+        "cells": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "suite": TEXT,
+                    "split": st.sampled_from(["public", "holdout"]),
+                    "case_id": TEXT,
+                    "repetition": st.integers(0, 99),
+                    "base": SIDE,
+                    "candidate": SIDE,
+                }
+            ),
+            max_size=3,
+        ),
+    }
+)
+
+
 @settings(EXAMPLES, max_examples=15)
-@given(documents("compare.schema.json", most=2))  # a comparison is large: few items a list
-def test_every_comparison_renders(comparison: dict[str, Any]) -> None:
+@given(documents("compare.schema.json", most=2), CHANGED)  # large: few items a list
+def test_every_comparison_renders(comparison: dict[str, Any], changed: Any) -> None:
     """A suite in one eval only (allow_mismatch) has a null side: that answered 500."""
     for who in VIEWERS:
         page = render(
@@ -413,6 +436,7 @@ def test_every_comparison_renders(comparison: dict[str, Any]) -> None:
             who=who,
             csrf="",
             comparison=comparison,
+            changed=changed,
             base="ev_base",
             candidate="ev_candidate",
             audience="author",
