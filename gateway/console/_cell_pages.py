@@ -14,7 +14,7 @@ from gateway.console._web import Web
 from gateway.operations._evals import own_eval
 from gateway.web import Bearer
 from records import Store
-from schema.errors import NotFound
+from schema.errors import NotFound, UsageError
 
 __all__ = ["cell_page", "cells_of", "explorer_page", "explorer_query"]
 
@@ -27,16 +27,23 @@ def explorer_query(web: Web) -> CellQuery:
 
 
 def _index(text: str, eval_id: str) -> int:
-    """A cell index from the path or the query; anything else is "no such cell" (404)."""
-    if not text.isdigit() or not text.isascii() or len(text) > INDEX_DIGITS:
+    """A cell index from the path; anything else is "no such cell" (404), as a holdout
+    cell is to an author."""
+    if not _is_index(text):
         raise NotFound(NO_CELL.format(eval_id=eval_id))
     return int(text)
+
+
+def _is_index(text: str) -> bool:
+    return text.isdigit() and text.isascii() and len(text) <= INDEX_DIGITS
 
 
 def cells_of(web: Web, eval_id: str, query: CellQuery) -> dict[str, Any]:
     """The explorer's page of the eval's cells (run in the service's thread: a store read)."""
     after_text = web.request.query_params.get("after", "")
-    after = _index(after_text, eval_id) if after_text else None
+    if after_text and not _is_index(after_text):
+        raise UsageError("after must be a cell index (a whole number)")
+    after = int(after_text) if after_text else None
     return explorer_page(web.shared.store, web.who, eval_id, query, after)
 
 
