@@ -60,6 +60,7 @@ __all__ = [
     "recut_warning",
     "reveals_per_week",
     "rotation_warning",
+    "shown_splits",
     "withheld",
 ]
 
@@ -321,6 +322,14 @@ def recut_warning(suite: Suite, earlier: Sequence[Suite]) -> dict[str, Any] | No
 
 
 # -- what an author sees --------------------------------------------------------------------
+
+
+def shown_splits(operator: bool) -> tuple[str, ...]:
+    """The splits whose cells a reader's views are built from: an operator's every split,
+    an author's the public split alone. An author's report, comparison and case explorer
+    read no holdout cell (no id, input, output, check or count of one); what an author
+    reads of a holdout is `author_split`, `author_record` and the plan's sizes."""
+    return ("public", "holdout") if operator else ("public",)
 
 
 def author_split(split: Mapping[str, Any] | None, *, complete: bool) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Integer,
     delete,
     func,
+    null,
     select,
     update,
 )
@@ -451,6 +452,34 @@ class EvalRegistry(CurrentRecords, EvalSearch):
         with self._store.read() as session:
             n, outputs, fences, last = session.execute(query).one()
         return int(n), int(outputs), int(fences), last
+
+    def report_cells_between(
+        self,
+        eval_id: str,
+        *,
+        splits: Sequence[str],
+        after: int | None = None,
+        before: int | None = None,
+        limit: int,
+        output: bool = True,
+    ) -> builtins.list[ReportCell]:
+        """At most `limit` cells of the eval in `splits`, as `report_cells` reads them: those
+        after `after` in order, or (`before` given) those before it, nearest first. A keyset
+        read: a page of a long eval costs its own rows, not the cells before it.
+        `output=False` reads no output (None in its place): a listing shows none, and
+        decoding outputs is most of a read."""
+        c = EvalCell.__table__.c
+        columns = [
+            c[f.name] if output or f.name != "output" else null().label("output")
+            for f in fields(ReportCell)
+        ]
+        query = select(*columns).where(c.eval_id == eval_id, c.split.in_(list(splits)))
+        if before is not None:
+            query = query.where(c.idx < before).order_by(c.idx.desc())
+        else:
+            query = query.where(c.idx > (-1 if after is None else after)).order_by(c.idx)
+        with self._store.read() as session:
+            return [ReportCell(*row) for row in session.execute(query.limit(limit))]
 
     def scored_cells(self, eval_id: str) -> builtins.list[ScoredCell]:
         """Every cell of the eval, in order, as scoring reads it (no JSON column)."""

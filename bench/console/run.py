@@ -8,7 +8,13 @@ client would be sent), in the same run, interleaved:
   `schema.jsontext.dumps` of its data;
 - the eval page of a real 2,000-cell eval (`--cases` × `--repetitions`, the
   eval bench's suite and in-process agent: `bench._support.finished_eval`):
-  `eval.html` over the eval's status vs dumps of that status;
+  `eval.html` over the eval's status and its case explorer's first page of
+  cells vs dumps of both;
+- as a request makes them, store reads included, against the same reads
+  dumped as JSON: the case explorer's page of cells (`explorer_page`: the
+  first page, the failures, and a text search that matches no cell, so every
+  output is read), a cell's page (`explored_cell`) and the list of evals (a
+  page of 50: the real eval and 49 more rows);
 - the report shown in that page (its frame, `/ui/evals/{eval}/report?view=1`), as
   the gateway serves it: `StoreService.evals.report(form="html")` vs the same
   call with `form="json"` (`GET /v1/evals/{eval}/report`), each
@@ -52,12 +58,24 @@ import bench_agent  # noqa: E402
 import run as eval_bench  # noqa: E402
 
 from bench._support import finished_eval, postgres_url  # noqa: E402
-from evals.reports import ReportCache, build_report, render_html, render_json  # noqa: E402
+from evals.reports import (  # noqa: E402  # noqa: E402
+    CellQuery,
+    ReportCache,
+    build_report,
+    explore,
+    explored_cell,
+    render_html,
+    render_json,
+)
+from gateway.console._cell_pages import explorer_page  # noqa: E402
 from gateway.console._data import grouped, overview, record_row  # noqa: E402
-from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS  # noqa: E402
+from gateway.console._eval_list import PAGE as EVALS_PAGE  # noqa: E402
+from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS, eval_row  # noqa: E402
 from gateway.console._render import render  # noqa: E402
 from gateway.service import StoreService  # noqa: E402
 from gateway.web import Bearer, Shared  # noqa: E402
+from records import EvalFilter  # noqa: E402
+from records import eval_id as new_eval_id  # noqa: E402
 from records._models import EvalReportRow  # noqa: E402
 from schema.jsontext import dumps  # noqa: E402
 
@@ -118,6 +136,16 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
     )
     assert record is not None
     infos = store.agents.list(include_disabled=True, limit=1000).items
+    for _ in range(EVALS_PAGE - 1):  # a full page of evals beside the real one
+        store.evals.create(
+            eval_id=new_eval_id(),
+            agent_id=bench_agent.AGENT_ID,
+            agent_version=bench_agent.VERSION,
+            plan={"agent": bench_agent.AGENT_ID, "suites": []},
+            plan_digest="0" * 64,
+            full_plan=False,
+            cells=[],
+        )
 
     # The overview: every agent with the real record (the same one for each).
     data = grouped([record_row(a, record) for a in infos], None)
@@ -129,10 +157,11 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
     shared = cast(Shared, type("Svc", (), {"store": store})())
     gather = best_ms(runs, lambda: overview(shared, OPERATOR, None))[0]
 
-    # The eval page: its status, as the page and as the API's JSON.
+    # The eval page: its status and its case explorer's first page of cells, as the page
+    # and as the API's JSON.
     view = client.evals.status(eval_id)
 
-    def eval_page() -> str:
+    def eval_page(cells: dict[str, Any]) -> str:
         return render(
             "eval.html",
             view=view,
@@ -140,11 +169,64 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
             done_share=1.0,
             status_word=STATUS_WORDS[view["status"]],  # as the console's eval page
             status_note=STATUS_NOTES.get(view["status"], ""),
+            cells=cells,
             who=OPERATOR,
             csrf="0" * 64,
         )
 
-    eval_result = compare(runs, eval_page, lambda: dumps(view))
+    first = explorer_page(store, OPERATOR, eval_id, CellQuery(), None)
+    eval_result = compare(runs, lambda: eval_page(first), lambda: dumps({**view, "cells": first}))
+
+    # The case explorer with its store read: a page of cells under filters, read and
+    # rendered, against the same read written as JSON (what an API of it would send).
+    def explorer(query: CellQuery) -> dict[str, Any]:
+        result = compare(
+            runs,
+            lambda: eval_page(explorer_page(store, OPERATOR, eval_id, query, None)),
+            lambda: dumps({**view, "cells": explorer_page(store, OPERATOR, eval_id, query, None)}),
+        )
+        return {"filters": query.params(), **result}
+
+    explorers = {
+        "first_page": explorer(CellQuery()),
+        "failures": explorer(CellQuery(outcome="failures")),
+        # Text found nowhere: every cell's output read and searched (the bounded scan).
+        "search_everything": explorer(CellQuery(text="no such text")),
+    }
+    failed = explore(store, eval_id, CellQuery(outcome="failures"), operator=True)["rows"]
+    one = failed[0]["idx"] if failed else 0
+
+    def cell(form: Callable[[dict[str, Any]], str]) -> Callable[[], str]:
+        return lambda: form(explored_cell(store, eval_id, one, CellQuery(), operator=True))
+
+    cell_result = compare(
+        runs,
+        cell(lambda c: render("cell.html", cell=c, query="", who=OPERATOR, csrf="0" * 64)),
+        cell(dumps),
+    )
+
+    # The list of evals: a page of 50, read (each row's store reads too) and rendered.
+    def listing(form: Callable[[list[dict[str, Any]]], str]) -> Callable[[], str]:
+        def call() -> str:
+            page = store.evals.search(EvalFilter(), cursor=None, limit=EVALS_PAGE)
+            return form([eval_row(store, OPERATOR, info) for info in page.items])
+
+        return call
+
+    def evals_html(rows: list[dict[str, Any]]) -> str:
+        return render(
+            "evals.html",
+            rows=rows,
+            filters={},
+            statuses=list(STATUS_WORDS.items()),
+            next_page=None,
+            first_page=None,
+            refresh_s=None,
+            who=OPERATOR,
+            csrf="0" * 64,
+        )
+
+    list_result = compare(runs, listing(evals_html), listing(dumps))
 
     # The report in the page's frame, as the gateway serves it.
     # `fresh`: the cache this process would start with (None: keep the one there).
@@ -182,6 +264,9 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
         "overview": overview_result,
         "overview_store_reads_ms": round(gather, 1),
         "eval_page": eval_result,
+        "case_explorer": explorers,
+        "cell_page": cell_result,
+        "eval_list": list_result,
         "report_cold": cold,
         "report_stored": stored,
         "report_warm": warm,
@@ -206,11 +291,12 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"{result['agents']} agents, a {result['cells']}-cell eval")
-    names = ("overview", "eval_page", "report_cold", "report_stored", "report_warm")
-    for name in (*names, "report_renderers"):
-        r = result[name]
+    names = ("overview", "eval_page", "cell_page", "eval_list", "report_cold", "report_stored")
+    shown = {name: result[name] for name in (*names, "report_warm", "report_renderers")}
+    shown.update({f"explorer {k}": v for k, v in result["case_explorer"].items()})
+    for name, r in shown.items():
         print(
-            f"{name:16} page {r['page_ms']:8.2f} ms (cpu {r['page_cpu_ms']:8.2f})  "
+            f"{name:26} page {r['page_ms']:8.2f} ms (cpu {r['page_cpu_ms']:8.2f})  "
             f"json {r['json_ms']:8.2f} ms (cpu {r['json_cpu_ms']:8.2f})  "
             f"ratio {r['ratio']:5.2f}  ({r['page_bytes']} vs {r['json_bytes']} bytes)  "
             f"goal {'met' if r['meets_goal'] else 'NOT met'}"

@@ -6,7 +6,8 @@ one eval for an audience; `render_markdown`, `render_html` and
 text. `ReportCache` keeps the rendered reports of done evals, keyed by a digest of
 what each is made of (`report_key`). `compare_evals` pairs the cells of two evals and
 gates on critical cases; `render_compare_markdown` and `render_compare_html` render it
-(`render_comparison` by format). Whatever a store holds, every
+(`render_comparison` by format). The case explorer (`explore`, `explored_cell`,
+`changed_cells`) reads an eval's cells a page at a time under filters. Whatever a store holds, every
 renderer finishes, bounded, with unsafe characters shown as escapes
 (`_values`, `_visible`).
 """
@@ -16,6 +17,7 @@ from evals.reports._compare import COMPARE_VERSION, compare_evals
 from evals.reports._compare_formats import COMPARE_FORMATS, render_comparison
 from evals.reports._compare_html import render_compare_html
 from evals.reports._compare_markdown import render_compare_markdown
+from evals.reports._explore import NO_CELL, CellQuery, changed_cells, explore, explored_cell
 from evals.reports._html import render_html
 from evals.reports._junit import render_junit
 from evals.reports._markdown import render_markdown
@@ -34,12 +36,17 @@ __all__ = [
     "Audience",
     "COMPARE_FORMATS",
     "COMPARE_VERSION",
+    "CellQuery",
+    "NO_CELL",
     "RENDERERS",
     "REPORT_FORMATS",
     "REPORT_VERSION",
     "ReportCache",
     "build_report",
+    "changed_cells",
     "compare_evals",
+    "explore",
+    "explored_cell",
     "render_compare_html",
     "render_compare_markdown",
     "render_comparison",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from evals._integrity import author_digests, keyed_digest
+from evals._integrity import author_digests, keyed_digest, shown_splits
 from evals.reports._attempts import AttemptData, attempts_of
 from evals.reports._values import bounded_text, text_of
 from evals.suites._loaders import pinned_file
@@ -35,6 +35,7 @@ __all__ = ["CellData", "EvalData", "SuiteData", "load_eval"]
 SUITE_FILE = "suite.yaml"
 COST_SOURCES = ("priced", "reported", "none")
 ID_LIMIT = 200  # a case id or tag longer than this (none is) shows cut, with its sha256
+AUTHOR = shown_splits(operator=False)  # the splits an author's views are built from
 # A latency past this (about 31,000 years) is not one; its 0.1 ms text would not fit.
 LATENCY_LIMIT_MS = 1e15
 
@@ -135,7 +136,7 @@ class EvalData:
         return EvalData(
             self.info,
             self.suites,
-            tuple(c for c in self.cells if c.split == "public"),
+            tuple(c for c in self.cells if c.split in AUTHOR),
             self.manifest,
         )
 

@@ -15,7 +15,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from gateway._roles import ANY, LEDGER, OPERATOR, ORG
-from gateway.console import _call_pages, _eval_list, _eval_pages, _pages
+from gateway.console import _call_pages, _cell_pages, _eval_list, _eval_pages, _pages
 from gateway.console._web import Handler, not_found, page, secure
 from gateway.web import Access, Shared
 
@@ -43,6 +43,7 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("GET", "/evals/{eval}/progress", ORG, _eval_pages.eval_progress),
     ("GET", "/evals/{eval}/report", ORG, _eval_pages.eval_report),
     ("GET", "/evals/{eval}/charts", ORG, _eval_pages.eval_charts),
+    ("GET", "/evals/{eval}/cells/{idx}", ORG, _cell_pages.cell_page),
     ("POST", "/evals/{eval}/cancel", OPERATOR, _eval_pages.cancel_eval),
     ("POST", "/evals/{eval}/resume", OPERATOR, _eval_pages.resume_eval),
     ("GET", "/compare", ORG, _eval_pages.compare_page),

@@ -16,10 +16,11 @@ from urllib.parse import urlencode
 from starlette.responses import Response
 
 from gateway.console._web import Web
-from records import EvalFilter, EvalInfo, EvalStatus, utc_text
+from gateway.web import Bearer
+from records import EvalFilter, EvalInfo, EvalStatus, Store, utc_text
 from schema.errors import UsageError
 
-__all__ = ["FILTERS", "STATUS_NOTES", "STATUS_WORDS", "evals_page"]
+__all__ = ["FILTERS", "PAGE", "STATUS_NOTES", "STATUS_WORDS", "eval_row", "evals_page"]
 
 PAGE = 50  # evals on a page
 REFRESH_S = 10  # while a running eval is on the page, it reloads this often
@@ -93,7 +94,8 @@ def read_filters(web: Web) -> tuple[EvalFilter, dict[str, str]]:
     return where, {k: v for k, v in chosen.items() if v is not None}
 
 
-def _row(web: Web, info: EvalInfo) -> dict[str, Any]:
+def eval_row(store: Store, who: Bearer, info: EvalInfo) -> dict[str, Any]:
+    """One eval's row of the list, as `who` may read it."""
     suites = [s for s in info.plan.get("suites") or [] if isinstance(s, dict)]
     row: dict[str, Any] = {
         "id": info.id,
@@ -110,8 +112,8 @@ def _row(web: Web, info: EvalInfo) -> dict[str, Any]:
     }
     if info.status == EvalStatus.RUNNING:
         # As the eval's page: an author counts the public cells only.
-        split = None if web.who.is_operator else "public"
-        counts = web.shared.store.evals.counts(info.id, split=split)
+        split = None if who.is_operator else "public"
+        counts = store.evals.counts(info.id, split=split)
         total = sum(counts.values())
         row["progress"] = {
             "done": counts.get("done", 0),
@@ -128,7 +130,8 @@ async def evals_page(web: Web) -> Response:
 
     def load() -> dict[str, Any]:
         page = web.shared.store.evals.search(where, cursor=cursor, limit=PAGE)
-        return {"rows": [_row(web, i) for i in page.items], "next_cursor": page.next_cursor}
+        rows = [eval_row(web.shared.store, web.who, i) for i in page.items]
+        return {"rows": rows, "next_cursor": page.next_cursor}
 
     data = await web.shared.run(load)
     running = any(r["progress"] is not None for r in data["rows"])

@@ -10,8 +10,9 @@ from urllib.parse import quote
 from starlette.responses import JSONResponse, Response
 
 from evals import resumable
-from evals.reports import COMPARE_FORMATS, REPORT_FORMATS
+from evals.reports import COMPARE_FORMATS, REPORT_FORMATS, changed_cells
 from gateway.console import _charts
+from gateway.console._cell_pages import cells_of, explorer_query
 from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS
 from gateway.console._web import Web, see_other
 from gateway.operations._evals import MAX_SUITES, audience_for, max_cost, own_eval
@@ -36,13 +37,15 @@ def _audience(web: Web) -> str:
 async def eval_page(web: Web) -> Response:
     eval_id = web.request.path_params["eval"]
     audience = _audience(web)
+    query = explorer_query(web)
     shared = web.shared
 
-    def load() -> dict[str, Any]:
+    def load() -> tuple[dict[str, Any], dict[str, Any]]:
         own_eval(shared.service, web.who, eval_id)
-        return shared.service.evals.status(eval_id, operator=web.who.is_operator)
+        view = shared.service.evals.status(eval_id, operator=web.who.is_operator)
+        return view, cells_of(web, eval_id, query)
 
-    view = await shared.run(load)
+    view, cells = await shared.run(load)
     progress = view.get("progress") or {}
     total = sum(int(progress.get(k, 0)) for k in ("pending", "running", "done")) or 1
     status = str(view.get("status"))
@@ -53,6 +56,7 @@ async def eval_page(web: Web) -> Response:
         done_share=int(progress.get("done", 0)) / total,
         status_word=STATUS_WORDS.get(status, status),
         status_note=STATUS_NOTES.get(status, ""),
+        cells=cells,
     )
 
 
@@ -161,24 +165,29 @@ def _pair(web: Web) -> tuple[str, str]:
 async def compare_page(web: Web) -> Response:
     params = web.request.query_params
     if "base" not in params:
-        return web.page("compare.html", comparison=None, base="", candidate="", audience="")
+        return web.page(
+            "compare.html", comparison=None, changed=None, base="", candidate="", audience=""
+        )
     base, candidate = _pair(web)
     audience = _audience(web)
     allow = params.get("allow_mismatch") == "true"
     shared = web.shared
 
-    def load() -> dict[str, Any]:
+    def load() -> tuple[dict[str, Any], dict[str, Any]]:
         own_eval(shared.service, web.who, base)
         own_eval(shared.service, web.who, candidate)
         comparison, _ = shared.service.evals.compare(
             base, candidate, audience=audience, allow_mismatch=allow, form="json"
         )
-        return comparison
+        # Cells as the reader's role sees them, as on the cell pages they link to.
+        changed = changed_cells(shared.store, base, candidate, operator=web.who.is_operator)
+        return comparison, changed
 
-    comparison = await shared.run(load)
+    comparison, changed = await shared.run(load)
     return web.page(
         "compare.html",
         comparison=comparison,
+        changed=changed,
         base=base,
         candidate=candidate,
         audience=audience,

@@ -84,8 +84,10 @@ def _processes(result: dict[str, Any]) -> None:
 
 
 def _console(result: dict[str, Any]) -> None:
-    for page in ("overview", "eval_page", "report_cold", "report_stored", "report_warm"):
-        assert {"page_ms", "json_ms", "ratio"} <= set(result[page]), page
+    pages = ("overview", "eval_page", "cell_page", "eval_list", "report_cold", "report_stored")
+    explored = (result["case_explorer"][name] for name in ("first_page", "search_everything"))
+    for page in (*(result[p] for p in (*pages, "report_warm")), *explored):
+        assert {"page_ms", "json_ms", "ratio"} <= set(page), page
 
 
 SMOKE: dict[str, Smoke] = {

@@ -9,11 +9,13 @@ for the cell to be recorded, then reads everything an org token may read.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -25,6 +27,7 @@ from records import Store
 from schema.jsontext import loads
 from tests._servers import serve
 from tests.evals.suites._make import case, make_suite
+from tests.gateway.console._world import signed_in
 from tests.gateway.server._agent import manifest
 from tests.gateway.server._gateway import running_gateway
 
@@ -65,6 +68,23 @@ class Spy:
                 Route("/agent/.well-known/holon-agent", identity, methods=["GET"]),
             ]
         )
+
+
+def _console_views(browser: httpx.Client, eval_id: str, cells: int) -> dict[str, Any]:
+    """The console's pages of the eval as an author reads them: its page with the case
+    explorer under each filter, and every cell's page (a holdout cell's: not found)."""
+    page = f"/ui/evals/{eval_id}"
+    paths = [
+        page,
+        *(f"{page}?{q}" for q in ("outcome=failures", "outcome=passes", "text=held", "tag=x")),
+        *(f"{page}/cells/{idx}" for idx in range(cells + 1)),
+        f"/ui/compare?base={eval_id}&candidate={eval_id}",
+    ]
+    out = {}
+    for path in paths:
+        response = browser.get(path)
+        out[path] = (response.status_code, response.text)
+    return out
 
 
 def _author_views(gw: Any, eval_id: str) -> dict[str, Any]:
@@ -113,12 +133,24 @@ def test_a_spy_agent_learns_nothing_while_its_eval_runs(
         store.suites.rotate_holdout("tiny")
     holdout = holdout[:4]  # what one eval grades (of a pool, its subset: as many)
     spy = Spy()
-    with serve(spy.app()) as agent_url, running_gateway(store, tmp_path / "home") as gw:
+    with (
+        contextlib.ExitStack() as stack,
+        serve(spy.app()) as agent_url,
+        running_gateway(store, tmp_path / "home") as gw,
+    ):
         store.agents.register(manifest(AGENT, agent_url))
         started = gw.call("POST", "/v1/evals", "operator", json={"agent": AGENT, "concurrency": 1})
         assert started.status_code == 201, started.text
         eval_id = started.json()["eval"]["id"]
-        before = _author_views(gw, eval_id)
+        gw.token("org:acme")
+        browser = signed_in(gw, "org:acme")
+        stack.callback(browser.close)
+        cells = len(public) + len(holdout)
+
+        def views() -> dict[str, Any]:
+            return {**_author_views(gw, eval_id), **_console_views(browser, eval_id, cells)}
+
+        before = views()
         operator_before = gw.call("GET", f"/v1/evals/{eval_id}", "operator").json()
         changed_by_holdout = []
         for done in range(1, len(public) + len(holdout) + 1):
@@ -131,12 +163,17 @@ def test_a_spy_agent_learns_nothing_while_its_eval_runs(
                 break
             spy.go.release()
             _recorded(gw, eval_id, done)
-            after = _author_views(gw, eval_id)
+            after = views()
             if holdout_cell:
                 changed_by_holdout += [path for path in after if after[path] != before[path]]
             before = after
         assert spy.subjects[: len(public)] == [c["input"]["subject"] for c in public]
         assert changed_by_holdout == []
+        # The explorer showed the public cells, and a holdout cell (index 3 on) as what an
+        # index past the end gets: the comparison above can fail.
+        cell = f"/ui/evals/{eval_id}/cells/"
+        assert before[cell + "0"][0] == 200 and "p0 (public split" in before[cell + "0"][1]
+        assert before[cell + "3"] == before[cell + str(cells)] and before[cell + "3"][0] == 404
         # The operator's view did move with the holdout cells: the comparison above can fail.
         assert operator_after["spent"]["passed"] > operator_before["spent"]["passed"]
         assert operator_after["progress"]["done"] == len(public) + len(holdout) - 1

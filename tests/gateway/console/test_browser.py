@@ -108,12 +108,13 @@ def test_every_page_of_every_role_renders_inert_and_clean(
     if role != "caller:finance-bot":
         for eval_id in (console.triage_eval, console.hostile_eval):
             pages[f"/ui/evals/{eval_id}"] = 200
+            pages[f"/ui/evals/{eval_id}/cells/0"] = 200  # a public cell's page
         pages[f"/ui/compare?base={console.triage_eval}&candidate={console.triage_eval}"] = 200
     with watched_page(chromium) as watched:
         sign_in(watched, console, role)
         for path, status in pages.items():
             visit(watched, console, path, status)
-            if path.startswith("/ui/evals/ev_"):
+            if path.startswith("/ui/evals/ev_") and "/cells/" not in path:
                 watched.page.wait_for_selector("iframe.report")
                 frame = watched.page.frame_locator("iframe.report")
                 frame.locator("body").wait_for()
@@ -139,6 +140,8 @@ def test_an_author_in_the_browser_never_reaches_holdout_contents(
         for path in (
             f"/ui/evals/{eval_id}",
             f"/ui/evals/{eval_id}/charts",
+            f"/ui/evals/{eval_id}?text=refund",
+            f"/ui/evals/{eval_id}/cells/0",
             "/ui/suites/tiny",
             f"/ui/agents/{TRIAGE}",
         ):

@@ -216,8 +216,19 @@ def test_every_eval_renders(
         if suites:
             wanted = f"/ui/evals?suite={quote(suites[0]['id'])}&status={status}"
             _see(live, "evals-by-suite", wanted, role, run)
+        # The case explorer on the eval's page, filtered, and the first cell the role sees.
+        _see(live, "eval-cells", f"/ui/evals/{run}?outcome=failures&text=c0", role, run)
+        seen = [c for c in cells if role == "operator" or c.split == "public"]
+        if seen:
+            _see(live, "cell", f"/ui/evals/{run}/cells/{seen[0].idx}", role, seen[0].case_id)
+    for held in (c for c in cells if c.split == "holdout"):
+        # An author's answer for a holdout cell is that for an index that does not exist.
+        hidden = live.get(f"/ui/evals/{run}/cells/{held.idx}", owner)
+        assert hidden.status_code == 404
+        assert hidden.text == live.get(f"/ui/evals/{run}/cells/{len(cells)}", owner).text
     for role in (STRANGER_ORG, STRANGER_CALLER):
         _see(live, "eval", f"/ui/evals/{run}", role, None)
+        _see(live, "cell", f"/ui/evals/{run}/cells/0", role, None)
         assert run not in live.get("/ui/evals", role).text
 
 
@@ -280,9 +291,101 @@ RECORD = {"$ref": "https://holon.dev/schema/entities/record.json"}
 VIEWERS = (Bearer("operator", "tok_operator"), Bearer("org:acme", "tok_org"))
 
 
+# The case explorer's rows and a cell's page, with each optional field present or absent
+# (a cell not yet run, one whose agent timed out, one without tags or checks).
+TEXT = st.text(max_size=300)
+NONE_OR_TEXT = st.none() | TEXT
+PRETTY = st.none() | st.fixed_dictionaries({"text": TEXT, "more": st.integers(0, 10**7)})
+ROW = {
+    "idx": st.integers(0, 10**6),
+    "suite": TEXT,
+    "case_id": TEXT,
+    "split": st.sampled_from(["public", "holdout"]),
+    "repetition": st.integers(0, 99),
+    "status": st.sampled_from(["pass", "fail", "error", "pending", "running"]),
+    "outcome": st.none() | st.sampled_from(["ok", "timeout", "unreachable"]),
+    "latency_ms": st.none() | st.decimals(0, 10**6, places=1),
+    "cost_usd": NONE_OR_TEXT,
+    "failed": st.lists(TEXT, max_size=6),
+    "tags": st.lists(TEXT, max_size=3),
+}
+EXPLORED = st.fixed_dictionaries(
+    {
+        "rows": st.lists(st.fixed_dictionaries(ROW), max_size=3),
+        "next_page": st.none() | st.just("after=3"),
+        "first_page": st.none() | st.just("") | st.just("outcome=failures"),
+        "query": st.sampled_from(["", "tag=x"]),
+        "stopped_at": st.none() | st.integers(0, 10**6),
+        "filters": st.dictionaries(st.sampled_from(["outcome", "tag", "text"]), TEXT),
+        "splits": st.sampled_from([["public"], ["public", "holdout"]]),
+        "outcomes": st.just(["failures", "errors", "passes"]),
+        "limit": st.just(100),
+    }
+)
+CHECK = st.fixed_dictionaries(
+    {
+        "name": TEXT,
+        "status": st.sampled_from(["pass", "fail", "no-match", "type-mismatch", "error"]),
+        "passed": st.booleans(),
+        "critical": st.booleans(),
+        "detail": NONE_OR_TEXT,
+        "path": NONE_OR_TEXT,
+        "expected": NONE_OR_TEXT,
+        "actual": NONE_OR_TEXT,
+        "offending": st.lists(TEXT, max_size=12),
+    }
+)
+ATTEMPT = st.fixed_dictionaries(
+    {
+        k: st.none() | v
+        for k, v in {
+            "number": st.integers(1, 9),
+            "started_at": TEXT,
+            "outcome": TEXT,
+            "http_status": st.integers(100, 599),
+            "latency_ms": st.decimals(0, 10**6, places=1),
+            "error": TEXT,
+        }.items()
+    }
+)
+CELL = st.fixed_dictionaries(
+    {
+        **ROW,
+        "eval_id": st.just("ev_drawn"),
+        "agent": st.just("acme/agent"),
+        "request_id": TEXT,
+        "case_digest": TEXT,
+        "input": PRETTY,
+        "output": PRETTY,
+        "metadata": PRETTY,
+        "checks": st.none() | st.lists(CHECK, max_size=3),
+        "error": NONE_OR_TEXT,
+        "http_status": st.none() | st.integers(100, 599),
+        "attempts": st.integers(0, 9),
+        "attempt_log": st.lists(ATTEMPT, max_size=3),
+        "grade_ms": st.none() | st.decimals(0, 10**6, places=1),
+        "input_tokens": st.none() | st.integers(0, 10**9),
+        "output_tokens": st.none() | st.integers(0, 10**9),
+        "prev": st.none() | st.integers(0, 10**6),
+        "next": st.none() | st.integers(0, 10**6),
+        "filters": st.dictionaries(st.sampled_from(["outcome", "tag", "text"]), TEXT),
+    }
+)
+
+
 @EXAMPLES
-@given(documents("entities/eval.json", record=RECORD))
-def test_every_eval_view_renders(view: dict[str, Any]) -> None:
+@given(CELL, st.sampled_from(["", "outcome=failures"]))
+def test_every_cell_view_renders(cell: dict[str, Any], query: str) -> None:
+    for who in VIEWERS:
+        page = render("cell.html", who=who, csrf="", cell=cell, query=query)
+        assert f"Cell {cell['idx']} of eval" in page
+        assert "<script>" not in page.replace('<script src="/ui/static/console.js"', "")
+        RENDERED[("cell (view)", who.kind)] += 1
+
+
+@EXAMPLES
+@given(documents("entities/eval.json", record=RECORD), EXPLORED)
+def test_every_eval_view_renders(view: dict[str, Any], cells: dict[str, Any]) -> None:
     for who in VIEWERS:
         for audience in ("author", "operator") if who.is_operator else ("author",):
             page = render(
@@ -294,14 +397,38 @@ def test_every_eval_view_renders(view: dict[str, Any]) -> None:
                 done_share=0,
                 status_word=view["status"],
                 status_note="",
+                cells=cells,
             )
             assert view["id"] in page
             RENDERED[("eval (view)", who.kind)] += 1
 
 
+SIDE = st.fixed_dictionaries(
+    {"idx": st.integers(0, 10**6), "status": st.sampled_from(["pass", "fail", "error"])}
+)
+CHANGED = st.none() | st.fixed_dictionaries(
+    {
+        "n": st.integers(0, 10**4),
+        "cells": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "suite": TEXT,
+                    "split": st.sampled_from(["public", "holdout"]),
+                    "case_id": TEXT,
+                    "repetition": st.integers(0, 99),
+                    "base": SIDE,
+                    "candidate": SIDE,
+                }
+            ),
+            max_size=3,
+        ),
+    }
+)
+
+
 @settings(EXAMPLES, max_examples=15)
-@given(documents("compare.schema.json", most=2))  # a comparison is large: few items a list
-def test_every_comparison_renders(comparison: dict[str, Any]) -> None:
+@given(documents("compare.schema.json", most=2), CHANGED)  # large: few items a list
+def test_every_comparison_renders(comparison: dict[str, Any], changed: Any) -> None:
     """A suite in one eval only (allow_mismatch) has a null side: that answered 500."""
     for who in VIEWERS:
         page = render(
@@ -309,6 +436,7 @@ def test_every_comparison_renders(comparison: dict[str, Any]) -> None:
             who=who,
             csrf="",
             comparison=comparison,
+            changed=changed,
             base="ev_base",
             candidate="ev_candidate",
             audience="author",
@@ -347,10 +475,16 @@ def test_rendered_every_page_for_every_role(live: Console) -> None:
         ("tokens", "operator"),
         ("eval", "operator"),
         ("eval", "org"),
+        ("eval-cells", "operator"),
+        ("eval-cells", "org"),
+        ("cell", "operator"),
+        ("cell", "org"),
         ("evals", "operator"),
         ("evals", "org"),
         ("eval (view)", "operator"),
         ("eval (view)", "org"),
+        ("cell (view)", "operator"),
+        ("cell (view)", "org"),
         ("compare (view)", "operator"),
         ("compare (view)", "org"),
         ("ledger (view)", "operator"),

@@ -206,6 +206,8 @@ def test_every_page_is_under_the_policy_with_nothing_inline(console: World) -> N
         *PAGES,
         *(f"/ui/evals/{e}" for e in (console.triage_eval, console.hostile_eval)),
         *(f"/ui/evals/{e}/charts" for e in (console.triage_eval, console.hostile_eval)),
+        f"/ui/evals/{console.hostile_eval}?text=invoice",
+        f"/ui/evals/{console.hostile_eval}/cells/0",
     ]
     for path in pages:
         response = client.get(path)
@@ -228,6 +230,10 @@ def test_hostile_agent_text_is_escaped_and_bounded(console: World) -> None:
     assert "invoice\\u202etxt.exe\\u200b\\x00" in page  # shown as escapes, not obeyed
     assert "A" * 1000 not in page and "more characters)" in page
     assert len(page) < 50_000
+    cell = client.get(f"/ui/evals/{console.hostile_eval}/cells/0").text
+    assert "&lt;script&gt;document.title=" in cell and "\\u202e" in cell
+    assert "A" * 20_000 not in cell and "more characters)" in cell
+    assert len(cell) < 100_000
 
 
 def test_roles_are_the_apis(console: World) -> None:
@@ -263,6 +269,8 @@ def test_an_author_never_reaches_holdout_contents(console: World) -> None:
         f"/ui/evals/{eval_id}",
         f"/ui/evals/{eval_id}/progress",
         f"/ui/evals/{eval_id}/charts",
+        *(f"/ui/evals/{eval_id}?{q}" for q in ("outcome=failures", "text=refund", "check=label")),
+        f"/ui/evals/{eval_id}/cells/0?outcome=passes",
         "/ui/suites",
         "/ui/suites/tiny",
         f"/ui/compare?base={eval_id}&candidate={eval_id}",
@@ -278,9 +286,16 @@ def test_an_author_never_reaches_holdout_contents(console: World) -> None:
         assert response.status_code == 200, (path, response.text[:300])
         assert HOLDOUT_TEXT not in response.text, path
         assert '"h0"' not in response.text, path
+    # A holdout cell's page: the very answer an index past the eval's end gets.
+    held = [c.idx for c in console.gw.store.evals.report_cells(eval_id) if c.split == "holdout"]
+    past = f"/ui/evals/{eval_id}/cells/{len(held) * 2 + 1000}"
+    assert all(
+        author.get(f"/ui/evals/{eval_id}/cells/{i}").text == author.get(past).text for i in held
+    )
     operator = console.sign_in("operator")
     full = operator.get(f"/ui/evals/{eval_id}/report?format=json&audience=operator")
     assert HOLDOUT_TEXT in full.text  # the test can fail: the operator's report has it
+    assert HOLDOUT_TEXT in operator.get(f"/ui/evals/{eval_id}/cells/{held[0]}").text
 
 
 def test_the_overview_reads_each_agents_record_as_the_api_does(console: World) -> None:
