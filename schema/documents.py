@@ -28,11 +28,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import re2
-from jsonschema.exceptions import ValidationError
-from jsonschema.protocols import Validator
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.constructor import RoundTripConstructor
@@ -43,6 +41,10 @@ from ruamel.yaml.reader import ReaderError
 from schema.errors import EnvironmentFault, InputError, Location
 from schema.jsontext import PathKey, format_path
 from schema.numbers import MAX_NUMBER_DIGITS, number_problem, read_number
+
+if TYPE_CHECKING:  # a validator is handed in: reading a document loads no jsonschema
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = [
     "MAX_DEPTH",
