@@ -94,7 +94,7 @@ def test_help_builds_every_parser_without_the_store(tmp_path: Path) -> None:
         res = _probe(argv, tmp_path)
         assert res["code"] == 0, (argv, res["stderr"])
         assert "usage: holon" in res["stdout"]
-        assert not set(res["loaded"]) & set(STORE + CALLS + SERVER), argv
+        assert not set(res["loaded"]) & set(STORE + CALLS + SERVER + HELP + HTTPX_CLI), argv
     # The audiences still come out in the help, spelled as evals.reports has them.
     report = _probe(["evals", "report", "--help"], tmp_path)["stdout"]
     assert "--audience {author,operator}" in report

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.cli._app import common_options
 from gateway.cli._context import Context
+from schema._text import write_file
 from schema.errors import AgentUnreachable, HolonError, InputError, Location, UsageError
 
 if TYPE_CHECKING:
@@ -229,8 +230,6 @@ def _run_once(ctx: Context, suite: Suite) -> int:
 
 def _write(path: Path | None, render: Any) -> None:
     if path is not None:
-        from schema.documents import write_file
-
         write_file(path, render().encode("utf-8"))
 
 
