@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import signal
 import sys
@@ -342,4 +343,10 @@ def _print_version(output: Output) -> None:
 
 
 def main() -> None:
-    sys.exit(run())
+    code = run()
+    # The interpreter's collections at exit would walk every object still alive (the
+    # modules imported, what the command built) only for the process to end and drop
+    # them all: frozen, they are left to it. About 50 ms of CPU after a 1,000-case
+    # `holon test`. Only here, at the process's end: `run` is also called in-process.
+    gc.freeze()
+    sys.exit(code)
