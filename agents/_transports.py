@@ -35,17 +35,19 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import ssl
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import aiohttp
-import httpx
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from agents._addresses import Address, AddressGuard, GuardedResolver, literal_address
 from agents._endpoint import EndpointError, parse_endpoint
+from agents._httpx import URL as HttpxURL
+from agents._httpx import InvalidURL, create_ssl_context
 from schema.errors import Refused
 
 __all__ = [
@@ -108,8 +110,8 @@ def target(text: str) -> Target:
     if parsed is None:
         try:
             parse_endpoint(text)
-            url = httpx.URL(text)
-        except (EndpointError, httpx.InvalidURL) as exc:
+            url = HttpxURL(text)
+        except (EndpointError, InvalidURL) as exc:
             raise Refused(
                 f"agent URL refused: {exc}",
                 hint="re-register the agent with a canonical endpoint (docs/agents.md)",
@@ -192,13 +194,12 @@ class Transports:
         """The shared HTTP transport (created on first use, inside the running loop)."""
         self._bind_loop()
         if self._http is None:
-            ssl_context = httpx.create_ssl_context(verify=self._verify)
             # Idle connections are dropped before common server keep-alive
             # timeouts (uvicorn: 5 s), so a reused one is rarely closed under us.
             # The DNS cache keeps what the guarded resolver returned: judged addresses.
+            # TLS is set per request (`_Http.send`), built on the first https one.
             connector = aiohttp.TCPConnector(
                 limit=self._max_connections,
-                ssl=ssl_context,
                 ttl_dns_cache=10,
                 keepalive_timeout=4,
                 resolver=self._resolver,
@@ -210,7 +211,7 @@ class Transports:
                 auto_decompress=False,
                 trust_env=False,
             )
-            self._http = _Http(session, self._guard)
+            self._http = _Http(session, self._guard, self._verify)
         return self._http
 
     async def lookup(self, host: str, port: int) -> list[Address]:
@@ -280,10 +281,21 @@ class _Http:
     """The pooled aiohttp session; a request to an IP literal is judged by the guard first
     (names are judged by the connector's resolver)."""
 
-    def __init__(self, session: aiohttp.ClientSession, guard: AddressGuard | None) -> None:
+    def __init__(
+        self, session: aiohttp.ClientSession, guard: AddressGuard | None, verify: bool
+    ) -> None:
         self._session = session
         self._guard = guard
+        self._verify = verify
+        self._tls: ssl.SSLContext | None = None
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+
+    def _tls_context(self) -> ssl.SSLContext:
+        # Built on the first https request: loading the CA bundle costs a plain-http run
+        # (a local agent, `holon test`) tens of milliseconds of CPU for nothing.
+        if self._tls is None:
+            self._tls = create_ssl_context(verify=self._verify)
+        return self._tls
 
     def _timeout(self, connect_s: float) -> aiohttp.ClientTimeout:
         # `connect` bounds a wait for a pooled slot plus DNS and connect; there is
@@ -321,6 +333,7 @@ class _Http:
             auto_decompress=False,
             compress=False,
             timeout=self._timeout(connect_timeout_s),
+            ssl=self._tls_context() if to.scheme == "https" else True,
         )
         return _HttpResponse(response)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -34,6 +35,8 @@ from evals._visible import xml_text
 from evals.checks import PdfPool, open_pdf_pool, render_result
 from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
+from schema import make_validator
+from schema._registry import quick_validity
 from schema.errors import UsageError, checked
 
 Progress = Callable[[int, int, int], None]  # (cells done, cells total, cells passed)
@@ -95,9 +98,14 @@ class PracticeReport:
     cases: tuple[CaseScore, ...]
     seconds: float
 
-    @property
+    @cached_property  # the summary, the verdict and the lines each read it
     def x(self) -> Fraction:
-        return sum((c.score for c in self.cases), Fraction(0))
+        # One Fraction per number of cells a case has (its repetitions), not one per case:
+        # adding a thousand Fractions normalises a thousand times.
+        passes: Counter[int] = Counter()
+        for case in self.cases:
+            passes[len(case.cells)] += case.passes
+        return sum((Fraction(p, n) for n, p in passes.items()), Fraction(0))
 
     @property
     def n(self) -> int:
@@ -369,7 +377,12 @@ def practice(
         raise UsageError("--concurrency must be at least 1")
     cases = select_cases(suite, case_ids)
     started = time.monotonic()
-    prepared = [prepare(suite, case, cache) for case in cases]
+    # The input's checkers, built once for every case (a validator per case was a
+    # quarter of a small case's preparation).
+    checker, quick = make_validator(suite.input_schema), quick_validity(suite.input_schema)
+    prepared = [
+        prepare(suite, case, cache, input_validator=checker, input_quick=quick) for case in cases
+    ]
     uses_pdf = any(check.uses_pdf for case in cases for check in case.checks)
     with open_pdf_pool() if uses_pdf else contextlib.nullcontext() as pdf:
         cells = run_loop(

@@ -17,17 +17,15 @@ from schema._lazy import lazy_names
 from schema._version import __version__
 
 if TYPE_CHECKING:
-    from schema._registry import (
+    from schema._files import (
         SCHEMA_DIR,
         entity_names,
         entity_schema,
         load_schema,
-        make_validator,
         schema_names,
         schema_path,
-        validator,
-        validator_class,
     )
+    from schema._registry import make_validator, validator, validator_class
     from schema.documents import Document, load_document, parse_document, validate_document
 
 __all__ = [
@@ -50,13 +48,13 @@ __all__ = [
 
 # Where each public name lives: __all__ but the two loaded at once (tests/test_schema_lazy.py).
 _HOMES: dict[str, str] = {
-    "SCHEMA_DIR": "schema._registry",
-    "entity_names": "schema._registry",
-    "entity_schema": "schema._registry",
-    "load_schema": "schema._registry",
+    "SCHEMA_DIR": "schema._files",
+    "entity_names": "schema._files",
+    "entity_schema": "schema._files",
+    "load_schema": "schema._files",
     "make_validator": "schema._registry",
-    "schema_names": "schema._registry",
-    "schema_path": "schema._registry",
+    "schema_names": "schema._files",
+    "schema_path": "schema._files",
     "validator": "schema._registry",
     "validator_class": "schema._registry",
     "Document": "schema.documents",

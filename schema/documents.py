@@ -20,19 +20,13 @@ before their value is built.
 from __future__ import annotations
 
 import difflib
-import errno
-import os
-import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import re2
-from jsonschema.exceptions import ValidationError
-from jsonschema.protocols import Validator
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.constructor import RoundTripConstructor
@@ -40,9 +34,14 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
 from ruamel.yaml.reader import ReaderError
 
-from schema.errors import EnvironmentFault, InputError, Location
+from schema._text import MAX_DOCUMENT_BYTES, read_text, write_error, write_file
+from schema.errors import InputError, Location
 from schema.jsontext import PathKey, format_path
 from schema.numbers import MAX_NUMBER_DIGITS, number_problem, read_number
+
+if TYPE_CHECKING:  # a validator is handed in: reading a document loads no jsonschema
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = [
     "MAX_DEPTH",
@@ -59,7 +58,6 @@ __all__ = [
     "write_file",
 ]
 
-MAX_DOCUMENT_BYTES = 1 << 20  # manifests, suites, mandates: far smaller in practice
 MAX_DEPTH = 64  # as deep as an agent's answer may nest (agents' max_json_depth)
 _MIN_VALUES = 100_000  # values any document may expand to through YAML aliases
 _BRACKETS = re2.compile(r"[\[\]{}]")
@@ -389,115 +387,6 @@ def parse_document(text: str, file: str | None = None) -> Document:
             exc.message, location=Location(file, loc.line, loc.column, loc.path)
         ) from None
     return Document(value, file, positions)
-
-
-def read_text(
-    path: str | Path,
-    *,
-    max_bytes: int = MAX_DOCUMENT_BYTES,
-    expected: str = "a YAML or JSON file",
-    cls: type[InputError] = InputError,
-) -> str:
-    """A UTF-8 text file, or `cls` naming the file and what is wrong with it.
-
-    The one place files given by people are read: missing, a directory,
-    oversized, not UTF-8 or unreadable all say so the same way.
-    """
-    where = Location(str(path))
-    p = Path(path)
-    try:
-        status = p.stat()
-        if stat.S_ISREG(status.st_mode):
-            if status.st_size > max_bytes:
-                raise cls(
-                    f"file is {status.st_size} bytes, more than the {max_bytes} read",
-                    location=where,
-                )
-            data = p.read_bytes()
-        elif stat.S_ISDIR(status.st_mode):
-            raise IsADirectoryError
-        else:
-            # A pipe or a device (/dev/stdin, /dev/zero): read no more than the cap.
-            # Opened without blocking, so a named pipe nobody writes to reads as
-            # empty instead of waiting forever; then reads block as usual.
-            fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "rb") as stream:
-                data = stream.read(max_bytes + 1)
-            if len(data) > max_bytes:
-                raise cls(f"more than the {max_bytes} bytes read", location=where)
-        return data.decode("utf-8")
-    except FileNotFoundError:
-        raise cls("no such file", location=where) from None
-    except IsADirectoryError:
-        raise cls(f"is a directory, expected {expected}", location=where) from None
-    except UnicodeDecodeError as exc:
-        data = exc.object
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise cls(
-            f"not UTF-8 text (byte {exc.start}: {data[exc.start : exc.start + 1]!r})",
-            location=Location(str(path), line, column),
-        ) from None
-    except OSError as exc:
-        raise cls(f"cannot read: {exc.strerror}", location=where) from None
-
-
-# Errors of the machine rather than of the path a person named.
-_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS}
-
-
-def write_file(path: str | Path, data: bytes, *, make_parents: bool = False) -> Path:
-    """Write a file a person named, whole or not at all; the one place such files are written.
-
-    A regular file (new or not) is written to a temporary file beside it and
-    renamed over it, so a full disk or a crash leaves the old file or none,
-    never half of one (`make_parents` creates missing folders first). A
-    device or a pipe (/dev/stdout, /dev/null) is written straight to: it
-    cannot be renamed over, and must not be replaced. A
-    folder, a path under a regular file or a refused write is an `InputError`
-    naming the path (exit 2); a full, failing or read-only disk is an
-    `EnvironmentFault` (exit 3).
-    """
-    target = Path(path)
-    where = Location(str(target))
-    try:
-        try:
-            status = target.stat()
-        except FileNotFoundError:
-            status = None
-        if status is not None and stat.S_ISDIR(status.st_mode):
-            raise InputError("is a directory, expected a file to write", location=where)
-        if status is not None and not stat.S_ISREG(status.st_mode):
-            with target.open("wb") as stream:
-                stream.write(data)
-            return target
-        folder = target.parent
-        if make_parents:
-            folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:40]}.tmp-")
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise write_error(exc, target) from None
-    return target
-
-
-def write_error(exc: OSError, path: str | Path) -> InputError | EnvironmentFault:
-    """The holon error for a failed write to `path`: the machine's fault, or the path's."""
-    reason = exc.strerror or str(exc)
-    if exc.errno in _ENVIRONMENT_ERRNOS:
-        return EnvironmentFault(f"cannot write {path}: {reason}")
-    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
-        reason = "a part of the path is a file, not a folder"
-    return InputError(f"cannot write: {reason}", location=Location(str(path)))
 
 
 def load_document(path: str | Path) -> Document:

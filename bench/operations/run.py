@@ -1,7 +1,8 @@
 """The CLI's parser, built from the operation table, as a ratio to a baseline tree's.
 
-Every command builds the whole `holon` parser before it runs, so what the
-operation table costs at import (its dataclasses) is paid by every command.
+`holon --help` builds the whole `holon` parser, and each command of the
+operation table builds its own from the table, so what the table costs at
+import (its dataclasses) is paid by every one of those commands.
 Each round starts two fresh interpreters one after the other, this tree and the
 baseline checkout (`--baseline DIR`, e.g. a `git worktree` of the commit before
 the table), with the same Python, bytecode cached apart from both trees

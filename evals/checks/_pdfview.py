@@ -26,17 +26,18 @@ import base64
 import binascii
 import json
 import logging
-import multiprocessing
 import queue
 import threading
 import time
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.checks._limits import Meter
 from evals.checks._paths import NodePath, PdfUnreadable, normalized_path
 from schema.errors import EnvironmentFault
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 logger = logging.getLogger(__name__)
 
@@ -284,6 +285,9 @@ class PdfPool:
         if workers < 1:
             raise ValueError("a PDF pool needs at least one worker")
         self.limits = limits or PdfLimits()
+        # Loaded with the first pool: a suite without PDF checks never starts one.
+        import multiprocessing
+
         methods = multiprocessing.get_all_start_methods()
         method = "forkserver" if "forkserver" in methods else "spawn"
         self._mp: Any = multiprocessing.get_context(method)

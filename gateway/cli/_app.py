@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import signal
 import sys
@@ -149,8 +150,31 @@ def _hand_down(args: argparse.Namespace) -> None:
         setattr(args, name, given)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from gateway.cli._commands import COMMANDS
+# The top-level flags that take a value, by what they are spelled as on the command line.
+_VALUED = frozenset({"--home", *_GATEWAY_FLAGS.values()})
+_FLAGS = frozenset({"--json", "--debug", "--version"})
+
+
+def command_word(argv: Sequence[str]) -> str | None:
+    """The command `argv` names, read as argparse would, or None when that takes more
+    than the top-level flags spelled in full (an abbreviation, `-h`, `--`): then the
+    parser is built whole, which reads any command line correctly."""
+    rest = iter(argv)
+    for token in rest:
+        if token in _VALUED:
+            next(rest, None)
+        elif token in _FLAGS or (token.startswith("--") and token.split("=")[0] in _VALUED):
+            continue
+        elif token.startswith("-"):
+            return None
+        else:
+            return token
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `holon` parser; with `argv`, only its command's sub-parser (when it names one)."""
+    from gateway.cli._commands import registrars
 
     parser = _Parser(
         prog="holon",
@@ -164,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", metavar="COMMAND"),
     )
-    for register in COMMANDS:
+    for register in registrars(None if argv is None else command_word(argv)):
         register(sub)
     return parser
 
@@ -223,7 +247,7 @@ def run(
     json_mode = "--json" in argv
     debug = "--debug" in argv
     output = Output(json_mode=json_mode, stdout=stdout, stderr=stderr)
-    parser = build_parser()
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
         _hand_down(args)
@@ -319,4 +343,10 @@ def _print_version(output: Output) -> None:
 
 
 def main() -> None:
-    sys.exit(run())
+    code = run()
+    # The interpreter's collections at exit would walk every object still alive (the
+    # modules imported, what the command built) only for the process to end and drop
+    # them all: frozen, they are left to it. About 50 ms of CPU after a 1,000-case
+    # `holon test`. Only here, at the process's end: `run` is also called in-process.
+    gc.freeze()
+    sys.exit(code)

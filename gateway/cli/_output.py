@@ -11,13 +11,14 @@ import contextlib
 import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.markup import escape
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TextIO
 
 from schema.errors import HolonError
 from schema.jsontext import dumps
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class Output:
@@ -31,11 +32,23 @@ class Output:
         self.json_mode = json_mode
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
+
+    # rich loads when something is first printed for people: `--help`, and a `--json`
+    # run that prints only its document, never import it.
+    @cached_property
+    def console(self) -> Console:
+        from rich.console import Console
+
         # Not a terminal (a pipe, a file, a test): wide enough that digests
         # and paths stay on one line, so output greps and diffs well.
         width = None if self.stdout.isatty() else 200
-        self.console = Console(file=self.stdout, highlight=False, soft_wrap=True, width=width)
-        self.err_console = Console(file=self.stderr, highlight=False, soft_wrap=True)
+        return Console(file=self.stdout, highlight=False, soft_wrap=True, width=width)
+
+    @cached_property
+    def err_console(self) -> Console:
+        from rich.console import Console
+
+        return Console(file=self.stderr, highlight=False, soft_wrap=True)
 
     @property
     def interactive(self) -> bool:
@@ -218,3 +231,10 @@ def _text(value: Any) -> str:
     if isinstance(value, dict):
         return dumps(value)
     return str(value)
+
+
+def escape(text: str) -> str:
+    """rich's markup escaped (what a console prints is markup), loaded with the consoles."""
+    from rich.markup import escape as markup_escape
+
+    return markup_escape(text)

@@ -36,6 +36,16 @@ STORE = [
 # Needed only by commands that call an agent, render fixtures or serve.
 CALLS = ["agents", "aiohttp", "httpx", "evals", "reportlab", "pypdf", "uvicorn", "rich.progress"]
 
+# Never needed on an author's loop (`holon test --help`, `holon test SUITE`), as the store
+# is not: the server and its doors, and the operation table the store's commands are built
+# from (which `holon --help` builds too).
+SERVER = ["uvicorn", "starlette", "gateway.server", "gateway.console", "gateway.web"]
+TABLE = ["gateway.client", "gateway.operations"]
+# Needed only once something is validated, printed for people, or read from YAML.
+HELP = ["jsonschema", "referencing", "rich", "ruamel.yaml", "httpx"]
+# Never needed by holon: httpx's own command line, which its package imports when it can.
+HTTPX_CLI = ["httpx._main", "click"]
+
 # Runs the CLI in-process in the child, then reports its exit code, output
 # and which of the watched modules got imported.
 PROBE = """
@@ -57,7 +67,13 @@ def _probe(argv: list[str] | None, home: Path) -> dict[str, Any]:
     for name in ("HOLON_DATABASE_URL", "HOLON_GATEWAY_URL", "HOLON_TOKEN"):
         env.pop(name, None)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(STORE + CALLS)],
+        [
+            sys.executable,
+            "-c",
+            PROBE,
+            json.dumps(argv),
+            json.dumps(STORE + CALLS + SERVER + TABLE + HELP + HTTPX_CLI),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -70,7 +86,7 @@ def _probe(argv: list[str] | None, home: Path) -> dict[str, Any]:
 
 
 def test_importing_the_cli_loads_no_store_and_no_client(tmp_path: Path) -> None:
-    assert _probe(None, tmp_path)["loaded"] == []
+    assert _probe(None, tmp_path)["loaded"] == []  # nor a validator, rich or the YAML reader
 
 
 def test_help_builds_every_parser_without_the_store(tmp_path: Path) -> None:
@@ -78,16 +94,40 @@ def test_help_builds_every_parser_without_the_store(tmp_path: Path) -> None:
         res = _probe(argv, tmp_path)
         assert res["code"] == 0, (argv, res["stderr"])
         assert "usage: holon" in res["stdout"]
-        assert res["loaded"] == [], argv
+        assert not set(res["loaded"]) & set(STORE + CALLS + SERVER + HELP + HTTPX_CLI), argv
     # The audiences still come out in the help, spelled as evals.reports has them.
     report = _probe(["evals", "report", "--help"], tmp_path)["stdout"]
     assert "--audience {author,operator}" in report
 
 
+def test_holon_test_help_loads_only_the_parser(tmp_path: Path) -> None:
+    res = _probe(["test", "--help"], tmp_path)
+    assert res["code"] == 0 and "usage: holon test" in res["stdout"]
+    assert res["loaded"] == []
+
+
+def test_a_command_builds_only_its_own_parser() -> None:
+    from gateway.cli._app import _Parser, command_word
+    from gateway.cli._commands import COMMANDS, registrars
+
+    for module, words in COMMANDS.items():
+        parser = _Parser(prog="holon")
+        sub = parser.add_subparsers(dest="command")
+        for register in registrars(words[0]):
+            register(sub)
+        assert tuple(sub.choices) == words, module
+    assert command_word(["--json", "--home", "test", "agents", "list"]) == "agents"
+    assert command_word(["--gateway=http://x/", "test", "S"]) == "test"
+    # An abbreviation or a short flag: argparse's reading, with every parser.
+    assert command_word(["--hom", "test", "agents"]) is None
+    assert command_word(["-h"]) is None
+    assert len(registrars(None)) == len(registrars("no-such-command")) == len(COMMANDS)
+
+
 def test_a_usage_error_loads_nothing_heavy(tmp_path: Path) -> None:
     res = _probe(["test", TICKETS], tmp_path)  # no --endpoint: refused before any import
     assert res["code"] == 2 and "--endpoint URL or --manifest FILE" in res["stderr"]
-    assert res["loaded"] == []
+    assert res["loaded"] == ["rich"]  # to print the error
 
 
 def test_holon_test_on_a_suite_directory_never_loads_the_store(tmp_path: Path) -> None:
@@ -99,7 +139,7 @@ def test_holon_test_on_a_suite_directory_never_loads_the_store(tmp_path: Path) -
     body = json.loads(res["stdout"])
     assert [c["id"] for c in body["cases"]] == ["tc-002"]
     assert body["summary"]["outcomes"] == {"ok": 1}
-    assert not set(res["loaded"]) & set(STORE), res["loaded"]
+    assert not set(res["loaded"]) & set(STORE + SERVER + TABLE + HTTPX_CLI), res["loaded"]
     assert {"agents", "evals", "aiohttp"} <= set(res["loaded"])  # it did call the agent
 
 

@@ -36,7 +36,7 @@ from gateway.operations import (
     EvalRef,
     ReportRequest,
 )
-from schema.documents import read_text, write_file
+from schema._text import read_text, write_file
 from schema.errors import HolonError, Refused, UsageError, checked
 
 if TYPE_CHECKING:

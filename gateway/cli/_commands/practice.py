@@ -7,6 +7,8 @@ collection prefix and means the project's own tests (docs/glossary.md).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.cli._app import common_options
 from gateway.cli._context import Context
-from schema.documents import write_file
+from schema._text import write_file
 from schema.errors import AgentUnreachable, HolonError, InputError, Location, UsageError
 
 if TYPE_CHECKING:
@@ -104,8 +106,29 @@ def do_test(ctx: Context) -> int:
     if not 0.05 <= args.watch_interval <= 60:
         raise UsageError("--watch-interval must be between 0.05 and 60 seconds")
     if not args.watch:
-        return _run_once(ctx, _load(ctx))
+        with _collector_paused():
+            suite = _load(ctx)
+        from agents import frozen_gc
+
+        # What was just built stays alive for the run: out of the collector's passes.
+        with frozen_gc():
+            return _run_once(ctx, suite)
     return _watch(ctx)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection inside: for the phases that only build what stays alive (the
+    modules imported and the suite read; the report written out), where every pass of the
+    collector walks objects that are all still in use, about a tenth of a 1,000-case run's
+    CPU (`gc.callbacks`). Objects without cycles are still freed as they are dropped."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _load(ctx: Context) -> Suite:
@@ -197,10 +220,11 @@ def _run_once(ctx: Context, suite: Suite) -> int:
         ran=[score.case.id for score in report.cases],
         failed=[score.case.id for score in report.cases if score.passes < len(score.cells)],
     )
-    if ctx.out.json_mode:
-        ctx.out.json(report.to_json())
-    else:
-        ctx.out.lines(report.lines())
+    with _collector_paused():
+        if ctx.out.json_mode:
+            ctx.out.json(report.to_json())
+        else:
+            ctx.out.lines(report.lines())
     return report.exit_code
 
 

@@ -29,7 +29,7 @@ from gateway.operations import (
     CompareRequest,
     ReportRequest,
 )
-from schema.documents import write_file
+from schema._text import write_file
 from schema.errors import checked
 
 __all__ = ["AUDIENCES", "COMPARE_FORMATS", "REPORT_FORMATS", "add_to"]
