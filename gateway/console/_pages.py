@@ -106,6 +106,8 @@ def _agent(web: Web, agent_id: str) -> dict[str, Any]:
         "evals": evals,
         "latest": sorted(latest.values(), key=lambda e: e["suite"]),
         "chart": chart,
+        # The newest record's certificate (its page says whether it still holds).
+        "certificate_id": history[0].certificate_id if history else None,
     }
 
 

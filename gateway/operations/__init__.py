@@ -29,6 +29,7 @@ from gateway.operations._certificates import (
     CERTIFICATES_SHOW,
     KEYS_JWKS,
     CertificateImport,
+    certificate_verdict,
 )
 from gateway.operations._declare import (
     Bearer,
@@ -200,6 +201,7 @@ __all__ = [
     "REPORT_FORMATS",
     "REPORT_MAX_BYTES",
     "CertificateImport",
+    "certificate_verdict",
     "CompareRequest",
     "EvalImport",
     "EvalRef",

@@ -327,6 +327,35 @@ def test_every_ledger_row_renders(rows: list[dict[str, Any]]) -> None:
         RENDERED[("ledger (view)", who.kind)] += 1
 
 
+@settings(EXAMPLES, max_examples=15)
+@given(documents("agent.schema.json", id=AGENT_ID))
+def test_every_certificate_renders(live: Console, drawn: dict[str, Any]) -> None:
+    """A certificate of every manifest: the operator's list and its page, and the
+    verifying form of every role given it (an agent with no record: no one else's)."""
+    from records import Certify, utcnow
+    from schema.jsontext import dumps
+
+    try:
+        manifest = manifest_from_dict(_one_price_unit_a_side(_unique(drawn, "id")), "<drawn>")
+    except HolonError:
+        reject()
+    live.store.agents.register(manifest.to_json())
+    with live.store.write() as session:
+        cert_id = live.store.certificates.issue_in(
+            session, Certify(manifest.to_json(), None, {"eval_id": eval_id()}), now=utcnow()
+        )
+    _see(live, "certificates", "/ui/certificates", "operator", cert_id)
+    _see(live, "certificate", f"/ui/certificates/{cert_id}", "operator", cert_id)
+    text = dumps(live.store.certificates.find(cert_id)["envelope"])
+    for role in ("operator", f"org:{manifest.id.split('/')[0]}", STRANGER_ORG, STRANGER_CALLER):
+        _see(live, "certificate-verify", "/ui/certificates/verify", role, "Verify")
+        verified = live.post("/ui/certificates/verify", role, {"certificate": text})
+        assert verified.status_code == 200 and cert_id in verified.text, role
+        if role != "operator":
+            _see(live, "certificates", "/ui/certificates", role, None)
+            _see(live, "certificate", f"/ui/certificates/{cert_id}", role, None)
+
+
 def test_rendered_every_page_for_every_role(live: Console) -> None:
     """Runs last in this file: every page and role above rendered entities."""
     if not RENDERED:
