@@ -15,7 +15,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from gateway._roles import ANY, LEDGER, OPERATOR, ORG
-from gateway.console import _call_pages, _cert_pages, _eval_list, _eval_pages, _pages
+from gateway.console import _call_pages, _cert_pages, _eval_list, _eval_pages, _forms, _pages
 from gateway.console._web import Handler, not_found, page, secure
 from gateway.web import Access, Shared
 
@@ -56,6 +56,11 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("GET", "/tokens", OPERATOR, _call_pages.tokens_page),
     ("POST", "/tokens", OPERATOR, _call_pages.create_token),
     ("POST", "/tokens/{token}/revoke", OPERATOR, _call_pages.revoke_token),
+    ("GET", "/agents/register", ORG, _forms.register_form),
+    ("POST", "/agents/register", ORG, _forms.register_agent),
+    ("POST", "/agents/{org}/{name}/secret", ORG, _forms.set_secret),
+    ("POST", "/agents/{org}/{name}/secret/clear", ORG, _forms.clear_secret),
+    ("POST", "/suites/{suite}/exposure/reset", OPERATOR, _forms.reset_exposure),
     ("GET", "/certificates", OPERATOR, _cert_pages.certificates_page),
     # Verifying reads public documents only (the key set, the revocation list).
     ("GET", "/certificates/verify", ANY, _cert_pages.verify_form),

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from evals import author_record
 from evals.suites import load_installed
-from gateway.console import _charts
+from gateway.console import _charts, _forms
 from gateway.console._data import overview
 from gateway.console._web import (
     COOKIE,
@@ -167,6 +167,7 @@ async def suite_page(web: Web) -> Response:
             # suite.yaml's checks (every case's, unless it names its own): public, as
             # `holon suites pull` gives them.
             "checks": list(suite.check_definitions),
+            "exposure": _forms.exposure(web, suite_id) if web.who.is_operator else None,
         }
 
     return web.page("suite.html", **await shared.run(load))

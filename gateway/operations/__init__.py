@@ -110,6 +110,8 @@ from gateway.operations._suites import (
     SUITES_EXPOSURE,
     SUITES_EXPOSURE_RESET,
     SUITES_ROTATE_HOLDOUT,
+    ExposureQuery,
+    ExposureReset,
     SuiteVersion,
 )
 from gateway.operations._tokens import (
@@ -225,6 +227,8 @@ __all__ = [
     "SUITES_FILES",
     "SUITES_ROTATE_HOLDOUT",
     "AgentSecret",
+    "ExposureQuery",
+    "ExposureReset",
     "MandateCheck",
     "MandateGrant",
     "Registration",

@@ -16,8 +16,9 @@ from gateway.operations import CERTIFICATES_IMPORT, CertificateImport
 from gateway.service import StoreService
 from records import Store
 from schema.jsontext import dumps
-from tests.gateway.console._inproc import Console, console
-from tests.gateway.server._gateway import install_tiny, register_triage
+from tests.gateway.console._inproc import Console
+from tests.gateway.console._runs import run_triage, triage_console
+from tests.gateway.server._gateway import register_triage
 from tests.gateway.test_certificate_issuers import Issuer
 from tests.records._documents import MANIFEST
 
@@ -28,20 +29,12 @@ STRANGERS = ("org:other", "caller:finance-bot")
 
 @pytest.fixture
 def live(sqlite_store: Store, tmp_path: Path) -> Iterator[Console]:
-    install_tiny(sqlite_store, tmp_path)
-    register_triage(sqlite_store)
-    with console(sqlite_store, tmp_path / "home") as built:
+    with triage_console(sqlite_store, tmp_path) as built:
         yield built
 
 
 def _certified(store: Store, home: Path, agent: str = TRIAGE) -> str:
-    """A real eval of the in-process triage agent, to its end: its record's certificate."""
-    service = StoreService(store, home)
-    plan = service.evals.plan(
-        agent, suites=None, repetitions=None, concurrency=4, retries=0, pace_s=0.0, max_cost=None
-    )
-    assert service.evals.run(plan, None)["status"] == "done"
-    cert_id = service.evals.record(agent).get("certificate_id")
+    cert_id = run_triage(store, home, agent).get("certificate_id")
     assert isinstance(cert_id, str)
     return cert_id
 

@@ -356,6 +356,26 @@ def test_every_certificate_renders(live: Console, drawn: dict[str, Any]) -> None
             _see(live, "certificate", f"/ui/certificates/{cert_id}", role, None)
 
 
+@settings(EXAMPLES, max_examples=15)
+@given(documents("agent.schema.json", id=AGENT_ID))
+def test_every_manifest_registers_through_the_form(live: Console, drawn: dict[str, Any]) -> None:
+    """A drawn manifest pasted as JSON: registered (its id on the page) or refused with
+    the API's 4xx, never a 5xx; the form's page for every role."""
+    from schema.jsontext import dumps
+
+    document = _one_price_unit_a_side(_unique(drawn, "id"))
+    org = f"org:{document['id'].split('/')[0]}"
+    for role in ("operator", org):
+        _see(live, "agent-register", "/ui/agents/register", role, "Register")
+    _see(live, "agent-register", "/ui/agents/register", STRANGER_CALLER, None)
+    done = live.post("/ui/agents/register", org, {"manifest": dumps(document)})
+    # 409: an asgi: agent, registered on the store only.
+    assert done.status_code in (201, 400, 403, 409, 413, 422), (done.status_code, done.text[:500])
+    if done.status_code == 201:
+        assert document["id"] in done.text
+        _see(live, "agent", f"/ui/agents/{document['id']}", org, "Bearer secret")
+
+
 def test_rendered_every_page_for_every_role(live: Console) -> None:
     """Runs last in this file: every page and role above rendered entities."""
     if not RENDERED:
