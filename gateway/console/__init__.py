@@ -15,7 +15,15 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from gateway._roles import ANY, LEDGER, OPERATOR, ORG
-from gateway.console import _call_pages, _cert_pages, _eval_list, _eval_pages, _forms, _pages
+from gateway.console import (
+    _call_pages,
+    _cert_pages,
+    _eval_list,
+    _eval_pages,
+    _forms,
+    _org_pages,
+    _pages,
+)
 from gateway.console._web import Handler, not_found, page, secure
 from gateway.web import Access, Shared
 
@@ -61,6 +69,9 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("POST", "/agents/{org}/{name}/secret", ORG, _forms.set_secret),
     ("POST", "/agents/{org}/{name}/secret/clear", ORG, _forms.clear_secret),
     ("POST", "/suites/{suite}/exposure/reset", OPERATOR, _forms.reset_exposure),
+    ("GET", "/agents/{org}/{name}/eval", ORG, _org_pages.eval_form),
+    ("POST", "/agents/{org}/{name}/eval/plan", ORG, _org_pages.plan_own_eval),
+    ("POST", "/agents/{org}/{name}/eval/start", ORG, _org_pages.start_own_eval),
     ("GET", "/certificates", OPERATOR, _cert_pages.certificates_page),
     # Verifying reads public documents only (the key set, the revocation list).
     ("GET", "/certificates/verify", ANY, _cert_pages.verify_form),

@@ -7,6 +7,7 @@ filters all come from these declarations (docs/architecture.md, Operations).
 
 from typing import Any
 
+from gateway.operations._budget import holdout_budget
 from gateway.operations._calls import (
     LEDGER_LIST,
     MANDATES_CHECK,
@@ -282,4 +283,5 @@ __all__ = [
     "filters",
     "param",
     "suites_for",
+    "holdout_budget",
 ]

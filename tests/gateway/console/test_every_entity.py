@@ -374,6 +374,8 @@ def test_every_manifest_registers_through_the_form(live: Console, drawn: dict[st
     if done.status_code == 201:
         assert document["id"] in done.text
         _see(live, "agent", f"/ui/agents/{document['id']}", org, "Bearer secret")
+        _see(live, "agent-eval", f"/ui/agents/{document['id']}/eval", org, "Holdout budget")
+        _see(live, "agent-eval", f"/ui/agents/{document['id']}/eval", STRANGER_ORG, None)
 
 
 def test_rendered_every_page_for_every_role(live: Console) -> None:
