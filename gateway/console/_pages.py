@@ -19,7 +19,13 @@ from gateway.console._web import (
     see_other,
     signed_in_cookie,
 )
-from gateway.operations import MAX_VERSION, SUITES_ACTIVATE, SuiteVersion, suites_for
+from gateway.operations import (
+    MAX_VERSION,
+    SUITES_ACTIVATE,
+    SuiteVersion,
+    live_figures,
+    suites_for,
+)
 from records import utc_text
 from schema.errors import UsageError
 
@@ -62,7 +68,11 @@ async def overview_page(web: Web) -> Response:
         return see_other("/ui/mandates")
     cursor = web.request.query_params.get("cursor")
     data = await web.shared.run(overview, web.shared, web.who, cursor)
-    return web.page("overview.html", data=data)
+    # An org's agents' live calls, every caller's together (it reads no caller's rows).
+    live = None
+    if web.who.kind == "org":
+        live = await web.shared.run(live_figures, web.shared.service, web.who.name)
+    return web.page("overview.html", data=data, live=live)
 
 
 def _agent_id(web: Web) -> str:

@@ -78,6 +78,7 @@ from gateway.operations._issuers import (
     Recheck,
     rechecked_lines,
 )
+from gateway.operations._live import live_figures
 from gateway.operations._register import (
     AGENTS_REGISTER,
     AGENTS_SECRET_CLEAR,
@@ -284,4 +285,5 @@ __all__ = [
     "param",
     "suites_for",
     "holdout_budget",
+    "live_figures",
 ]
