@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from evals import author_record
 from evals.suites import load_installed
-from gateway.console import _charts, _forms
+from gateway.console import _caller_pages, _charts, _forms
 from gateway.console._data import overview
 from gateway.console._web import (
     COOKIE,
@@ -65,7 +65,7 @@ async def sign_out(web: Web) -> Response:
 
 async def overview_page(web: Web) -> Response:
     if web.who.kind == "caller":
-        return see_other("/ui/mandates")
+        return await _caller_pages.agents_page(web)
     cursor = web.request.query_params.get("cursor")
     data = await web.shared.run(overview, web.shared, web.who, cursor)
     # An org's agents' live calls, every caller's together (it reads no caller's rows).
@@ -122,6 +122,8 @@ def _agent(web: Web, agent_id: str) -> dict[str, Any]:
 
 
 async def agent_page(web: Web) -> Response:
+    if web.who.kind == "caller":  # an agent its mandates cover: its score, a call to try
+        return await _caller_pages.agent_page(web)
     data = await web.shared.run(_agent, web, _agent_id(web))
     return web.page("agent.html", **data)
 

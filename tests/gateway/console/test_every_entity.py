@@ -378,6 +378,28 @@ def test_every_manifest_registers_through_the_form(live: Console, drawn: dict[st
         _see(live, "agent-eval", f"/ui/agents/{document['id']}/eval", STRANGER_ORG, None)
 
 
+@settings(EXAMPLES, max_examples=15)
+@given(documents("mandate.schema.json", id=MANDATE_ID))
+def test_every_mandate_holder_sees_the_agents_it_covers(
+    live: Console, drawn: dict[str, Any]
+) -> None:
+    """A caller's overview and agent pages under every mandate (the agents the other
+    tests registered, covered or not): no 5xx, and each agent listed opens."""
+    import re
+
+    document = _unique(drawn, "id")
+    try:
+        StoreService(live.store, Path("/nonexistent")).mandates.grant(document, source="<drawn>")
+    except HolonError:
+        reject()
+    holder = f"caller:{document['holder']}"
+    _see(live, "caller-agents", "/ui/", holder, "Agents your mandates cover")
+    listed = re.findall(r'href="/ui/agents/([^"]+)"', live.get("/ui/", holder).text)
+    for agent_id in listed[:3]:
+        _see(live, "caller-agent", f"/ui/agents/{agent_id}", holder, "Try a call")
+    _see(live, "caller-agent", "/ui/agents/nobody/nothing", holder, None)
+
+
 def test_rendered_every_page_for_every_role(live: Console) -> None:
     """Runs last in this file: every page and role above rendered entities."""
     if not RENDERED:
