@@ -21,6 +21,7 @@ from agents._manifest import (
     Pricing,
     load_manifest,
     manifest_from_dict,
+    manifest_from_text,
     parse_manifest,
 )
 from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
@@ -57,6 +58,7 @@ __all__ = [
     "frozen_gc",
     "load_manifest",
     "manifest_from_dict",
+    "manifest_from_text",
     "parse_endpoint",
     "parse_manifest",
     "price",

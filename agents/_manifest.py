@@ -7,12 +7,13 @@ follow here with the same error shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from schema import Document, load_document, validate_document, validator
+from schema import Document, load_document, parse_document, validate_document, validator
 from schema.errors import InputError, Location, ManifestError
 
 Protocol = Literal["holon-http", "a2a", "asgi", "mcp", "openai-chat"]
@@ -332,8 +333,18 @@ def _check_url(document: Document, endpoint: str) -> None:
 
 def load_manifest(path: str | Path) -> Manifest:
     """Read and validate a manifest file (YAML or JSON)."""
+    return _manifest_of(lambda: load_document(path))
+
+
+def manifest_from_text(text: str, source: str) -> Manifest:
+    """Validate a manifest given as YAML or JSON text (the console's pasted one), with the
+    located errors of a file's (`source`, line, column, path)."""
+    return _manifest_of(lambda: parse_document(text, source))
+
+
+def _manifest_of(read: Callable[[], Document]) -> Manifest:
     try:
-        document = load_document(path)
+        document = read()
     except ManifestError:
         raise
     except InputError as exc:  # unreadable or not YAML: still a bad manifest, same location

@@ -267,6 +267,16 @@ class CertificateRegistry:
             )
         return dict(row.envelope)
 
+    def find(self, cert_id: str) -> dict[str, Any]:
+        """One certificate, this store's or imported: its summary with its envelope."""
+        with self._store.read() as session:
+            row = session.get(CertificateRow, cert_id[:32])
+            if row is None:
+                raise NotFound(
+                    f"no certificate {cert_id[:40]!r}", details={"certificate": cert_id[:40]}
+                )
+            return {**_summary(row), "envelope": dict(row.envelope)}
+
     def list(self, agent_id: str | None = None) -> builtins.list[dict[str, Any]]:
         with self._store.read() as session:
             query = select(CertificateRow).order_by(CertificateRow.issued_at.desc())

@@ -93,6 +93,15 @@ BUDGETS = cast(Table, BudgetRow.__table__)
 
 
 @dataclass
+class AgentTotals:
+    """One agent's live calls over a span, every caller's together (`agent_totals`)."""
+
+    allowed: int = 0
+    denied: int = 0
+    cost_usd: Decimal = Decimal(0)
+
+
+@dataclass
 class _Budget:
     """A locked budget row, changed in memory and written once at the end of the group."""
 
@@ -310,6 +319,28 @@ class LedgerRegistry:
         more = len(rows) > limit
         rows = rows[:limit]
         return Page(rows, encode_cursor(rows[-1].id) if more and rows else None)
+
+    def agent_totals(self, agent_ids: Sequence[str], *, since: datetime) -> dict[str, AgentTotals]:
+        """Per agent, its live calls since `since`: allowed, denied, and what the allowed
+        ones cost (settled: their cost; still reserved or expired: what they reserved),
+        every caller's together. Aggregates only: no row, no caller."""
+        out = {a: AgentTotals() for a in agent_ids}
+        if not agent_ids:
+            return out
+        t = LEDGER.c
+        query = select(t.agent_id, t.decision, t.status, t.cost_usd, t.reserved_usd).where(
+            t.agent_id.in_(list(agent_ids)), t.created_at >= since
+        )
+        with self._store.read() as session:
+            result = session.connection().execute(query.execution_options(yield_per=1000))
+            for agent, decision, status, cost, reserved in result:
+                totals = out[agent]
+                if decision != "allow":
+                    totals.denied += 1
+                    continue
+                totals.allowed += 1
+                totals.cost_usd += Decimal(cost if status == "settled" else reserved)
+        return out
 
     # -- applying writes -------------------------------------------------------
 

@@ -14,8 +14,18 @@ from starlette.routing import BaseRoute, Match, Mount, NoMatchFound, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from gateway._roles import ANY, LEDGER, OPERATOR, ORG
-from gateway.console import _call_pages, _cell_pages, _eval_list, _eval_pages, _pages
+from gateway._roles import ANY, CALLER, LEDGER, OPERATOR, ORG
+from gateway.console import (
+    _call_pages,
+    _caller_pages,
+    _cell_pages,
+    _cert_pages,
+    _eval_list,
+    _eval_pages,
+    _forms,
+    _org_pages,
+    _pages,
+)
 from gateway.console._web import Handler, not_found, page, secure
 from gateway.web import Access, Shared
 
@@ -29,7 +39,8 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("POST", "/sign-in", "none", _pages.sign_in),
     ("POST", "/sign-out", ANY, _pages.sign_out),
     ("GET", "/", ANY, _pages.overview_page),
-    ("GET", "/agents/{org}/{name}", ORG, _pages.agent_page),
+    # A caller: an agent its mandates cover (the records and live calls it may reach).
+    ("GET", "/agents/{org}/{name}", ANY, _pages.agent_page),
     ("POST", "/agents/{org}/{name}/disable", ORG, _pages.disable_agent),
     ("POST", "/agents/{org}/{name}/enable", ORG, _pages.enable_agent),
     ("GET", "/suites", ANY, _pages.suites_page),
@@ -57,6 +68,21 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("GET", "/tokens", OPERATOR, _call_pages.tokens_page),
     ("POST", "/tokens", OPERATOR, _call_pages.create_token),
     ("POST", "/tokens/{token}/revoke", OPERATOR, _call_pages.revoke_token),
+    ("GET", "/agents/register", ORG, _forms.register_form),
+    ("POST", "/agents/register", ORG, _forms.register_agent),
+    ("POST", "/agents/{org}/{name}/secret", ORG, _forms.set_secret),
+    ("POST", "/agents/{org}/{name}/secret/clear", ORG, _forms.clear_secret),
+    ("POST", "/suites/{suite}/exposure/reset", OPERATOR, _forms.reset_exposure),
+    ("GET", "/agents/{org}/{name}/eval", ORG, _org_pages.eval_form),
+    ("POST", "/agents/{org}/{name}/eval/plan", ORG, _org_pages.plan_own_eval),
+    ("POST", "/agents/{org}/{name}/eval/start", ORG, _org_pages.start_own_eval),
+    ("POST", "/agents/{org}/{name}/call/confirm", CALLER, _caller_pages.confirm_call),
+    ("POST", "/agents/{org}/{name}/call", CALLER, _caller_pages.make_call),
+    ("GET", "/certificates", OPERATOR, _cert_pages.certificates_page),
+    # Verifying reads public documents only (the key set, the revocation list).
+    ("GET", "/certificates/verify", ANY, _cert_pages.verify_form),
+    ("POST", "/certificates/verify", ANY, _cert_pages.verify_pasted),
+    ("GET", "/certificates/{certificate}", ANY, _cert_pages.certificate_page),
 ]
 
 

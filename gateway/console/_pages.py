@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from evals import author_record
 from evals.suites import load_installed
-from gateway.console import _charts
+from gateway.console import _caller_pages, _charts, _forms
 from gateway.console._data import overview
 from gateway.console._web import (
     COOKIE,
@@ -19,7 +19,13 @@ from gateway.console._web import (
     see_other,
     signed_in_cookie,
 )
-from gateway.operations import MAX_VERSION, SUITES_ACTIVATE, SuiteVersion, suites_for
+from gateway.operations import (
+    MAX_VERSION,
+    SUITES_ACTIVATE,
+    SuiteVersion,
+    live_figures,
+    suites_for,
+)
 from records import utc_text
 from schema.errors import UsageError
 
@@ -59,10 +65,14 @@ async def sign_out(web: Web) -> Response:
 
 async def overview_page(web: Web) -> Response:
     if web.who.kind == "caller":
-        return see_other("/ui/mandates")
+        return await _caller_pages.agents_page(web)
     cursor = web.request.query_params.get("cursor")
     data = await web.shared.run(overview, web.shared, web.who, cursor)
-    return web.page("overview.html", data=data)
+    # An org's agents' live calls, every caller's together (it reads no caller's rows).
+    live = None
+    if web.who.kind == "org":
+        live = await web.shared.run(live_figures, web.shared.service, web.who.name)
+    return web.page("overview.html", data=data, live=live)
 
 
 def _agent_id(web: Web) -> str:
@@ -106,10 +116,14 @@ def _agent(web: Web, agent_id: str) -> dict[str, Any]:
         "evals": evals,
         "latest": sorted(latest.values(), key=lambda e: e["suite"]),
         "chart": chart,
+        # The newest record's certificate (its page says whether it still holds).
+        "certificate_id": history[0].certificate_id if history else None,
     }
 
 
 async def agent_page(web: Web) -> Response:
+    if web.who.kind == "caller":  # an agent its mandates cover: its score, a call to try
+        return await _caller_pages.agent_page(web)
     data = await web.shared.run(_agent, web, _agent_id(web))
     return web.page("agent.html", **data)
 
@@ -165,6 +179,7 @@ async def suite_page(web: Web) -> Response:
             # suite.yaml's checks (every case's, unless it names its own): public, as
             # `holon suites pull` gives them.
             "checks": list(suite.check_definitions),
+            "exposure": _forms.exposure(web, suite_id) if web.who.is_operator else None,
         }
 
     return web.page("suite.html", **await shared.run(load))

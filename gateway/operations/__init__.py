@@ -7,6 +7,7 @@ filters all come from these declarations (docs/architecture.md, Operations).
 
 from typing import Any
 
+from gateway.operations._budget import holdout_budget
 from gateway.operations._calls import (
     LEDGER_LIST,
     MANDATES_CHECK,
@@ -29,6 +30,7 @@ from gateway.operations._certificates import (
     CERTIFICATES_SHOW,
     KEYS_JWKS,
     CertificateImport,
+    certificate_verdict,
 )
 from gateway.operations._declare import (
     Bearer,
@@ -76,6 +78,7 @@ from gateway.operations._issuers import (
     Recheck,
     rechecked_lines,
 )
+from gateway.operations._live import live_figures
 from gateway.operations._records import RECORDS_SHOW
 from gateway.operations._register import (
     AGENTS_REGISTER,
@@ -109,6 +112,8 @@ from gateway.operations._suites import (
     SUITES_EXPOSURE,
     SUITES_EXPOSURE_RESET,
     SUITES_ROTATE_HOLDOUT,
+    ExposureQuery,
+    ExposureReset,
     SuiteVersion,
 )
 from gateway.operations._tokens import (
@@ -200,6 +205,7 @@ __all__ = [
     "REPORT_FORMATS",
     "REPORT_MAX_BYTES",
     "CertificateImport",
+    "certificate_verdict",
     "CompareRequest",
     "EvalImport",
     "EvalRef",
@@ -223,6 +229,8 @@ __all__ = [
     "SUITES_FILES",
     "SUITES_ROTATE_HOLDOUT",
     "AgentSecret",
+    "ExposureQuery",
+    "ExposureReset",
     "MandateCheck",
     "MandateGrant",
     "Registration",
@@ -276,4 +284,6 @@ __all__ = [
     "filters",
     "param",
     "suites_for",
+    "holdout_budget",
+    "live_figures",
 ]

@@ -60,6 +60,31 @@ CERTIFICATES_SHOW = Operation(
 )
 
 
+# -- verifying: `holon certificates verify` and the console's form --------------------
+
+
+def certificate_verdict(
+    envelope: Any, jwks: Any, revocations: Any = None, presented: Any = None
+) -> JSONObject:
+    """A certificate verified against a key set (and a revocation list, and the agent
+    presented, when given): what it says and which checks ran. Raises
+    CertificateRejected with `details.reason` when it does not verify. Pure: no store."""
+    from records import utcnow, verify_certificate
+
+    verified = verify_certificate(
+        envelope, jwks, now=utcnow(), revocations=revocations, presented=presented
+    )
+    return {
+        **verified.to_json(),
+        "checked": {
+            "signature": True,
+            "expiry": True,
+            "revocation": revocations is not None,
+            "subject": presented is not None,
+        },
+    }
+
+
 # -- certificates.import -------------------------------------------------------------
 
 IMPORT_FIELDS = (

@@ -415,11 +415,18 @@ def _start(service: StoreService, asked: EvalStart) -> JSONObject:
     return {"plan": plan_view(plan), "eval": eval_view(info, service.store.evals.counts(info.id))}
 
 
+def _own_agent(who: Bearer, asked: EvalStart) -> EvalStart:
+    """An org evaluates its own agents only; every budget rule of the plan applies to it
+    as to any eval (its holdout budget spent: the public split only, and no record)."""
+    who.require_agent(asked.agent)
+    return asked
+
+
 EVALS_START = Operation(
     name="evals.start",
     method="POST",
     path="/v1/evals",
-    roles=OPERATOR,
+    roles=ORG,
     request=EvalStart,
     summary="plan and start an eval (worked by the gateway's workers); dry_run: plan only",
     run=_start,
@@ -427,6 +434,7 @@ EVALS_START = Operation(
     created=201,
     status=lambda asked, view: 200 if asked.dry_run else 201,
     body_check=_start_keys,
+    narrow=_own_agent,
     max_body_bytes=64 * 1024,
     cli=None,  # `holon eval`: on the store it runs the eval here (--processes), with progress
 )

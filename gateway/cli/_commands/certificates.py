@@ -33,6 +33,7 @@ from gateway.operations import (
     IssuerPin,
     Nothing,
     Recheck,
+    certificate_verdict,
     rechecked_lines,
 )
 from schema.errors import InputError, Location, UsageError
@@ -225,7 +226,7 @@ def _presented(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def do_verify(ctx: Context) -> int:
-    from records import CERTIFICATE_MAX_BYTES, JWKS_MAX_BYTES, utcnow, verify_certificate
+    from records import CERTIFICATE_MAX_BYTES, JWKS_MAX_BYTES
 
     args = ctx.args
     envelope = read_json_source(args.certificate, CERTIFICATE_MAX_BYTES)
@@ -236,25 +237,14 @@ def do_verify(ctx: Context) -> int:
         else read_json_source(args.jwks, JWKS_MAX_BYTES)
     )
     revocations = _revocations(ctx, args.jwks, args.revocations)
-    verified = verify_certificate(
-        envelope, jwks, now=utcnow(), revocations=revocations, presented=presented
-    )
-    verdict = {
-        **verified.to_json(),
-        "checked": {
-            "signature": True,
-            "expiry": True,
-            "revocation": revocations is not None,
-            "subject": presented is not None,
-        },
-    }
+    verdict = certificate_verdict(envelope, jwks, revocations, presented)
     if ctx.out.json_mode:
         ctx.out.json(verdict)
         return 0
     ctx.out.line(
-        f"certificate {verified.certificate_id} verifies: {verdict['agent']} "
+        f"certificate {verdict['certificate_id']} verifies: {verdict['agent']} "
         f"{verdict['agent_version']}, eval_score {verdict['eval_score']}, issued by "
-        f"{verified.issuer} (key {verified.kid}), expires {verdict['expires_at']}"
+        f"{verdict['issuer']} (key {verdict['kid']}), expires {verdict['expires_at']}"
     )
     if revocations is None:
         ctx.out.warn("revocation not checked: give --revocations FILE|URL")

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from gateway.console._web import COOKIE, LIFETIME
+from gateway.console._web import COOKIE, LIFETIME, csrf_token
 from gateway.server import create_app
 from records import Store
 from tests.gateway.server._gateway import gateway_settings
@@ -41,6 +41,14 @@ class Console:
     def get(self, path: str, role: str | None) -> httpx.Response:
         """GET a console page as `role` (None: signed out); redirects are not followed."""
         return self.request("GET", path, headers=self.headers(role))
+
+    def post(
+        self, path: str, role: str, data: dict[str, str], *, csrf: bool = True
+    ) -> httpx.Response:
+        """POST a console form as `role`, with its session's CSRF token (unless not)."""
+        headers = self.headers(role)
+        fields = {"csrf": csrf_token(self.cookie(role)), **data} if csrf else data
+        return self.request("POST", path, headers=headers, data=fields)
 
     def headers(self, role: str | None) -> dict[str, str]:
         """The session cookie of `role` (None: none), the one cookie a request sends."""

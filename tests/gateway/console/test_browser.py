@@ -92,7 +92,10 @@ ROLE_PAGES = {
         "/ui/mandates/finance-tickets": 200,
         "/ui/ledger": 200,
         "/ui/suites": 200,
-        f"/ui/agents/{TRIAGE}": 403,
+        "/ui/": 200,  # the agents its mandate covers
+        f"/ui/agents/{TRIAGE}": 200,
+        f"/ui/agents/{EVIL}": 200,  # covered too: a hostile agent's text, inert
+        "/ui/agents/nobody/nothing": 404,
         "/ui/evals": 403,
         "/ui/tokens": 403,
         "/ui/no-such-page": 404,

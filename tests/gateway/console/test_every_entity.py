@@ -455,6 +455,79 @@ def test_every_ledger_row_renders(rows: list[dict[str, Any]]) -> None:
         RENDERED[("ledger (view)", who.kind)] += 1
 
 
+@settings(EXAMPLES, max_examples=15)
+@given(documents("agent.schema.json", id=AGENT_ID))
+def test_every_certificate_renders(live: Console, drawn: dict[str, Any]) -> None:
+    """A certificate of every manifest: the operator's list and its page, and the
+    verifying form of every role given it (an agent with no record: no one else's)."""
+    from records import Certify, utcnow
+    from schema.jsontext import dumps
+
+    try:
+        manifest = manifest_from_dict(_one_price_unit_a_side(_unique(drawn, "id")), "<drawn>")
+    except HolonError:
+        reject()
+    live.store.agents.register(manifest.to_json())
+    with live.store.write() as session:
+        cert_id = live.store.certificates.issue_in(
+            session, Certify(manifest.to_json(), None, {"eval_id": eval_id()}), now=utcnow()
+        )
+    _see(live, "certificates", "/ui/certificates", "operator", cert_id)
+    _see(live, "certificate", f"/ui/certificates/{cert_id}", "operator", cert_id)
+    text = dumps(live.store.certificates.find(cert_id)["envelope"])
+    for role in ("operator", f"org:{manifest.id.split('/')[0]}", STRANGER_ORG, STRANGER_CALLER):
+        _see(live, "certificate-verify", "/ui/certificates/verify", role, "Verify")
+        verified = live.post("/ui/certificates/verify", role, {"certificate": text})
+        assert verified.status_code == 200 and cert_id in verified.text, role
+        if role != "operator":
+            _see(live, "certificates", "/ui/certificates", role, None)
+            _see(live, "certificate", f"/ui/certificates/{cert_id}", role, None)
+
+
+@settings(EXAMPLES, max_examples=15)
+@given(documents("agent.schema.json", id=AGENT_ID))
+def test_every_manifest_registers_through_the_form(live: Console, drawn: dict[str, Any]) -> None:
+    """A drawn manifest pasted as JSON: registered (its id on the page) or refused with
+    the API's 4xx, never a 5xx; the form's page for every role."""
+    from schema.jsontext import dumps
+
+    document = _one_price_unit_a_side(_unique(drawn, "id"))
+    org = f"org:{document['id'].split('/')[0]}"
+    for role in ("operator", org):
+        _see(live, "agent-register", "/ui/agents/register", role, "Register")
+    _see(live, "agent-register", "/ui/agents/register", STRANGER_CALLER, None)
+    done = live.post("/ui/agents/register", org, {"manifest": dumps(document)})
+    # 409: an asgi: agent, registered on the store only.
+    assert done.status_code in (201, 400, 403, 409, 413, 422), (done.status_code, done.text[:500])
+    if done.status_code == 201:
+        assert document["id"] in done.text
+        _see(live, "agent", f"/ui/agents/{document['id']}", org, "Bearer secret")
+        _see(live, "agent-eval", f"/ui/agents/{document['id']}/eval", org, "Holdout budget")
+        _see(live, "agent-eval", f"/ui/agents/{document['id']}/eval", STRANGER_ORG, None)
+
+
+@settings(EXAMPLES, max_examples=15)
+@given(documents("mandate.schema.json", id=MANDATE_ID))
+def test_every_mandate_holder_sees_the_agents_it_covers(
+    live: Console, drawn: dict[str, Any]
+) -> None:
+    """A caller's overview and agent pages under every mandate (the agents the other
+    tests registered, covered or not): no 5xx, and each agent listed opens."""
+    import re
+
+    document = _unique(drawn, "id")
+    try:
+        StoreService(live.store, Path("/nonexistent")).mandates.grant(document, source="<drawn>")
+    except HolonError:
+        reject()
+    holder = f"caller:{document['holder']}"
+    _see(live, "caller-agents", "/ui/", holder, "Agents your mandates cover")
+    listed = re.findall(r'href="/ui/agents/([^"]+)"', live.get("/ui/", holder).text)
+    for agent_id in listed[:3]:
+        _see(live, "caller-agent", f"/ui/agents/{agent_id}", holder, "Try a call")
+    _see(live, "caller-agent", "/ui/agents/nobody/nothing", holder, None)
+
+
 def test_rendered_every_page_for_every_role(live: Console) -> None:
     """Runs last in this file: every page and role above rendered entities."""
     if not RENDERED:

@@ -248,7 +248,9 @@ def test_roles_are_the_apis(console: World) -> None:
     refused = author.get(f"/ui/evals/{console.triage_eval}?audience=operator")
     assert refused.status_code == 403
     caller = console.sign_in("caller:finance-bot")
-    assert caller.get(f"/ui/agents/{TRIAGE}").status_code == 403
+    # A caller reads an agent its mandates cover (its score, a call to try), no other.
+    assert caller.get(f"/ui/agents/{TRIAGE}").status_code == 200
+    assert console.sign_in("caller:nobody").get(f"/ui/agents/{TRIAGE}").status_code == 404
     assert caller.get("/ui/ledger?caller=someone-else").status_code == 400
     rows = caller.get("/ui/ledger.csv").text.splitlines()
     assert len(rows) == 4 and all("finance-bot" in r for r in rows[1:])

@@ -1,0 +1,33 @@
+"""A real eval of the in-process triage agent (asgi:) over the tiny suite, run to its end
+here: its record, certificate and holdout budget spent, for the console's pages to show."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from gateway.service import StoreService
+from records import Store
+from tests.gateway.console._inproc import Console, console
+from tests.gateway.server._gateway import install_tiny, register_triage
+
+
+def run_triage(store: Store, home: Path, agent: str = "acme/ticket-triage") -> dict[str, Any]:
+    """The agent's record once a full eval of it is done."""
+    service = StoreService(store, home)
+    plan = service.evals.plan(
+        agent, suites=None, repetitions=None, concurrency=4, retries=0, pace_s=0.0, max_cost=None
+    )
+    assert service.evals.run(plan, None)["status"] == "done"
+    return service.evals.record(agent)
+
+
+@contextmanager
+def triage_console(store: Store, root: Path) -> Iterator[Console]:
+    """The console in-process over the tiny suite and acme's triage agent."""
+    install_tiny(store, root)
+    register_triage(store)
+    with console(store, root / "home") as built:
+        yield built
