@@ -19,7 +19,7 @@ import pytest
 from gateway.console._eval_pages import REPORT_CSP
 from records import Store
 from tests.gateway.console._browser import Watched, browser, watched_page
-from tests.gateway.console._world import World, world
+from tests.gateway.console._world import TRIAGE, World, world
 from tests.gateway.console.test_browser import ROLE_PAGES, sign_in, visit
 
 pytestmark = pytest.mark.slow
@@ -65,9 +65,14 @@ def _pages(console: World, role: str) -> dict[str, int]:
             # The report the eval page frames, as a page of its own (axe does not enter
             # the sandboxed frame).
             pages[f"/ui/evals/{eval_id}/charts"] = 200
+            pages[f"/ui/evals/{eval_id}/cells/0"] = 200
+            pages[f"/ui/evals/{eval_id}?outcome=failures"] = 200
         pages[f"/ui/compare?base={console.triage_eval}&candidate={console.hostile_eval}"] = 200
     if role == "operator":
         pages["/ui/sign-in"] = 200
+    certificate = console.gw.call("GET", f"/v1/records/{TRIAGE}", "operator").json()
+    if certificate.get("certificate_id"):
+        pages[f"/ui/certificates/{certificate['certificate_id']}"] = 200
     return pages
 
 

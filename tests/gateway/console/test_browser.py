@@ -73,6 +73,10 @@ ROLE_PAGES = {
         "/ui/evals/new": 200,
         "/ui/evals": 200,
         "/ui/compare": 200,
+        "/ui/agents/register": 200,
+        f"/ui/agents/{TRIAGE}/eval": 200,
+        "/ui/certificates": 200,
+        "/ui/certificates/verify": 200,
         "/ui/no-such-page": 404,
     },
     "org:acme": {
@@ -86,6 +90,10 @@ ROLE_PAGES = {
         "/ui/mandates": 403,
         "/ui/ledger": 403,
         "/ui/tokens": 403,
+        "/ui/agents/register": 200,
+        f"/ui/agents/{TRIAGE}/eval": 200,
+        "/ui/certificates": 403,
+        "/ui/certificates/verify": 200,
     },
     "caller:finance-bot": {
         "/ui/mandates": 200,
@@ -98,6 +106,8 @@ ROLE_PAGES = {
         "/ui/agents/nobody/nothing": 404,
         "/ui/evals": 403,
         "/ui/tokens": 403,
+        "/ui/certificates": 403,
+        "/ui/certificates/verify": 200,
         "/ui/no-such-page": 404,
     },
 }

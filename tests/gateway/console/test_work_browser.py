@@ -1,0 +1,117 @@
+"""Each role's work in Debian's chromium, by following links as a person would: an operator
+finds an eval in the list and reads a failing public case with its input; anyone reaches a
+certificate from the overview; a caller opens the agent it calls and sees its score; an org
+finds the form that starts an eval of its own agent; an agent without a description and a
+mandate without a budget render. Each step counts the links clicked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents import load_manifest
+from records import Store
+from tests.gateway.console._browser import Watched, browser, watched_page
+from tests.gateway.console._world import EVIL, TRIAGE, World, world
+from tests.gateway.console.test_browser import sign_in, visit
+from tests.gateway.server._gateway import TRIAGE as TRIAGE_MANIFEST
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def console(sqlite_store: Store, tmp_path: Path) -> Iterator[World]:
+    with world(sqlite_store, tmp_path) as built:
+        yield built
+
+
+@pytest.fixture
+def chromium() -> Iterator[Any]:
+    with browser() as launched:
+        yield launched
+
+
+def click(watched: Watched, selector: str) -> None:
+    """One link followed: the page it leads to answers 200."""
+    with watched.page.expect_navigation() as navigation:
+        watched.page.click(selector)
+    response = navigation.value
+    assert response is not None and response.status == 200, (selector, response)
+    watched.page.wait_for_load_state("load")
+
+
+def test_an_operator_reads_a_failing_public_case_within_two_links_of_its_eval(
+    console: World, chromium: Any
+) -> None:
+    with watched_page(chromium) as watched:
+        page = watched.page
+        sign_in(watched, console, "operator")
+        visit(watched, console, "/ui/evals")
+        click(watched, f"a[href='/ui/evals/{console.hostile_eval}']")  # the eval, from the list
+        # One link: a failing public cell of the explorer's table.
+        row = page.locator("#cells tbody tr", has_text="public").filter(has_text="fail").first
+        row.locator("a").first.click()
+        page.wait_for_url("**/cells/**")
+        main = page.inner_text("main")
+        assert "Input" in main and "Checks" in main and "fail" in main
+        watched.clean()
+
+
+def test_a_certificate_is_two_links_from_the_overview(console: World, chromium: Any) -> None:
+    with watched_page(chromium) as watched:
+        page = watched.page
+        sign_in(watched, console, "operator")
+        visit(watched, console, "/ui/")
+        click(watched, f"main a[href='/ui/agents/{TRIAGE}']")  # one
+        click(watched, "main a[href^='/ui/certificates/']")  # two
+        shown = page.inner_text("main")
+        certificate = page.url.rsplit("/", 1)[1]
+        assert certificate in shown and "signature" in shown.lower()
+        watched.clean()
+
+
+def test_a_caller_opens_the_agent_it_calls_with_its_score(console: World, chromium: Any) -> None:
+    score = console.gw.call("GET", f"/v1/records/{TRIAGE}", "operator").json()["eval_score"]
+    with watched_page(chromium) as watched:
+        page = watched.page
+        sign_in(watched, console, "caller:finance-bot")
+        visit(watched, console, "/ui/")
+        click(watched, f"main a[href='/ui/agents/{TRIAGE}']")
+        assert str(score) in page.inner_text("main")
+        watched.clean()
+
+
+def test_an_org_finds_the_form_that_starts_an_eval_of_its_own_agent(
+    console: World, chromium: Any
+) -> None:
+    with watched_page(chromium) as watched:
+        page = watched.page
+        sign_in(watched, console, "org:acme")
+        visit(watched, console, "/ui/")
+        click(watched, f"main a[href='/ui/agents/{TRIAGE}']")
+        click(watched, "text=Start an eval")
+        form = page.locator("main form[method='post']").first
+        assert form.count() == 1 and "budget" in page.inner_text("main").lower()
+        watched.clean()
+
+
+def test_an_agent_without_a_description_and_a_mandate_without_a_budget_render(
+    console: World, chromium: Any
+) -> None:
+    manifest = load_manifest(TRIAGE_MANIFEST).to_json()
+    manifest.pop("description", None)
+    bare = "acme/bare"
+    console.gw.store.agents.register({**manifest, "id": bare})
+    assert "description" not in console.gw.store.agents.get(bare).manifest
+    granted = console.gw.call("GET", "/v1/mandates/finance-tickets", "operator").json()
+    assert "budget" not in granted
+    with watched_page(chromium) as watched:
+        sign_in(watched, console, "operator")
+        visit(watched, console, f"/ui/agents/{bare}")
+        visit(watched, console, "/ui/mandates")
+        visit(watched, console, "/ui/mandates/finance-tickets")
+        visit(watched, console, f"/ui/agents/{EVIL}")
+        watched.clean()
