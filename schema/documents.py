@@ -19,6 +19,7 @@ before their value is built.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import errno
 import os
@@ -28,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import re2
 from jsonschema.exceptions import ValidationError
@@ -57,6 +58,7 @@ __all__ = [
     "validate_document",
     "write_error",
     "write_file",
+    "writing_file",
 ]
 
 MAX_DOCUMENT_BYTES = 1 << 20  # manifests, suites, mandates: far smaller in practice
@@ -459,6 +461,15 @@ def write_file(path: str | Path, data: bytes, *, make_parents: bool = False) -> 
     naming the path (exit 2); a full, failing or read-only disk is an
     `EnvironmentFault` (exit 3).
     """
+    with writing_file(path, make_parents=make_parents) as stream:
+        stream.write(data)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def writing_file(path: str | Path, *, make_parents: bool = False) -> Iterator[BinaryIO]:
+    """`write_file` for a text written a piece at a time (a report of any size): the
+    stream to write to, renamed into place when the block ends, removed if it raises."""
     target = Path(path)
     where = Location(str(target))
     try:
@@ -470,15 +481,15 @@ def write_file(path: str | Path, data: bytes, *, make_parents: bool = False) -> 
             raise InputError("is a directory, expected a file to write", location=where)
         if status is not None and not stat.S_ISREG(status.st_mode):
             with target.open("wb") as stream:
-                stream.write(data)
-            return target
+                yield stream
+            return
         folder = target.parent
         if make_parents:
             folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:40]}.tmp-")
         try:
             with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
+                yield stream
                 stream.flush()
                 os.fsync(stream.fileno())
             os.replace(temporary, target)
@@ -487,7 +498,6 @@ def write_file(path: str | Path, data: bytes, *, make_parents: bool = False) -> 
             raise
     except OSError as exc:
         raise write_error(exc, target) from None
-    return target
 
 
 def write_error(exc: OSError, path: str | Path) -> InputError | EnvironmentFault:
