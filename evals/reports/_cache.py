@@ -51,6 +51,11 @@ log = logging.getLogger(__name__)
 
 # About ten 2,000-cell operator reports in HTML (6 million characters each).
 DEFAULT_MAX_CHARACTERS = 64_000_000
+# What a report written as it is rendered (`ReportCache.write`: `holon evals report` on
+# the store) keeps of its text to store it: one longer is not held for that, so writing
+# a report never holds more than this (a gateway's prerender keeps up to the store's
+# bound, in the background).
+STREAM_KEPT_CHARACTERS = 8_000_000
 
 
 def report_key(store: Store, eval_id: str, audience: str, form: str) -> str | None:
@@ -166,7 +171,8 @@ class ReportCache:
     ) -> None:
         """The report as `report` gives it, to `write` a piece at a time: one kept is
         written whole, one rendered is streamed (`write_report`) and kept if it fits
-        where it would be kept (the store's bound; this process's without a store)."""
+        `STREAM_KEPT_CHARACTERS` and where it would be kept (the store's bound; this
+        process's without a store)."""
         chosen = check_audience(audience)
         key = report_key(store, eval_id, chosen, form)
         text = self._served(store, eval_id, chosen, form, key)
@@ -175,7 +181,12 @@ class ReportCache:
             return
         with self._lock:
             self.renders += 1
-        kept = _Capped(self.max_stored_bytes if self.stored else self.max_characters)
+        kept = _Capped(
+            min(
+                STREAM_KEPT_CHARACTERS,
+                self.max_stored_bytes if self.stored else self.max_characters,
+            )
+        )
 
         def both(chunk: str) -> None:
             write(chunk)

@@ -15,7 +15,7 @@ is one, and the output and check results stay data for `_values.bounded`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -42,9 +42,10 @@ __all__ = [
 
 SUITE_FILE = "suite.yaml"
 COST_SOURCES = ("priced", "reported", "none")
-# Cells read from the store at a time: a page's rows (JSON columns decoded) are a few
-# MB at most, and a report of any size holds no more of them (`stored_cells`).
-PAGE_CELLS = 1_000
+# Cells read from the store at a time: a page's rows, JSON columns decoded, are about
+# 2 MB for bench/eval's cells (six check results each), and a report of any size holds
+# no more of them (`stored_cells`).
+PAGE_CELLS = 100
 ID_LIMIT = 200  # a case id or tag longer than this (none is) shows cut, with its sha256
 # A latency past this (about 31,000 years) is not one; its 0.1 ms text would not fit.
 LATENCY_LIMIT_MS = 1e15
@@ -77,7 +78,7 @@ class SuiteData:
     license: str | None = None  # the suite's data licence (suite.yaml `license`)
     # Each case's input by (split, case id), as the installed case files hold it
     # (fixture references unresolved); a generated holdout's are not kept.
-    inputs: dict[tuple[str, str], Any] | None = None
+    inputs: Mapping[tuple[str, str], Any] | None = None
 
     @property
     def checks_digest(self) -> str | None:
@@ -200,10 +201,31 @@ def _suite_document(files: dict[str, str]) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> dict[tuple[str, str], Any]:
+class CaseInputs(Mapping[tuple[str, str], Any]):
+    """Each case's input by (split, id), kept as its case file's line and read when asked:
+    a line is a few hundred bytes where its parsed value is ten times that, and a report
+    reads each input once, as it writes the case's row."""
+
+    def __init__(self, lines: dict[tuple[str, str], str]) -> None:
+        self._lines = lines
+
+    def __getitem__(self, key: tuple[str, str]) -> Any:
+        return loads(self._lines[key])["input"]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._lines
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+
+def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> CaseInputs:
     """Each case's input by (split, id), from the installed case files; a line that does
     not read (a store holds what it holds) is left out."""
-    inputs: dict[tuple[str, str], Any] = {}
+    lines: dict[tuple[str, str], str] = {}
     for split in ("public", "holdout"):
         named = document.get(split)
         relative = named.get("file") if isinstance(named, dict) else None
@@ -216,8 +238,8 @@ def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> dict[tuple[
             except (ValueError, RecursionError):
                 continue
             if isinstance(case, dict) and isinstance(case.get("id"), str) and "input" in case:
-                inputs[(split, case["id"])] = case["input"]
-    return inputs
+                lines[(split, case["id"])] = line
+    return CaseInputs(lines)
 
 
 def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
@@ -236,7 +258,7 @@ def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
     delta = DEFAULT_OVERFIT_DELTA
     suite_checks: int | None = None
     license: str | None = None
-    inputs: dict[tuple[str, str], Any] | None = None
+    inputs: CaseInputs | None = None
     if document is not None:
         if isinstance(document.get("license"), str):
             license = text_of(document["license"])
