@@ -8,8 +8,9 @@ called): each cell a copy of one that a real eval of the same suite by the
 bench agent recorded (its outcome, output and six check results), its
 latency varied. Then, per format (default the operator's JSON and JUnit),
 `holon evals report EVAL --format F --audience operator -o /dev/null` runs
-in a fresh process as its user runs it, and its peak RSS (`ru_maxrss`, from
-`wait4`) and CPU time (user + system) are what is measured: memory is not
+in a fresh process as its user runs it (started by a small process of its
+own: see `TIMER`), and its peak RSS (`ru_maxrss`) and CPU time (user +
+system) are what is measured: memory is not
 distorted by a busy machine, and CPU time less than wall time is.
 
 Ratios between consecutive sizes say how each grows: 10x the cells in
@@ -105,6 +106,19 @@ def make_store(home: Path, cells: int, repetitions: int, templates: dict[str, An
         store.close()
 
 
+# Runs the command and prints its peak RSS (KiB) and CPU seconds. A child's `ru_maxrss`
+# counts the memory of the process it was forked from (Linux keeps it across exec), so
+# the command is started by this small process, not by the bench, which holds far more.
+TIMER = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], stderr=subprocess.PIPE, text=True)
+if done.returncode:
+    sys.exit(f"failed ({done.returncode}): {done.stderr[-2000:]}")
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps([usage.ru_maxrss, usage.ru_utime + usage.ru_stime]))
+"""
+
+
 def measure(home: Path, eval_id: str, form: str) -> dict[str, Any]:
     """One `holon evals report` in a fresh process: its peak RSS and CPU."""
     command = [sys.executable, "-m", "gateway.cli", "evals", "report", eval_id]
@@ -112,16 +126,18 @@ def measure(home: Path, eval_id: str, form: str) -> dict[str, Any]:
     env = dict(os.environ, HOLON_HOME=str(home), NO_COLOR="1")
     env.pop("HOLON_DATABASE_URL", None)
     env.pop("HOLON_GATEWAY_URL", None)
-    child = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    stderr = child.stderr.read().decode() if child.stderr else ""
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"holon evals report failed ({child.returncode}): {stderr[-2000:]}")
-    return {
-        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # Linux: KiB
-        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
-    }
+    done = subprocess.run(
+        [sys.executable, "-c", TIMER, *command],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"holon evals report: {done.stderr[-2000:]}")
+    peak_kib, cpu = json.loads(done.stdout)
+    return {"peak_rss_mb": round(peak_kib / 1024, 1), "cpu_s": round(cpu, 3)}
 
 
 def main() -> None:
