@@ -433,9 +433,26 @@ class EvalRegistry(CurrentRecords, EvalSearch):
         with self._store.read() as session:
             return list(session.scalars(query))
 
-    def report_cells(self, eval_id: str) -> builtins.list[ReportCell]:
-        """Every cell of the eval, in order, as a report reads it: the columns it shows."""
-        return self._cell_rows(eval_id, ReportCell)
+    def report_cells(
+        self,
+        eval_id: str,
+        *,
+        after: int = -1,
+        limit: int | None = None,
+        suite_id: str | None = None,
+    ) -> builtins.list[ReportCell]:
+        """The eval's cells in order, as a report reads them: the columns it shows. A page
+        of them with `after` (the last idx read) and `limit`, of one suite with `suite_id`:
+        a report reads its cells in pages of the primary key (eval_id, idx), so it never
+        holds them all (evals.reports._data.stored_cells)."""
+        c = EvalCell.__table__.c
+        query = select(*(c[field.name] for field in fields(ReportCell)))
+        query = query.where(c.eval_id == eval_id, c.idx > after)
+        if suite_id is not None:
+            query = query.where(c.suite_id == suite_id)
+        query = query.order_by(c.idx).limit(limit)
+        with self._store.read() as session:
+            return [ReportCell(*row) for row in session.execute(query)]
 
     def cell_state(self, eval_id: str) -> tuple[int, int, int, datetime | None]:
         """What changes when any cell of the eval changes, in one aggregate: how many cells,

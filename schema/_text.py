@@ -8,11 +8,14 @@ that use these, and so never loads that reader.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from schema.errors import EnvironmentFault, InputError, Location
 
@@ -89,6 +92,15 @@ def write_file(path: str | Path, data: bytes, *, make_parents: bool = False) -> 
     naming the path (exit 2); a full, failing or read-only disk is an
     `EnvironmentFault` (exit 3).
     """
+    with writing_file(path, make_parents=make_parents) as stream:
+        stream.write(data)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def writing_file(path: str | Path, *, make_parents: bool = False) -> Iterator[BinaryIO]:
+    """`write_file` for a text written a piece at a time (a report of any size): the
+    stream to write to, renamed into place when the block ends, removed if it raises."""
     target = Path(path)
     where = Location(str(target))
     try:
@@ -100,15 +112,15 @@ def write_file(path: str | Path, data: bytes, *, make_parents: bool = False) -> 
             raise InputError("is a directory, expected a file to write", location=where)
         if status is not None and not stat.S_ISREG(status.st_mode):
             with target.open("wb") as stream:
-                stream.write(data)
-            return target
+                yield stream
+            return
         folder = target.parent
         if make_parents:
             folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:40]}.tmp-")
         try:
             with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
+                yield stream
                 stream.flush()
                 os.fsync(stream.fileno())
             os.replace(temporary, target)
@@ -117,7 +129,6 @@ def write_file(path: str | Path, data: bytes, *, make_parents: bool = False) -> 
             raise
     except OSError as exc:
         raise write_error(exc, target) from None
-    return target
 
 
 def write_error(exc: OSError, path: str | Path) -> InputError | EnvironmentFault:

@@ -34,7 +34,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
 from ruamel.yaml.reader import ReaderError
 
-from schema._text import MAX_DOCUMENT_BYTES, read_text, write_error, write_file
+from schema._text import MAX_DOCUMENT_BYTES, read_text, write_error, write_file, writing_file
 from schema.errors import InputError, Location
 from schema.jsontext import PathKey, format_path
 from schema.numbers import MAX_NUMBER_DIGITS, number_problem, read_number
@@ -56,6 +56,7 @@ __all__ = [
     "validate_document",
     "write_error",
     "write_file",
+    "writing_file",
 ]
 
 MAX_DEPTH = 64  # as deep as an agent's answer may nest (agents' max_json_depth)

@@ -151,7 +151,7 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
     data = grouped([record_row(a, record) for a in infos], None)
 
     def overview_page() -> str:
-        return render("overview.html", data=data, who=OPERATOR, csrf="0" * 64)
+        return render("overview.html", data=data, live=None, who=OPERATOR, csrf="0" * 64)
 
     overview_result = compare(runs, overview_page, lambda: dumps(data))
     shared = cast(Shared, type("Svc", (), {"store": store})())

@@ -2,12 +2,16 @@
 
 `build_report` makes the canonical report (`schema/report.schema.json`) of
 one eval for an audience; `render_markdown`, `render_html` and
-`render_junit` render that JSON and nothing else; `render_json` writes it (or a comparison) as JSON
-text. `ReportCache` keeps the rendered reports of done evals, keyed by a digest of
-what each is made of (`report_key`). `compare_evals` pairs the cells of two evals and
-gates on critical cases; `render_compare_markdown` and `render_compare_html` render it
-(`render_comparison` by format). The case explorer (`explore`, `explored_cell`,
-`changed_cells`) reads an eval's cells a page at a time under filters. Whatever a store holds, every
+`render_junit` render that JSON and nothing else; `render_json` writes it
+(or a comparison) as JSON text. `write_report` writes a report a piece at a
+time (`CHUNKS`, each format's pieces): its cells counted in one pass and its
+case rows made as they are written, so a report of any size is never held
+whole. `ReportCache` keeps the rendered reports of done evals, keyed by a
+digest of what each is made of (`report_key`). `compare_evals` pairs the
+cells of two evals and gates on critical cases; `render_compare_markdown`
+and `render_compare_html` render it (`render_comparison` by format). The
+case explorer (`explore`, `explored_cell`, `changed_cells`) reads an eval's
+cells a page at a time under filters. Whatever a store holds, every
 renderer finishes, bounded, with unsafe characters shown as escapes
 (`_values`, `_visible`).
 """
@@ -28,12 +32,13 @@ from evals.reports._model import (
     Audience,
     build_report,
 )
-from evals.reports._renderers import RENDERERS
+from evals.reports._renderers import CHUNKS, RENDERERS, write_report
 from evals.reports._values import render_json
 
 __all__ = [
     "AUDIENCES",
     "Audience",
+    "CHUNKS",
     "COMPARE_FORMATS",
     "COMPARE_VERSION",
     "CellQuery",
@@ -55,4 +60,5 @@ __all__ = [
     "render_junit",
     "render_markdown",
     "report_key",
+    "write_report",
 ]

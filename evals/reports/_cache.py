@@ -35,16 +35,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agents import frozen_gc
 from evals.checks import METRICS
-from evals.reports._data import load_eval
-from evals.reports._model import (
-    AUDIENCES,
-    REPORT_VERSION,
-    build_report,
-    check_audience,
-    report_from_data,
-)
+from evals.reports._data import open_eval
+from evals.reports._model import AUDIENCES, REPORT_VERSION, check_audience, report_of
 from evals.reports._policies import policies_block
+from evals.reports._renderers import CHUNKS, Chunks, Render, write_report
 from records import MAX_STORED_REPORT_BYTES, EvalStatus, Store
 from schema.errors import HolonError, NotFound
 from schema.jsontext import dumps
@@ -53,10 +49,13 @@ __all__ = ["DEFAULT_MAX_CHARACTERS", "ReportCache", "report_key"]
 
 log = logging.getLogger(__name__)
 
-Render = Callable[[dict[str, Any]], str]
-
 # About ten 2,000-cell operator reports in HTML (6 million characters each).
 DEFAULT_MAX_CHARACTERS = 64_000_000
+# What a report written as it is rendered (`ReportCache.write`: `holon evals report` on
+# the store) keeps of its text to store it: one longer is not held for that, so writing
+# a report never holds more than this (a gateway's prerender keeps up to the store's
+# bound, in the background).
+STREAM_KEPT_CHARACTERS = 8_000_000
 
 
 def report_key(store: Store, eval_id: str, audience: str, form: str) -> str | None:
@@ -150,35 +149,86 @@ class ReportCache:
         """`render(build_report(store, eval_id, audience=audience))`, kept for a done eval."""
         chosen = check_audience(audience)
         key = report_key(store, eval_id, chosen, form)
-        if key is not None:
-            with self._lock:
-                text = self._texts.get(key)
-                if text is not None:
-                    self._texts.move_to_end(key)
-                    self.hits += 1
-                    return text
-                self.misses += 1
-            if self.stored:
-                text = store.eval_reports.get(eval_id, chosen, form, key)
-                if text is not None:
-                    with self._lock:
-                        self.stored_hits += 1
-                    self._keep(key, text)
-                    return text
+        text = self._served(store, eval_id, chosen, form, key)
+        if text is not None:
+            return text
         with self._lock:
             self.renders += 1
-        text = render(build_report(store, eval_id, audience=chosen))
+        with frozen_gc():  # as write_report says
+            text = render(report_of(open_eval(store, eval_id), chosen))
         if key is not None:
             self._kept(store, eval_id, chosen, form, key, text)
         return text
 
-    def prerender(self, store: Store, eval_id: str, renderers: Mapping[str, Render]) -> int:
-        """Render the eval's report for every audience in each of `renderers`' formats
-        into the store (and this process), unless the store holds it already; how many
-        were rendered. Nothing for an eval that is not done. The eval is read once."""
+    def write(
+        self,
+        store: Store,
+        eval_id: str,
+        *,
+        audience: str,
+        form: str,
+        write: Callable[[str], object],
+    ) -> None:
+        """The report as `report` gives it, to `write` a piece at a time: one kept is
+        written whole, one rendered is streamed (`write_report`) and kept if it fits
+        `STREAM_KEPT_CHARACTERS` and where it would be kept (the store's bound; this
+        process's without a store)."""
+        chosen = check_audience(audience)
+        key = report_key(store, eval_id, chosen, form)
+        text = self._served(store, eval_id, chosen, form, key)
+        if text is not None:
+            write(text)
+            return
+        with self._lock:
+            self.renders += 1
+        kept = _Capped(
+            min(
+                STREAM_KEPT_CHARACTERS,
+                self.max_stored_bytes if self.stored else self.max_characters,
+            )
+        )
+
+        def both(chunk: str) -> None:
+            write(chunk)
+            if key is not None:
+                kept.add(chunk)
+
+        write_report(store, eval_id, audience=chosen, form=form, write=both)
+        whole = kept.text()
+        if key is not None and whole is not None:
+            self._kept(store, eval_id, chosen, form, key, whole)
+
+    def _served(
+        self, store: Store, eval_id: str, audience: str, form: str, key: str | None
+    ) -> str | None:
+        """The text kept under `key`, here or in the store; None when none is."""
+        if key is None:
+            return None
+        with self._lock:
+            text = self._texts.get(key)
+            if text is not None:
+                self._texts.move_to_end(key)
+                self.hits += 1
+                return text
+            self.misses += 1
+        if not self.stored:
+            return None
+        text = store.eval_reports.get(eval_id, audience, form, key)
+        if text is not None:
+            with self._lock:
+                self.stored_hits += 1
+            self._keep(key, text)
+        return text
+
+    def prerender(self, store: Store, eval_id: str, forms: Mapping[str, Chunks] = CHUNKS) -> int:
+        """Render the eval's report for every audience in each of `forms` into the store
+        (and this process), unless the store holds it already; how many were rendered.
+        Nothing for an eval that is not done. Each audience's cells are counted once,
+        and a text past the store's bound is given up as soon as it passes it (it would
+        not be kept: each process renders it when asked)."""
         wanted = []
         for audience in AUDIENCES:
-            for form in renderers:
+            for form in forms:
                 key = report_key(store, eval_id, audience, form)
                 if key is None:
                     return 0  # not done (or no longer)
@@ -186,16 +236,23 @@ class ReportCache:
                     wanted.append((audience, form, key))
         if not wanted:
             return 0
-        data = load_eval(store, eval_id)
-        for audience in AUDIENCES:
-            forms = [(form, key) for chosen, form, key in wanted if chosen == audience]
-            if not forms:
-                continue
-            report = report_from_data(data, audience)
-            for form, key in forms:
-                with self._lock:
-                    self.renders += 1
-                self._kept(store, eval_id, audience, form, key, renderers[form](report))
+        with frozen_gc():  # as write_report says
+            source = open_eval(store, eval_id)
+            for audience in AUDIENCES:
+                chosen = [(form, key) for asked, form, key in wanted if asked == audience]
+                if not chosen:
+                    continue
+                report = report_of(source, audience)
+                for form, key in chosen:
+                    with self._lock:
+                        self.renders += 1
+                    kept = _Capped(self.max_stored_bytes if self.stored else self.max_characters)
+                    for chunk in forms[form](report):
+                        if not kept.add(chunk):
+                            break
+                    text = kept.text()
+                    if text is not None:
+                        self._kept(store, eval_id, audience, form, key, text)
         return len(wanted)
 
     def _kept(
@@ -237,3 +294,26 @@ class ReportCache:
             while self._characters > self.max_characters:
                 _, dropped = self._texts.popitem(last=False)
                 self._characters -= len(dropped)
+
+
+class _Capped:
+    """A text's pieces, kept while they come to at most `limit` characters in all."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.parts: list[str] | None = []
+
+    def add(self, chunk: str) -> bool:
+        """Keep `chunk`; False once the text is past the limit (nothing is kept then)."""
+        if self.parts is None:
+            return False
+        self.size += len(chunk)
+        if self.size > self.limit:
+            self.parts = None
+            return False
+        self.parts.append(chunk)
+        return True
+
+    def text(self) -> str | None:
+        return None if self.parts is None else "".join(self.parts)

@@ -31,9 +31,8 @@ from evals._scores import score_suites
 from evals._stats import rounded
 from evals.reports._aggregate import (
     CaseTally,
+    CellTotals,
     check_rows,
-    cost_block,
-    latency_block,
     rate,
     rate_block,
     tally_cases,
@@ -370,10 +369,12 @@ def _spend(base: Sequence[CellData] | None, candidate: Sequence[CellData] | None
     (source none: an error before any price applied) add nothing on either
     side. Latency deltas are of the nearest-rank p50 and p95.
     """
-    cost_b = None if base is None else cost_block(base)
-    cost_c = None if candidate is None else cost_block(candidate)
-    lat_b = None if base is None else latency_block(base)
-    lat_c = None if candidate is None else latency_block(candidate)
+    totals_b = None if base is None else CellTotals.of(base)
+    totals_c = None if candidate is None else CellTotals.of(candidate)
+    cost_b = None if totals_b is None else totals_b.cost_block()
+    cost_c = None if totals_c is None else totals_c.cost_block()
+    lat_b = None if totals_b is None else totals_b.latency_block()
+    lat_c = None if totals_c is None else totals_c.latency_block()
     withheld = None
     usd_delta = None
     if cost_b is not None and cost_c is not None:

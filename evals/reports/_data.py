@@ -15,7 +15,7 @@ is one, and the output and check results stay data for `_values.bounded`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -30,10 +30,22 @@ from schema.documents import parse_document
 from schema.errors import HolonError, NotFound
 from schema.jsontext import loads
 
-__all__ = ["CellData", "EvalData", "SuiteData", "load_eval"]
+__all__ = [
+    "CellData",
+    "EvalData",
+    "EvalSource",
+    "SuiteData",
+    "load_eval",
+    "open_eval",
+    "stored_cells",
+]
 
 SUITE_FILE = "suite.yaml"
 COST_SOURCES = ("priced", "reported", "none")
+# Cells read from the store at a time: a page's rows, JSON columns decoded, are about
+# 2 MB for bench/eval's cells (six check results each), and a report of any size holds
+# no more of them (`stored_cells`).
+PAGE_CELLS = 100
 ID_LIMIT = 200  # a case id or tag longer than this (none is) shows cut, with its sha256
 AUTHOR = shown_splits(operator=False)  # the splits an author's views are built from
 # A latency past this (about 31,000 years) is not one; its 0.1 ms text would not fit.
@@ -67,7 +79,7 @@ class SuiteData:
     license: str | None = None  # the suite's data licence (suite.yaml `license`)
     # Each case's input by (split, case id), as the installed case files hold it
     # (fixture references unresolved); a generated holdout's are not kept.
-    inputs: dict[tuple[str, str], Any] | None = None
+    inputs: Mapping[tuple[str, str], Any] | None = None
 
     @property
     def checks_digest(self) -> str | None:
@@ -118,12 +130,37 @@ class CellData:
         return self.done and self.outcome_code == "ok" and self.checks is not None
 
 
+# The cells of an eval in order (idx), of one suite or (None) of all: read anew each call.
+CellReader = Callable[[str | None], Iterator[CellData]]
+
+
+@dataclass(frozen=True)
+class EvalSource:
+    """An eval as a report reads it: its row, suites and manifest in memory, its cells
+    read when asked (`read`), from the store a page at a time, so a report of any size
+    never holds them all."""
+
+    info: EvalInfo
+    suites: tuple[SuiteData, ...]
+    read: CellReader
+    manifest: dict[str, Any] | None = None
+
+
 @dataclass(frozen=True)
 class EvalData:
     info: EvalInfo
     suites: tuple[SuiteData, ...]
     cells: tuple[CellData, ...]
     manifest: dict[str, Any] | None = None  # the evaluated version's, as registered
+
+    def source(self) -> EvalSource:
+        """The eval as a report reads it, its cells from memory."""
+        cells = self.cells
+
+        def read(suite_id: str | None) -> Iterator[CellData]:
+            return (c for c in cells if suite_id is None or c.suite_id == suite_id)
+
+        return EvalSource(self.info, self.suites, read, self.manifest)
 
     @property
     def complete(self) -> bool:
@@ -165,10 +202,31 @@ def _suite_document(files: dict[str, str]) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> dict[tuple[str, str], Any]:
+class CaseInputs(Mapping[tuple[str, str], Any]):
+    """Each case's input by (split, id), kept as its case file's line and read when asked:
+    a line is a few hundred bytes where its parsed value is ten times that, and a report
+    reads each input once, as it writes the case's row."""
+
+    def __init__(self, lines: dict[tuple[str, str], str]) -> None:
+        self._lines = lines
+
+    def __getitem__(self, key: tuple[str, str]) -> Any:
+        return loads(self._lines[key])["input"]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._lines
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+
+def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> CaseInputs:
     """Each case's input by (split, id), from the installed case files; a line that does
     not read (a store holds what it holds) is left out."""
-    inputs: dict[tuple[str, str], Any] = {}
+    lines: dict[tuple[str, str], str] = {}
     for split in ("public", "holdout"):
         named = document.get(split)
         relative = named.get("file") if isinstance(named, dict) else None
@@ -181,8 +239,8 @@ def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> dict[tuple[
             except (ValueError, RecursionError):
                 continue
             if isinstance(case, dict) and isinstance(case.get("id"), str) and "input" in case:
-                inputs[(split, case["id"])] = case["input"]
-    return inputs
+                lines[(split, case["id"])] = line
+    return CaseInputs(lines)
 
 
 def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
@@ -201,7 +259,7 @@ def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
     delta = DEFAULT_OVERFIT_DELTA
     suite_checks: int | None = None
     license: str | None = None
-    inputs: dict[tuple[str, str], Any] | None = None
+    inputs: CaseInputs | None = None
     if document is not None:
         if isinstance(document.get("license"), str):
             license = text_of(document["license"])
@@ -300,20 +358,46 @@ def _cell(row: ReportCell) -> CellData:
     )
 
 
-def load_eval(store: Store, eval_id: str) -> EvalData:
-    """The eval, its planned suites and its cells in order; NotFound for an unknown id."""
+def stored_cells(
+    store: Store, eval_id: str, suite_id: str | None = None, *, page: int = PAGE_CELLS
+) -> Iterator[CellData]:
+    """The eval's cells in order (of one suite with `suite_id`), read `page` at a time."""
+    after = -1
+    while True:
+        rows = store.evals.report_cells(eval_id, after=after, limit=page, suite_id=suite_id)
+        for row in rows:
+            yield _cell(row)
+        if len(rows) < page:
+            return
+        after = rows[-1].idx
+
+
+def open_eval(store: Store, eval_id: str) -> EvalSource:
+    """The eval and its planned suites, its cells read when asked; NotFound for an unknown id."""
     info = store.evals.get(eval_id)
     if info.imported:
-        # Run elsewhere: its cells are the report it was imported from (evals._import).
+        # Run elsewhere: its cells are the report it was imported from (evals._import),
+        # bounded as an import is (docs/architecture.md, a report's 20 MiB).
         from evals.reports._imported import data_from_report
 
-        return data_from_report(store.imports.report(eval_id), store.suites.holdout_secret(), info)
+        report = store.imports.report(eval_id)
+        return data_from_report(report, store.suites.holdout_secret(), info).source()
     plan_suites: Sequence[dict[str, Any]] = info.plan.get("suites", [])
     secret = store.suites.holdout_secret()
     suites = tuple(_suite(store, entry, secret) for entry in plan_suites)
-    cells = tuple(_cell(row) for row in store.evals.report_cells(eval_id))
     try:
         manifest: dict[str, Any] | None = store.agents.manifest(info.agent_id, info.agent_version)
     except NotFound:  # the agent is gone: the report still reads
         manifest = None
-    return EvalData(info=info, suites=suites, cells=cells, manifest=manifest)
+
+    def read(suite_id: str | None) -> Iterator[CellData]:
+        return stored_cells(store, eval_id, suite_id)
+
+    return EvalSource(info=info, suites=suites, read=read, manifest=manifest)
+
+
+def load_eval(store: Store, eval_id: str) -> EvalData:
+    """The eval, its planned suites and its cells in order, all in memory (a comparison
+    pairs them); NotFound for an unknown id."""
+    source = open_eval(store, eval_id)
+    return EvalData(source.info, source.suites, tuple(source.read(None)), source.manifest)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import html
 import re  # noqa: TID251  (a fixed class, no author pattern: as evals._visible)
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from evals._visible import UNSAFE, UNSAFE_CLASS, visible, visible_runs
@@ -52,7 +52,17 @@ from evals.reports._format import (
 )
 from evals.reports._policies import policy_lines
 
-__all__ = ["attr", "checks_table", "esc", "fields_table", "page", "render_html", "table_html"]
+__all__ = [
+    "attr",
+    "checks_table",
+    "esc",
+    "fields_table",
+    "html_chunks",
+    "page",
+    "page_chunks",
+    "render_html",
+    "table_html",
+]
 
 # What `esc` changes: an unsafe character (`_visible`) or one `html.escape` replaces.
 NEEDS_ESCAPE = re.compile(f"[{UNSAFE_CLASS}&<>\"']")
@@ -219,12 +229,17 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _cases(cases: Sequence[dict[str, Any]]) -> str:
-    rows = []
+def _cases(cases: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The case table, a row (a case and its cells) at a time."""
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("case", "split", "tags", "passed", "score", "failed checks", "runs")
+    )
+    yield f"<table><thead><tr>{head}</tr></thead><tbody>"
     for case in cases:
         failed = failed_checks(case)
         klass = "pass" if case["n"] and case["passed"] == case["n"] else "fail"
-        rows.append(
+        yield (
             f"<tr><td>{esc(case['case_id'])}</td><td>{esc(case['split'])}</td>"
             f"<td>{esc(', '.join(case['tags']) or None)}</td>"
             f'<td class="num {klass}">{esc(case["passed"])}/{esc(case["n"])}</td>'
@@ -232,14 +247,10 @@ def _cases(cases: Sequence[dict[str, Any]]) -> str:
             f"<td>{esc(', '.join(failed) or None)}</td>"
             f"<td>{''.join(_cell(case, cell) for cell in case['cells'])}</td></tr>"
         )
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("case", "split", "tags", "passed", "score", "failed checks", "runs")
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    yield "</tbody></table>"
 
 
-def _suite(suite: dict[str, Any], operator: bool) -> str:
+def _suite(suite: dict[str, Any], operator: bool) -> Iterator[str]:
     sid = suite["id"]
     settings = suite["settings"]
     pairs = suite_pairs(suite)
@@ -299,16 +310,19 @@ def _suite(suite: dict[str, Any], operator: bool) -> str:
     ]
     if o["advice"]:
         parts.append(f"<p>{esc(o['advice'])}</p>")
-    parts += [
-        f"<h3>Cases{'' if operator else ' (public)'}</h3>",
-        _cases(suite["cases"]),
-        "</section>",
-    ]
-    return "".join(parts)
+    parts.append(f"<h3>Cases{'' if operator else ' (public)'}</h3>")
+    yield "".join(parts)
+    yield from _cases(suite["cases"])
+    yield "</section>"
 
 
 def render_html(report: dict[str, Any]) -> str:
     """The report as one HTML document (ends with a newline)."""
+    return "".join(html_chunks(report))
+
+
+def html_chunks(report: dict[str, Any]) -> Iterator[str]:
+    """`render_html`'s text in pieces, a suite's case table a case at a time."""
     agent = report["agent"]
     operator = report["audience"] == "operator"
     title = f"Eval report: {agent['id']} {agent['version']} ({report['eval']['id']})"
@@ -316,7 +330,7 @@ def render_html(report: dict[str, Any]) -> str:
     if imported is not None:
         title += " (imported)"
     audience = AUDIENCE["operator" if operator else "author"]
-    parts = [
+    parts: list[str | Iterable[str]] = [
         f"<header><h1>Eval report: {esc(agent['id'])} {esc(agent['version'])}</h1>",
         f'<p class="muted">Audience: {esc(audience)}.</p>',
         "" if imported is None else f'<p class="imported"><strong>{esc(imported)}</strong></p>',
@@ -342,11 +356,17 @@ def render_html(report: dict[str, Any]) -> str:
     if record is not None:
         parts.append(f"<pre>{esc(json_text(record['value']))}</pre>")
     parts.append("</section>")
-    return page(title, parts)
+    return page_chunks(title, parts)
 
 
 def page(title: str, body: Sequence[str]) -> str:
     """One self-contained HTML document (ends with a newline): the style sheet, the CSP, `body`."""
+    return "".join(page_chunks(title, body))
+
+
+def page_chunks(title: str, body: Iterable[str | Iterable[str]]) -> Iterator[str]:
+    """`page`'s text in pieces: a line for each part of `body`, a part given as pieces
+    (an iterable of text) written as they come."""
     head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -354,4 +374,11 @@ def page(title: str, body: Sequence[str]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{attr(title)}</title><style>{STYLE}</style></head><body>",
     ]
-    return "\n".join([*head, *body, "</body></html>"]) + "\n"
+    yield "\n".join(head) + "\n"
+    for part in body:
+        if isinstance(part, str):
+            yield part
+        else:
+            yield from part
+        yield "\n"
+    yield "</body></html>\n"

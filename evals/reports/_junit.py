@@ -18,6 +18,7 @@ which cannot hold most control characters or U+FFFE/U+FFFF even escaped.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -26,7 +27,7 @@ from evals.reports._format import imported_text, metric_rows
 from evals.reports._policies import policy_lines
 from records import CellStatus
 
-__all__ = ["render_junit"]
+__all__ = ["junit_chunks", "render_junit"]
 
 # What one <failure> lists at most: a case with hundreds of failed checks (an
 # invoice's line items) stays a readable entry.
@@ -37,7 +38,24 @@ def _text(value: Any) -> str:
     return xml_text(str(value))
 
 
+# Where a suite's testcases go in the document written around them (`junit_chunks`).
+_MARK = "holon-testcases"
+# A testcase's place: inside a <testsuite> inside <testsuites>, as ET.indent lays it out.
+_LEVEL = 2
+_INDENT = "  "
+
+
 def render_junit(report: dict[str, Any]) -> str:
+    return "".join(junit_chunks(report))
+
+
+def junit_chunks(report: dict[str, Any]) -> Iterator[str]:
+    """`render_junit`'s text in pieces, a testcase at a time.
+
+    A suite's counts come first in its element, so its cells are gone over
+    twice: once to count, once to write. The document around the testcases
+    is laid out whole (`ET.indent`) with a mark where each suite's go, and
+    each testcase is laid out alone as `ET.indent` would lay it there."""
     imported = imported_text(report.get("imported"))
     name = f"holon eval {report['eval']['id']}" + ("" if imported is None else " (imported)")
     root = ET.Element("testsuites", name=_text(name))
@@ -59,11 +77,42 @@ def render_junit(report: dict[str, Any]) -> str:
     root.set("failures", str(failures))
     root.set("errors", str(errors))
     root.set("skipped", str(skipped))
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    ET.indent(root, space=_INDENT)
+    text = ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    # The mark's tail is the indentation before the gate's testcase, which every
+    # testcase's tail is too: the mark and its tail give way to the testcases.
+    mark = f"<{_MARK} />" + "\n" + _INDENT * _LEVEL
+    pieces = text.split(mark)
+    assert len(pieces) == len(report["suites"]) + 1  # one mark a suite
+    for suite, piece in zip(report["suites"], pieces, strict=False):
+        yield piece
+        repeated = suite["settings"]["repetitions"] > 1
+        for testcase, _, _ in _testcases(suite, repeated):
+            ET.indent(testcase, space=_INDENT, level=_LEVEL)
+            testcase.tail = "\n" + _INDENT * _LEVEL
+            yield ET.tostring(testcase, encoding="unicode")
+    yield pieces[-1]
+
+
+def _testcases(
+    suite: dict[str, Any], repeated: bool
+) -> Iterator[tuple[ET.Element, str | None, float]]:
+    """Each cell's testcase, the JUnit kind it counts as (None: passed) and its seconds."""
+    for case in suite["cases"]:
+        for cell in case["cells"]:
+            name = f"{case['case_id']}#{cell['repetition']}" if repeated else case["case_id"]
+            seconds = _seconds(cell["latency_ms"])
+            testcase = ET.Element(
+                "testcase",
+                classname=_text(f"{suite['id']}.{case['split']}"),
+                name=_text(name),
+                time=f"{seconds:.3f}",
+            )
+            yield testcase, _cell_result(testcase, cell), seconds
 
 
 def _suite(suite: dict[str, Any], *, repeated: bool) -> ET.Element:
+    """The suite's element, counted, its testcases' place marked (`junit_chunks`)."""
     element = ET.Element("testsuite", name=_text(f"{suite['id']} v{suite['version']}"))
     properties = ET.SubElement(element, "properties")
     ET.SubElement(properties, "property", name="capability", value=_text(suite["capability"]))
@@ -75,21 +124,12 @@ def _suite(suite: dict[str, Any], *, repeated: bool) -> ET.Element:
     )
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     seconds = 0.0
-    for case in suite["cases"]:
-        for cell in case["cells"]:
-            name = f"{case['case_id']}#{cell['repetition']}" if repeated else case["case_id"]
-            testcase = ET.SubElement(
-                element,
-                "testcase",
-                classname=_text(f"{suite['id']}.{case['split']}"),
-                name=_text(name),
-                time=f"{_seconds(cell['latency_ms']):.3f}",
-            )
-            seconds += _seconds(cell["latency_ms"])
-            counts["tests"] += 1
-            kind = _cell_result(testcase, cell)
-            if kind is not None:
-                counts[kind] += 1
+    for _, kind, time in _testcases(suite, repeated):
+        seconds += time
+        counts["tests"] += 1
+        if kind is not None:
+            counts[kind] += 1
+    ET.SubElement(element, _MARK)
     gate = ET.SubElement(element, "testcase", classname=_text(suite["id"]), name="score")
     counts["tests"] += 1
     if not suite["meets_threshold"]:

@@ -13,7 +13,7 @@ the same way.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from evals._visible import visible, visible_runs
@@ -46,7 +46,7 @@ from evals.reports._format import (
 )
 from evals.reports._policies import policy_lines
 
-__all__ = ["fence", "md", "render_markdown", "table"]
+__all__ = ["fence", "markdown_chunks", "md", "render_markdown", "table", "table_lines"]
 
 _MD_SPECIAL = "\\`*_[]|#~!"
 
@@ -75,10 +75,15 @@ def md(value: Any) -> str:
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(md(h) for h in header) + " |"]
-    lines.append("|" + "|".join("---" for _ in header) + "|")
-    lines.extend("| " + " | ".join(md(cell) for cell in row) + " |" for row in rows)
-    return lines
+    return list(table_lines(header, rows))
+
+
+def table_lines(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+    """`table`'s lines, a row at a time."""
+    yield "| " + " | ".join(md(h) for h in header) + " |"
+    yield "|" + "|".join("---" for _ in header) + "|"
+    for row in rows:
+        yield "| " + " | ".join(md(cell) for cell in row) + " |"
 
 
 def fence(text: str, info: str = "") -> list[str]:
@@ -118,62 +123,58 @@ def _overfit(suite: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _case_rows(cases: Sequence[dict[str, Any]]) -> list[str]:
-    rows = []
-    for case in cases:
-        outcomes = ", ".join(number(cell["outcome"]) for cell in case["cells"])
-        failed = failed_checks(case)
-        rows.append(
-            (
-                case["case_id"],
-                case["case_digest"][:12],
-                case["split"],
-                ", ".join(case["tags"]) or "-",
-                case["runs"],
-                case["passed"],
-                case["score"],
-                outcomes,
-                ", ".join(failed) or "-",
-            )
-        )
+def _case_row(case: dict[str, Any]) -> tuple[Any, ...]:
+    outcomes = ", ".join(number(cell["outcome"]) for cell in case["cells"])
+    return (
+        case["case_id"],
+        case["case_digest"][:12],
+        case["split"],
+        ", ".join(case["tags"]) or "-",
+        case["runs"],
+        case["passed"],
+        case["score"],
+        outcomes,
+        ", ".join(failed_checks(case)) or "-",
+    )
+
+
+def _case_rows(cases: Iterable[dict[str, Any]]) -> Iterator[str]:
     header = ["case", "digest", "split", "tags", "runs", "passed", "score", "outcomes"]
     header.append("failed checks")
-    return table(header, rows)
+    return table_lines(header, (_case_row(case) for case in cases))
 
 
-def _failure_details(cases: Sequence[dict[str, Any]]) -> list[str]:
-    lines: list[str] = []
+def _failure_details(cases: Iterable[dict[str, Any]]) -> Iterator[str]:
     for case in cases:
         for cell in case["cells"]:
             if cell["passed"] is not False:
                 continue
-            lines.append(
+            yield (
                 f"- **{md(case['case_id'])}** ({md(case['split'])}, repetition "
                 f"{cell['repetition']}, digest {md(case['case_digest'])}): outcome "
                 f"{md(cell['outcome'])}"
                 + (f", error: {md(cell['error'])}" if cell["error"] else "")
             )
             if len(cell["attempt_log"]) > 1:  # one attempt: the outcome and error say it all
-                lines += [f"  - {md(attempt_text(a))}" for a in cell["attempt_log"]]
+                yield from (f"  - {md(attempt_text(a))}" for a in cell["attempt_log"])
             if case["input"] is not None:
-                lines.append(f"  - input: {md(json_text(case['input']))}")
+                yield f"  - input: {md(json_text(case['input']))}"
             if cell["outcome"] == "ok":
-                lines.append(f"  - output: {md(json_text(cell['output']))}")
+                yield f"  - output: {md(json_text(cell['output']))}"
             if cell["metadata"] is not None:
-                lines.append(f"  - metadata: {md(json_text(cell['metadata']))}")
+                yield f"  - metadata: {md(json_text(cell['metadata']))}"
             for check in cell["checks"] or []:
                 if check["passed"]:
                     continue
-                lines.append(
+                yield (
                     f"  - check {md(check['name'])} ({md(check['predicate'])} at "
                     f"{md(check['path'])}): {md(check['status'])}; expected "
                     f"{md(check['expected'])}, actual {md(check['actual'])}: "
                     f"{md(check['detail'])}"
                 )
-    return lines
 
 
-def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
+def _suite(suite: dict[str, Any], operator: bool) -> Iterator[str]:
     settings = suite["settings"]
     lines = [
         "",
@@ -224,16 +225,28 @@ def _suite(suite: dict[str, Any], operator: bool) -> list[str]:
         "",
         "### Cases" + ("" if operator else " (public)"),
         "",
-        *_case_rows(suite["cases"]),
     ]
+    yield from lines
+    # The case rows twice (made anew each time: evals.reports._model.CaseRows).
+    yield from _case_rows(suite["cases"])
     details = _failure_details(suite["cases"])
-    if details:
-        lines += ["", "#### Failures", "", *details]
-    return lines
+    first = next(details, None)
+    if first is not None:
+        yield from ("", "#### Failures", "", first)
+        yield from details
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     """The report as one Markdown document (ends with a newline)."""
+    return "".join(markdown_chunks(report))
+
+
+def markdown_chunks(report: dict[str, Any]) -> Iterator[str]:
+    """`render_markdown`'s text a line at a time."""
+    return (line + "\n" for line in _lines(report))
+
+
+def _lines(report: dict[str, Any]) -> Iterator[str]:
     agent = report["agent"]
     operator = report["audience"] == "operator"
     lines = [
@@ -253,8 +266,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += [
             f"- {md(w['code'])}: {md(w['suite'])}: {md(w['detail'])}" for w in report["warnings"]
         ]
+    yield from lines
     for suite in report["suites"]:
-        lines += _suite(suite, operator)
+        yield from _suite(suite, operator)
+    lines = []
     policies = policy_lines(report.get("policies"))
     if policies:
         lines += ["", "## Policies", "", *table(["policy", "rule"], policies)]
@@ -263,4 +278,4 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines.append(record_note(report))
     if record is not None:
         lines += ["", *fence(visible(json_text(record["value"])), "json")]
-    return "\n".join(lines) + "\n"
+    yield from lines

@@ -1,6 +1,6 @@
 """The canonical report of one eval (docs/evals.md, "Reports"; `schema/report.schema.json`).
 
-Built from the database only (`load_eval`), with no field that depends on
+Built from the database only (`open_eval`), with no field that depends on
 the time of rendering, so rendering twice gives the same bytes. Scores are
 recomputed from the recorded cells with the functions that scored the
 record (`evals._scores`), so a running or cancelled eval gets a partial
@@ -23,30 +23,17 @@ Audiences (docs/integrity.md, "What an author can read of an eval"):
 from __future__ import annotations
 
 import platform
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, get_args
 
 from agents import frozen_gc
 from evals._integrity import author_record
 from evals._scores import EvalScore, SuiteCounts, score_eval
-from evals.reports._aggregate import (
-    CaseTally,
-    check_rows,
-    cost_block,
-    errored_cells,
-    grading_block,
-    latency_block,
-    milliseconds,
-    outcome_block,
-    rate,
-    rate_block,
-    tag_rows,
-    tally_cases,
-    usage_block,
-)
+from evals.reports._aggregate import CaseTally, CellTotals, milliseconds, rate, rate_block, tag_rows
 from evals.reports._attempts import attempt_json
-from evals.reports._data import CellData, EvalData, SuiteData, load_eval
+from evals.reports._data import CellData, EvalData, EvalSource, SuiteData, open_eval
 from evals.reports._policies import policies_block
+from evals.reports._tally import ReportTally
 from evals.reports._values import bounded, text_of, timestamp
 from records import EvalStatus, Store, imported_view
 from schema import __version__
@@ -57,7 +44,9 @@ __all__ = [
     "REPORT_VERSION",
     "Audience",
     "build_report",
+    "materialized",
     "report_from_data",
+    "report_of",
     "score_of",
 ]
 
@@ -111,17 +100,15 @@ def check_audience(audience: str) -> Audience:
 
 
 def build_report(store: Store, eval_id: str, *, audience: str = "author") -> dict[str, Any]:
-    """The report of `eval_id` for `audience`; NotFound for an unknown eval.
-
-    Built with the heap alive before it out of the collector's passes (agents.frozen_gc,
-    as the runner does): the model is many small containers, and collections that
-    rescanned everything else took a quarter of a 10,000-cell report's CPU."""
+    """The report of `eval_id` for `audience`, every case row in memory; NotFound for an
+    unknown eval. A report written out is not held whole (`_renderers.write_report`,
+    which says why the collector is held off as it is here)."""
     chosen = check_audience(audience)
     with frozen_gc():
-        return report_from_data(load_eval(store, eval_id), chosen)
+        return materialized(report_of(open_eval(store, eval_id), chosen))
 
 
-def suite_counts(data: EvalData, cases: Sequence[CaseTally]) -> list[SuiteCounts]:
+def suite_counts(data: EvalData | EvalSource, cases: Sequence[CaseTally]) -> list[SuiteCounts]:
     """Each suite's counts from the report's case tallies (a report's and a comparison's)."""
     return [
         SuiteCounts.of(
@@ -131,7 +118,7 @@ def suite_counts(data: EvalData, cases: Sequence[CaseTally]) -> list[SuiteCounts
     ]
 
 
-def score_of(data: EvalData, cases: Sequence[CaseTally]) -> EvalScore:
+def score_of(data: EvalData | EvalSource, cases: Sequence[CaseTally]) -> EvalScore:
     """The eval's scores from its cases, as the record was scored (evals._scores)."""
     counts = suite_counts(data, cases)
     claimed = list(data.info.plan.get("claimed_capabilities", []))
@@ -190,7 +177,7 @@ def _cell(cell: CellData) -> dict[str, Any]:
     }
 
 
-def _case(case: CaseTally, suite: SuiteData) -> dict[str, Any]:
+def _case(case: CaseTally, suite: SuiteData, cells: Sequence[CellData]) -> dict[str, Any]:
     known = suite.inputs or {}
     return {
         "split": case.split,
@@ -202,13 +189,36 @@ def _case(case: CaseTally, suite: SuiteData) -> dict[str, Any]:
         "case_digest": case.case_digest,
         "tags": list(case.tags),
         "critical": case.critical,
-        "runs": len(case.cells),
+        "runs": case.planned,
         "n": case.runs,
-        "missing": len(case.cells) - case.runs,
+        "missing": case.planned - case.runs,
         "passed": case.passes,
         "score": rate(case.score),
-        "cells": [_cell(c) for c in case.cells],
+        "cells": [_cell(c) for c in cells],
     }
+
+
+class CaseRows:
+    """A suite's case rows, made from its cells each time they are iterated (a renderer
+    may go over them twice), a case at a time: a report's only part whose size grows
+    with its cells is never held whole."""
+
+    def __init__(self, tally: ReportTally, suite: SuiteData) -> None:
+        self._tally = tally
+        self._suite = suite
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for case, cells in self._tally.case_cells(self._suite.id):
+            row = _case(case, self._suite, cells)
+            del cells  # not held while the next case is read
+            yield row
+
+
+def materialized(report: dict[str, Any]) -> dict[str, Any]:
+    """`report` with every suite's case rows made (a list): the whole report in memory."""
+    for suite in report["suites"]:
+        suite["cases"] = list(suite["cases"])
+    return report
 
 
 def author_holdout(block: dict[str, Any], complete: bool) -> dict[str, Any]:
@@ -227,17 +237,19 @@ def author_holdout(block: dict[str, Any], complete: bool) -> dict[str, Any]:
 
 
 def _suite(
-    suite: SuiteData,
+    position: int,
+    tally: ReportTally,
     cases: Sequence[CaseTally],
-    cells: Sequence[CellData],
     score: EvalScore,
-    audience: Audience,
     complete: bool,
     holdout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One suite's part of the report. An author's report is built from the public cells
-    alone (`cases`, `cells`), with `holdout` the one block it may read of that split."""
-    operator = audience == "operator"
+    """The plan's `position`-th suite's part of the report. An author's report is built
+    from the public cells alone (`cases`, the tally's), with `holdout` the one block it
+    may read of that split."""
+    suite = tally.source.suites[position]
+    operator = tally.operator
+    cells = tally.suites.get(suite.id, CellTotals())
     by_split = {split: [c for c in cases if c.split == split] for split in SPLITS}
     scored = score.suites[suite.id]
     overfit = scored.overfit
@@ -269,31 +281,31 @@ def _suite(
             "meets_threshold": scored.meets_threshold if complete else None,
             "splits": splits,
             "checks": {
-                "public": check_rows(suite, by_split["public"]),
-                **({"holdout": check_rows(suite, by_split["holdout"])} if operator else {}),
+                split: tally.checks[position, split].rows(by_split[split])
+                if (position, split) in tally.checks
+                else []
+                for split in SPLITS
+                if tally.shows(split)
             },
-            "tags": {
-                "public": tag_rows(by_split["public"]),
-                **({"holdout": tag_rows(by_split["holdout"])} if operator else {}),
-            },
+            "tags": {split: tag_rows(by_split[split]) for split in SPLITS if tally.shows(split)},
             "outcomes": {
-                **({"all": outcome_block(cells)} if operator else {}),
+                **({"all": cells.outcome_block()} if operator else {}),
                 **{
-                    split: outcome_block([c for c in cells if c.split == split])
+                    split: tally.splits.get((suite.id, split), CellTotals()).outcome_block()
                     for split in SPLITS
-                    if operator or split == "public"
+                    if tally.shows(split)
                 },
             },
-            "latency_ms": latency_block(cells),
-            "grading_ms": grading_block(cells),
-            "usage": usage_block(cells),
-            "cost": cost_block(cells),
+            "latency_ms": cells.latency_block(),
+            "grading_ms": cells.grading_block(),
+            "usage": cells.usage_block(),
+            "cost": cells.cost_block(),
             "overfit": {
                 **overfit.to_json(),
                 "detail": overfit.detail(),
                 "advice": ADVICE.get(overfit.verdict),
             },
-            "cases": [_case(c, suite) for c in cases if operator or c.split == "public"],
+            "cases": CaseRows(tally, suite),
         }
     )
     return out
@@ -310,7 +322,7 @@ def _generated_by(audience: Audience) -> dict[str, Any]:
     }
 
 
-def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
+def _record(data: EvalSource, audience: Audience) -> dict[str, Any] | None:
     """None before the eval is done, and for a public-only eval (no verdict: a record
     over public cases alone would be one; its public rates are the suites')."""
     result = data.info.result
@@ -327,16 +339,23 @@ def _record(data: EvalData, audience: Audience) -> dict[str, Any] | None:
 
 
 def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
-    """The report. An author's is built from the public cells alone; of the holdout it
-    reads each split's rate and interval, the scores and the overfit verdict, and those
-    only once the eval is complete (docs/integrity.md)."""
-    info, plan = data.info, data.info.plan
-    complete = data.complete
-    everything = tally_cases(data.cells)
+    """The report of an eval held in memory (an imported one's), whole."""
+    return materialized(report_of(data.source(), audience))
+
+
+def report_of(source: EvalSource, audience: Audience) -> dict[str, Any]:
+    """The report, its cells counted in one pass (`ReportTally`) and each suite's case
+    rows made as they are iterated (`CaseRows`). An author's is built from the public
+    cells alone; of the holdout it reads each split's rate and interval, the scores and
+    the overfit verdict, and those only once the eval is complete (docs/integrity.md)."""
+    info, plan = source.info, source.info.plan
+    tally = ReportTally(source, operator=audience == "operator")
+    complete = info.status == EvalStatus.DONE and tally.all_done
+    everything = list(tally.cases.values())
     holdouts: dict[str, dict[str, Any]] = {}
     if audience == "operator":
-        shown, cases = data, everything
-        score = score_of(data, cases)
+        cases = everything
+        score = score_of(source, cases)
     else:
         holdouts = {
             suite.id: author_holdout(
@@ -345,14 +364,13 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
                 ),
                 complete,
             )
-            for suite in data.suites
+            for suite in source.suites
         }
-        shown = data.public_only()
-        cases = tally_cases(shown.cells)
+        cases = [c for c in everything if c.split == "public"]
         # Complete: the scores the record holds. Running: the public cells' only.
-        score = score_of(data, everything) if complete else score_of(shown, cases)
+        score = score_of(source, everything if complete else cases)
     eval_json = score.to_json()
-    cells = list(shown.cells)
+    cells = tally.summary
     eval_view: dict[str, Any] = {
         "id": info.id,
         "status": info.status,
@@ -364,17 +382,16 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
     eval_view.update(created_at=timestamp(info.created_at), finished_at=timestamp(info.finished_at))
     suites = [
         _suite(
-            suite,
+            position,
+            tally,
             [c for c in cases if c.suite_id == suite.id],
-            [c for c in cells if c.suite_id == suite.id],
             score,
-            audience,
             complete,
             holdouts.get(suite.id),
         )
-        for suite in data.suites
+        for position, suite in enumerate(source.suites)
     ]
-    recorded = sum(1 for c in cells if c.done)
+    recorded = cells.recorded
     withheld = None
     public_only = [
         str((entry.get("holdout_withheld") or {}).get("message") or entry["id"])
@@ -387,10 +404,10 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
     elif not complete:
         # Counted over the cells this audience sees: an author's count must not move with
         # a holdout cell (docs/integrity.md; tests/integrity/test_spy.py).
-        missing = len(cells) - recorded
+        missing = cells.planned - recorded
         kind = "cells" if audience == "operator" else "public cells"
         withheld = (
-            f"the eval is {info.status} with {missing} of {len(cells)} {kind} not recorded: "
+            f"the eval is {info.status} with {missing} of {cells.planned} {kind} not recorded: "
             "no verdict, and no record" + (" (the plan was full)" if info.full_plan else "")
         )
     return {
@@ -403,7 +420,7 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
             "version": info.agent_version,
             "claimed_capabilities": list(plan.get("claimed_capabilities", [])),
             # As registered: manifests hold no secrets (those are kept apart, encrypted).
-            "manifest": None if data.manifest is None else bounded(data.manifest, limit=None),
+            "manifest": None if source.manifest is None else bounded(source.manifest, limit=None),
         },
         "settings": {
             "concurrency": plan.get("concurrency"),
@@ -421,20 +438,20 @@ def report_from_data(data: EvalData, audience: Audience) -> dict[str, Any]:
                 all(s["meets_threshold"] for s in suites) if complete and not withheld else None
             ),
             "verdict_withheld": withheld,
-            "cells": {"n": recorded, "missing": len(cells) - recorded},
-            "passed_cells": sum(1 for c in cells if c.done and c.passed),
+            "cells": {"n": recorded, "missing": cells.planned - recorded},
+            "passed_cells": cells.passed,
             # Cells a check raised on: not passed, yet not failed by the agent either.
-            "errors": errored_cells(cells),
-            "outcomes": outcome_block(cells),
-            "latency_ms": latency_block(cells),
-            "grading_ms": grading_block(cells),
-            "usage": usage_block(cells),
-            "cost": cost_block(cells),
+            "errors": cells.errors,
+            "outcomes": cells.outcome_block(),
+            "latency_ms": cells.latency_block(),
+            "grading_ms": cells.grading_block(),
+            "usage": cells.usage_block(),
+            "cost": cells.cost_block(),
         },
         "warnings": eval_json["warnings"],
         "suites": suites,
-        "policies": policies_block(data.suites),
-        "record": _record(data, audience),
+        "policies": policies_block(source.suites),
+        "record": _record(source, audience),
         **(
             {}
             if info.origin is None

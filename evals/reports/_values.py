@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, Inexact
 from typing import Any
@@ -39,6 +40,7 @@ __all__ = [
     "bounded",
     "bounded_text",
     "display_number",
+    "json_chunks",
     "render_json",
     "shows_a_cut",
     "text_of",
@@ -241,10 +243,49 @@ def render_json(document: Any) -> str:
     escape means the same string. A lone surrogate, which UTF-8 cannot
     encode, becomes its escape too: the text can always be written out.
     """
-    text = dumps(document)
-    if UNSAFE.search(text) is not None:
-        text = UNSAFE.sub(lambda m: "".join(_json_escape(c) for c in m.group()), text)
-    return text + "\n"
+    return "".join(json_chunks(document))
+
+
+def json_chunks(document: Any) -> Iterator[str]:
+    """`render_json`'s text in pieces that end between JSON tokens: a report whose case
+    rows are made as they are iterated (evals.reports._model.CaseRows) is written a case
+    at a time, never whole."""
+    for piece in _json_pieces(document):
+        if UNSAFE.search(piece) is not None:
+            piece = UNSAFE.sub(lambda m: "".join(_json_escape(c) for c in m.group()), piece)
+        yield piece
+    yield "\n"
+
+
+def _json_pieces(document: Any) -> Iterator[str]:
+    suites = document.get("suites") if isinstance(document, dict) else None
+    if not isinstance(suites, list) or all(
+        not isinstance(s, dict) or isinstance(s.get("cases"), list) for s in suites
+    ):
+        yield dumps(document)  # whole: nothing in it is made as it is read
+        return
+    yield from _json_object(document, "suites")
+
+
+def _json_object(value: dict[str, Any], streamed: str) -> Iterator[str]:
+    """`dumps(value)` in pieces, the member named `streamed` item by item: the report's
+    `suites`, and in each suite its `cases`."""
+    yield "{"
+    for n, (key, member) in enumerate(value.items()):
+        yield ("," if n else "") + dumps(key) + ":"
+        if key != streamed or isinstance(member, str | dict) or not isinstance(member, Iterable):
+            yield dumps(member)
+            continue
+        yield "["
+        for i, item in enumerate(member):
+            if i:
+                yield ","
+            if streamed == "suites" and isinstance(item, dict):
+                yield from _json_object(item, "cases")
+            else:
+                yield dumps(item)
+        yield "]"
+    yield "}"
 
 
 def timestamp(value: datetime | None) -> str | None:

@@ -224,13 +224,21 @@ class StoreEvals(EvalOps):
             self.store, eval_id, audience=audience, form=form, render=_renderers()[form]
         )
 
+    def write_report(
+        self, eval_id: str, *, audience: str, form: str, write: Callable[[str], object]
+    ) -> None:
+        """`report`'s text to `write` a piece at a time, never held whole (`holon evals
+        report` on the store writes it to its file or stdout so)."""
+        self.reports.write(self.store, eval_id, audience=audience, form=form, write=write)
+
     def prerender(self, eval_id: str) -> int:
         """Render a done eval's report into the store (and this process) for every
         audience, in the formats the console shows first: HTML (the eval page's frame)
         and JSON (its charts, the API). How many were rendered (none if kept already)."""
-        renderers = _renderers()
+        from evals.reports import CHUNKS
+
         return self.reports.prerender(
-            self.store, eval_id, {form: renderers[form] for form in PRERENDERED}
+            self.store, eval_id, {form: CHUNKS[form] for form in PRERENDERED}
         )
 
     def compare(

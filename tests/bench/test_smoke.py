@@ -90,6 +90,12 @@ def _console(result: dict[str, Any]) -> None:
         assert {"page_ms", "json_ms", "ratio"} <= set(page), page
 
 
+def _reports(result: dict[str, Any]) -> None:
+    for form in ("json", "junit"):
+        assert {"peak_rss_mb", "cpu_s"} <= set(result["runs"]["200"][form]), form
+        assert {"peak_rss", "cpu"} <= set(result["ratios"][f"{form} 200/100"]), form
+
+
 SMOKE: dict[str, Smoke] = {
     "bench/certificates/run.py": Smoke(("--seconds", "0.05"), _keys("rows")),
     "bench/checks/run.py": Smoke(("--seconds", "0.05"), _rows, slow=False),
@@ -115,6 +121,7 @@ SMOKE: dict[str, Smoke] = {
         ("--cases", "10", "--repetitions", "1", "--runs", "1"),
         _keys("render_s", "import_s", "ratio", "phases_s"),
     ),
+    "bench/reports/run.py": Smoke(("--sizes", "100,200", "--repetitions", "10"), _reports),
     "bench/console/run.py": Smoke(
         ("--agents", "10", "--cases", "10", "--repetitions", "1", "--runs", "1"), _console
     ),

@@ -29,7 +29,7 @@ from gateway.operations import (
     CompareRequest,
     ReportRequest,
 )
-from schema._text import write_file
+from schema._text import write_file, writing_file
 from schema.errors import checked
 
 __all__ = ["AUDIENCES", "COMPARE_FORMATS", "REPORT_FORMATS", "add_to"]
@@ -121,7 +121,28 @@ def _emit(ctx: Context, text: str, target: Path | None) -> None:
 
 def do_report(ctx: Context) -> int:
     asked = ReportRequest(ctx.args.eval_id, format=_format(ctx), audience=ctx.args.audience)
-    _emit(ctx, ctx.service().call(EVALS_REPORT, asked)["text"], ctx.args.output)
+    if ctx.on_gateway:
+        _emit(ctx, ctx.service().call(EVALS_REPORT, asked)["text"], ctx.args.output)
+        return 0
+    # On the store the report is written as it is made: one of 200,000 cells is
+    # hundreds of MB of text, which is never held whole (evals.reports.write_report).
+    evals = ctx.store_service("evals report").evals
+    target: Path | None = ctx.args.output
+    if target is None:
+        stdout = ctx.out.stdout
+        evals.write_report(
+            asked.eval_id, audience=asked.audience, form=asked.format, write=stdout.write
+        )
+        stdout.flush()
+        return 0
+    with writing_file(target) as stream:
+        evals.write_report(
+            asked.eval_id,
+            audience=asked.audience,
+            form=asked.format,
+            write=lambda chunk: stream.write(chunk.encode("utf-8")),
+        )
+    ctx.out.note(f"wrote {target}")
     return 0
 
 

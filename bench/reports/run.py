@@ -1,0 +1,182 @@
+"""`holon evals report` as cells grow: peak memory and CPU of one report, by eval size.
+
+For each size (default 1,000 / 10,000 / 100,000 cells), a fresh SQLite store
+under a temp HOLON_HOME gets bench/eval's suite (cells / `--repetitions`
+cases, half public and half holdout) and a done eval of it whose cells are
+recorded straight through the records API (claim, record, finish: no agent
+called): each cell a copy of one that a real eval of the same suite by the
+bench agent recorded (its outcome, output and six check results), its
+latency varied. Then, per format (default the operator's JSON and JUnit),
+`holon evals report EVAL --format F --audience operator -o /dev/null` runs
+in a fresh process as its user runs it (started by a small process of its
+own: see `TIMER`), and its peak RSS (`ru_maxrss`) and CPU time (user +
+system) are what is measured: memory is not
+distorted by a busy machine, and CPU time less than wall time is.
+
+Ratios between consecutive sizes say how each grows: 10x the cells in
+bounded memory is a peak RSS ratio near 1, and CPU near 10x.
+
+    .venv/bin/python bench/reports/run.py [--json] [--sizes 1000,10000,100000]
+        [--repetitions 20] [--formats json,junit]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._support import finished_eval  # noqa: E402
+
+CLAIM = 5_000  # cells claimed and recorded at a time
+
+
+def _templates() -> dict[str, list[tuple[Any, ...]]]:
+    """What a real eval of the bench suite recorded, per split: each cell's result columns."""
+    with finished_eval(cases=20, repetitions=1) as done:
+        rows = done.store.evals.cells(done.eval_id)
+    templates: dict[str, list[tuple[Any, ...]]] = {"public": [], "holdout": []}
+    for row in rows:
+        templates[row.split].append(
+            (row.outcome_code, row.passed, row.cost_usd, row.latency_ms, row.attempts)
+            + (row.outcome, row.output, row.checks)
+        )
+    return templates
+
+
+def make_store(home: Path, cells: int, repetitions: int, templates: dict[str, Any]) -> str:
+    """A store under `home` holding a done eval of `cells` cells; the eval's id."""
+    sys.path.insert(0, str(ROOT / "bench" / "eval"))
+    import bench_agent
+    import run as eval_bench
+
+    from evals import make_plan, start
+    from evals.suites import install_suite
+    from records import CellResultRow, new_key, open_store
+
+    home.mkdir(parents=True)
+    (home / "secret.key").write_bytes(new_key())
+    store = open_store(
+        f"sqlite:///{home / 'holon.db'}",
+        secret_key=(home / "secret.key").read_bytes(),
+        auto_upgrade=True,
+    )
+    try:
+        install_suite(store, eval_bench.make_suite(home / "src", cells // repetitions, repetitions))
+        store.agents.register(eval_bench.manifest("asgi:bench_agent:app"))
+        plan = make_plan(store, bench_agent.AGENT_ID, home=home)
+        info = start(store, plan)
+        while True:
+            claimed = store.evals.claim(info.id, "bench:1:reports", CLAIM, 3600)
+            if not claimed:
+                break
+            rows = []
+            for cell in claimed:
+                split = "public" if cell.split == "public" else "holdout"
+                code, passed, cost, latency, attempts, outcome, output, checks = templates[split][
+                    cell.idx % len(templates[split])
+                ]
+                rows.append(
+                    CellResultRow(
+                        cell.idx,
+                        cell.fence,
+                        code,
+                        passed,
+                        cost,
+                        latency + (cell.idx % 997) / 100,  # a spread for the percentiles
+                        attempts,
+                        outcome,
+                        output,
+                        checks,
+                    )
+                )
+            store.evals.record(info.id, rows)
+        store.evals.finish(info.id, result={}, record=None)
+        return info.id
+    finally:
+        store.close()
+
+
+# Runs the command and prints its peak RSS (KiB) and CPU seconds. A child's `ru_maxrss`
+# counts the memory of the process it was forked from (Linux keeps it across exec), so
+# the command is started by this small process, not by the bench, which holds far more.
+TIMER = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], stderr=subprocess.PIPE, text=True)
+if done.returncode:
+    sys.exit(f"failed ({done.returncode}): {done.stderr[-2000:]}")
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps([usage.ru_maxrss, usage.ru_utime + usage.ru_stime]))
+"""
+
+
+def measure(home: Path, eval_id: str, form: str) -> dict[str, Any]:
+    """One `holon evals report` in a fresh process: its peak RSS and CPU."""
+    command = [sys.executable, "-m", "gateway.cli", "evals", "report", eval_id]
+    command += ["--format", form, "--audience", "operator", "-o", os.devnull]
+    env = dict(os.environ, HOLON_HOME=str(home), NO_COLOR="1")
+    env.pop("HOLON_DATABASE_URL", None)
+    env.pop("HOLON_GATEWAY_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", TIMER, *command],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"holon evals report: {done.stderr[-2000:]}")
+    peak_kib, cpu = json.loads(done.stdout)
+    return {"peak_rss_mb": round(peak_kib / 1024, 1), "cpu_s": round(cpu, 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000", help="cells, comma-separated")
+    parser.add_argument("--repetitions", type=int, default=20)
+    parser.add_argument("--formats", default="json,junit")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    forms = args.formats.split(",")
+    templates = _templates()
+    result: dict[str, Any] = {"sizes": sizes, "repetitions": args.repetitions, "runs": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            home = Path(tmp) / f"home-{size}"
+            eval_id = make_store(home, size, args.repetitions, templates)
+            result["runs"][str(size)] = {form: measure(home, eval_id, form) for form in forms}
+    ratios: dict[str, Any] = {}
+    for small, large in zip(sizes, sizes[1:], strict=False):
+        for form in forms:
+            a, b = result["runs"][str(small)][form], result["runs"][str(large)][form]
+            ratios[f"{form} {large}/{small}"] = {
+                "peak_rss": round(b["peak_rss_mb"] / a["peak_rss_mb"], 2),
+                "cpu": round(b["cpu_s"] / a["cpu_s"], 2) if a["cpu_s"] else None,
+            }
+    result["ratios"] = ratios
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    for size in sizes:
+        for form in forms:
+            run = result["runs"][str(size)][form]
+            print(
+                f"{size:>8} cells {form:>6}: {run['peak_rss_mb']:>8} MB peak, {run['cpu_s']} s CPU"
+            )
+    for name, ratio in ratios.items():
+        print(f"{name}: peak RSS x{ratio['peak_rss']}, CPU x{ratio['cpu']}")
+
+
+if __name__ == "__main__":
+    main()
