@@ -104,6 +104,8 @@ def shoot(url: str, tokens: dict[str, str], evals: list[str], out: Path) -> list
         ("eval", f"/ui/evals/{evals[2]}"),
         ("eval-charts", f"/ui/evals/{evals[2]}/charts"),
         ("compare", f"/ui/compare?base={evals[0]}&candidate={evals[2]}"),
+        ("cell", f"/ui/evals/{evals[2]}/cells/0"),
+        ("certificates", "/ui/certificates"),
         ("suite", "/ui/suites/ticket-classify"),
         ("mandate", "/ui/mandates/support-triage"),
         ("ledger", "/ui/ledger"),
