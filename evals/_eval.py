@@ -67,6 +67,7 @@ def start(store: Store, plan: Plan) -> EvalInfo:
         plan_digest=plan.digest,
         full_plan=plan.full,
         cells=plan.cell_specs(secret),
+        cells_total=plan.cells_total,
         # The holdout budgets (the org's, the instance set's) are spent when the eval
         # is created: its agent sees the holdout's inputs from the first cell on.
         exposure=plan.exposure(),

@@ -8,8 +8,9 @@ full-plan eval.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from array import array
+from collections import Counter
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -45,32 +46,67 @@ class RecordedCell(Protocol):
     def latency_ms(self) -> float | None: ...
 
 
-def summarise(cells: Sequence[RecordedCell]) -> dict[str, Any]:
+class _Summary:
+    """`summarise`'s counts, added to a cell at a time: bounded whatever the eval's size
+    (the latencies as an array of doubles, 8 bytes a cell)."""
+
+    def __init__(self) -> None:
+        self.cells = 0
+        self.done = 0
+        self.passed = 0
+        self.outcomes: Counter[str] = Counter()
+        self.cost = Decimal(0)
+        self.latencies = array("d")
+
+    def add(self, cell: RecordedCell) -> None:
+        self.cells += 1
+        if cell.status != CellStatus.DONE:
+            return
+        self.done += 1
+        self.passed += 1 if cell.passed else 0
+        if cell.outcome_code:
+            self.outcomes[cell.outcome_code] += 1
+        if cell.cost_usd:
+            self.cost += Decimal(cell.cost_usd)
+        if cell.latency_ms is not None:
+            self.latencies.append(cell.latency_ms)
+
+    def to_json(self) -> dict[str, Any]:
+        latencies = self.latencies
+        return {
+            "cells": self.cells,
+            "done": self.done,
+            "passed": self.passed,
+            "outcomes": dict(sorted(self.outcomes.items())),
+            # Text, as every money field: a stored JSON number would come back as a float.
+            "cost_usd": str(self.cost),
+            "latency_ms": {
+                "p50": rounded_ms(nearest_rank(latencies, 50)),
+                "p95": rounded_ms(nearest_rank(latencies, 95)),
+                "max": round(max(latencies), 1) if latencies else None,
+            },
+        }
+
+
+def summarise(cells: Iterable[RecordedCell]) -> dict[str, Any]:
     """Outcome counts, cost and latency over recorded cells (stored rows, or an imported
     report's cells: anything with their status, outcome, passed, cost and latency)."""
-    done = [c for c in cells if c.status == CellStatus.DONE]
-    latencies = [c.latency_ms for c in done if c.latency_ms is not None]
-    return {
-        "cells": len(cells),
-        "done": len(done),
-        "passed": sum(1 for c in done if c.passed),
-        "outcomes": dict(sorted(Counter(c.outcome_code for c in done if c.outcome_code).items())),
-        # Text, as every money field: a stored JSON number would come back as a float.
-        "cost_usd": str(sum((Decimal(c.cost_usd) for c in done if c.cost_usd), Decimal(0))),
-        "latency_ms": {
-            "p50": rounded_ms(nearest_rank(latencies, 50)),
-            "p95": rounded_ms(nearest_rank(latencies, 95)),
-            "max": round(max(latencies), 1) if latencies else None,
-        },
-    }
-
-
-def suite_counts(plan: Plan, cells: Sequence[RecordedCell]) -> list[SuiteCounts]:
-    per_case: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    summary = _Summary()
     for cell in cells:
-        tally = per_case[(cell.suite_id, cell.split, cell.case_id)]
-        tally[0] += 1 if cell.passed else 0
-        tally[1] += 1
+        summary.add(cell)
+    return summary.to_json()
+
+
+_Tallies = dict[tuple[str, str, str], list[int]]  # (suite, split, case) -> [passes, runs]
+
+
+def _tally(per_case: _Tallies, cell: RecordedCell) -> None:
+    tally = per_case.setdefault((cell.suite_id, cell.split, cell.case_id), [0, 0])
+    tally[0] += 1 if cell.passed else 0
+    tally[1] += 1
+
+
+def _suite_counts(plan: Plan, per_case: _Tallies) -> list[SuiteCounts]:
     ordered = sorted(per_case.items())  # by suite, split and case id, sorted once
     return [
         SuiteCounts.of(
@@ -85,12 +121,27 @@ def suite_counts(plan: Plan, cells: Sequence[RecordedCell]) -> list[SuiteCounts]
     ]
 
 
+def suite_counts(plan: Plan, cells: Iterable[RecordedCell]) -> list[SuiteCounts]:
+    per_case: _Tallies = {}
+    for cell in cells:
+        _tally(per_case, cell)
+    return _suite_counts(plan, per_case)
+
+
 def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     """Score a complete eval and, for a full plan, write the agent record."""
-    cells = store.evals.scored_cells(info.id)
-    if any(c.status != CellStatus.DONE for c in cells):
-        raise Refused(f"eval {info.id} is not complete", hint=f"holon evals resume {info.id}")
-    score = score_eval(list(plan.agent.capabilities), suite_counts(plan, cells))
+    # One pass over the cells, a page at a time: what scoring and the summaries need is
+    # counted as they go by, so finishing holds no eval whole.
+    per_case: _Tallies = {}
+    whole, public = _Summary(), _Summary()
+    for cell in store.evals.scored_cell_pages(info.id):
+        if cell.status != CellStatus.DONE:
+            raise Refused(f"eval {info.id} is not complete", hint=f"holon evals resume {info.id}")
+        _tally(per_case, cell)
+        whole.add(cell)
+        if cell.split == "public":
+            public.add(cell)
+    score = score_eval(list(plan.agent.capabilities), _suite_counts(plan, per_case))
     record = AgentRecord.from_json(
         {
             "agent": plan.agent.id,
@@ -106,9 +157,9 @@ def finish(store: Store, plan: Plan, info: EvalInfo) -> EvalInfo:
     )
     result = {
         "record": record.to_json(),
-        "summary": summarise(cells),
+        "summary": whole.to_json(),
         # What an author may read of the run: its public cells (docs/integrity.md).
-        "public_summary": summarise([c for c in cells if c.split == "public"]),
+        "public_summary": public.to_json(),
         "meets_thresholds": all(s.meets_threshold for s in score.suites.values()),
     }
     rotate = [

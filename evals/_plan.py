@@ -12,6 +12,7 @@ pool's subset is cut again from the same secret and epoch.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -154,8 +155,10 @@ class Plan:
                 out[(planned.suite.id, case.split, case.id)] = case
         return out
 
-    def cell_specs(self, secret: bytes) -> list[CellSpec]:
-        specs: list[CellSpec] = []
+    def cell_specs(self, secret: bytes) -> Iterator[CellSpec]:
+        """The eval's cells in order, made one at a time: an eval of any size is written
+        to the store in batches, never held whole (records._cell_sql.insert_cells)."""
+        idx = 0
         for planned in self.suites:
             suite = planned.suite
             for case in (*planned.public, *planned.holdout):
@@ -163,21 +166,20 @@ class Plan:
                     case_digest = public_case_digest(case, suite)
                 else:
                     case_digest = holdout_text_digest(secret, case_text(case, suite))
+                tags = list(case.tags)
                 for repetition in range(planned.repetitions):
-                    specs.append(
-                        CellSpec(
-                            idx=len(specs),
-                            suite_id=suite.id,
-                            suite_version=suite.version,
-                            split=case.split,
-                            case_id=case.id,
-                            case_digest=case_digest,
-                            repetition=repetition,
-                            tags=list(case.tags),
-                            request_id=request_id(),
-                        )
+                    yield CellSpec(
+                        idx=idx,
+                        suite_id=suite.id,
+                        suite_version=suite.version,
+                        split=case.split,
+                        case_id=case.id,
+                        case_digest=case_digest,
+                        repetition=repetition,
+                        tags=tags,
+                        request_id=request_id(),
                     )
-        return specs
+                    idx += 1
 
 
 def _rotate_after(suite: Suite) -> int | None:

@@ -6,8 +6,9 @@ cost SQLAlchemy a cache lookup per use instead of a statement construction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Integer, Table, and_, bindparam, or_, select, union_all
@@ -168,54 +169,62 @@ def held_fences(
     return {idx: fence for idx, fence in connection.execute(query.with_for_update())}
 
 
-def insert_cells(session: Session, eval_id: str, cells: Sequence[CellSpec], dialect: str) -> None:
-    """The eval's cells, pending, in the caller's transaction."""
-    if dialect != "sqlite":
-        rows = [
-            {
-                "eval_id": eval_id,
-                "idx": c.idx,
-                "suite_id": c.suite_id,
-                "suite_version": c.suite_version,
-                "split": c.split,
-                "case_id": c.case_id,
-                "case_digest": c.case_digest,
-                "repetition": c.repetition,
-                "tags": c.tags,
-                "request_id": c.request_id,
-                "status": CellStatus.PENDING,
-                "fence": 0,
-                "attempts": 0,
-            }
-            for c in cells
-        ]
-        # Core, not the ORM's bulk insert: the same executemany without the
-        # per-row bookkeeping of mapped objects.
-        for start in range(0, len(rows), 500):
-            session.execute(CELLS.insert(), rows[start : start + 500])
-        return
-    if not cells:  # an empty list is no executemany to the driver, but one bare execute
-        return
+_INSERT_BATCH = 500  # cells an executemany
+
+
+def insert_cells(session: Session, eval_id: str, cells: Iterable[CellSpec], dialect: str) -> int:
+    """The eval's cells, pending, in the caller's transaction, in batches (an eval of any
+    size is never held whole); how many were written."""
+    written = 0
+    cells = iter(cells)
     connection = session.connection()
     tags = _processor(CELLS.c.tags, connection.dialect)
-    connection.exec_driver_sql(
-        INSERT_SQLITE,
-        [
-            (
-                eval_id,
-                c.idx,
-                c.suite_id,
-                c.suite_version,
-                c.split,
-                c.case_id,
-                c.case_digest,
-                c.repetition,
-                tags(c.tags),
-                c.request_id,
+    while batch := list(islice(cells, _INSERT_BATCH)):
+        written += len(batch)
+        if dialect != "sqlite":
+            # Core, not the ORM's bulk insert: the same executemany without the
+            # per-row bookkeeping of mapped objects.
+            session.execute(
+                CELLS.insert(),
+                [
+                    {
+                        "eval_id": eval_id,
+                        "idx": c.idx,
+                        "suite_id": c.suite_id,
+                        "suite_version": c.suite_version,
+                        "split": c.split,
+                        "case_id": c.case_id,
+                        "case_digest": c.case_digest,
+                        "repetition": c.repetition,
+                        "tags": c.tags,
+                        "request_id": c.request_id,
+                        "status": CellStatus.PENDING,
+                        "fence": 0,
+                        "attempts": 0,
+                    }
+                    for c in batch
+                ],
             )
-            for c in cells
-        ],
-    )
+            continue
+        connection.exec_driver_sql(
+            INSERT_SQLITE,
+            [
+                (
+                    eval_id,
+                    c.idx,
+                    c.suite_id,
+                    c.suite_version,
+                    c.split,
+                    c.case_id,
+                    c.case_digest,
+                    c.repetition,
+                    tags(c.tags),
+                    c.request_id,
+                )
+                for c in batch
+            ],
+        )
+    return written
 
 
 def _processor(column: Any, dialect: Any) -> Any:

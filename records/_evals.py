@@ -15,7 +15,7 @@ from records._current, beside the staleness rule they apply.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -105,12 +105,16 @@ class EvalRegistry(CurrentRecords, EvalSearch):
         plan: dict[str, Any],
         plan_digest: str,
         full_plan: bool,
-        cells: Sequence[CellSpec],
+        cells: Iterable[CellSpec],
+        cells_total: int | None = None,
         exposure: Sequence[ExposureSpend] = (),
     ) -> EvalInfo:
         """The run and every cell, pending, in one transaction, which also takes one unit
         of each holdout exposure budget in `exposure` and keeps it beside the eval
         (Refused, and nothing written, when one is spent)."""
+        if cells_total is None:  # a list, not a stream of cells: counted here
+            cells = list(cells)
+            cells_total = len(cells)
         now = utcnow()
         with self._store.write() as session:
             run = EvalRun(
@@ -121,14 +125,16 @@ class EvalRegistry(CurrentRecords, EvalSearch):
                 plan_digest=plan_digest,
                 full_plan=full_plan,
                 status=EvalStatus.RUNNING,
-                cells_total=len(cells),
+                cells_total=cells_total,
                 created_at=now,
                 finished_at=None,
                 result=None,
             )
             session.add(run)
             session.flush()
-            insert_cells(session, eval_id, cells, self._store.dialect)
+            inserted = insert_cells(session, eval_id, cells, self._store.dialect)
+            if inserted != cells_total:
+                raise ValueError(f"{inserted} cells made, {cells_total} counted")
             spend_all(session, eval_id, exposure)
             return eval_info(run)
 
@@ -501,6 +507,26 @@ class EvalRegistry(CurrentRecords, EvalSearch):
     def scored_cells(self, eval_id: str) -> builtins.list[ScoredCell]:
         """Every cell of the eval, in order, as scoring reads it (no JSON column)."""
         return self._cell_rows(eval_id, ScoredCell)
+
+    def scored_cell_pages(self, eval_id: str, page: int = 5000) -> Iterator[ScoredCell]:
+        """`scored_cells` read `page` at a time by the primary key (eval_id, idx): finishing
+        an eval of any size holds one page of it."""
+        c = EvalCell.__table__.c
+        columns = [c[field.name] for field in fields(ScoredCell)]
+        after = -1
+        while True:
+            query = (
+                select(*columns)
+                .where(c.eval_id == eval_id, c.idx > after)
+                .order_by(c.idx)
+                .limit(page)
+            )
+            with self._store.read() as session:
+                rows = [ScoredCell(*row) for row in session.execute(query)]
+            yield from rows
+            if len(rows) < page:
+                return
+            after = rows[-1].idx
 
     def _cell_rows(self, eval_id: str, shape: type[_Cell]) -> builtins.list[_Cell]:
         """Every cell of the eval, in order, as plain rows of the columns `shape`'s fields

@@ -90,6 +90,12 @@ def _console(result: dict[str, Any]) -> None:
         assert {"page_ms", "json_ms", "ratio"} <= set(page), page
 
 
+def _eval_memory(result: dict[str, Any]) -> None:
+    first, second = result["rows"]
+    assert (first["cells"], second["cells"]) == (20, 40)
+    assert {"peak_rss_mb", "cpu_s", "peak_rss_ratio", "cpu_ratio"} <= set(second)
+
+
 def _reports(result: dict[str, Any]) -> None:
     for form in ("json", "junit"):
         assert {"peak_rss_mb", "cpu_s"} <= set(result["runs"]["200"][form]), form
@@ -121,6 +127,7 @@ SMOKE: dict[str, Smoke] = {
         ("--cases", "10", "--repetitions", "1", "--runs", "1"),
         _keys("render_s", "import_s", "ratio", "phases_s"),
     ),
+    "bench/eval/memory.py": Smoke(("--cases", "20", "--repetitions", "1,2"), _eval_memory),
     "bench/reports/run.py": Smoke(("--sizes", "100,200", "--repetitions", "10"), _reports),
     "bench/console/run.py": Smoke(
         ("--agents", "10", "--cases", "10", "--repetitions", "1", "--runs", "1"), _console
