@@ -86,6 +86,39 @@ async def closed_loop(
     return latencies, wall
 
 
+# Runs a command (its output discarded) and prints its peak RSS (KiB) and CPU seconds. A
+# child's `ru_maxrss` counts the memory of the process it was forked from (Linux keeps it
+# across exec), so the command is started by this small process, not by a bench, which
+# holds far more. Its first argument: the exit codes that are no failure.
+_TIMER = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+if str(done.returncode) not in sys.argv[1].split(","):
+    sys.exit(f"failed ({done.returncode}): {done.stderr[-2000:]}")
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps([usage.ru_maxrss, usage.ru_utime + usage.ru_stime]))
+"""
+
+
+def peak_and_cpu(
+    command: list[str], *, env: Mapping[str, str], cwd: Path, ok: tuple[int, ...] = (0,)
+) -> dict[str, float]:
+    """`command` in a fresh process: its peak RSS (MB) and CPU time (user + system, s)."""
+    codes = ",".join(str(code) for code in ok)
+    done = subprocess.run(
+        [sys.executable, "-c", _TIMER, codes, *command],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command[2:4])}: {done.stderr[-2000:]}")
+    peak_kib, cpu = json.loads(done.stdout)
+    return {"peak_rss_mb": round(peak_kib / 1024, 1), "cpu_s": round(cpu, 3)}
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

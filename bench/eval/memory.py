@@ -6,8 +6,8 @@ default 10,000, so 20,000 and 200,000 cells) and the bench agent in-process
 (`asgi:bench_agent:app`); then `holon eval bench/agent --yes` runs in a fresh process
 as its user runs it (plan, cells created, run, graded, finished with its record), and
 its peak RSS (`ru_maxrss`) and CPU time (user + system) are measured, started by a
-small process of its own (`TIMER`: a child's `ru_maxrss` counts the process it
-was forked from). Memory is not distorted by a busy machine.
+small process of its own (`bench._support.peak_and_cpu`: a child's `ru_maxrss`
+counts the process it was forked from). Memory is not distorted by a busy machine.
 
 Ratios to the smallest size say how each grows: bounded memory is a peak RSS ratio
 near 1 whatever the cells, and CPU grows with them.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,17 +33,7 @@ sys.path.insert(0, str(HERE))
 import bench_agent  # noqa: E402
 import run as eval_bench  # noqa: E402
 
-# Runs the command and prints its peak RSS (KiB) and CPU seconds; started by this small
-# process, not by the bench (a child's `ru_maxrss` counts the process it was forked from).
-# `holon eval` exits 1 when a suite misses its threshold, as the bench agent's do.
-TIMER = """
-import json, resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-if done.returncode not in (0, 1):
-    sys.exit(f"failed ({done.returncode}): {done.stderr[-2000:]}")
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps([usage.ru_maxrss, usage.ru_utime + usage.ru_stime]))
-"""
+from bench._support import peak_and_cpu  # noqa: E402
 
 
 def make_home(home: Path, cases: int, repetitions: int) -> None:
@@ -67,23 +56,13 @@ def make_home(home: Path, cases: int, repetitions: int) -> None:
 
 
 def measure(home: Path) -> dict[str, Any]:
-    """One `holon eval` in a fresh process: its peak RSS and CPU."""
+    """One `holon eval` in a fresh process: its peak RSS and CPU (exit 1: a suite missed
+    its threshold, as the bench agent's do)."""
     command = [sys.executable, "-m", "gateway.cli", "eval", bench_agent.AGENT_ID, "--yes"]
     env = dict(os.environ, HOLON_HOME=str(home), NO_COLOR="1", HOLON_EXAMPLES="off")
     env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("HOLON_DATABASE_URL", None)
-    done = subprocess.run(
-        [sys.executable, "-c", TIMER, *command],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"holon eval: {done.stderr[-2000:]}")
-    peak_kib, cpu = json.loads(done.stdout)
-    return {"peak_rss_mb": round(peak_kib / 1024, 1), "cpu_s": round(cpu, 3)}
+    return peak_and_cpu(command, env=env, cwd=ROOT, ok=(0, 1))
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ bench agent recorded (its outcome, output and six check results), its
 latency varied. Then, per format (default the operator's JSON and JUnit),
 `holon evals report EVAL --format F --audience operator -o /dev/null` runs
 in a fresh process as its user runs it (started by a small process of its
-own: see `TIMER`), and its peak RSS (`ru_maxrss`) and CPU time (user +
+own: `bench._support.peak_and_cpu`), and its peak RSS (`ru_maxrss`) and CPU time (user +
 system) are what is measured: memory is not
 distorted by a busy machine, and CPU time less than wall time is.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -35,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._support import finished_eval  # noqa: E402
+from bench._support import finished_eval, peak_and_cpu  # noqa: E402
 
 CLAIM = 5_000  # cells claimed and recorded at a time
 
@@ -106,19 +105,6 @@ def make_store(home: Path, cells: int, repetitions: int, templates: dict[str, An
         store.close()
 
 
-# Runs the command and prints its peak RSS (KiB) and CPU seconds. A child's `ru_maxrss`
-# counts the memory of the process it was forked from (Linux keeps it across exec), so
-# the command is started by this small process, not by the bench, which holds far more.
-TIMER = """
-import json, resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], stderr=subprocess.PIPE, text=True)
-if done.returncode:
-    sys.exit(f"failed ({done.returncode}): {done.stderr[-2000:]}")
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps([usage.ru_maxrss, usage.ru_utime + usage.ru_stime]))
-"""
-
-
 def measure(home: Path, eval_id: str, form: str) -> dict[str, Any]:
     """One `holon evals report` in a fresh process: its peak RSS and CPU."""
     command = [sys.executable, "-m", "gateway.cli", "evals", "report", eval_id]
@@ -126,18 +112,7 @@ def measure(home: Path, eval_id: str, form: str) -> dict[str, Any]:
     env = dict(os.environ, HOLON_HOME=str(home), NO_COLOR="1")
     env.pop("HOLON_DATABASE_URL", None)
     env.pop("HOLON_GATEWAY_URL", None)
-    done = subprocess.run(
-        [sys.executable, "-c", TIMER, *command],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"holon evals report: {done.stderr[-2000:]}")
-    peak_kib, cpu = json.loads(done.stdout)
-    return {"peak_rss_mb": round(peak_kib / 1024, 1), "cpu_s": round(cpu, 3)}
+    return peak_and_cpu(command, env=env, cwd=ROOT)
 
 
 def main() -> None:
