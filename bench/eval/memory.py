@@ -13,6 +13,8 @@ Ratios to the smallest size say how each grows: bounded memory is a peak RSS rat
 near 1 whatever the cells, and CPU grows with them.
 
     .venv/bin/python bench/eval/memory.py [--json] [--cases 10000] [--repetitions 2,20]
+
+(`--cases 1000 --repetitions 1,10,100`: 1,000, 10,000 and 100,000 cells.)
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ def main() -> None:
         for i, repetitions in enumerate(int(r) for r in args.repetitions.split(",")):
             home = Path(tmp) / f"home{i}"
             make_home(home, args.cases, repetitions)
-            row = {"cells": args.cases * repetitions, **measure(home)}
+            cells = args.cases * repetitions
+            row: dict[str, Any] = {"cells": cells, **measure(home)}
+            row["cpu_ms_per_cell"] = round(row["cpu_s"] * 1000 / cells, 3)
             if rows:
                 first = rows[0]
                 row["peak_rss_ratio"] = round(row["peak_rss_mb"] / first["peak_rss_mb"], 2)
