@@ -204,8 +204,9 @@ def test_tokens_and_roles(shared: World) -> None:
 
     forbidden = w.via("caller:finance-bot")("mandates", "list")
     assert forbidden.code == 2 and "may not use this route" in forbidden.stderr
-    by_org = w.via("org:acme")("eval", "acme/ticket-triage", "--yes", "--json")
-    assert by_org.code == 2 and by_org.json()["error"]["code"] == "forbidden"
+    # An org evaluates its own agents only (tests/gateway/console/test_org_evals.py).
+    by_other = w.via("org:other")("eval", "acme/ticket-triage", "--yes", "--json")
+    assert by_other.code == 2 and by_other.json()["error"]["code"] == "forbidden"
     org_denied = w.via("org:other")("records", "show", "acme/ticket-triage", "--json")
     assert org_denied.code == 2 and org_denied.json()["error"]["code"] == "forbidden"
 

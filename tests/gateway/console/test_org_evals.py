@@ -1,6 +1,6 @@
 """An org starts an eval of its own agent from the agent's page (docs/console.md, "Org
 pages"): the holdout budget each suite has left and when it renews, the plan with its
-worst case, then *Confirm*; as POST /v1/evals, which now admits an org on its own agents
+worst case, then *Confirm*; as POST /v1/evals, which admits an org on its own agents
 only. Another org, a caller, a form without its CSRF token: refused, and nothing starts."""
 
 from __future__ import annotations
