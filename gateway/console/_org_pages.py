@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from gateway.console._web import Web, see_other
 from gateway.operations import EVALS_START, EvalStart, holdout_budget
+from gateway.web import Bearer, Shared
 from schema.errors import NotFound, Refused
 
 __all__ = ["eval_form", "plan_own_eval", "start_own_eval"]
@@ -57,13 +58,19 @@ async def eval_form(web: Web) -> Response:
     )
 
 
+def _start(shared: Shared, asked: EvalStart, who: Bearer) -> dict[str, Any]:
+    """POST /v1/evals as `who` reads its answer (an org: the author's views)."""
+    assert EVALS_START.run_for is not None
+    return EVALS_START.run_for(shared.service, asked, who)
+
+
 async def plan_own_eval(web: Web) -> Response:
     agent = _agent(web)
     asked = _asked(web, agent, dry_run=True)
     shared = web.shared
 
     def load() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        plan: dict[str, Any] = shared.service.call(EVALS_START, asked)["plan"]
+        plan: dict[str, Any] = _start(shared, asked, web.who)["plan"]
         return plan, holdout_budget(shared.service, agent)
 
     plan, budget = await shared.run(load)
@@ -75,5 +82,5 @@ async def plan_own_eval(web: Web) -> Response:
 
 async def start_own_eval(web: Web) -> Response:
     asked = _asked(web, _agent(web), dry_run=False)
-    view = await web.shared.run(web.shared.service.call, EVALS_START, asked)
+    view = await web.shared.run(_start, web.shared, asked, web.who)
     return see_other(f"/ui/evals/{quote(view['eval']['id'])}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
+from evals import keyed_digest
 from gateway._params import id_text  # the routes' check of a named thing
 from gateway._roles import OPERATOR, ORG
 from gateway.operations._declare import (
@@ -398,6 +399,17 @@ class EvalStart:
 
 
 def _start(service: StoreService, asked: EvalStart) -> JSONObject:
+    return _started(service, asked, operator=True)
+
+
+def _start_for(service: StoreService, asked: EvalStart, who: Bearer) -> JSONObject:
+    return _started(service, asked, operator=who.is_operator)
+
+
+def _started(service: StoreService, asked: EvalStart, *, operator: bool) -> JSONObject:
+    """The plan and the eval as `operator` or an org may read them: for an org, the suites'
+    digests keyed and the eval's author view (no plan digest; the public split's counts),
+    as everywhere an author reads them (docs/integrity.md)."""
     from gateway.service._evals import eval_view, plan_view
 
     plan = service.evals.plan(
@@ -409,10 +421,17 @@ def _start(service: StoreService, asked: EvalStart) -> JSONObject:
         pace_s=float(asked.pace_s),
         max_cost=None if asked.max_cost_usd is None else Decimal(asked.max_cost_usd),
     )
+    view = plan_view(plan)
+    if not operator:
+        secret = service.store.suites.holdout_secret()
+        for entry in view["suites"]:
+            entry["suite_digest"] = keyed_digest(secret, entry["suite_digest"])
     if asked.dry_run:
-        return {"plan": plan_view(plan)}
+        return {"plan": view}
     info = service.evals.begin(plan)
-    return {"plan": plan_view(plan), "eval": eval_view(info, service.store.evals.counts(info.id))}
+    if operator:
+        return {"plan": view, "eval": eval_view(info, service.store.evals.counts(info.id))}
+    return {"plan": view, "eval": service.evals.status(info.id, operator=False)}
 
 
 def _own_agent(who: Bearer, asked: EvalStart) -> EvalStart:
@@ -430,6 +449,7 @@ EVALS_START = Operation(
     request=EvalStart,
     summary="plan and start an eval (worked by the gateway's workers); dry_run: plan only",
     run=_start,
+    run_for=_start_for,
     statuses=(404, 409, 413, 502),
     created=201,
     status=lambda asked, view: 200 if asked.dry_run else 201,

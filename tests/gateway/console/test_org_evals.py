@@ -5,8 +5,10 @@ only. Another org, a caller, a form without its CSRF token: refused, and nothing
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,3 +73,32 @@ def test_the_api_admits_an_org_on_its_own_agents_only(live: Console) -> None:
     assert start("org:other", TRIAGE) == 403
     assert start("caller:finance-bot", TRIAGE) == 403
     assert start("operator", "other/ticket-triage") == 200
+
+
+def test_an_org_reads_its_started_eval_as_an_author(live: Console) -> None:
+    """What POST /v1/evals answers an org is the author's view, as every other read of an
+    eval (docs/integrity.md): suite digests keyed, no plan digest, the public split's
+    counts. The operator's answer to the same request carries the plain digests."""
+
+    def start(role: str, dry_run: bool) -> dict[str, Any]:
+        _, token = live.store.tokens.create(role)
+        body = {"agent": TRIAGE, "dry_run": dry_run, "pace_s": 5}
+        headers = {"authorization": f"Bearer {token}"}
+        answer = live.request("POST", "/v1/evals", json=body, headers=headers)
+        assert answer.status_code == (200 if dry_run else 201), answer.text
+        view: dict[str, Any] = answer.json()
+        return view
+
+    operator = start("operator", dry_run=True)["plan"]["suites"][0]
+    assert not operator["suite_digest"].startswith("hmac-sha256:")
+    org = start("org:acme", dry_run=False)
+    assert org["plan"]["suites"][0]["suite_digest"].startswith("hmac-sha256:")
+    assert org["plan"]["suites"][0]["suite_digest"] != operator["suite_digest"]
+    assert "plan_digest" not in org["eval"]
+    assert "holdout_epoch" not in json.dumps(org) and "instance_set" not in json.dumps(org)
+    cancelled = live.request(
+        "POST",
+        f"/v1/evals/{org['eval']['id']}/cancel",
+        headers={"authorization": f"Bearer {live.store.tokens.create('operator')[1]}"},
+    )
+    assert cancelled.status_code == 200, cancelled.text
