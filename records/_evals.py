@@ -145,6 +145,15 @@ class EvalRegistry(CurrentRecords, EvalSearch):
                 raise NotFound(f"no eval {eval_id!r}", details={"eval": eval_id})
             return eval_info(row)
 
+    def running_of_org(self, org: str) -> int:
+        """How many evals of the org's agents are running."""
+        with self._store.read() as session:
+            query = select(func.count()).where(
+                EvalRun.status == EvalStatus.RUNNING,
+                EvalRun.agent_id.startswith(f"{org}/", autoescape=True),
+            )
+            return int(session.execute(query).scalar_one())
+
     def list(
         self, *, agent_id: str | None = None, cursor: str | None = None, limit: int = 50
     ) -> Page[EvalInfo]:

@@ -35,7 +35,7 @@ from gateway.operations._declare import (
     param,
 )
 from gateway.operations._registry import agent_id
-from schema.errors import Forbidden, UsageError
+from schema.errors import Forbidden, Refused, UsageError
 from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
@@ -402,7 +402,21 @@ def _start(service: StoreService, asked: EvalStart) -> JSONObject:
     return _started(service, asked, operator=True)
 
 
+# An org starts evals of its own agents (docs/gateway.md): while this many evals of its
+# agents run (whoever started them), it starts no other, so one org's queue cannot take
+# every worker. An operator is never refused for it.
+ORG_RUNNING_EVALS = 4
+
+
 def _start_for(service: StoreService, asked: EvalStart, who: Bearer) -> JSONObject:
+    if not who.is_operator and not asked.dry_run:
+        running = service.store.evals.running_of_org(agent_id(asked.agent).split("/")[0])
+        if running >= ORG_RUNNING_EVALS:
+            raise Refused(
+                f"{running} evals of this org's agents are running, the most an org may have",
+                hint="wait for one to finish, or ask an operator to cancel one",
+                details={"running": running, "limit": ORG_RUNNING_EVALS},
+            )
     return _started(service, asked, operator=who.is_operator)
 
 

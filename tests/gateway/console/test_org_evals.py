@@ -102,3 +102,31 @@ def test_an_org_reads_its_started_eval_as_an_author(live: Console) -> None:
         headers={"authorization": f"Bearer {live.store.tokens.create('operator')[1]}"},
     )
     assert cancelled.status_code == 200, cancelled.text
+
+
+def test_an_org_runs_a_bounded_number_of_evals_at_once(live: Console) -> None:
+    """An org cannot queue evals of its agents without end (each takes worker time): while
+    ORG_RUNNING_EVALS of them run, whoever started them, the org's next is refused until
+    one ends; a plan (dry run) is not, nor is an operator."""
+    from gateway.operations._evals import ORG_RUNNING_EVALS
+
+    def start(role: str, dry_run: bool = False) -> Any:
+        _, token = live.store.tokens.create(role)
+        body = {"agent": TRIAGE, "dry_run": dry_run, "pace_s": 30}
+        headers = {"authorization": f"Bearer {token}"}
+        return live.request("POST", "/v1/evals", json=body, headers=headers)
+
+    started = [start("org:acme") for _ in range(ORG_RUNNING_EVALS)]
+    assert [s.status_code for s in started] == [201] * ORG_RUNNING_EVALS
+    refused = start("org:acme")
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["details"]["limit"] == ORG_RUNNING_EVALS
+    assert start("org:acme", dry_run=True).status_code == 200
+    operator = start("operator")
+    assert operator.status_code == 201
+    for s in started[:2]:  # two end: the operator's still counts, one place is free
+        live.store.evals.cancel(s.json()["eval"]["id"])
+    again = start("org:acme")
+    assert again.status_code == 201, again.text
+    for s in (*started[2:], operator, again):
+        live.store.evals.cancel(s.json()["eval"]["id"])
