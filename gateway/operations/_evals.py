@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from evals import keyed_digest
 from gateway._params import id_text  # the routes' check of a named thing
 from gateway._roles import OPERATOR, ORG
 from gateway.operations._declare import (
@@ -424,6 +423,8 @@ def _started(service: StoreService, asked: EvalStart, *, operator: bool) -> JSON
     """The plan and the eval as `operator` or an org may read them: for an org, the suites'
     digests keyed and the eval's author view (no plan digest; the public split's counts),
     as everywhere an author reads them (docs/integrity.md)."""
+    # Imported here: `holon --help` builds this table and must not load evals.
+    from evals import keyed_digest
     from gateway.service._evals import eval_view, plan_view
 
     plan = service.evals.plan(
