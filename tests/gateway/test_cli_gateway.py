@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -180,7 +181,16 @@ def test_the_gateway_gives_the_stores_output(store_url: str, tmp_path: Path) -> 
         there = caller(*routed)
         assert _without(here.json(), *varying) == _without(there.json(), *varying)
 
-        # The ledger: a caller reads its own rows, as the operator reads them for it.
+        # The ledger: a caller reads its own rows, as the operator reads them for it. The
+        # gateway settles a call's row just after its answer: compared once every row is.
+        def settled() -> bool:
+            rows = store("ledger", "--caller", "finance-bot", "--json").json()["items"]
+            return all(row["status"] != "reserved" for row in rows)
+
+        deadline = time.monotonic() + 30
+        while not settled():
+            assert time.monotonic() < deadline, "the gateway's calls were not settled"
+            time.sleep(0.1)
         _same(store("ledger", "--caller", "finance-bot", "--json"), caller("ledger", "--json"))
         _same(store("ledger", "--caller", "finance-bot"), caller("ledger"))
         limited = ("ledger", "--decision", "allow", "--limit", "1", "--json")
