@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -37,9 +37,13 @@ import run as eval_bench  # noqa: E402
 
 from bench._support import peak_and_cpu  # noqa: E402
 
+if TYPE_CHECKING:
+    from records import Store
 
-def make_home(home: Path, cases: int, repetitions: int) -> None:
-    """A store under `home` with the bench suite installed and the bench agent registered."""
+
+def make_home(home: Path, cases: int, repetitions: int) -> Store:
+    """A store under `home` with the bench suite installed and the bench agent registered;
+    open (the caller closes it)."""
     from evals.suites import install_suite
     from records import new_key, open_store
 
@@ -53,8 +57,10 @@ def make_home(home: Path, cases: int, repetitions: int) -> None:
     try:
         install_suite(store, eval_bench.make_suite(home / "src", cases, repetitions))
         store.agents.register(eval_bench.manifest("asgi:bench_agent:app"))
-    finally:
+    except BaseException:
         store.close()
+        raise
+    return store
 
 
 def measure(home: Path) -> dict[str, Any]:
@@ -77,7 +83,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for i, repetitions in enumerate(int(r) for r in args.repetitions.split(",")):
             home = Path(tmp) / f"home{i}"
-            make_home(home, args.cases, repetitions)
+            make_home(home, args.cases, repetitions).close()
             cells = args.cases * repetitions
             row: dict[str, Any] = {"cells": cells, **measure(home)}
             row["cpu_ms_per_cell"] = round(row["cpu_s"] * 1000 / cells, 3)

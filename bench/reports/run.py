@@ -56,22 +56,13 @@ def make_store(home: Path, cells: int, repetitions: int, templates: dict[str, An
     """A store under `home` holding a done eval of `cells` cells; the eval's id."""
     sys.path.insert(0, str(ROOT / "bench" / "eval"))
     import bench_agent
-    import run as eval_bench
+    from memory import make_home
 
     from evals import make_plan, start
-    from evals.suites import install_suite
-    from records import CellResultRow, new_key, open_store
+    from records import CellResultRow
 
-    home.mkdir(parents=True)
-    (home / "secret.key").write_bytes(new_key())
-    store = open_store(
-        f"sqlite:///{home / 'holon.db'}",
-        secret_key=(home / "secret.key").read_bytes(),
-        auto_upgrade=True,
-    )
+    store = make_home(home, cells // repetitions, repetitions)
     try:
-        install_suite(store, eval_bench.make_suite(home / "src", cells // repetitions, repetitions))
-        store.agents.register(eval_bench.manifest("asgi:bench_agent:app"))
         plan = make_plan(store, bench_agent.AGENT_ID, home=home)
         info = start(store, plan)
         while True:
