@@ -24,7 +24,7 @@ import socket
 from collections.abc import Sequence
 from typing import Protocol
 
-from aiohttp.abc import AbstractResolver, ResolveResult
+from agents._aiohttp import AbstractResolver, ResolveResult
 
 __all__ = ["Address", "AddressGuard", "GuardedResolver", "literal_address"]
 

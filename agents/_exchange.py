@@ -26,8 +26,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import aiohttp
-
+from agents._aiohttp import aiohttp
 from agents._outcome import OutcomeCode, printable
 from agents._reader import BodyError, read_bounded, read_prefix
 from agents._transports import Response, Transport, target

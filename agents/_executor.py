@@ -32,7 +32,6 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Any, TypeVar
 
-from aiohttp.abc import AbstractResolver
 from opentelemetry.trace import Tracer
 
 from agents._a2a import (
@@ -46,6 +45,7 @@ from agents._a2a import (
     target_from_card,
 )
 from agents._addresses import Address, AddressGuard
+from agents._aiohttp import AbstractResolver
 from agents._chat_stream import CostCut, chat_stream_reader
 from agents._cost import exceeds_cap, preflight_exceeds, price
 from agents._exchange import Answer, BodyReader, CallFailure, Progress, exchange

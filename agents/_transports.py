@@ -40,11 +40,10 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, M
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import aiohttp
-from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from agents._addresses import Address, AddressGuard, GuardedResolver, literal_address
+from agents._aiohttp import AbstractResolver, aiohttp
 from agents._endpoint import EndpointError, parse_endpoint
 from agents._httpx import URL as HttpxURL
 from agents._httpx import InvalidURL, create_ssl_context

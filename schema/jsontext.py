@@ -19,6 +19,7 @@ all of it).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import threading
@@ -142,9 +143,51 @@ def dumps(value: JSONValue, *, sort_keys: bool = False, ensure_ascii: bool = Fal
         return _ENCODERS[sort_keys, ensure_ascii].encode(value)
     except _NotPlain:
         pass
+    marked = _marked(value, sort_keys, ensure_ascii)
+    if marked is not None:
+        return marked
     out: list[str] = []
     _write(value, out, sort_keys, _encode_str_ascii if ensure_ascii else _encode_str)
     return "".join(out)
+
+
+# A Decimal's place in the C encoder's output: the string "\x00", which it writes as
+# `"\u0000"` (it escapes every control character, with or without ensure_ascii).
+_MARK = '"\\u0000"'
+
+
+def _marked(value: JSONValue, sort_keys: bool, ensure_ascii: bool) -> str | None:
+    """`value` (holding Decimals) written by the C encoder, each Decimal as a mark that
+    is then replaced by its exact text; None when a string of the value's own reads as
+    a mark, for the exact writer to do it all.
+
+    A Decimal's mark stands alone between structural characters, so each makes exactly
+    one match, in the order the encoder met them: finding exactly as many matches as
+    Decimals proves that no string of the value made one (a collision is detected,
+    never trusted). A value of many Decimals among many strings (a report) then costs
+    the C encoder's pass, a Python call per Decimal and one split, not a call per node.
+    """
+    texts: list[str] = []
+
+    def mark(item: Any) -> str:
+        if isinstance(item, Decimal):
+            texts.append(decimal_text(item))
+            return "\x00"
+        raise TypeError(f"{type(item).__name__} is not JSON")
+
+    encoder = json.JSONEncoder(
+        separators=(",", ":"),
+        sort_keys=sort_keys,
+        ensure_ascii=ensure_ascii,
+        allow_nan=False,
+        check_circular=False,
+        default=mark,
+    )
+    pieces = encoder.encode(value).split(_MARK)
+    if len(pieces) != len(texts) + 1:
+        return None
+    texts.append("")
+    return "".join(itertools.chain.from_iterable(zip(pieces, texts, strict=True)))
 
 
 class _NotPlain(Exception):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from schema import jsontext
 from schema.jsontext import NumberError, count_nodes, dumps, loads, max_depth, size_bound
 
 
@@ -168,3 +169,40 @@ def test_size_bound_is_at_least_the_written_size(text: str) -> None:
     written = dumps(loads(text))
     assert size_bound(text) >= len(written)
     assert size_bound(text.encode()) >= len(written.encode())
+
+
+# Strings that read as the marks the Decimal path writes (schema/jsontext.py `_marked`),
+# mixed with real Decimals: the output must be the exact writer's all the same.
+_mark_like = st.sampled_from(["\x00", "\x00\x00", '"\x00"', "a\x00", "\x00\\"])
+_hostile = st.recursive(
+    st.decimals(allow_nan=False, allow_infinity=False).filter(lambda d: abs(d.adjusted()) <= 50)
+    | _mark_like
+    | st.text(max_size=4)
+    | st.integers(),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(_mark_like | st.text(max_size=3), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_hostile, st.booleans(), st.booleans())
+def test_decimals_are_written_as_the_exact_writer_does(
+    value: object, sort_keys: bool, ensure_ascii: bool
+) -> None:
+    out: list[str] = []
+    encode = jsontext._encode_str_ascii if ensure_ascii else jsontext._encode_str
+    jsontext._write(value, out, sort_keys, encode)
+    assert dumps(value, sort_keys=sort_keys, ensure_ascii=ensure_ascii) == "".join(out)  # type: ignore[arg-type]
+
+
+def test_a_string_that_reads_as_a_mark_is_written_as_a_string() -> None:
+    # Two Decimals and a string that reads as a mark: written exactly all the same.
+    value = {"a": Decimal("1.50"), "b": "\x00", "c": [Decimal("2E+1")]}
+    assert dumps(value) == '{"a":1.50,"b":"\\u0000","c":[20]}'
+    assert dumps(["\x00", Decimal("0.1")]) == '["\\u0000",0.1]'
+    assert dumps(Decimal("7.50")) == "7.50"
+    # The C encoder's path writes the first; the second falls back to the exact writer.
+    assert jsontext._marked({"a": Decimal("1.50"), "b": "x"}, False, False) == '{"a":1.50,"b":"x"}'
+    assert jsontext._marked(value, False, False) is None
