@@ -175,15 +175,7 @@ def _marked(value: JSONValue, sort_keys: bool, ensure_ascii: bool) -> str | None
             return "\x00"
         raise TypeError(f"{type(item).__name__} is not JSON")
 
-    encoder = json.JSONEncoder(
-        separators=(",", ":"),
-        sort_keys=sort_keys,
-        ensure_ascii=ensure_ascii,
-        allow_nan=False,
-        check_circular=False,
-        default=mark,
-    )
-    pieces = encoder.encode(value).split(_MARK)
+    pieces = _encoder(sort_keys, ensure_ascii, mark).encode(value).split(_MARK)
     if len(pieces) != len(texts) + 1:
         return None
     texts.append("")
@@ -198,9 +190,9 @@ def _not_plain(value: Any) -> NoReturn:
     raise _NotPlain
 
 
-# Built once (json.dumps with options builds an encoder per call).
-_ENCODERS = {
-    (sort_keys, ensure_ascii): json.JSONEncoder(
+def _encoder(sort_keys: bool, ensure_ascii: bool, default: Any) -> json.JSONEncoder:
+    """The C encoder, compact, refusing NaN, calling `default` for what it cannot write."""
+    return json.JSONEncoder(
         separators=(",", ":"),
         sort_keys=sort_keys,
         ensure_ascii=ensure_ascii,
@@ -210,8 +202,13 @@ _ENCODERS = {
         # the encoding time of an eval cell's result (a circular value would
         # raise RecursionError instead of ValueError).
         check_circular=False,
-        default=_not_plain,
+        default=default,
     )
+
+
+# Built once (json.dumps with options builds an encoder per call).
+_ENCODERS = {
+    (sort_keys, ensure_ascii): _encoder(sort_keys, ensure_ascii, _not_plain)
     for sort_keys in (False, True)
     for ensure_ascii in (False, True)
 }

@@ -12,8 +12,6 @@ import datetime
 import ipaddress
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from cryptography import x509
@@ -21,7 +19,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests._fresh import fresh_python
 
 CHILD = """
 import asyncio, json, ssl, sys
@@ -104,16 +102,7 @@ def test_agents_import_aiohttp_without_the_ca_store_and_still_verify(tmp_path: P
     ca, certfile, keyfile = _certificates(tmp_path)
     # The transport's context trusts SSL_CERT_FILE (httpx's rule), so this CA alone.
     env = {**os.environ, "SSL_CERT_FILE": str(ca)}
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(certfile), str(keyfile)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = json.loads(fresh_python(CHILD, str(certfile), str(keyfile), env=env).splitlines()[-1])
     # The defaults aiohttp built at import trust nothing and still require verification.
     assert found["default_cas"] == 0 and found["unverified_cas"] == 0
     assert found["default_requires"] is True

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from examples.agents import ticket_triage
+from tests._fresh import fresh_python
 from tests._servers import serve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,22 +65,13 @@ def _probe(argv: list[str] | None, home: Path) -> dict[str, Any]:
     env = {**os.environ, "HOLON_HOME": str(home), "HOLON_EXAMPLES": "off"}
     for name in ("HOLON_DATABASE_URL", "HOLON_GATEWAY_URL", "HOLON_TOKEN"):
         env.pop(name, None)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            PROBE,
-            json.dumps(argv),
-            json.dumps(STORE + CALLS + SERVER + TABLE + HELP + HTTPX_CLI),
-        ],
-        cwd=ROOT,
+    stdout = fresh_python(
+        PROBE,
+        json.dumps(argv),
+        json.dumps(STORE + CALLS + SERVER + TABLE + HELP + HTTPX_CLI),
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
     )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(stdout)
     return result
 
 
