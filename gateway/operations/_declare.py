@@ -368,6 +368,10 @@ class Operation(Generic[R]):
     # request (a report's format). Every door's answer is then `{"text": the document}`,
     # and the API answers the text itself.
     media: Callable[[R], str] | None = None
+    # The document written a piece at a time to `write` (a report of any size), for the
+    # bearer: the API runs it instead of `run_for` and streams the pieces as they come,
+    # never holding the document whole.
+    write: Callable[[StoreService, R, Bearer, Callable[[str], object]], None] | None = None
     # The body's own check of its keys (before its fields are read), where its errors say
     # the shape the route always named (`unknown keys: ...`), instead of the table's.
     body_check: Callable[[JSONObject], None] | None = None

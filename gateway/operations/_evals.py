@@ -14,6 +14,7 @@ document written to stdout or a file, not a view.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -535,6 +536,15 @@ def _report_for(service: StoreService, asked: ReportRequest, who: Bearer) -> JSO
     return _report(service, asked)
 
 
+def _write_report(
+    service: StoreService, asked: ReportRequest, who: Bearer, write: Callable[[str], object]
+) -> None:
+    own_eval(service, who, asked.eval_id)
+    service.evals.write_report(
+        asked.eval_id, audience=asked.audience, form=asked.format, write=write
+    )
+
+
 def _report_media(asked: ReportRequest) -> str:
     from evals.reports import REPORT_FORMATS as MEDIA
 
@@ -552,6 +562,7 @@ EVALS_REPORT = Operation(
     run_for=_report_for,
     narrow=_operator_audience,
     media=_report_media,
+    write=_write_report,
     statuses=(404,),
     cli=None,  # `holon evals report`: the document to stdout or a file (-o)
 )

@@ -18,6 +18,7 @@ from starlette.responses import Response
 from gateway._params import id_text
 from gateway.operations import Field, Operation, choice
 from gateway.web._auth import Bearer
+from gateway.web._documents import document_response
 from gateway.web._http import (
     body_object,
     json_response,
@@ -140,6 +141,18 @@ def endpoint(
             await before(asked, shared)
         if op.settle:
             await shared.calls.drain()  # this process's answered calls are read settled
+        if op.write is not None and op.media is not None:  # a document of any size
+            write = op.write
+
+            def produce(piece: Callable[[str], object]) -> None:
+                write(shared.service, asked, who, piece)
+
+            return await document_response(
+                produce,
+                status=op.created,
+                media_type=f"{op.media(asked)}; charset=utf-8",
+                headers=headers or None,
+            )
 
         def work() -> dict[str, Any]:
             if op.run_for is not None:
