@@ -42,7 +42,6 @@ its model-cost map the local copy. `--no-litellm` runs holon's side alone.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -65,6 +64,7 @@ import aiohttp  # noqa: E402
 import fake_openai  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
+from bench._args import bench_parser  # noqa: E402
 from bench._support import closed_loop, free_port, process, sqlite_url  # noqa: E402
 from bench.gateway.contract import _suite  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
@@ -280,10 +280,7 @@ def report(results: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--calls", type=int, default=300, help="calls per way per round")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = bench_parser(__doc__, calls=300, calls_help="calls per way per round", rounds=3)
     parser.add_argument("--concurrency", default="1,8,32", help="levels, comma-separated")
     parser.add_argument(
         "--litellm-dir",

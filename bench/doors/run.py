@@ -30,7 +30,6 @@ dropped; ADMIN_URL of bench/gateway/run.py) instead of a SQLite file.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -44,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import aiohttp
 from cryptography.fernet import Fernet
 
+from bench._args import bench_parser
 from bench._support import closed_loop, postgres_url, sqlite_url
 from bench.gateway.run import (
     ADMIN_URL,
@@ -156,10 +156,7 @@ async def measure(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--calls", type=int, default=400, help="calls per door per round")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = bench_parser(__doc__, calls=400, calls_help="calls per door per round", rounds=3)
     parser.add_argument("--postgres", action="store_true", help="the store on PostgreSQL")
     parser.add_argument(
         "--doors",
