@@ -64,7 +64,7 @@ import aiohttp  # noqa: E402
 import fake_openai  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
-from bench._args import bench_parser  # noqa: E402
+from bench._args import bench_parser, compared_tool  # noqa: E402
 from bench._support import closed_loop, free_port, process, sqlite_url  # noqa: E402
 from bench.gateway.contract import _suite  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
@@ -282,14 +282,12 @@ def report(results: dict[str, Any]) -> None:
 def main() -> int:
     parser = bench_parser(__doc__, calls=300, calls_help="calls per way per round", rounds=3)
     parser.add_argument("--concurrency", default="1,8,32", help="levels, comma-separated")
-    parser.add_argument(
-        "--litellm-dir",
-        type=Path,
-        default=Path(tempfile.gettempdir()) / "holon-bench-litellm" / LITELLM_VERSION,
-        help="where LiteLLM's venv is (or gets installed)",
-    )
-    parser.add_argument(
-        "--no-litellm", action="store_true", help="holon's side alone: LiteLLM not installed"
+    compared_tool(
+        parser,
+        "litellm",
+        LITELLM_VERSION,
+        where="where LiteLLM's venv is (or gets installed)",
+        alone="LiteLLM not installed",
     )
     args = parser.parse_args()
     levels = [int(level) for level in args.concurrency.split(",")]
