@@ -46,7 +46,6 @@ import asyncio
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -65,7 +64,7 @@ import fake_openai  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
 from bench._args import bench_parser, compared_tool  # noqa: E402
-from bench._support import closed_loop, free_port, process, sqlite_url  # noqa: E402
+from bench._support import closed_loop, free_port, latency_rows, process, sqlite_url  # noqa: E402
 from bench.gateway.contract import _suite  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
     AGENT,
@@ -196,10 +195,6 @@ async def drive(
     return await closed_loop(session, url, data, headers, calls, concurrency, refusal)
 
 
-def _p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=100)[94]
-
-
 async def measure(
     targets: list[dict[str, Any]], calls: int, rounds: int, levels: list[int]
 ) -> dict[str, Any]:
@@ -221,20 +216,10 @@ async def measure(
                     samples[target["name"]] += latencies
                     wall[target["name"]] += seconds
                     target["through"] += calls
-            base50 = statistics.median(samples["direct"])
-            base95 = _p95(samples["direct"])
-            rows = {}
-            for name, values in samples.items():
-                p50, p95 = statistics.median(values), _p95(values)
-                rows[name] = {
-                    "calls": len(values),
-                    "p50_ms": round(p50, 3),
-                    "p95_ms": round(p95, 3),
-                    "p50_added_ms": round(p50 - base50, 3),
-                    "p95_added_ms": round(p95 - base95, 3),
-                    "calls_per_s": round(len(values) / wall[name], 1),
-                    "cpu_ms_per_call": round(cpu[name] * 1000 / len(values), 3),
-                }
+            rows = latency_rows(samples, "direct")
+            for name, row in rows.items():
+                row["calls_per_s"] = round(row["calls"] / wall[name], 1)
+                row["cpu_ms_per_call"] = round(cpu[name] * 1000 / row["calls"], 3)
             out[f"c{concurrency}"] = rows
     return out
 

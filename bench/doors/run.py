@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -44,7 +43,7 @@ import aiohttp
 from cryptography.fernet import Fernet
 
 from bench._args import bench_parser
-from bench._support import closed_loop, postgres_url, sqlite_url
+from bench._support import closed_loop, latency_rows, postgres_url, sqlite_url
 from bench.gateway.run import (
     ADMIN_URL,
     CALLER,
@@ -119,10 +118,6 @@ async def drive(
     return latencies
 
 
-def _quantile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q * 100) - 1]
-
-
 async def measure(
     url: str, token: str, calls: int, rounds: int, doors: list[str]
 ) -> dict[str, Any]:
@@ -137,21 +132,7 @@ async def measure(
             for _ in range(rounds):
                 for door in doors:
                     samples[door] += await drive(session, url, door, calls, concurrency)
-            base50 = statistics.median(samples["invoke"])
-            base95 = _quantile(samples["invoke"], 0.95)
-            rows = {}
-            for door, values in samples.items():
-                p50, p95 = statistics.median(values), _quantile(values, 0.95)
-                rows[door] = {
-                    "calls": len(values),
-                    "p50_ms": round(p50, 3),
-                    "p95_ms": round(p95, 3),
-                    "p50_ratio": round(p50 / base50, 3),
-                    "p95_ratio": round(p95 / base95, 3),
-                    "p50_added_ms": round(p50 - base50, 3),
-                    "p95_added_ms": round(p95 - base95, 3),
-                }
-            out[f"c{concurrency}"] = rows
+            out[f"c{concurrency}"] = latency_rows(samples, "invoke")
     return out
 
 

@@ -37,7 +37,7 @@ import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
 from bench._args import bench_parser  # noqa: E402
-from bench._support import postgres_url, sqlite_url, uvicorn_app  # noqa: E402
+from bench._support import postgres_url, quantile, sqlite_url, uvicorn_app  # noqa: E402
 from bench.doors.run import BODIES  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
     ADMIN_URL,
@@ -94,10 +94,6 @@ async def one(session: aiohttp.ClientSession, url: str, way: str) -> tuple[float
     return first, output, total
 
 
-def _p(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q * 100) - 1]
-
-
 async def measure(gateway: str, agent: str, token: str, calls: int, rounds: int) -> dict[str, Any]:
     samples: dict[str, list[tuple[float, float, float]]] = {way: [] for way in WAYS}
     async with (
@@ -124,7 +120,7 @@ async def measure(gateway: str, agent: str, token: str, calls: int, rounds: int)
         for index, name in enumerate(("ttfb", "output", "total")):
             series = [value[index] for value in values]
             row[f"{name}_p50_ms"] = round(statistics.median(series), 2)
-            row[f"{name}_p95_ms"] = round(_p(series, 0.95), 2)
+            row[f"{name}_p95_ms"] = round(quantile(series, 0.95), 2)
         out[way] = row
     return out
 
