@@ -34,14 +34,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FinishedEval",
+    "by_load",
     "closed_loop",
     "finished_eval",
     "free_port",
     "latency_rows",
     "postgres_url",
     "process",
-    "quantile",
     "profile_every_thread",
+    "quantile",
     "sqlite_url",
     "suite_directory",
     "uvicorn_app",
@@ -112,6 +113,15 @@ def latency_rows(samples: Mapping[str, list[float]], baseline: str) -> dict[str,
             "p95_added_ms": round(p95 - base95, 3),
         }
     return rows
+
+
+def by_load(results: Mapping[str, Any]) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(concurrency, way, row) of each load of `results`: its keys `c1`, `c8`, … hold a
+    load's rows by way (as `latency_rows` makes them); its other keys are not rows."""
+    for level, rows in results.items():
+        if level.startswith("c") and level[1:].isdigit():
+            for way, row in rows.items():
+                yield int(level[1:]), way, row
 
 
 # Runs a command (its output discarded) and prints its peak RSS (KiB) and CPU seconds. A

@@ -64,7 +64,7 @@ import fake_openai  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
 from bench._args import bench_parser, compared_tool  # noqa: E402
-from bench._support import closed_loop, free_port, latency_rows, process, sqlite_url  # noqa: E402
+from bench._support import by_load, closed_loop, free_port, latency_rows, process, sqlite_url  # noqa: E402
 from bench.gateway.contract import _suite  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
     AGENT,
@@ -252,15 +252,12 @@ def setup_holon(url: str, key: str, home: Path, upstream: str, root: Path) -> st
 def report(results: dict[str, Any]) -> None:
     print(f"ms; added = over `direct` at the same concurrency; versions {results['versions']}")
     print("way      conc  p50     p95     +p50    +p95    calls/s  cpu ms/call")
-    for level, rows in results.items():
-        if not level[1:].isdigit():
-            continue
-        for name, row in rows.items():
-            print(
-                f"{name:8} {level[1:]:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
-                f"{row['p50_added_ms']:6.2f}  {row['p95_added_ms']:6.2f}  "
-                f"{row['calls_per_s']:7.1f}  {row['cpu_ms_per_call']:7.3f}"
-            )
+    for concurrency, name, row in by_load(results):
+        print(
+            f"{name:8} {concurrency:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
+            f"{row['p50_added_ms']:6.2f}  {row['p95_added_ms']:6.2f}  "
+            f"{row['calls_per_s']:7.1f}  {row['cpu_ms_per_call']:7.3f}"
+        )
     print("ledger:", json.dumps(results["ledger"]))
 
 

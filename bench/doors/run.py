@@ -43,7 +43,7 @@ import aiohttp
 from cryptography.fernet import Fernet
 
 from bench._args import bench_parser
-from bench._support import closed_loop, latency_rows, postgres_url, sqlite_url
+from bench._support import by_load, closed_loop, latency_rows, postgres_url, sqlite_url
 from bench.gateway.run import (
     ADMIN_URL,
     CALLER,
@@ -167,15 +167,12 @@ def main() -> int:
         print(json.dumps(results, indent=2))
         return 0 if results["ledger"]["consistent"] else 1
     print("door     conc  p50 ms  p95 ms  p50 x   p95 x   +p50 ms  +p95 ms")
-    for level, rows in results.items():
-        if level == "ledger":
-            continue
-        for door, row in rows.items():
-            print(
-                f"{door:8} {level[1:]:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
-                f"{row['p50_ratio']:5.2f}   {row['p95_ratio']:5.2f}   "
-                f"{row['p50_added_ms']:7.2f}  {row['p95_added_ms']:7.2f}"
-            )
+    for concurrency, door, row in by_load(results):
+        print(
+            f"{door:8} {concurrency:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
+            f"{row['p50_ratio']:5.2f}   {row['p95_ratio']:5.2f}   "
+            f"{row['p50_added_ms']:7.2f}  {row['p95_added_ms']:7.2f}"
+        )
     print("ledger:", json.dumps(results["ledger"]))
     return 0 if results["ledger"]["consistent"] else 1
 
