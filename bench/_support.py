@@ -15,6 +15,7 @@ import pstats
 import secrets
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -33,12 +34,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FinishedEval",
+    "by_load",
     "closed_loop",
     "finished_eval",
     "free_port",
+    "latency_rows",
     "postgres_url",
     "process",
     "profile_every_thread",
+    "quantile",
     "sqlite_url",
     "suite_directory",
     "uvicorn_app",
@@ -84,6 +88,40 @@ async def closed_loop(
     if failures:
         raise RuntimeError(f"calls to {url} failed: {failures}")
     return latencies, wall
+
+
+def quantile(values: list[float], q: float) -> float:
+    """The `q` quantile of `values` (0.01 to 0.99, by hundredths)."""
+    return statistics.quantiles(values, n=100)[int(q * 100) - 1]
+
+
+def latency_rows(samples: Mapping[str, list[float]], baseline: str) -> dict[str, dict[str, Any]]:
+    """Each way's latencies (ms) summed up: its calls, p50 and p95, and their ratio to and
+    the milliseconds they add over the `baseline` way's, measured at the same load."""
+    base50 = statistics.median(samples[baseline])
+    base95 = quantile(samples[baseline], 0.95)
+    rows = {}
+    for way, values in samples.items():
+        p50, p95 = statistics.median(values), quantile(values, 0.95)
+        rows[way] = {
+            "calls": len(values),
+            "p50_ms": round(p50, 3),
+            "p95_ms": round(p95, 3),
+            "p50_ratio": round(p50 / base50, 3),
+            "p95_ratio": round(p95 / base95, 3),
+            "p50_added_ms": round(p50 - base50, 3),
+            "p95_added_ms": round(p95 - base95, 3),
+        }
+    return rows
+
+
+def by_load(results: Mapping[str, Any]) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(concurrency, way, row) of each load of `results`: its keys `c1`, `c8`, … hold a
+    load's rows by way (as `latency_rows` makes them); its other keys are not rows."""
+    for level, rows in results.items():
+        if level.startswith("c") and level[1:].isdigit():
+            for way, row in rows.items():
+                yield int(level[1:]), way, row
 
 
 # Runs a command (its output discarded) and prints its peak RSS (KiB) and CPU seconds. A

@@ -14,7 +14,6 @@ The baselines sign and verify the very PAE bytes of the certificate.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import sys
@@ -29,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from bench._args import bench_parser
 from records import PAYLOAD_TYPE, SecretBox, agent_identity, new_key, pae, verify_certificate
 from records._certificates import jwk_of, key_id, sign_envelope, signed_revocations, statement
 from schema.jsontext import dumps
@@ -95,8 +95,7 @@ def best_rate(work: Callable[[], object], seconds: float) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true")
+    parser = bench_parser(__doc__)
     parser.add_argument("--seconds", type=float, default=1.0)
     args = parser.parse_args()
 

@@ -10,7 +10,6 @@ A third figure includes `to_json()` of every result (what a runner stores).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -24,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import re2
 
+from bench._args import bench_parser
 from evals.checks import compile_checks, grade
 from schema import jsontext
 from schema.documents import parse_document
@@ -197,8 +197,7 @@ def measure(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--json", action="store_true")
+    parser = bench_parser(__doc__)
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
     rows = [

@@ -42,7 +42,6 @@ and of its CPU time (medians).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -65,6 +64,7 @@ sys.path.insert(0, str(HERE))
 
 import agent  # noqa: E402
 
+from bench._args import bench_parser, compared_tool  # noqa: E402
 from bench._support import suite_directory, uvicorn_app  # noqa: E402
 
 GOAL_RATIO = 0.08  # holon / promptfoo, wall and CPU time (medians)
@@ -426,21 +426,16 @@ def versions(promptfoo: Path | None, env: dict[str, str]) -> dict[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--cases", type=int, default=1000, help="cases (default 1000)")
     parser.add_argument("--concurrency", type=int, default=16, help="for both tools (16)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs of each tool (3)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--promptfoo-dir",
-        type=Path,
-        default=Path(tempfile.gettempdir()) / "holon-bench-promptfoo" / PROMPTFOO_VERSION,
-        help="where promptfoo is (or gets) installed",
-    )
-    parser.add_argument(
-        "--no-promptfoo",
-        action="store_true",
-        help="holon's side alone: promptfoo neither installed nor run, no ratios",
+    compared_tool(
+        parser,
+        "promptfoo",
+        PROMPTFOO_VERSION,
+        where="where promptfoo is (or gets) installed",
+        alone="promptfoo neither installed nor run, no ratios",
     )
     args = parser.parse_args()
     binary = None if args.no_promptfoo else ensure_promptfoo(args.promptfoo_dir, PROMPTFOO_VERSION)

@@ -41,7 +41,6 @@ would share.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import sys
@@ -57,6 +56,7 @@ sys.path.insert(0, str(ROOT / "bench" / "eval"))
 import bench_agent  # noqa: E402
 import run as eval_bench  # noqa: E402
 
+from bench._args import bench_parser  # noqa: E402
 from bench._support import finished_eval, postgres_url  # noqa: E402
 from evals.reports import (  # noqa: E402  # noqa: E402
     CellQuery,
@@ -278,12 +278,11 @@ def _measure(done: Any, agents: int, runs: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--agents", type=int, default=1000)
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--repetitions", type=int, default=2)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--json", action="store_true")
     parser.add_argument("--postgres", metavar="ADMIN_URL", default=None)
     args = parser.parse_args()
     result = measure(args.agents, args.cases, args.repetitions, args.runs, args.postgres)

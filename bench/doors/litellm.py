@@ -42,12 +42,10 @@ its model-cost map the local copy. `--no-litellm` runs holon's side alone.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -65,7 +63,8 @@ import aiohttp  # noqa: E402
 import fake_openai  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
-from bench._support import closed_loop, free_port, process, sqlite_url  # noqa: E402
+from bench._args import bench_parser, compared_tool  # noqa: E402
+from bench._support import by_load, closed_loop, free_port, latency_rows, process, sqlite_url  # noqa: E402
 from bench.gateway.contract import _suite  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
     AGENT,
@@ -196,10 +195,6 @@ async def drive(
     return await closed_loop(session, url, data, headers, calls, concurrency, refusal)
 
 
-def _p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=100)[94]
-
-
 async def measure(
     targets: list[dict[str, Any]], calls: int, rounds: int, levels: list[int]
 ) -> dict[str, Any]:
@@ -221,20 +216,10 @@ async def measure(
                     samples[target["name"]] += latencies
                     wall[target["name"]] += seconds
                     target["through"] += calls
-            base50 = statistics.median(samples["direct"])
-            base95 = _p95(samples["direct"])
-            rows = {}
-            for name, values in samples.items():
-                p50, p95 = statistics.median(values), _p95(values)
-                rows[name] = {
-                    "calls": len(values),
-                    "p50_ms": round(p50, 3),
-                    "p95_ms": round(p95, 3),
-                    "p50_added_ms": round(p50 - base50, 3),
-                    "p95_added_ms": round(p95 - base95, 3),
-                    "calls_per_s": round(len(values) / wall[name], 1),
-                    "cpu_ms_per_call": round(cpu[name] * 1000 / len(values), 3),
-                }
+            rows = latency_rows(samples, "direct")
+            for name, row in rows.items():
+                row["calls_per_s"] = round(row["calls"] / wall[name], 1)
+                row["cpu_ms_per_call"] = round(cpu[name] * 1000 / row["calls"], 3)
             out[f"c{concurrency}"] = rows
     return out
 
@@ -267,32 +252,24 @@ def setup_holon(url: str, key: str, home: Path, upstream: str, root: Path) -> st
 def report(results: dict[str, Any]) -> None:
     print(f"ms; added = over `direct` at the same concurrency; versions {results['versions']}")
     print("way      conc  p50     p95     +p50    +p95    calls/s  cpu ms/call")
-    for level, rows in results.items():
-        if not level[1:].isdigit():
-            continue
-        for name, row in rows.items():
-            print(
-                f"{name:8} {level[1:]:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
-                f"{row['p50_added_ms']:6.2f}  {row['p95_added_ms']:6.2f}  "
-                f"{row['calls_per_s']:7.1f}  {row['cpu_ms_per_call']:7.3f}"
-            )
+    for concurrency, name, row in by_load(results):
+        print(
+            f"{name:8} {concurrency:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
+            f"{row['p50_added_ms']:6.2f}  {row['p95_added_ms']:6.2f}  "
+            f"{row['calls_per_s']:7.1f}  {row['cpu_ms_per_call']:7.3f}"
+        )
     print("ledger:", json.dumps(results["ledger"]))
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--calls", type=int, default=300, help="calls per way per round")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = bench_parser(__doc__, calls=300, calls_help="calls per way per round", rounds=3)
     parser.add_argument("--concurrency", default="1,8,32", help="levels, comma-separated")
-    parser.add_argument(
-        "--litellm-dir",
-        type=Path,
-        default=Path(tempfile.gettempdir()) / "holon-bench-litellm" / LITELLM_VERSION,
-        help="where LiteLLM's venv is (or gets installed)",
-    )
-    parser.add_argument(
-        "--no-litellm", action="store_true", help="holon's side alone: LiteLLM not installed"
+    compared_tool(
+        parser,
+        "litellm",
+        LITELLM_VERSION,
+        where="where LiteLLM's venv is (or gets installed)",
+        alone="LiteLLM not installed",
     )
     args = parser.parse_args()
     levels = [int(level) for level in args.concurrency.split(",")]

@@ -18,7 +18,6 @@ medians are reported in microseconds with their difference.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -30,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from bench._args import bench_parser  # noqa: E402
 from bench.gateway.run import CAPABILITY, INPUT  # noqa: E402
 from gateway.server._openai import _check_parameters, _completion, _user_input  # noqa: E402
 from gateway.server._routes_calls import INVOKE_KEYS  # noqa: E402
@@ -90,10 +90,7 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--calls", type=int, default=20000, help="calls per round")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = bench_parser(__doc__, calls=20000, calls_help="calls per round", rounds=5)
     args = parser.parse_args()
     results = asyncio.run(measure(args.calls, args.rounds))
     if args.json:

@@ -30,10 +30,8 @@ dropped; ADMIN_URL of bench/gateway/run.py) instead of a SQLite file.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -44,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import aiohttp
 from cryptography.fernet import Fernet
 
-from bench._support import closed_loop, postgres_url, sqlite_url
+from bench._args import bench_parser
+from bench._support import by_load, closed_loop, latency_rows, postgres_url, sqlite_url
 from bench.gateway.run import (
     ADMIN_URL,
     CALLER,
@@ -119,10 +118,6 @@ async def drive(
     return latencies
 
 
-def _quantile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q * 100) - 1]
-
-
 async def measure(
     url: str, token: str, calls: int, rounds: int, doors: list[str]
 ) -> dict[str, Any]:
@@ -137,29 +132,12 @@ async def measure(
             for _ in range(rounds):
                 for door in doors:
                     samples[door] += await drive(session, url, door, calls, concurrency)
-            base50 = statistics.median(samples["invoke"])
-            base95 = _quantile(samples["invoke"], 0.95)
-            rows = {}
-            for door, values in samples.items():
-                p50, p95 = statistics.median(values), _quantile(values, 0.95)
-                rows[door] = {
-                    "calls": len(values),
-                    "p50_ms": round(p50, 3),
-                    "p95_ms": round(p95, 3),
-                    "p50_ratio": round(p50 / base50, 3),
-                    "p95_ratio": round(p95 / base95, 3),
-                    "p50_added_ms": round(p50 - base50, 3),
-                    "p95_added_ms": round(p95 - base95, 3),
-                }
-            out[f"c{concurrency}"] = rows
+            out[f"c{concurrency}"] = latency_rows(samples, "invoke")
     return out
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--calls", type=int, default=400, help="calls per door per round")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = bench_parser(__doc__, calls=400, calls_help="calls per door per round", rounds=3)
     parser.add_argument("--postgres", action="store_true", help="the store on PostgreSQL")
     parser.add_argument(
         "--doors",
@@ -189,15 +167,12 @@ def main() -> int:
         print(json.dumps(results, indent=2))
         return 0 if results["ledger"]["consistent"] else 1
     print("door     conc  p50 ms  p95 ms  p50 x   p95 x   +p50 ms  +p95 ms")
-    for level, rows in results.items():
-        if level == "ledger":
-            continue
-        for door, row in rows.items():
-            print(
-                f"{door:8} {level[1:]:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
-                f"{row['p50_ratio']:5.2f}   {row['p95_ratio']:5.2f}   "
-                f"{row['p50_added_ms']:7.2f}  {row['p95_added_ms']:7.2f}"
-            )
+    for concurrency, door, row in by_load(results):
+        print(
+            f"{door:8} {concurrency:>4}  {row['p50_ms']:6.2f}  {row['p95_ms']:6.2f}  "
+            f"{row['p50_ratio']:5.2f}   {row['p95_ratio']:5.2f}   "
+            f"{row['p50_added_ms']:7.2f}  {row['p95_added_ms']:7.2f}"
+        )
     print("ledger:", json.dumps(results["ledger"]))
     return 0 if results["ledger"]["consistent"] else 1
 

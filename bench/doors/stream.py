@@ -20,7 +20,6 @@ task completed) and so is the ledger: one settled row per call.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -37,7 +36,8 @@ sys.path.insert(0, str(HERE.parents[1]))
 import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
-from bench._support import postgres_url, sqlite_url, uvicorn_app  # noqa: E402
+from bench._args import bench_parser  # noqa: E402
+from bench._support import postgres_url, quantile, sqlite_url, uvicorn_app  # noqa: E402
 from bench.doors.run import BODIES  # noqa: E402
 from bench.gateway.run import (  # noqa: E402
     ADMIN_URL,
@@ -94,10 +94,6 @@ async def one(session: aiohttp.ClientSession, url: str, way: str) -> tuple[float
     return first, output, total
 
 
-def _p(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q * 100) - 1]
-
-
 async def measure(gateway: str, agent: str, token: str, calls: int, rounds: int) -> dict[str, Any]:
     samples: dict[str, list[tuple[float, float, float]]] = {way: [] for way in WAYS}
     async with (
@@ -124,16 +120,13 @@ async def measure(gateway: str, agent: str, token: str, calls: int, rounds: int)
         for index, name in enumerate(("ttfb", "output", "total")):
             series = [value[index] for value in values]
             row[f"{name}_p50_ms"] = round(statistics.median(series), 2)
-            row[f"{name}_p95_ms"] = round(_p(series, 0.95), 2)
+            row[f"{name}_p95_ms"] = round(quantile(series, 0.95), 2)
         out[way] = row
     return out
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--calls", type=int, default=40, help="calls per way per round")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = bench_parser(__doc__, calls=40, calls_help="calls per way per round", rounds=3)
     parser.add_argument("--delay-ms", type=int, default=200, help="the agent's thinking time")
     parser.add_argument("--postgres", action="store_true", help="the store on PostgreSQL")
     args = parser.parse_args()

@@ -15,7 +15,6 @@ the phases of one import are timed apart.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -26,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
+from bench._args import bench_parser  # noqa: E402
 from bench._support import finished_eval  # noqa: E402
 from evals import import_report  # noqa: E402
 from evals._import import _counts, _read, _recompute  # noqa: E402
@@ -80,11 +80,10 @@ def measure(cases: int, repetitions: int, runs: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--repetitions", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = measure(args.cases, args.repetitions, args.runs)
     if args.json:

@@ -19,7 +19,6 @@ near 1 whatever the cells, and CPU grows with them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -35,6 +34,7 @@ sys.path.insert(0, str(HERE))
 import bench_agent  # noqa: E402
 import run as eval_bench  # noqa: E402
 
+from bench._args import bench_parser  # noqa: E402
 from bench._support import peak_and_cpu  # noqa: E402
 
 if TYPE_CHECKING:
@@ -74,10 +74,9 @@ def measure(home: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--cases", type=int, default=10_000, help="half public, half holdout")
     parser.add_argument("--repetitions", default="2,20", help="comma-separated")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -75,6 +75,7 @@ sys.path.insert(0, str(HERE))
 import bench_agent  # noqa: E402
 
 from agents import CallLimits, Executor, manifest_from_dict  # noqa: E402
+from bench._args import bench_parser  # noqa: E402
 from bench._support import (  # noqa: E402
     postgres_url,
     profile_every_thread,
@@ -416,8 +417,7 @@ def profile(suite: Path, root: Path, endpoint: str, top: int = 30) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--cases", type=int, default=1000, help="cases (half public, half holdout)")
     parser.add_argument("--repetitions", type=int, default=2, help="repetitions per case")
     parser.add_argument("--postgres", metavar="ADMIN_URL", help="also run on PostgreSQL")

@@ -19,7 +19,6 @@ of the rounds and the ratio is executor / bare client.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -38,6 +37,7 @@ from mcp.client.streamable_http import streamablehttp_client  # noqa: E402
 from run import drive  # noqa: E402
 
 from agents import CallLimits, Executor, manifest_from_dict  # noqa: E402
+from bench._args import bench_parser  # noqa: E402
 from bench._support import uvicorn_app  # noqa: E402
 
 TICKET = {"subject": "Refund please", "body": "I was charged twice for INV-7."}
@@ -128,11 +128,8 @@ async def mcp(url: str, n: int, rounds: int, concurrency: int) -> dict[str, Any]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = bench_parser(__doc__, calls=2000, rounds=3)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report: dict[str, Any] = {}
     with uvicorn_app("protocol_agents:openai", HERE, "the OpenAI-compatible agent") as url:

@@ -20,7 +20,6 @@ Goals (reported, never asserted): overhead <= 0.3 ms/call at concurrency 16,
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -41,6 +40,7 @@ import aiohttp  # noqa: E402
 import httpx  # noqa: E402
 
 from agents import AgentLimits, CallLimits, Executor, Manifest, Pricing  # noqa: E402
+from bench._args import bench_parser  # noqa: E402
 
 INPUT = {"ticket": "My invoice INV-7 was charged twice", "lang": "en"}
 LIMITS = CallLimits(max_cost_usd=Decimal("0.05"), timeout_s=30)
@@ -233,9 +233,7 @@ def summarise(loop_numbers: dict[str, Any], asgi_numbers: dict[str, Any]) -> dic
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--calls", type=int, default=10_000, help="calls for the memory figure")
+    parser = bench_parser(__doc__, calls=10_000, calls_help="calls for the memory figure")
     parser.add_argument("--timing-calls", type=int, default=3_000, help="calls per timing run")
     args = parser.parse_args()
     process, url = start_server()

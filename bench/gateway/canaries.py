@@ -45,7 +45,6 @@ Goal (reported, never asserted): <= 0.05 ms added at p50 by canaries on.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import re
@@ -61,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import aiohttp
 from cryptography.fernet import Fernet
 
+from bench._args import bench_parser
 from bench._support import postgres_url, sqlite_url
 from bench.gateway.contract import ANSWER, SPLITS, write_suite
 from bench.gateway.run import (
@@ -224,11 +224,9 @@ def _summary(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", action="store_true")
+    parser = bench_parser(__doc__, rounds=5)
     parser.add_argument("--rate", type=float, default=200.0, help="calls/s, all targets")
     parser.add_argument("--seconds", type=float, default=5.0, help="of each round's stream")
-    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
         "--share", type=float, default=0.02, help="HOLON_CANARY_SHARE of the `on` gateway"
     )

@@ -41,7 +41,6 @@ ledger's PostgreSQL function as it is now and as that migration made it
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import importlib.util
 import json
@@ -59,6 +58,7 @@ import psycopg
 from cryptography.fernet import Fernet
 from sqlalchemy.engine import make_url
 
+from bench._args import bench_parser
 from bench._support import postgres_url, sqlite_url, suite_directory
 from bench.gateway.run import (
     AGENT,
@@ -290,11 +290,9 @@ NAMES = ("off", "contract", "both", "control", "contract_added", "both_added", "
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", action="store_true")
+    parser = bench_parser(__doc__, rounds=3)
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=4.0)
-    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--postgres", metavar="ADMIN_URL", help="PostgreSQL instead of SQLite")
     parser.add_argument(
         "--function-from",

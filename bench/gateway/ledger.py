@@ -32,7 +32,6 @@ figures are bench/gateway/run.py's; this is the part the backends differ in.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -50,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from bench._args import bench_parser
 from bench._support import postgres_url, sqlite_url
 from gateway.live._writes import LedgerWriter
 from records import CallEntry, LedgerEntry, Reserve, Settle, open_store, utcnow
@@ -115,10 +115,9 @@ async def run(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--calls", type=int, default=400, help="calls per path a round, per load")
+    parser = bench_parser(
+        __doc__, calls=400, calls_help="calls per path a round, per load", rounds=5
+    )
     parser.add_argument("--postgres", metavar="ADMIN_URL", default=ADMIN_URL)
     parser.add_argument(
         "--gap-us", type=int, default=0, help="c1: the wait after each write (agent, caller)"

@@ -25,7 +25,6 @@ of rows, nothing left reserved).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import secrets
@@ -42,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import aiohttp
 from cryptography.fernet import Fernet
 
+from bench._args import bench_parser
 from bench._support import postgres_url
 from bench.gateway.run import (
     ADMIN_URL,
@@ -148,10 +148,7 @@ async def load(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--calls", type=int, default=1500, help="calls per process a round")
+    parser = bench_parser(__doc__, calls=1500, calls_help="calls per process a round", rounds=3)
     parser.add_argument("--concurrency", type=int, default=16, help="callers per process")
     parser.add_argument("--postgres", metavar="ADMIN_URL", default=ADMIN_URL)
     args = parser.parse_args()

@@ -26,7 +26,6 @@ commit, its wait for the WAL flush, as the gateway waits for it).
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import re
@@ -43,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import psycopg
 
+from bench._args import bench_parser
 from bench._support import postgres_url, sqlite_url
 from records import (
     CallEntry,
@@ -173,8 +173,7 @@ def measure_function(store: Store, rounds: int, group: int, before: Path | None)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=2000)
+    parser = bench_parser(__doc__, rounds=2000)
     parser.add_argument(
         "--group",
         type=lambda text: [int(g) for g in text.split(",")],
@@ -190,7 +189,6 @@ def main() -> None:
         help="PostgreSQL: also time the holon_ledger_apply this migration file installs, e.g."
         " records/migrations/versions/0013_ledger_apply.py",
     )
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     backends: dict[str, Any] = {"sqlite": sqlite_url}
     if not args.no_postgres:

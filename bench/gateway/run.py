@@ -60,7 +60,6 @@ event loop and the threads spend wall time, waiting included, at little cost).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import io
 import json
@@ -85,6 +84,7 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 from cryptography.fernet import Fernet  # noqa: E402
 
+from bench._args import bench_parser  # noqa: E402
 from bench._support import closed_loop, free_port, postgres_url, process, sqlite_url, uvicorn_app  # noqa: E402
 from gateway.service import StoreService  # noqa: E402
 from records import open_store  # noqa: E402
@@ -632,8 +632,7 @@ def table(results: dict[str, dict[str, Any]], summary: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the call counts")
     parser.add_argument(
         "--rates",

@@ -22,7 +22,6 @@ bounded memory is a peak RSS ratio near 1, and CPU near 10x.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -34,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._args import bench_parser  # noqa: E402
 from bench._support import finished_eval, peak_and_cpu  # noqa: E402
 
 CLAIM = 5_000  # cells claimed and recorded at a time
@@ -107,11 +107,10 @@ def measure(home: Path, eval_id: str, form: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000", help="cells, comma-separated")
     parser.add_argument("--repetitions", type=int, default=20)
     parser.add_argument("--formats", default="json,junit")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     forms = args.formats.split(",")

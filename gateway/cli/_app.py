@@ -90,6 +90,15 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
+def command_group(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """`holon NAME ACTION`: the command word `name`, whose actions are added to what this
+    returns (the action chosen is parsed as `NAME_command`)."""
+    parser = sub.add_parser(name, help=help)
+    return parser.add_subparsers(dest=f"{name}_command", metavar="ACTION", required=True)
+
+
 def _with_home(args: argparse.Namespace, environ: Mapping[str, str] | None) -> Mapping[str, str]:
     """The environment the command reads, with --home as HOLON_HOME when given."""
     import os

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.cli._app import common_options, gateway_options, renamed_flag
+from gateway.cli._app import command_group, common_options, gateway_options, renamed_flag
 from gateway.cli._context import Context
 from gateway.operations import Cli, Field, Fields, Json, Lines, Operation, Render, Sections, Table
 from schema.errors import checked
@@ -205,7 +205,6 @@ def operation_group(
     """`holon NAME ACTION`, each action one operation's command, on the store or over a
     gateway (`holon keys`, `holon tokens`: nothing of their own around the operations)."""
     both = [common_options(), gateway_options()]
-    parser = sub.add_parser(name, help=help)
-    group = parser.add_subparsers(dest=f"{name}_command", metavar="ACTION", required=True)
+    group = command_group(sub, name, help)
     for action, op in actions.items():
         command(group, action, op, parents=both)

@@ -7,7 +7,7 @@ import getpass
 from collections.abc import Mapping
 from typing import Any
 
-from gateway.cli._app import common_options, gateway_options
+from gateway.cli._app import command_group, common_options, gateway_options
 from gateway.cli._context import Context
 from gateway.cli._operations import Local, command
 from gateway.operations import (
@@ -26,8 +26,7 @@ MAX_SECRET_CHARS = 4096
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("agents", help="register and inspect agents")
-    group = parser.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
+    group = command_group(sub, "agents", "register and inspect agents")
     both = [common_options(), gateway_options()]
 
     command(group, "register", AGENTS_REGISTER, parents=both, local=MANIFEST_FILE)
@@ -36,8 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     command(group, "disable", AGENTS_DISABLE, parents=both)
     command(group, "enable", AGENTS_ENABLE, parents=both)
 
-    secret = group.add_parser("secret", help="the agent's bearer secret (write-only)")
-    secret_group = secret.add_subparsers(dest="secret_command", metavar="ACTION", required=True)
+    secret_group = command_group(group, "secret", "the agent's bearer secret (write-only)")
     command(secret_group, "set", AGENTS_SECRET_SET, parents=both, local=SECRET_INPUT)
     command(secret_group, "clear", AGENTS_SECRET_CLEAR, parents=both)
 

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gateway._fetch import fetch_bounded
-from gateway.cli._app import common_options, gateway_options
+from gateway.cli._app import command_group, common_options, gateway_options
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
 from gateway.cli._operations import command, runs
@@ -44,8 +44,7 @@ FETCH_TIMEOUT_S = 10.0
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     both = [common_options(), gateway_options()]
-    parser = sub.add_parser("certificates", help="verify and import signed agent certificates")
-    group = parser.add_subparsers(dest="certificates_command", metavar="ACTION", required=True)
+    group = command_group(sub, "certificates", "verify and import signed agent certificates")
     verify = group.add_parser(
         "verify",
         parents=both,
@@ -114,11 +113,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     recheck.set_defaults(handler=do_recheck)
     runs(recheck, CERTIFICATES_RECHECK)
-    issuers = group.add_parser(
-        "issuers",
-        help="the other issuers known here, each bound to its pinned keys",
+    igroup = command_group(
+        group, "issuers", "the other issuers known here, each bound to its pinned keys"
     )
-    igroup = issuers.add_subparsers(dest="issuers_command", metavar="ACTION", required=True)
     command(igroup, "list", ISSUERS_LIST, parents=both)
     pin = igroup.add_parser(
         "pin",

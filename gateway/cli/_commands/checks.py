@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gateway.cli._app import common_options
+from gateway.cli._app import command_group, common_options
 from gateway.cli._context import Context
 
 
@@ -21,8 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     path.add_argument("file", metavar="FILE", type=Path, help="a JSON (or YAML) document")
     path.set_defaults(handler=do_path)
 
-    checks = sub.add_parser("checks", help="the check DSL")
-    group = checks.add_subparsers(dest="checks_command", metavar="ACTION", required=True)
+    group = command_group(sub, "checks", "the check DSL")
     grade = group.add_parser(
         "grade",
         parents=[common_options()],

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from gateway.cli._app import common_options
+from gateway.cli._app import command_group, common_options
 from gateway.cli._context import Context
 
 if TYPE_CHECKING:
@@ -16,8 +16,7 @@ T = TypeVar("T")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("db", help="the store's schema (store only)")
-    group = parser.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    group = command_group(sub, "db", "the store's schema (store only)")
     up = group.add_parser(
         "upgrade",
         parents=[common_options()],

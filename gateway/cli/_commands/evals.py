@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli._app import common_options, gateway_options
+from gateway.cli._app import command_group, common_options, gateway_options
 from gateway.cli._commands import certificates, reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
@@ -127,8 +127,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.set_defaults(handler=do_eval)
     runs(run, EVALS_START)  # with --gateway; on the store it runs the eval here
 
-    parser = sub.add_parser("evals", help="follow, resume, cancel, report and compare evals")
-    group = parser.add_subparsers(dest="evals_command", metavar="ACTION", required=True)
+    group = command_group(sub, "evals", "follow, resume, cancel, report and compare evals")
     command(group, "list", EVALS_LIST, parents=both)
     command(group, "status", EVALS_SHOW, parents=both)
     # Not the operation's own command: on the store the eval runs here, with progress.
@@ -164,8 +163,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     worker.set_defaults(handler=do_worker)
 
-    records = sub.add_parser("records", help="agent records")
-    rgroup = records.add_subparsers(dest="records_command", metavar="ACTION", required=True)
+    rgroup = command_group(sub, "records", "agent records")
     command(rgroup, "show", RECORDS_SHOW, parents=both)
     certificates.register_record_certificate(rgroup)
 

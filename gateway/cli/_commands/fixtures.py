@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gateway.cli._app import common_options
+from gateway.cli._app import command_group, common_options
 from gateway.cli._context import Context
 from schema.errors import InputError
 from schema.jsontext import loads
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("fixtures", help="fixture generators")
-    group = parser.add_subparsers(dest="fixtures_command", metavar="ACTION", required=True)
+    group = command_group(sub, "fixtures", "fixture generators")
     render = group.add_parser(
         "render",
         parents=[common_options()],

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gateway.cli._app import common_options, gateway_options
+from gateway.cli._app import command_group, common_options, gateway_options
 from gateway.cli._context import Context
 from gateway.cli._operations import Local, command
 from gateway.operations import (
@@ -26,8 +26,7 @@ from gateway.operations import (
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     both = [common_options(), gateway_options()]
-    parser = sub.add_parser("mandates", help="grant, inspect, dry-run and revoke mandates")
-    group = parser.add_subparsers(dest="mandates_command", metavar="ACTION", required=True)
+    group = command_group(sub, "mandates", "grant, inspect, dry-run and revoke mandates")
 
     command(group, "grant", MANDATES_GRANT, parents=both, local=MANDATE_FILE)
     command(group, "list", MANDATES_LIST, parents=both)

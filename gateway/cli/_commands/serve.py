@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from gateway.cli._app import common_options
+from gateway.cli._app import command_group, common_options
 from gateway.cli._context import Context
 from schema.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("gateway", help="run the gateway service (store only)")
-    group = parser.add_subparsers(dest="gateway_command", metavar="ACTION", required=True)
+    group = command_group(sub, "gateway", "run the gateway service (store only)")
     serve = group.add_parser(
         "serve",
         parents=[common_options()],

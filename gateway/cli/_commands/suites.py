@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gateway.cli._app import common_options, gateway_options
+from gateway.cli._app import command_group, common_options, gateway_options
 from gateway.cli._context import Context
 from gateway.cli._operations import Local, command
 from gateway.operations import (
@@ -27,8 +27,7 @@ from schema.errors import InputError, Location, UsageError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("suites", help="install and inspect suites")
-    group = parser.add_subparsers(dest="suites_command", metavar="ACTION", required=True)
+    group = command_group(sub, "suites", "install and inspect suites")
     store_only = [common_options()]
     both = [common_options(), gateway_options()]
 

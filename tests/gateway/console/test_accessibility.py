@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gateway.console._eval_pages import REPORT_CSP
-from records import Store
 from tests.gateway.console._browser import Watched, browser, watched_page
-from tests.gateway.console._world import TRIAGE, World, world
+from tests.gateway.console._world import TRIAGE, World
 from tests.gateway.console.test_browser import ROLE_PAGES, sign_in, visit
 
 pytestmark = pytest.mark.slow
@@ -43,12 +41,6 @@ def axe_or_skip() -> str:
     if os.environ.get("HOLON_REQUIRE_CHROMIUM") == "1":
         pytest.fail(message + " and HOLON_REQUIRE_CHROMIUM=1: the accessibility test must run")
     pytest.skip(message)
-
-
-@pytest.fixture
-def console(sqlite_store: Store, tmp_path: Path) -> Iterator[World]:
-    with world(sqlite_store, tmp_path) as built:
-        yield built
 
 
 def violations(watched: Watched, axe: str) -> list[dict[str, Any]]:

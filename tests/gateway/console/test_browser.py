@@ -6,31 +6,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evals.suites import install_suite
-from records import Store
 from tests.evals.suites._make import SUITE_YAML, case, make_suite
-from tests.gateway.console._browser import Watched, browser, watched_page
-from tests.gateway.console._world import EVIL, HOLDOUT_TEXT, TRIAGE, World, world
+from tests.gateway.console._browser import Watched, watched_page
+from tests.gateway.console._world import EVIL, HOLDOUT_TEXT, TRIAGE, World
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def console(sqlite_store: Store, tmp_path: Path) -> Iterator[World]:
-    with world(sqlite_store, tmp_path) as built:
-        yield built
-
-
-@pytest.fixture
-def chromium() -> Iterator[Any]:
-    with browser() as launched:
-        yield launched
 
 
 def sign_in(watched: Watched, console: World, role: str) -> None:

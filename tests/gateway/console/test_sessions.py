@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -20,7 +19,6 @@ from tests.gateway.console._world import (
     TRIAGE,
     World,
     csrf_of,
-    world,
 )
 from tests.gateway.server._gateway import install_tiny, register_triage, running_gateway
 
@@ -82,12 +80,6 @@ def test_a_session_is_a_hashed_cookie_that_survives_restarts_and_ends_with_its_t
             assert info is not None
             store.tokens.revoke(info.id)
             assert other.get("/ui/").headers["location"] == "/ui/sign-in"
-
-
-@pytest.fixture
-def console(sqlite_store: Store, tmp_path: Path) -> Iterator[World]:
-    with world(sqlite_store, tmp_path) as built:
-        yield built
 
 
 def test_every_form_needs_its_csrf_token_and_this_origin(console: World) -> None:

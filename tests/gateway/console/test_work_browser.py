@@ -6,32 +6,17 @@ mandate without a budget render. Each step counts the links clicked."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agents import load_manifest
-from records import Store
-from tests.gateway.console._browser import Watched, browser, watched_page
-from tests.gateway.console._world import EVIL, TRIAGE, World, world
+from tests.gateway.console._browser import Watched, watched_page
+from tests.gateway.console._world import EVIL, TRIAGE, World
 from tests.gateway.console.test_browser import sign_in, visit
 from tests.gateway.server._gateway import TRIAGE as TRIAGE_MANIFEST
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def console(sqlite_store: Store, tmp_path: Path) -> Iterator[World]:
-    with world(sqlite_store, tmp_path) as built:
-        yield built
-
-
-@pytest.fixture
-def chromium() -> Iterator[Any]:
-    with browser() as launched:
-        yield launched
 
 
 def click(watched: Watched, selector: str) -> None:

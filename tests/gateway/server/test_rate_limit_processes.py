@@ -15,15 +15,16 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import httpx
 import pytest
 from sqlalchemy import Table, insert
 
-from records import Store, new_key, open_store
+from records import LedgerEntry, Store, new_key, open_store
 from records._models import RateBucketRow
 from records._rate import EPOCH
 from tests._servers import free_port, serve
@@ -113,7 +114,22 @@ async def _fire(urls: list[str], token: str) -> list[httpx.Response]:
         return list(await asyncio.gather(*tasks))
 
 
-def _shared_store(url: str, home: Path) -> tuple[Store, dict[str, str]]:
+@dataclass(frozen=True)
+class _Shared:
+    """One store, the environment of the gateway processes sharing it, and the recording
+    agent they call; `stack` holds what the test starts (the gateways)."""
+
+    store: Store
+    env: dict[str, str]
+    agent: Recording
+    agent_url: str
+    stack: ExitStack
+
+
+@contextmanager
+def _shared(url: str, home: Path, **agent: Any) -> Iterator[_Shared]:
+    """The store at `url` with the recording agent registered (`agent`: its manifest's
+    other fields), and the environment `holon gateway serve` over it runs in."""
     key = new_key()
     store = open_store(url, secret_key=key, auto_upgrade=True)
     env = {
@@ -126,7 +142,25 @@ def _shared_store(url: str, home: Path) -> tuple[Store, dict[str, str]]:
         "HOLON_PROBE_INTERVAL_S": "0",
         "HOLON_LOG_LEVEL": "WARNING",
     }
-    return store, env
+    recording = Recording()
+    try:
+        with ExitStack() as stack:
+            agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
+            store.agents.register(manifest(AGENT, agent_url, **agent))
+            yield _Shared(store, env, recording, agent_url, stack)
+    finally:
+        store.close()
+
+
+def _settled(store: Store, mandate_id: str) -> list[LedgerEntry]:
+    """The mandate's ledger rows once none is still reserved: settlements commit after
+    their answers (30 s at the most)."""
+    deadline = time.monotonic() + 30
+    while True:
+        rows = store.ledger.list(mandate_id=mandate_id, limit=1000).items
+        if all(r.status != "reserved" for r in rows) or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.05)
 
 
 def _warm(store: Store, urls: list[str]) -> None:
@@ -171,13 +205,7 @@ def _exactly_the_burst(store: Store, urls: list[str], token: str, agent: Recordi
         retry = int(response.headers["Retry-After"])
         assert retry == error["details"]["retry_after_s"] and 1 <= retry <= 3600
     assert len(agent.calls) - warm_calls == BURST  # the agent saw the ten, and nothing else
-    # Settlements commit after their answers: wait for them, then count every row.
-    deadline = time.monotonic() + 30
-    while True:
-        rows = store.ledger.list(mandate_id="limited", limit=1000).items
-        if all(r.status != "reserved" for r in rows) or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    rows = _settled(store, "limited")
     assert len(rows) == CALLS
     assert Counter((r.decision, r.reason, r.status) for r in rows) == {
         ("allow", None, "settled"): BURST,
@@ -187,8 +215,9 @@ def _exactly_the_burst(store: Store, urls: list[str], token: str, agent: Recordi
     assert answered == {r.request_id for r in rows if r.decision == "allow"}
 
 
-def _setup(store: Store, agent_url: str) -> str:
-    store.agents.register(manifest(AGENT, agent_url))
+def _limited(store: Store) -> str:
+    """A caller's token under a mandate that lets BURST calls through, then refills too
+    slowly to matter."""
     store.mandates.grant(
         {
             "schema_version": 1,
@@ -203,86 +232,63 @@ def _setup(store: Store, agent_url: str) -> str:
 
 
 def test_two_gateway_processes_hold_one_limit_exactly(store_url: str, tmp_path: Path) -> None:
-    store, env = _shared_store(store_url, tmp_path / "home")
-    recording = Recording()
-    try:
-        with ExitStack() as stack:
-            agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
-            token = _setup(store, agent_url)
-            urls = [
-                stack.enter_context(_gateway(env, tmp_path / f"gateway-{i}.log"))[0]
-                for i in range(2)
-            ]
-            _exactly_the_burst(store, urls, token, recording)
-    finally:
-        store.close()
+    with _shared(store_url, tmp_path / "home") as shared:
+        token = _limited(shared.store)
+        urls = [
+            shared.stack.enter_context(_gateway(shared.env, tmp_path / f"gateway-{i}.log"))[0]
+            for i in range(2)
+        ]
+        _exactly_the_burst(shared.store, urls, token, shared.agent)
 
 
 @pytest.mark.postgres
 def test_serve_with_two_workers_holds_the_limit_exactly(postgres_url: str, tmp_path: Path) -> None:
-    store, env = _shared_store(postgres_url, tmp_path / "home")
-    recording = Recording()
-    try:
-        with ExitStack() as stack:
-            agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
-            token = _setup(store, agent_url)
-            url, pid = stack.enter_context(
-                _gateway(env, tmp_path / "gateway.log", "--workers", "2", started=2)
-            )
-            assert len(_workers(pid)) == 2
-            _exactly_the_burst(store, [url], token, recording)
-    finally:
-        store.close()
+    with _shared(postgres_url, tmp_path / "home") as shared:
+        token = _limited(shared.store)
+        url, pid = shared.stack.enter_context(
+            _gateway(shared.env, tmp_path / "gateway.log", "--workers", "2", started=2)
+        )
+        assert len(_workers(pid)) == 2
+        _exactly_the_burst(shared.store, [url], token, shared.agent)
 
 
 @pytest.mark.postgres
 def test_serve_with_two_workers_holds_a_budget_exactly(postgres_url: str, tmp_path: Path) -> None:
     """The budget's row is the lock (one statement on PostgreSQL): two worker processes,
     200 concurrent calls, a budget of ten calls at the cap -> exactly ten answered."""
-    store, env = _shared_store(postgres_url, tmp_path / "home")
-    recording = Recording()
-    try:
-        with ExitStack() as stack:
-            agent_url = stack.enter_context(serve(recording_agent(AGENT, "1.0.0", recording)))
-            # Priced at the cap: each answered call spends what it reserved.
-            store.agents.register(manifest(AGENT, agent_url, pricing={"per_call_usd": "0.01"}))
-            store.mandates.grant(
-                {
-                    "schema_version": 1,
-                    "id": "budgeted",
-                    "holder": "bot",
-                    "capabilities": ["ticket.classify"],
-                    "max_cost_per_call_usd": "0.01",
-                    "budget": {"amount_usd": "0.10", "period": "month"},
-                }
-            )
-            token = store.tokens.create("caller:bot")[1]
-            url, pid = stack.enter_context(
-                _gateway(env, tmp_path / "gateway.log", "--workers", "2", started=2)
-            )
-            assert len(_workers(pid)) == 2
-            _warm(store, [url])
-            warm_calls = len(recording.calls)
-            responses = asyncio.run(_fire([url], token))
-            statuses = Counter(r.status_code for r in responses)
-            assert statuses == {200: 10, 402: CALLS - 10}, statuses
-            assert {r.json()["error"]["code"] for r in responses if r.status_code == 402} == {
-                "budget_exhausted"
+    # Priced at the cap: each answered call spends what it reserved.
+    with _shared(postgres_url, tmp_path / "home", pricing={"per_call_usd": "0.01"}) as shared:
+        store = shared.store
+        store.mandates.grant(
+            {
+                "schema_version": 1,
+                "id": "budgeted",
+                "holder": "bot",
+                "capabilities": ["ticket.classify"],
+                "max_cost_per_call_usd": "0.01",
+                "budget": {"amount_usd": "0.10", "period": "month"},
             }
-            assert len(recording.calls) - warm_calls == 10
-            deadline = time.monotonic() + 30
-            while True:  # settlements commit after their answers
-                rows = store.ledger.list(mandate_id="budgeted", limit=1000).items
-                if all(r.status != "reserved" for r in rows) or time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
-            assert Counter((r.decision, r.status) for r in rows) == {
-                ("allow", "settled"): 10,
-                ("deny", "denied"): CALLS - 10,
-            }
-            (period,) = {r.period for r in rows if r.decision == "allow"}
-            spent = sum((r.cost_usd for r in rows), Decimal(0))
-            assert spent == Decimal("0.10")
-            assert store.ledger.budget("budgeted", period or "") == (spent, Decimal(0))
-    finally:
-        store.close()
+        )
+        token = store.tokens.create("caller:bot")[1]
+        url, pid = shared.stack.enter_context(
+            _gateway(shared.env, tmp_path / "gateway.log", "--workers", "2", started=2)
+        )
+        assert len(_workers(pid)) == 2
+        _warm(store, [url])
+        warm_calls = len(shared.agent.calls)
+        responses = asyncio.run(_fire([url], token))
+        statuses = Counter(r.status_code for r in responses)
+        assert statuses == {200: 10, 402: CALLS - 10}, statuses
+        assert {r.json()["error"]["code"] for r in responses if r.status_code == 402} == {
+            "budget_exhausted"
+        }
+        assert len(shared.agent.calls) - warm_calls == 10
+        rows = _settled(store, "budgeted")
+        assert Counter((r.decision, r.status) for r in rows) == {
+            ("allow", "settled"): 10,
+            ("deny", "denied"): CALLS - 10,
+        }
+        (period,) = {r.period for r in rows if r.decision == "allow"}
+        spent = sum((r.cost_usd for r in rows), Decimal(0))
+        assert spent == Decimal("0.10")
+        assert store.ledger.budget("budgeted", period or "") == (spent, Decimal(0))
