@@ -14,8 +14,10 @@ not stop it (`holon evals cancel ID` does).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import logging
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -134,6 +136,26 @@ class HttpService:
         """One request; a 2xx response, or the HolonError the error body describes. The body
         is `body` as JSON, or `content`, JSON text already written; `timeout_s` replaces
         the client's timeout for a request known to take longer."""
+        built = self._built(method, path, body, params, content, headers, timeout_s)
+        return self._sent(built, self.timeout_s if timeout_s is None else timeout_s)
+
+    def _sent(self, request: httpx.Request, waited: float) -> httpx.Response:
+        with self._reaching(waited):
+            response = self._http.send(request)  # read whole
+        if response.is_success:
+            return response
+        raise self._error(response)
+
+    def _built(
+        self,
+        method: str,
+        path: str,
+        body: JSONValue,
+        params: dict[str, Any] | None,
+        content: bytes | None,
+        headers: dict[str, str] | None,
+        timeout_s: float | None = None,
+    ) -> httpx.Request:
         query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
         if body is not None:
             content = dumps(body).encode("utf-8")
@@ -141,10 +163,15 @@ class HttpService:
         if content is not None:
             headers["Content-Type"] = "application/json"
         waited = self.timeout_s if timeout_s is None else timeout_s
+        return self._http.build_request(
+            method, path, params=query, content=content, headers=headers, timeout=waited
+        )
+
+    @contextlib.contextmanager
+    def _reaching(self, waited: float) -> Iterator[None]:
+        """httpx's failures to reach the gateway, as holon's errors."""
         try:
-            response = self._http.request(
-                method, path, params=query, content=content, headers=headers, timeout=waited
-            )
+            yield
         except httpx.TimeoutException:
             raise GatewayUnreachable(
                 f"the gateway at {self.url} did not answer within {waited:g} s",
@@ -156,9 +183,6 @@ class HttpService:
                 details={"url": self.url},
                 hint="is `holon gateway serve` running there? (--gateway or HOLON_GATEWAY_URL)",
             ) from None
-        if response.is_success:
-            return response
-        raise self._error(response)
 
     def _error(self, response: httpx.Response) -> HolonError:
         status = response.status_code
@@ -217,6 +241,43 @@ class HttpService:
         """One operation of the table, sent as its declaration says: path fields in the
         path, query fields as parameters, body fields as the JSON body (or a document as
         the whole body), waiting at least the operation's own timeout."""
+        built, waited = self._operation_request(operation, request)
+        response = self._sent(built, waited)
+        if operation.media is not None:  # a rendered document: its text, as the gateway wrote it
+            return {"text": response.text}
+        answer: JSONObject = self._read(response, built.method, built.url.path)
+        return answer
+
+    def write_document(
+        self, operation: Operation[R], request: R, write: Callable[[str], object]
+    ) -> None:
+        """A rendered document (a report) to `write` as it arrives, never held whole. A
+        body the gateway cut short (its writer failed after the first piece) raises
+        GatewayUnreachable once what came is written."""
+        if operation.media is None:
+            raise TypeError(f"{operation.name} answers a view, not a document")
+        built, waited = self._operation_request(operation, request)
+        with self._reaching(waited):
+            response = self._http.send(built, stream=True)
+            try:
+                if not response.is_success:
+                    response.read()
+                    raise self._error(response)
+                try:
+                    for text in response.iter_text():
+                        write(text)
+                except httpx.RemoteProtocolError as exc:
+                    raise GatewayUnreachable(
+                        f"the gateway at {self.url} cut the document short: {exc}",
+                        details={"url": self.url},
+                    ) from None
+            finally:
+                response.close()
+
+    def _operation_request(
+        self, operation: Operation[R], request: R
+    ) -> tuple[httpx.Request, float]:
+        """The request `operation` sends for `request`, and how long it waits for it."""
         if not operation.routed:
             raise UsageError(f"{operation.name} works on the store only, not through a gateway")
         path = operation.path
@@ -249,23 +310,11 @@ class HttpService:
                 content = getattr(request, field.name)
             else:
                 body = getattr(request, field.name)
-        waited = None
+        waited = self.timeout_s
         if operation.timeout_s is not None:  # its run outlasts our usual wait
             waited = max(self.timeout_s, operation.timeout_s)
-        method = operation.method
-        response = self.send(
-            method,
-            path,
-            params=params,
-            body=body,
-            content=content,
-            timeout_s=waited,
-            headers=preconditions,
-        )
-        if operation.media is not None:  # a rendered document: its text, as the gateway wrote it
-            return {"text": response.text}
-        answer: JSONObject = self._read(response, method, path)
-        return answer
+        built = self._built(operation.method, path, body, params, content, preconditions, waited)
+        return built, waited
 
     # -- live calls (caller tokens) -----------------------------------------
 

@@ -3,6 +3,7 @@ operator's start (plan, then confirm), cancel and resume: each the API's operati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +18,7 @@ from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS
 from gateway.console._web import Web, see_other
 from gateway.operations._evals import MAX_SUITES, audience_for, max_cost, own_eval
 from gateway.service._evals import plan_view
+from gateway.web import document_response
 from schema.errors import UsageError
 from schema.jsontext import loads
 
@@ -123,7 +125,11 @@ async def eval_charts(web: Web) -> Response:
 
 
 def _download(text: str, form: str, media: str, name: str, inline: bool) -> Response:
-    response = Response(text, media_type=f"{media}; charset=utf-8")
+    return _dressed(Response(text, media_type=f"{media}; charset=utf-8"), form, name, inline)
+
+
+def _dressed(response: Response, form: str, name: str, inline: bool) -> Response:
+    """A document's response shown in the console's frame (HTML), or downloaded."""
     if inline and form == "html":
         response.headers["Content-Security-Policy"] = REPORT_CSP
         response.headers["X-Frame-Options"] = "SAMEORIGIN"
@@ -145,13 +151,16 @@ async def eval_report(web: Web) -> Response:
     form = _form_of(web, REPORT_FORMATS)
     shared = web.shared
 
-    def render() -> str:
+    def produce(write: Callable[[str], object]) -> None:
         own_eval(shared.service, web.who, eval_id)
-        return shared.service.evals.report(eval_id, audience=audience, form=form)
+        shared.service.evals.write_report(eval_id, audience=audience, form=form, write=write)
 
-    text = await shared.run(render)
+    # Written as it is sent, as the API does: a report may be hundreds of MB.
+    response = await document_response(
+        produce, status=200, media_type=f"{REPORT_FORMATS[form]}; charset=utf-8"
+    )
     inline = web.request.query_params.get("view") == "1"
-    return _download(text, form, REPORT_FORMATS[form], f"{eval_id}-{audience}", inline)
+    return _dressed(response, form, f"{eval_id}-{audience}", inline)
 
 
 def _pair(web: Web) -> tuple[str, str]:

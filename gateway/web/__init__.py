@@ -8,6 +8,7 @@ because both build on this, and neither imports the other's private modules.
 """
 
 from gateway.web._auth import NOT_A_TOKEN, TOKEN_USES, Access, Bearer, TokenCache, admit
+from gateway.web._documents import document_response
 from gateway.web._http import (
     INLINE_PARSE_BYTES,
     body_object,
@@ -38,6 +39,7 @@ __all__ = [
     "admit",
     "body_object",
     "check_params",
+    "document_response",
     "endpoint",
     "error_headers",
     "error_response",

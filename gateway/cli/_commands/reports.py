@@ -14,6 +14,7 @@ not measure the same thing (without `--allow-mismatch`) or on bad usage.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from gateway.cli._app import common_options, gateway_options
@@ -121,27 +122,33 @@ def _emit(ctx: Context, text: str, target: Path | None) -> None:
 
 def do_report(ctx: Context) -> int:
     asked = ReportRequest(ctx.args.eval_id, format=_format(ctx), audience=ctx.args.audience)
+    # The report is written as it is made (on the store) or as it arrives (through a
+    # gateway): one of 200,000 cells is hundreds of MB of text, never held whole.
     if ctx.on_gateway:
-        _emit(ctx, ctx.service().call(EVALS_REPORT, asked)["text"], ctx.args.output)
-        return 0
-    # On the store the report is written as it is made: one of 200,000 cells is
-    # hundreds of MB of text, which is never held whole (evals.reports.write_report).
-    evals = ctx.store_service("evals report").evals
+        from gateway.client import HttpService
+
+        gateway = ctx.service()
+        assert isinstance(gateway, HttpService)  # on a gateway, its service is over HTTP
+
+        def produce(write: Callable[[str], object]) -> None:
+            gateway.write_document(EVALS_REPORT, asked, write)
+
+    else:
+        evals = ctx.store_service("evals report").evals
+
+        def produce(write: Callable[[str], object]) -> None:
+            evals.write_report(
+                asked.eval_id, audience=asked.audience, form=asked.format, write=write
+            )
+
     target: Path | None = ctx.args.output
     if target is None:
         stdout = ctx.out.stdout
-        evals.write_report(
-            asked.eval_id, audience=asked.audience, form=asked.format, write=stdout.write
-        )
+        produce(stdout.write)
         stdout.flush()
         return 0
-    with writing_file(target) as stream:
-        evals.write_report(
-            asked.eval_id,
-            audience=asked.audience,
-            form=asked.format,
-            write=lambda chunk: stream.write(chunk.encode("utf-8")),
-        )
+    with writing_file(target) as stream:  # whole or not at all
+        produce(lambda chunk: stream.write(chunk.encode("utf-8")))
     ctx.out.note(f"wrote {target}")
     return 0
 

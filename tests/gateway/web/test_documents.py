@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,6 +22,7 @@ from gateway.web import _documents
 from gateway.web._documents import document_response
 from schema.errors import NotFound
 from tests._servers import serve
+from tests.gateway._cli import CLI
 
 Produce = Callable[[Callable[[str], object]], None]
 
@@ -92,7 +94,14 @@ def served() -> Iterator[tuple[str, Writers]]:
         except NotFound as exc:
             return JSONResponse({"error": {"message": str(exc)}}, status_code=404)
 
-    app = Starlette(routes=[Route("/doc/{name}", route)])
+    async def report(request: Request) -> Response:
+        # A gateway whose report writer fails after 20 pieces (what `holon evals report
+        # --gateway` then sees).
+        return await document_response(
+            writers.pieces("report", 50, fail_at=20), status=200, media_type="text/markdown"
+        )
+
+    app = Starlette(routes=[Route("/doc/{name}", route), Route("/v1/evals/{eval}/report", report)])
     with serve(app) as url:
         yield url, writers
 
@@ -175,3 +184,18 @@ def test_writers_are_bounded(served: tuple[str, Writers]) -> None:
         writers.release.set()
         for client in clients:
             client.close()
+
+
+def test_a_cut_report_fails_the_command_and_leaves_no_file(
+    served: tuple[str, Writers], tmp_path: Path
+) -> None:
+    url, _ = served
+    cli = CLI(tmp_path / "home", HOLON_GATEWAY_URL=url, HOLON_TOKEN="holon_test")
+    target = tmp_path / "report.md"
+    written = cli("evals", "report", "ev_1", "--format", "md", "-o", str(target))
+    assert written.code == 3, written.stderr  # the gateway's failure: an environment's
+    assert "cut the document short" in written.stderr
+    assert not target.exists() and list(tmp_path.glob(".report.md*")) == []
+    # To stdout, what came is written before the error: 20 whole pieces, then the exit.
+    shown = cli("evals", "report", "ev_1", "--format", "md")
+    assert shown.code == 3 and shown.stdout == "".join(f"{i:06d}\n" for i in range(20))
