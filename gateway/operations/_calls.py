@@ -16,10 +16,13 @@ from gateway.operations._declare import (
     Table,
     cursor,
     document_field,
+    entity,
     key,
     limit,
+    list_of,
     page_of,
     param,
+    view,
 )
 from gateway.operations._registry import agent_id
 from schema.errors import NotFound, UsageError
@@ -27,40 +30,6 @@ from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
-
-
-REVISIONS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["items"],
-    "properties": {
-        "items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id", "revision", "holder", "digest", "granted_at", "granted_by"],
-                "properties": {
-                    "id": {"type": "string", "description": "the mandate's id"},
-                    "revision": {"type": "integer", "minimum": 1},
-                    "holder": {"type": "string"},
-                    "digest": {"type": "string"},
-                    "granted_at": {"type": "string", "format": "date-time"},
-                    "granted_by": {
-                        "type": ["string", "null"],
-                        "description": "the granting token's id; local: the CLI on the store; "
-                        "null: granted before revisions were kept",
-                    },
-                    "mandate": {
-                        "type": "object",
-                        "description": "the document as granted (schema/mandate.schema.json)",
-                    },
-                },
-            },
-        }
-    },
-}
-
-# The ledger row's fields this API documents one by one (the rest: docs/gateway.md).
-LEDGER_SCHEMA: dict[str, Any] = page_of("ledger-row")
 
 
 # -- ledger.list -------------------------------------------------------------------
@@ -123,7 +92,7 @@ LEDGER_LIST = Operation(
     request=LedgerQuery,
     summary="ledger rows, newest first (callers: their own)",
     run=_ledger,
-    response=LEDGER_SCHEMA,
+    response=page_of("ledger-row"),
     settle=True,
     narrow=_own_ledger,
     cli=Cli(
@@ -210,6 +179,7 @@ MANDATES_LIST = Operation(
     request=MandatesQuery,
     summary="list mandates",
     run=_mandates,
+    response=page_of("mandate"),
     cli=Cli(
         help="mandates, with their holders and limits",
         render=Table(
@@ -252,6 +222,7 @@ MANDATES_SHOW = Operation(
     request=MandateRef,
     summary="a mandate",
     run=_show,
+    response=entity("mandate"),
     statuses=(404,),
     cli=Cli(
         help="one mandate and its document (or every revision)",
@@ -301,7 +272,7 @@ MANDATES_REVISIONS = Operation(
     summary="every revision of a mandate, oldest first, with its time and granting token "
     "(operator; callers: mandates they hold)",
     run=_revisions,
-    response=REVISIONS_SCHEMA,
+    response=list_of("mandate-revision"),
     statuses=(404,),
     present=_held_revisions,
     cli=Cli(
@@ -340,6 +311,7 @@ MANDATES_REVOKE = Operation(
     request=MandateRef,
     summary="revoke a mandate (kept for the ledger)",
     run=_revoke,
+    response=entity("mandate"),
     statuses=(404,),
     cli=Cli(
         help="revoke a mandate (kept, with its ledger rows)",
@@ -428,6 +400,7 @@ MANDATES_GRANT = Operation(
     request=MandateGrant,
     summary="grant (or update) a mandate",
     run=_grant,
+    response=view("mandate-grant"),
     statuses=(413, 422),
     status=lambda asked, view: 201 if view["status"] == "created" else 200,
     narrow=_granting,
@@ -519,6 +492,7 @@ MANDATES_CHECK = Operation(
     request=MandateCheck,
     summary="dry-run the mandate's decision on an agent and capability",
     run=_check,
+    response=view("mandate-check"),
     statuses=(404, 422),
     settle=True,  # the budget as of this process's answered calls
     max_body_bytes=64 * 1024,

@@ -13,7 +13,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gateway._roles import OPERATOR
-from gateway.operations._declare import Bearer, Cli, Json, Operation, param
+from gateway.operations._declare import (
+    Bearer,
+    Cli,
+    Json,
+    Operation,
+    Schema,
+    document,
+    param,
+    view,
+)
 from gateway.operations._registry import AgentRef
 from gateway.operations._tokens import Nothing
 from schema.errors import UsageError
@@ -23,7 +32,7 @@ if TYPE_CHECKING:
     from gateway.service import StoreService
 
 
-ENVELOPE: dict[str, Any] = {"$ref": "certificate.schema.json"}
+ENVELOPE = document("certificate.schema.json")
 JWKS: dict[str, Any] = {
     "type": "object",
     "required": ["keys"],
@@ -208,6 +217,7 @@ CERTIFICATES_IMPORT = Operation(
     request=CertificateImport,
     summary="verify another issuer's certificate and keep it as an imported record",
     run=_import,
+    response=view("certificate-import"),
     statuses=(404, 409, 413, 422),
     created=201,
     body_check=_import_shape,
@@ -221,7 +231,7 @@ CERTIFICATES_IMPORT = Operation(
 
 
 def _public_document(
-    name: str, path: str, summary: str, run: Any, response: dict[str, Any], cli_help: str
+    name: str, path: str, summary: str, run: Any, response: Schema, cli_help: str
 ) -> Operation[Nothing]:
     """One of the store's public documents: read without a token, printed as JSON."""
     return Operation(
@@ -246,7 +256,7 @@ KEYS_JWKS = _public_document(
     "/.well-known/jwks.json",
     "this store's public signing keys (retired ones too), as OKP/Ed25519 JWKs",
     _jwks,
-    JWKS,
+    view("jwks"),
     "the public key set (JWKS), as /.well-known/jwks.json",
 )
 

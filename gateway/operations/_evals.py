@@ -27,11 +27,16 @@ from gateway.operations._declare import (
     Fields,
     Lines,
     Operation,
+    Schema,
     Table,
     cursor,
+    document,
+    entity,
     key,
     limit,
+    page_of,
     param,
+    view,
 )
 from gateway.operations._registry import agent_id
 from schema.errors import Forbidden, Refused, UsageError
@@ -41,13 +46,20 @@ if TYPE_CHECKING:
     from gateway.service import StoreService
 
 
-# evals.reports.AUDIENCES, REPORT_FORMATS, COMPARE_FORMATS and the compare gate's rule,
-# spelled out: importing evals.reports to build the CLI's parser would load the store
-# (SQLAlchemy and every model) for every command, `--help` included.
+# evals.reports.AUDIENCES, REPORT_FORMATS, COMPARE_FORMATS (each format's media type) and
+# the compare gate's rule, spelled out: importing evals.reports to build the CLI's parser
+# would load the store (SQLAlchemy and every model) for every command, `--help` included.
 # tests/gateway/test_cli_startup.py checks they agree.
 AUDIENCES = ("author", "operator")
-REPORT_FORMATS = ("json", "md", "html", "junit")
-COMPARE_FORMATS = ("json", "md", "html")
+REPORT_MEDIA = {
+    "json": "application/json",
+    "md": "text/markdown",
+    "html": "text/html",
+    "junit": "application/xml",
+}
+COMPARE_MEDIA = {k: REPORT_MEDIA[k] for k in ("json", "md", "html")}
+REPORT_FORMATS = tuple(REPORT_MEDIA)
+COMPARE_FORMATS = tuple(COMPARE_MEDIA)
 COMPARE_GATE_RULE = "fails when any case tagged critical dropped by at least 0.5 (paired runs)"
 
 
@@ -100,6 +112,7 @@ EVALS_LIST = Operation(
     request=EvalsQuery,
     summary="list evals, newest first",
     run=_evals,
+    response=page_of("eval"),
     run_for=_evals_for,
     narrow=_org_lists_its_own,
     cli=Cli(
@@ -193,6 +206,7 @@ EVALS_SHOW = Operation(
     request=EvalRef,
     summary="an eval's status and progress",
     run=_status,
+    response=entity("eval"),
     run_for=_status_for,
     statuses=(404,),
     cli=Cli(
@@ -230,6 +244,7 @@ EVALS_RESUME = Operation(
     request=EvalRef,
     summary="resume an interrupted eval (refused after an agent or suite change)",
     run=_resume,
+    response=entity("eval"),
     statuses=(404, 409),
     cli=None,  # `holon evals resume`: on the store it runs the eval here, with progress
 )
@@ -247,6 +262,7 @@ EVALS_CANCEL = Operation(
     request=EvalRef,
     summary="cancel a running eval",
     run=_cancel,
+    response=entity("eval"),
     statuses=(404, 409),
     cli=Cli(
         help="stop an eval: no record is written",
@@ -464,6 +480,7 @@ EVALS_START = Operation(
     request=EvalStart,
     summary="plan and start an eval (worked by the gateway's workers); dry_run: plan only",
     run=_start,
+    response=view("eval-start"),
     run_for=_start_for,
     statuses=(404, 409, 413, 502),
     created=201,
@@ -535,10 +552,11 @@ def _report_for(service: StoreService, asked: ReportRequest, who: Bearer) -> JSO
     return _report(service, asked)
 
 
-def _report_media(asked: ReportRequest) -> str:
-    from evals.reports import REPORT_FORMATS as MEDIA
-
-    return MEDIA[asked.format]
+def _documents(media: dict[str, str], schema: str) -> tuple[tuple[str, Schema | None], ...]:
+    """Each format's media type; the JSON one's body is the document `schema` of schema/."""
+    return tuple(
+        (kind, document(schema) if kind == "application/json" else None) for kind in media.values()
+    )
 
 
 EVALS_REPORT = Operation(
@@ -551,7 +569,8 @@ EVALS_REPORT = Operation(
     run=_report,
     run_for=_report_for,
     narrow=_operator_audience,
-    media=_report_media,
+    media=lambda asked: REPORT_MEDIA[asked.format],
+    media_types=_documents(REPORT_MEDIA, "report.schema.json"),
     statuses=(404,),
     cli=None,  # `holon evals report`: the document to stdout or a file (-o)
 )
@@ -583,12 +602,6 @@ def _compare_for(service: StoreService, asked: CompareRequest, who: Bearer) -> J
     return _compare(service, asked)
 
 
-def _compare_media(asked: CompareRequest) -> str:
-    from evals.reports import COMPARE_FORMATS as MEDIA
-
-    return MEDIA[asked.format]
-
-
 EVALS_COMPARE = Operation(
     name="evals.compare",
     method="GET",
@@ -599,7 +612,8 @@ EVALS_COMPARE = Operation(
     run=_compare,
     run_for=_compare_for,
     narrow=_operator_audience,
-    media=_compare_media,
+    media=lambda asked: COMPARE_MEDIA[asked.format],
+    media_types=_documents(COMPARE_MEDIA, "compare.schema.json"),
     statuses=(404, 409),
     cli=None,  # `holon evals compare`: the document, and exit 1 when the gate fails
 )

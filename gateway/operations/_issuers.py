@@ -21,6 +21,7 @@ from gateway.operations._declare import (
     Table,
     key,
     param,
+    view,
 )
 from gateway.operations._tokens import Nothing
 from schema.errors import UsageError
@@ -60,6 +61,7 @@ CERTIFICATES_LIST = Operation(
     summary="the certificates on this store, its own and imported ones: issuer, status, "
     "revocation checked or not, last check",
     run=_list,
+    response=view("certificates"),
     cli=Cli(
         help="the certificates here: this store's and imported ones, with their status",
         description="List the certificates on this store, newest first (at most 1000): "
@@ -97,6 +99,7 @@ ISSUERS_LIST = Operation(
     summary="the other issuers known here, each with the keys pinned for it and its "
     "revocation list's last check",
     run=_issuers,
+    response=view("issuers"),
     cli=Cli(
         help="the other issuers known here and the keys pinned for each",
         description="List the issuers whose certificates this store takes: each bound to "
@@ -170,6 +173,7 @@ ISSUERS_PIN = Operation(
     summary="register an issuer by its key set (pinning its keys), or rotate a known "
     "issuer's pinned keys on purpose (rotate: true); each change is kept in its history",
     run=_pin,
+    response=view("issuer"),
     statuses=(409, 422),
     narrow=_pinning,
     cli=None,  # `holon certificates issuers pin --jwks FILE|URL [--rotate]`: it reads them
@@ -218,6 +222,7 @@ CERTIFICATES_RECHECK = Operation(
     summary="read an issuer's revocation list against its imported certificates: the "
     "listed ones are revoked here, the others marked checked",
     run=_recheck,
+    response=view("recheck"),
     statuses=(404, 422),
     cli=None,  # `holon certificates recheck ISSUER [--revocations FILE|URL]`: it reads it
 )

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gateway.operations._declare import Bearer, Cli, Column, Fields, Operation, entity, key
+from gateway.operations._declare import (
+    Bearer,
+    Cli,
+    Column,
+    Fields,
+    Operation,
+    Schema,
+    entity,
+    key,
+)
 from gateway.operations._registry import AgentRef
 from schema.jsontext import JSONObject
 
@@ -74,7 +83,7 @@ def _record_view() -> dict[str, Any]:
     and the agent's live conformance (`StoreService.evals.record`); this store's record, or
     without one another issuer's imported record (its `issuer` says whose), and every
     imported record of the version (`imported`)."""
-    record, live = entity("record"), entity("live-conformance")
+    record, live = entity("record")(), entity("live-conformance")()
     # A capability's counts are the window's: the window is said once, in the total.
     counts = [k for k in live["required"] if k not in ("window_days", "since")]
     return {
@@ -187,7 +196,9 @@ RECORDS_SHOW = Operation(
     request=AgentRef,
     summary="the agent's current record",
     run=_record,
-    response=_record_view(),
+    response=Schema(
+        _record_view, "the `record` entity with `eval_score_lower`, `live` and `imported`"
+    ),
     statuses=(404,),
     narrow=_own_record,
     present=_record_for,

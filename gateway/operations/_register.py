@@ -14,6 +14,7 @@ from gateway.operations._declare import (
     Operation,
     document_field,
     param,
+    view,
 )
 from gateway.operations._registry import AgentRef, agent_id
 from schema.errors import Refused, UsageError
@@ -99,6 +100,7 @@ AGENTS_REGISTER = Operation(
     request=Registration,
     summary="register or update an agent",
     run=_register,
+    response=view("agent-registration"),
     statuses=(404, 409, 413, 422),
     status=lambda asked, view: 201 if view["status"] == "created" else 200,
     narrow=_registrable,
@@ -158,6 +160,7 @@ AGENTS_SECRET_SET = Operation(
     request=AgentSecret,
     summary="set the agent's bearer secret (write-only)",
     run=_set_secret,
+    response=view("agent-secret"),
     statuses=(404, 413),
     narrow=_own,
     max_body_bytes=64 * 1024,
@@ -186,6 +189,7 @@ AGENTS_SECRET_CLEAR = Operation(
     request=AgentRef,
     summary="clear the agent's bearer secret",
     run=_clear_secret,
+    response=view("agent-secret"),
     statuses=(404,),
     narrow=_own,
     cli=Cli(

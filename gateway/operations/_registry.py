@@ -18,9 +18,13 @@ from gateway.operations._declare import (
     Sections,
     Table,
     cursor,
+    entity,
     key,
     limit,
+    list_of,
+    page_of,
     param,
+    view,
 )
 from schema.errors import UsageError
 from schema.jsontext import JSONObject
@@ -123,6 +127,7 @@ AGENTS_LIST = Operation(
     request=AgentsQuery,
     summary="list agents",
     run=_agents,
+    response=page_of("agent"),
     cli=Cli(
         help="list registered agents",
         render=Table(
@@ -205,6 +210,7 @@ AGENTS_SHOW = Operation(
     request=AgentRef,
     summary="an agent and its versions",
     run=_agent,
+    response=entity("agent"),
     statuses=(404,),
     cli=Cli(
         help="show one agent and its versions",
@@ -248,6 +254,7 @@ def _switch(disabled: bool) -> Operation[AgentRef]:
         request=AgentRef,
         summary=f"{action} an agent (history kept)",
         run=run,
+        response=entity("agent"),
         statuses=(404,),
         narrow=_own_agent,
         cli=Cli(
@@ -298,6 +305,7 @@ SUITES_LIST = Operation(
     request=SuitesQuery,
     summary="the active suites",
     run=_suites,
+    response=list_of("suite"),
     present=_listed_for,
     cli=Cli(
         help="the installed suites (active versions)",
@@ -369,6 +377,7 @@ SUITES_SHOW = Operation(
     request=SuiteRef,
     summary="a suite: counts and digests",
     run=_suite,
+    response=entity("suite"),
     present=_shown_for,
     statuses=(404,),
     cli=Cli(
@@ -418,6 +427,7 @@ SUITES_CASES = Operation(
     request=SuiteRef,
     summary="public cases in full, the holdout as counts only",
     run=_cases,
+    response=view("suite-cases"),
     statuses=(404,),
     cli=None,  # the API's: `holon suites pull` saves the public parts as files
 )
@@ -438,6 +448,7 @@ SUITES_FILES = Operation(
     request=SuiteRef,
     summary="the suite's public files (holon suites pull)",
     run=_files,
+    response=view("suite-files"),
     statuses=(404,),
     cli=Cli(
         help="save a suite's public parts locally, for offline practice with `holon test`",

@@ -22,8 +22,10 @@ from gateway.operations._declare import (
     Operation,
     Sections,
     Table,
+    entity,
     key,
     param,
+    view,
 )
 from gateway.operations._registry import SUITE_FIELDS
 from schema.jsontext import JSONObject
@@ -88,6 +90,7 @@ SUITES_ADD = Operation(
     request=SuiteSource,
     summary="validate a suite directory and install it into the store",
     run=_add,
+    response=view("suite-installation"),
     cli=Cli(
         help="validate a suite directory and install it into the store",
         description="Validate the suite at PATH and install it. Versions install side by side; "
@@ -128,6 +131,7 @@ SUITES_ACTIVATE = Operation(
     request=SuiteVersion,
     summary="make a version current",
     run=_activate,
+    response=entity("suite"),
     cli=Cli(
         help="make a version current",
         render=Lines(lambda v: [f"{v['id']} v{v['version']} is active"]),
@@ -156,6 +160,7 @@ SUITES_ROTATE_HOLDOUT = Operation(
     request=SuiteId,
     summary="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
     run=_rotate,
+    response=view("holdout-rotation"),
     cli=Cli(
         help="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
         render=Lines(lambda v: [f"{v['suite']} v{v['version']}: a new holdout epoch begins"]),
@@ -231,6 +236,7 @@ SUITES_EXPOSURE = Operation(
     request=ExposureQuery,
     summary="each org's holdout budget on a suite: evals spent per instance set, resets, refunds",
     run=_exposure,
+    response=view("exposure"),
     cli=Cli(
         help="each org's holdout budget on a suite: evals spent per instance set, and resets",
         description="Each eval that grades a suite's holdout spends one unit of its agent's "
@@ -317,6 +323,7 @@ SUITES_EXPOSURE_RESET = Operation(
     request=ExposureReset,
     summary="give an org its holdout budget on a suite back (logged and kept)",
     run=_reset,
+    response=view("exposure-resets"),
     cli=Cli(
         help="give an org its holdout budget on a suite back (logged and kept)",
         description="Reset ORG's spent holdout budget on a suite to 0 on every instance set. "
