@@ -14,6 +14,7 @@ from gateway.operations._declare import (
     Lines,
     Operation,
     Table,
+    created_if_new,
     cursor,
     document_field,
     entity,
@@ -21,9 +22,11 @@ from gateway.operations._declare import (
     limit,
     list_of,
     page_of,
+    paged,
     param,
     view,
 )
+from gateway.operations._narrow import by_bearer
 from gateway.operations._registry import agent_id
 from schema.errors import NotFound, UsageError
 from schema.jsontext import JSONObject
@@ -63,8 +66,6 @@ def _own_ledger(who: Bearer, query: LedgerQuery) -> LedgerQuery:
 
 
 def _ledger(service: StoreService, query: LedgerQuery) -> JSONObject:
-    from gateway.service._views import ledger_view
-
     service.store.ledger.expire()
     page = service.store.ledger.list(
         caller=query.caller,
@@ -74,7 +75,7 @@ def _ledger(service: StoreService, query: LedgerQuery) -> JSONObject:
         cursor=query.cursor,
         limit=query.limit,
     )
-    return {"items": [ledger_view(e) for e in page.items], "next_cursor": page.next_cursor}
+    return paged(page)
 
 
 def _mandate_text(row: JSONObject) -> str | None:
@@ -139,15 +140,13 @@ class MandatesQuery:
 
 
 def _mandates(service: StoreService, query: MandatesQuery) -> JSONObject:
-    from gateway.service._views import mandate_view
-
     page = service.store.mandates.list(
         holder=query.caller,
         include_revoked=query.include_revoked,
         cursor=query.cursor,
         limit=query.limit,
     )
-    return {"items": [mandate_view(m) for m in page.items], "next_cursor": page.next_cursor}
+    return paged(page)
 
 
 def _status_word(view: JSONObject) -> str:
@@ -367,10 +366,6 @@ def revision_match(value: Any, where: str) -> int | None:
     return value
 
 
-def _granting(who: Bearer, asked: MandateGrant) -> MandateGrant:
-    return replace(asked, granted_by=who.token_id)
-
-
 def _grant(service: StoreService, asked: MandateGrant) -> JSONObject:
     by = {} if asked.granted_by is None else {"granted_by": asked.granted_by}
     return service.mandates.grant(
@@ -402,8 +397,8 @@ MANDATES_GRANT = Operation(
     run=_grant,
     response=view("mandate-grant"),
     statuses=(413, 422),
-    status=lambda asked, view: 201 if view["status"] == "created" else 200,
-    narrow=_granting,
+    status=created_if_new,
+    narrow=by_bearer,
     body_name="the mandate",
     max_body_bytes=256 * 1024,
     cli=Cli(

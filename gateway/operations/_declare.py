@@ -115,6 +115,12 @@ def list_of(name: str) -> Schema:
     return Schema(lambda: _page(of()), f"`items`, each {of.about}")
 
 
+def paged(page: Any) -> JSONObject:
+    """A page of the store's entities as an answer (`page_of`): each one's `to_json`, and
+    the cursor of the next page."""
+    return {"items": [item.to_json() for item in page.items], "next_cursor": page.next_cursor}
+
+
 def document(name: str) -> Schema:
     """A document of schema/ (`certificate.schema.json`) answered as it is: a component of
     /openapi.json, referenced by its file name."""
@@ -479,6 +485,12 @@ class Operation(Generic[R]):
                 value = f.spec.check(value, locate(f))
             given[f.name] = value
         return self.request(**given)
+
+
+def created_if_new(asked: Any, view: JSONObject) -> int:
+    """A write's status (`Operation.status`): 201 when its answer's `status` says it
+    created the thing, 200 when it updated it or changed nothing."""
+    return 201 if view["status"] == "created" else 200
 
 
 def choice(field: Field, value: str) -> str:

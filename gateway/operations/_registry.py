@@ -23,9 +23,11 @@ from gateway.operations._declare import (
     limit,
     list_of,
     page_of,
+    paged,
     param,
     view,
 )
+from gateway.operations._narrow import own_agent
 from schema.errors import UsageError
 from schema.jsontext import JSONObject
 
@@ -83,8 +85,6 @@ class AgentsQuery:
 
 
 def _agents(service: StoreService, query: AgentsQuery) -> JSONObject:
-    from gateway.service._views import agent_view
-
     floor = query.min_eval_score
 
     # The score filter runs inside the store's scan, before pagination, so a
@@ -116,7 +116,7 @@ def _agents(service: StoreService, query: AgentsQuery) -> JSONObject:
         limit=query.limit,
         **scan,
     )
-    return {"items": [agent_view(a) for a in page.items], "next_cursor": page.next_cursor}
+    return paged(page)
 
 
 AGENTS_LIST = Operation(
@@ -235,11 +235,6 @@ AGENTS_SHOW = Operation(
 # -- agents.disable, agents.enable -------------------------------------------------
 
 
-def _own_agent(who: Bearer, ref: AgentRef) -> AgentRef:
-    who.require_agent(ref.agent)
-    return ref
-
-
 def _switch(disabled: bool) -> Operation[AgentRef]:
     action = "disable" if disabled else "enable"
 
@@ -256,7 +251,7 @@ def _switch(disabled: bool) -> Operation[AgentRef]:
         run=run,
         response=entity("agent"),
         statuses=(404,),
-        narrow=_own_agent,
+        narrow=own_agent,
         cli=Cli(
             help=f"{action} an agent (history is kept)",
             render=Lines(lambda v: [f"{v['id']} is {action}d"]),

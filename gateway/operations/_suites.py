@@ -10,8 +10,9 @@ flags and their output (`--json` or the rendering) from the table like any other
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gateway._roles import OPERATOR
 from gateway.operations._declare import (
@@ -20,6 +21,7 @@ from gateway.operations._declare import (
     Fields,
     Lines,
     Operation,
+    Schema,
     Sections,
     Table,
     entity,
@@ -27,6 +29,7 @@ from gateway.operations._declare import (
     param,
     view,
 )
+from gateway.operations._narrow import doer
 from gateway.operations._registry import SUITE_FIELDS
 from schema.jsontext import JSONObject
 
@@ -34,8 +37,32 @@ if TYPE_CHECKING:
     from gateway.service import StoreService
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 _SUITE = "an installed suite's id"
+
+
+def _on_store(
+    name: str,
+    request: type[R],
+    run: Callable[[StoreService, R], JSONObject],
+    response: Schema,
+    cli: Cli,
+) -> Operation[R]:
+    """One of the store's own operations: no route, the operator's, run by its command,
+    whose help says what it does (the summary docs/operations.md shows)."""
+    return Operation(
+        name=name,
+        method="",
+        path="",
+        roles=OPERATOR,
+        request=request,
+        summary=cli.help,
+        run=run,
+        response=response,
+        cli=cli,
+    )
+
 
 # -- suites.add ----------------------------------------------------------------------
 
@@ -82,16 +109,12 @@ def _installed(view: JSONObject) -> list[str]:
     return [f"{word} {suite['id']} v{suite['version']}" + (" (active)" if suite["active"] else "")]
 
 
-SUITES_ADD = Operation(
-    name="suites.add",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=SuiteSource,
-    summary="validate a suite directory and install it into the store",
-    run=_add,
-    response=view("suite-installation"),
-    cli=Cli(
+SUITES_ADD = _on_store(
+    "suites.add",
+    SuiteSource,
+    _add,
+    view("suite-installation"),
+    Cli(
         help="validate a suite directory and install it into the store",
         description="Validate the suite at PATH and install it. Versions install side by side; "
         "the first version of a suite is active at once, a later one with --activate or "
@@ -123,16 +146,12 @@ def _activate(service: StoreService, asked: SuiteVersion) -> JSONObject:
     return service.get_suite(asked.suite, asked.version)
 
 
-SUITES_ACTIVATE = Operation(
-    name="suites.activate",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=SuiteVersion,
-    summary="make a version current",
-    run=_activate,
-    response=entity("suite"),
-    cli=Cli(
+SUITES_ACTIVATE = _on_store(
+    "suites.activate",
+    SuiteVersion,
+    _activate,
+    entity("suite"),
+    Cli(
         help="make a version current",
         render=Lines(lambda v: [f"{v['id']} v{v['version']} is active"]),
     ),
@@ -152,16 +171,12 @@ def _rotate(service: StoreService, asked: SuiteId) -> JSONObject:
     return {"suite": installed.id, "version": installed.version, "epoch": installed.holdout_epoch}
 
 
-SUITES_ROTATE_HOLDOUT = Operation(
-    name="suites.rotate_holdout",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=SuiteId,
-    summary="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
-    run=_rotate,
-    response=view("holdout-rotation"),
-    cli=Cli(
+SUITES_ROTATE_HOLDOUT = _on_store(
+    "suites.rotate_holdout",
+    SuiteId,
+    _rotate,
+    view("holdout-rotation"),
+    Cli(
         help="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
         render=Lines(lambda v: [f"{v['suite']} v{v['version']}: a new holdout epoch begins"]),
     ),
@@ -228,17 +243,13 @@ def _exposure(service: StoreService, asked: ExposureQuery) -> JSONObject:
     }
 
 
-SUITES_EXPOSURE = Operation(
-    name="suites.exposure",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=ExposureQuery,
-    summary="each org's holdout budget on a suite: evals spent per instance set, resets, refunds",
-    run=_exposure,
-    response=view("exposure"),
-    cli=Cli(
-        help="each org's holdout budget on a suite: evals spent per instance set, and resets",
+SUITES_EXPOSURE = _on_store(
+    "suites.exposure",
+    ExposureQuery,
+    _exposure,
+    view("exposure"),
+    Cli(
+        help="each org's holdout budget on a suite: evals spent per instance set, resets, refunds",
         description="Each eval that grades a suite's holdout spends one unit of its agent's "
         "org's budget for that set of holdout instances, and one of the set's own, every "
         "org's together (docs/integrity.md). Lists each set's reveals by every org (never "
@@ -297,10 +308,10 @@ class ExposureReset:
 
 def _reset(service: StoreService, asked: ExposureReset) -> JSONObject:
     """Give the org its holdout budget on the suite back (logged and kept)."""
-    from gateway.service._views import login_name, reset_view
+    from gateway.service._views import reset_view
 
     suite, org = asked.suite, asked.org
-    by = asked.by or f"cli:{login_name()}"
+    by = doer(asked.by)
     done = service.store.exposure.reset(org=org, suite_id=suite, reset_by=by, reason=asked.reason)
     for entry in done:
         log.warning(
@@ -315,16 +326,12 @@ def _reset(service: StoreService, asked: ExposureReset) -> JSONObject:
     return {"suite": suite, "org": org, "resets": [reset_view(r) for r in done]}
 
 
-SUITES_EXPOSURE_RESET = Operation(
-    name="suites.exposure_reset",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=ExposureReset,
-    summary="give an org its holdout budget on a suite back (logged and kept)",
-    run=_reset,
-    response=view("exposure-resets"),
-    cli=Cli(
+SUITES_EXPOSURE_RESET = _on_store(
+    "suites.exposure_reset",
+    ExposureReset,
+    _reset,
+    view("exposure-resets"),
+    Cli(
         help="give an org its holdout budget on a suite back (logged and kept)",
         description="Reset ORG's spent holdout budget on a suite to 0 on every instance set. "
         "The lower-bound gate still counts every eval the org had (a reset forgives the "
