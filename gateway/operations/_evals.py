@@ -364,28 +364,12 @@ class EvalStart:
         check=_suites,
         schema={"type": "array", "items": {"type": "string"}},
     )
-    repetitions: int | None = param(
-        help="each suite's repetitions, overridden (no record)",
-        where="body",
-        check=integer("repetitions", 1, 100),
-        minimum=1,
-        maximum=100,
+    repetitions: int | None = integer(
+        None, "repetitions", 1, 100, "each suite's repetitions, overridden (no record)"
     )
-    concurrency: int = param(
-        16,
-        help="cells in flight",
-        where="body",
-        check=integer("concurrency", 1, 1024),
-        minimum=1,
-        maximum=1024,
-    )
-    retries: int = param(
-        2,
-        help="retries of a cell whose agent could not be reached",
-        where="body",
-        check=integer("retries", 0, 10),
-        minimum=0,
-        maximum=10,
+    concurrency: int = integer(16, "concurrency", 1, 1024, "cells in flight")
+    retries: int = integer(
+        2, "retries", 0, 10, "retries of a cell whose agent could not be reached"
     )
     pace_s: Decimal = param(
         Decimal(0),

@@ -39,7 +39,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
-_SUITE = "an installed suite's id"
+
+@dataclass(frozen=True)
+class SuiteId:
+    """An installed suite, by its id: what each operation on one names first."""
+
+    suite: str = param(required=True, help="an installed suite's id", where="path", metavar="ID")
 
 
 def _on_store(
@@ -134,8 +139,7 @@ SUITES_ADD = _on_store(
 
 
 @dataclass(frozen=True)
-class SuiteVersion:
-    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+class SuiteVersion(SuiteId):
     version: int = param(
         required=True, help="an installed version", where="path", metavar="VERSION", cli_type=int
     )
@@ -161,11 +165,6 @@ SUITES_ACTIVATE = _on_store(
 # -- suites.rotate_holdout -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SuiteId:
-    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
-
-
 def _rotate(service: StoreService, asked: SuiteId) -> JSONObject:
     installed = service.store.suites.rotate_holdout(asked.suite)
     return {"suite": installed.id, "version": installed.version, "epoch": installed.holdout_epoch}
@@ -187,8 +186,7 @@ SUITES_ROTATE_HOLDOUT = _on_store(
 
 
 @dataclass(frozen=True)
-class ExposureQuery:
-    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+class ExposureQuery(SuiteId):
     org: str | None = param(help="one org only")
 
 
@@ -299,8 +297,7 @@ SUITES_EXPOSURE = _on_store(
 
 
 @dataclass(frozen=True)
-class ExposureReset:
-    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+class ExposureReset(SuiteId):
     org: str = param(required=True, help="the org whose budget is reset")
     reason: str = param(required=True, help="why (kept with the reset)")
     by: str | None = param(help="who resets it (on the store: cli:LOGIN)", where="bearer", flag="")

@@ -340,6 +340,7 @@ def test_optional_parts_are_seen_present_and_absent(answers: list[Answer]) -> No
     assert seen("evals.cancel", "holdout_budget") == {True, False}
     assert seen("evals.show", "holdout_budget") == {True, False}
     assert seen("records.show", "imported") == {True, False}
+    assert seen("records.show", "live_score") == {True, False}  # a canary graded, or none
     assert seen("mandates.check", "budget") == {True, False}
     assert seen("mandates.check", "rate_limit") == {True, False}
     assert seen("mandates.check", "revoked_at") == {True, False}
