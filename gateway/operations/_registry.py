@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from schema.errors import UsageError
 from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
+    from evals.suites import Suite
     from gateway.service import StoreService
     from records import AgentInfo
 
@@ -398,13 +400,34 @@ SUITES_SHOW = Operation(
 # -- suites.cases, suites.files ----------------------------------------------------
 
 
-def _cases(service: StoreService, ref: SuiteRef) -> JSONObject:
-    from evals.suites import load_installed
+def _public_part(
+    part: str, summary: str, shown: Callable[[Suite], JSONObject], cli: Cli | None
+) -> Operation[SuiteRef]:
+    """`GET /v1/suites/{suite}/PART`: a public part of an installed suite, which any token
+    may read (no holdout case is in it); `shown` picks it from the loaded suite."""
 
-    suite = load_installed(service.store, ref.suite, service.home, ref.version)
+    def run(service: StoreService, ref: SuiteRef) -> JSONObject:
+        from evals.suites import load_installed
+
+        suite = load_installed(service.store, ref.suite, service.home, ref.version)
+        return {"id": suite.id, "version": suite.version, **shown(suite)}
+
+    return Operation(
+        name=f"suites.{part}",
+        method="GET",
+        path=f"/v1/suites/{{suite}}/{part}",
+        roles="any",
+        request=SuiteRef,
+        summary=summary,
+        run=run,
+        response=view(f"suite-{part}"),
+        statuses=(404,),
+        cli=cli,
+    )
+
+
+def _cases(suite: Suite) -> JSONObject:
     return {
-        "id": suite.id,
-        "version": suite.version,
         "capability": suite.capability,
         "public": [
             {"id": c.id, "tags": list(c.tags), **{k: v for k, v in c.raw.items() if k != "id"}}
@@ -414,38 +437,23 @@ def _cases(service: StoreService, ref: SuiteRef) -> JSONObject:
     }
 
 
-SUITES_CASES = Operation(
-    name="suites.cases",
-    method="GET",
-    path="/v1/suites/{suite}/cases",
-    roles="any",
-    request=SuiteRef,
-    summary="public cases in full, the holdout as counts only",
-    run=_cases,
-    response=view("suite-cases"),
-    statuses=(404,),
-    cli=None,  # the API's: `holon suites pull` saves the public parts as files
+def _files(suite: Suite) -> JSONObject:
+    from evals.suites import public_files
+
+    return {"files": public_files(suite)}
+
+
+SUITES_CASES = _public_part(
+    "cases",
+    "public cases in full, the holdout as counts only",
+    _cases,
+    None,  # the API's: `holon suites pull` saves the public parts as files
 )
-
-
-def _files(service: StoreService, ref: SuiteRef) -> JSONObject:
-    from evals.suites import load_installed, public_files
-
-    suite = load_installed(service.store, ref.suite, service.home, ref.version)
-    return {"id": suite.id, "version": suite.version, "files": public_files(suite)}
-
-
-SUITES_FILES = Operation(
-    name="suites.files",
-    method="GET",
-    path="/v1/suites/{suite}/files",
-    roles="any",
-    request=SuiteRef,
-    summary="the suite's public files (holon suites pull)",
-    run=_files,
-    response=view("suite-files"),
-    statuses=(404,),
-    cli=Cli(
+SUITES_FILES = _public_part(
+    "files",
+    "the suite's public files (holon suites pull)",
+    _files,
+    Cli(
         help="save a suite's public parts locally, for offline practice with `holon test`",
         # The CLI writes the files, and shows where (gateway/cli/_commands/suites.py).
         render=Lines(
