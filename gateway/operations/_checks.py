@@ -71,7 +71,8 @@ def flag(help: str) -> Any:
     return param(False, help=help, where="body", check=lambda value, where: bool(value))
 
 
-# A URL's bound (the column it is kept in: records' issuers and certificates).
+# records' MAX_URL_CHARS (what a kept URL is cut to), spelled out: building the CLI's
+# parser loads no store code. tests/gateway/test_operations.py checks they agree.
 MAX_URL_CHARS = 500
 
 

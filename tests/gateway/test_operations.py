@@ -480,6 +480,10 @@ def test_a_certificate_import_names_its_shape() -> None:
 
     assert IMPORT_MAX_BYTES == CERTIFICATE_MAX_BYTES + JWKS_MAX_BYTES + REVOCATIONS_MAX_BYTES
     assert CERTIFICATES_IMPORT.max_body_bytes == IMPORT_MAX_BYTES
+    from gateway.operations._checks import MAX_URL_CHARS
+    from records._issuers import MAX_URL_CHARS as KEPT_URL_CHARS
+
+    assert MAX_URL_CHARS == KEPT_URL_CHARS  # a URL the table admits is kept whole
     for body, path in (
         (b'{"certificate": {}}', "$"),
         (b'{"certificate": {}, "jwks": {}, "x": 1}', "$.x"),

@@ -18,6 +18,7 @@ import copy
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import pytest
 from gateway._roles import ROLE_KINDS
 from gateway.operations import OPERATIONS, Operation
 from gateway.service import StoreService
-from records import CallEntry, CanaryRun, Store, utcnow
+from records import CallEntry, CanaryRun, LedgerEntry, Store, utcnow
 from schema import make_validator
 from schema.jsontext import dumps, loads
 from tests.evals.reports._agent import AGENT_ID
@@ -127,8 +128,27 @@ def _seed(store: Store, root: Path) -> dict[str, str]:
             rate_limit={"calls": 10, "per": "minute"},
         )
     )
-    call = CallEntry(str(uuid.uuid4()), "finance-bot", "ticket.classify", AGENT_ID, "1.0.0")
-    store.ledger.deny(call, mandate_id="finance-tickets", reason="no_record", details={})
+
+    def reserve() -> LedgerEntry:
+        call = CallEntry(str(uuid.uuid4()), "finance-bot", "ticket.classify", AGENT_ID, "1.0.0")
+        entry = store.ledger.reserve(
+            call,
+            mandate_id="finance-tickets",
+            cap=Decimal("0.01"),
+            expires_at=utcnow() + timedelta(minutes=1),
+            details={"matched": ["finance-tickets"]},
+            budget=None,
+        )
+        assert isinstance(entry, LedgerEntry)
+        return entry
+
+    denied = CallEntry(str(uuid.uuid4()), "finance-bot", "ticket.classify", AGENT_ID, "1.0.0")
+    store.ledger.deny(denied, mandate_id="finance-tickets", reason="no_record", details={})
+    reserved = reserve()
+    reserve()  # left reserved: a row whose outcome is not known yet
+    store.ledger.settle(
+        reserved.id, outcome_code="ok", cost=Decimal("0.004"), cost_source="priced", latency_ms=12.3
+    )
     version = store.agents.get(AGENT_ID).version
     run = CanaryRun(
         "req-canary", AGENT_ID, version, "ticket.classify", second, "tiny", 1,
@@ -333,6 +353,10 @@ def test_optional_parts_are_seen_present_and_absent(answers: list[Answer]) -> No
         return {key in a.body for a in answers if a.op.name == name}
 
     assert seen("evals.start", "eval") == {True, False}  # a start, a dry run
+    outcomes = {
+        r["outcome"] for a in answers if a.op.name == "ledger.list" for r in a.body["items"]
+    }
+    assert outcomes == {"ok", None}  # settled, and denied or in flight
     assert seen("agents.secret.clear", "cleared") == {True}
     assert seen("agents.secret.set", "cleared") == {False}
     # One spent the org's holdout budget and had it back; the other's plan was withheld
