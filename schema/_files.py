@@ -1,8 +1,9 @@
 """Find and read the shipped JSON Schema documents, without a validator.
 
-The operation table reads entity schemas when it is declared, on every CLI
-start (`holon --help` included); reading a schema file must not load
-jsonschema, which only validation needs (`schema._registry`).
+The operation table reads its answers' schemas (entities, response views)
+when a door first asks for one, for /openapi.json or docs/operations.md;
+reading a schema file must not load jsonschema, which only validation needs
+(`schema._registry`).
 """
 
 from __future__ import annotations
@@ -48,11 +49,13 @@ def load_schema(name: str) -> dict[str, Any]:
 
 # The entities the API returns, one schema each (schema/entities/NAME.json): the JSON of
 # one typed record's `to_json` in `records` (tests/records/test_entities.py checks real
-# ones). An operation's response schema references these rather than restating them.
+# ones). An operation's response schema references these rather than restating them; an
+# answer that is not one entity is a view of schema/responses/ (`responses/NAME`), whose
+# entities are `$ref`s to these (tests/gateway/server/test_views.py checks real answers).
 ENTITY_DIR = SCHEMA_DIR / "entities"
 
 
-@cache  # the operation table asks at import time, once per entity it references
+@cache  # asked once per entity an operation's answer references
 def entity_names() -> tuple[str, ...]:
     """Every entity with a schema: `agent`, `ledger-row`, `token`, ..."""
     return tuple(sorted(path.stem for path in ENTITY_DIR.glob("*.json")))

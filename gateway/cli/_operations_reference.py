@@ -31,11 +31,13 @@ _PREAMBLE = f"""\
 
 The operations declared in the operation table (`gateway/operations`,
 [architecture.md](architecture.md#operations)): for each, its route, the
-roles that may call it, the CLI command that runs it, and its request's
-fields. One declaration gives the route and its OpenAPI parameters, `HttpService`'s
-request, `StoreService`'s work, the CLI's flags and output, and the
-console's filters, so what is listed here is what every door accepts: a
-field's CLI flag and its API parameter take the same values, and `in` says
+roles that may call it, the CLI command that runs it, what it answers (its
+response's JSON Schema: an entity of `schema/entities/`, a page of them, or a
+view of `schema/responses/`), and its request's fields. One declaration gives
+the route and its OpenAPI parameters, `HttpService`'s request, `StoreService`'s
+work, the CLI's flags and output, and the console's filters, so what is listed
+here is what every door accepts: a field's CLI flag and its API parameter take
+the same values, and `in` says
 where the API reads it (`path`, `query`, the JSON `body`, or the whole body as one
 `document`; a `bearer` field is filled from who asks, a `local` one by the command on
 this machine, for the store, and neither is sent). An operation with no route is
@@ -88,6 +90,14 @@ def _limits(op: Operation[Any]) -> list[str]:
     return [" ".join(said), ""] if said else []
 
 
+def _answers(op: Operation[Any]) -> str:
+    """What the operation answers: its response schema, or a document's media types."""
+    if op.response is not None:
+        return f"Answers {op.response.about}."
+    kinds = [m if s is None else f"{m} ({s.about})" for m, s in op.media_types]
+    return "Answers the document in the format asked: " + ", ".join(kinds) + "."
+
+
 def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[str]:
     roles = op.roles if isinstance(op.roles, str) else ", ".join(sorted(op.roles))
     words = commands.get(op.name)
@@ -102,6 +112,8 @@ def _section(op: Operation[Any], commands: dict[str, tuple[str, ...]]) -> list[s
         f"{route} · roles: {roles} · CLI: {cli}",
         "",
         op.summary[:1].upper() + op.summary[1:] + ".",
+        "",
+        _answers(op),
         "",
         *_limits(op),
     ]

@@ -14,53 +14,25 @@ from gateway.operations._declare import (
     Lines,
     Operation,
     Table,
+    created_if_new,
     cursor,
     document_field,
+    entity,
     key,
     limit,
+    list_of,
     page_of,
+    paged,
     param,
+    view,
 )
+from gateway.operations._narrow import by_bearer
 from gateway.operations._registry import agent_id
 from schema.errors import NotFound, UsageError
 from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
     from gateway.service import StoreService
-
-
-REVISIONS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["items"],
-    "properties": {
-        "items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id", "revision", "holder", "digest", "granted_at", "granted_by"],
-                "properties": {
-                    "id": {"type": "string", "description": "the mandate's id"},
-                    "revision": {"type": "integer", "minimum": 1},
-                    "holder": {"type": "string"},
-                    "digest": {"type": "string"},
-                    "granted_at": {"type": "string", "format": "date-time"},
-                    "granted_by": {
-                        "type": ["string", "null"],
-                        "description": "the granting token's id; local: the CLI on the store; "
-                        "null: granted before revisions were kept",
-                    },
-                    "mandate": {
-                        "type": "object",
-                        "description": "the document as granted (schema/mandate.schema.json)",
-                    },
-                },
-            },
-        }
-    },
-}
-
-# The ledger row's fields this API documents one by one (the rest: docs/gateway.md).
-LEDGER_SCHEMA: dict[str, Any] = page_of("ledger-row")
 
 
 # -- ledger.list -------------------------------------------------------------------
@@ -94,8 +66,6 @@ def _own_ledger(who: Bearer, query: LedgerQuery) -> LedgerQuery:
 
 
 def _ledger(service: StoreService, query: LedgerQuery) -> JSONObject:
-    from gateway.service._views import ledger_view
-
     service.store.ledger.expire()
     page = service.store.ledger.list(
         caller=query.caller,
@@ -105,7 +75,7 @@ def _ledger(service: StoreService, query: LedgerQuery) -> JSONObject:
         cursor=query.cursor,
         limit=query.limit,
     )
-    return {"items": [ledger_view(e) for e in page.items], "next_cursor": page.next_cursor}
+    return paged(page)
 
 
 def _mandate_text(row: JSONObject) -> str | None:
@@ -123,7 +93,7 @@ LEDGER_LIST = Operation(
     request=LedgerQuery,
     summary="ledger rows, newest first (callers: their own)",
     run=_ledger,
-    response=LEDGER_SCHEMA,
+    response=page_of("ledger-row"),
     settle=True,
     narrow=_own_ledger,
     cli=Cli(
@@ -170,15 +140,13 @@ class MandatesQuery:
 
 
 def _mandates(service: StoreService, query: MandatesQuery) -> JSONObject:
-    from gateway.service._views import mandate_view
-
     page = service.store.mandates.list(
         holder=query.caller,
         include_revoked=query.include_revoked,
         cursor=query.cursor,
         limit=query.limit,
     )
-    return {"items": [mandate_view(m) for m in page.items], "next_cursor": page.next_cursor}
+    return paged(page)
 
 
 def _status_word(view: JSONObject) -> str:
@@ -210,6 +178,7 @@ MANDATES_LIST = Operation(
     request=MandatesQuery,
     summary="list mandates",
     run=_mandates,
+    response=page_of("mandate"),
     cli=Cli(
         help="mandates, with their holders and limits",
         render=Table(
@@ -252,6 +221,7 @@ MANDATES_SHOW = Operation(
     request=MandateRef,
     summary="a mandate",
     run=_show,
+    response=entity("mandate"),
     statuses=(404,),
     cli=Cli(
         help="one mandate and its document (or every revision)",
@@ -301,7 +271,7 @@ MANDATES_REVISIONS = Operation(
     summary="every revision of a mandate, oldest first, with its time and granting token "
     "(operator; callers: mandates they hold)",
     run=_revisions,
-    response=REVISIONS_SCHEMA,
+    response=list_of("mandate-revision"),
     statuses=(404,),
     present=_held_revisions,
     cli=Cli(
@@ -340,6 +310,7 @@ MANDATES_REVOKE = Operation(
     request=MandateRef,
     summary="revoke a mandate (kept for the ledger)",
     run=_revoke,
+    response=entity("mandate"),
     statuses=(404,),
     cli=Cli(
         help="revoke a mandate (kept, with its ledger rows)",
@@ -395,10 +366,6 @@ def revision_match(value: Any, where: str) -> int | None:
     return value
 
 
-def _granting(who: Bearer, asked: MandateGrant) -> MandateGrant:
-    return replace(asked, granted_by=who.token_id)
-
-
 def _grant(service: StoreService, asked: MandateGrant) -> JSONObject:
     by = {} if asked.granted_by is None else {"granted_by": asked.granted_by}
     return service.mandates.grant(
@@ -428,9 +395,10 @@ MANDATES_GRANT = Operation(
     request=MandateGrant,
     summary="grant (or update) a mandate",
     run=_grant,
+    response=view("mandate-grant"),
     statuses=(413, 422),
-    status=lambda asked, view: 201 if view["status"] == "created" else 200,
-    narrow=_granting,
+    status=created_if_new,
+    narrow=by_bearer,
     body_name="the mandate",
     max_body_bytes=256 * 1024,
     cli=Cli(
@@ -519,6 +487,7 @@ MANDATES_CHECK = Operation(
     request=MandateCheck,
     summary="dry-run the mandate's decision on an agent and capability",
     run=_check,
+    response=view("mandate-check"),
     statuses=(404, 422),
     settle=True,  # the budget as of this process's answered calls
     max_body_bytes=64 * 1024,

@@ -19,6 +19,7 @@ from gateway.operations._declare import (
     key,
     limit,
     page_of,
+    paged,
     param,
 )
 from schema.jsontext import JSONObject
@@ -38,7 +39,7 @@ class CanariesQuery:
 
 def _canaries(service: StoreService, query: CanariesQuery) -> JSONObject:
     page = service.store.canaries.list(agent_id=query.agent, cursor=query.cursor, limit=query.limit)
-    return {"items": [run.to_json() for run in page.items], "next_cursor": page.next_cursor}
+    return paged(page)
 
 
 CANARIES_LIST = Operation(

@@ -9,11 +9,21 @@ operations: they read files and URLs, and write one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gateway._roles import OPERATOR
-from gateway.operations._declare import Bearer, Cli, Json, Operation, param
+from gateway.operations._checks import flag, given, url
+from gateway.operations._declare import (
+    Cli,
+    Json,
+    Operation,
+    Schema,
+    document,
+    param,
+    view,
+)
+from gateway.operations._narrow import by_bearer, doer
 from gateway.operations._registry import AgentRef
 from gateway.operations._tokens import Nothing
 from schema.errors import UsageError
@@ -23,7 +33,7 @@ if TYPE_CHECKING:
     from gateway.service import StoreService
 
 
-ENVELOPE: dict[str, Any] = {"$ref": "certificate.schema.json"}
+ENVELOPE = document("certificate.schema.json")
 JWKS: dict[str, Any] = {
     "type": "object",
     "required": ["keys"],
@@ -107,61 +117,28 @@ def _import_shape(body: JSONObject) -> None:
         )
 
 
-def _as_given(value: Any, where: str) -> Any:
-    """A document checked by the import itself (its signature, its key set)."""
-    return value
-
-
-def _url(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
-        raise UsageError(f"{where}: expected an http(s) URL", details={"path": where})
-    if len(value) > 500:
-        raise UsageError(f"{where}: at most 500 characters", details={"path": where})
-    return value
-
-
 @dataclass(frozen=True)
 class CertificateImport:
-    certificate: Any = param(
+    certificate: Any = given(
+        "the certificate: a DSSE envelope (certificate.schema.json)",
+        {"type": "object"},
         required=True,
-        help="the certificate: a DSSE envelope (certificate.schema.json)",
-        where="body",
-        check=_as_given,
-        schema={"type": "object"},
     )
-    jwks: Any = param(
-        required=True,
-        help="the issuer's key set",
-        where="body",
-        check=_as_given,
-        schema=JWKS,
+    jwks: Any = given("the issuer's key set", JWKS, required=True)
+    revocations: Any = given(
+        "the issuer's signed revocation list (required unless allow_unchecked_revocation)",
+        {"type": "object"},
     )
-    revocations: Any = param(
-        help="the issuer's signed revocation list (required unless allow_unchecked_revocation)",
-        where="body",
-        check=_as_given,
-        schema={"type": "object"},
+    revocations_url: str | None = url(
+        "where the issuer publishes its revocation list: kept, for re-checks"
     )
-    revocations_url: str | None = param(
-        help="where the issuer publishes its revocation list: kept, for re-checks",
-        where="body",
-        check=_url,
-        schema={"type": "string", "maxLength": 500},
-    )
-    allow_unchecked_revocation: bool = param(
-        False,
-        help="import without a revocation list: the record is labelled 'revocation "
-        "unchecked', and mandates refuse it unless they accept_unchecked_revocation",
-        where="body",
-        check=lambda value, where: bool(value),
+    allow_unchecked_revocation: bool = flag(
+        "import without a revocation list: the record is labelled 'revocation "
+        "unchecked', and mandates refuse it unless they accept_unchecked_revocation"
     )
     imported_by: str | None = param(
         help="the importing token's id (on the store: cli:LOGIN)", where="bearer", flag=""
     )
-
-
-def _importing(who: Bearer, asked: CertificateImport) -> CertificateImport:
-    return replace(asked, imported_by=who.token_id)
 
 
 def _import(service: StoreService, asked: CertificateImport) -> JSONObject:
@@ -171,7 +148,6 @@ def _import(service: StoreService, asked: CertificateImport) -> JSONObject:
     The key set given is taken for an issuer only at its first import (it is then
     pinned, records._issuers); a known issuer's certificate and revocation list are
     verified with its pinned keys, whatever key set comes with them."""
-    from gateway.service._views import login_name
     from records import utcnow, verify_certificate
 
     now = utcnow()
@@ -195,7 +171,7 @@ def _import(service: StoreService, asked: CertificateImport) -> JSONObject:
         keys,
         revocation_checked=asked.revocations is not None,
         revocations_url=asked.revocations_url,
-        by=asked.imported_by or f"cli:{login_name()}",
+        by=doer(asked.imported_by),
     )
     return {"status": "imported", "certificate": kept}
 
@@ -208,10 +184,11 @@ CERTIFICATES_IMPORT = Operation(
     request=CertificateImport,
     summary="verify another issuer's certificate and keep it as an imported record",
     run=_import,
+    response=view("certificate-import"),
     statuses=(404, 409, 413, 422),
     created=201,
     body_check=_import_shape,
-    narrow=_importing,
+    narrow=by_bearer,
     max_body_bytes=IMPORT_MAX_BYTES,
     cli=None,  # `holon certificates import CERT --issuer-jwks FILE|URL`: it reads them
 )
@@ -221,7 +198,7 @@ CERTIFICATES_IMPORT = Operation(
 
 
 def _public_document(
-    name: str, path: str, summary: str, run: Any, response: dict[str, Any], cli_help: str
+    name: str, path: str, summary: str, run: Any, response: Schema, cli_help: str
 ) -> Operation[Nothing]:
     """One of the store's public documents: read without a token, printed as JSON."""
     return Operation(
@@ -246,7 +223,7 @@ KEYS_JWKS = _public_document(
     "/.well-known/jwks.json",
     "this store's public signing keys (retired ones too), as OKP/Ed25519 JWKs",
     _jwks,
-    JWKS,
+    view("jwks"),
     "the public key set (JWKS), as /.well-known/jwks.json",
 )
 

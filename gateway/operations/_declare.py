@@ -28,28 +28,115 @@ if TYPE_CHECKING:
     from gateway.service import StoreService
 
 
-def entity(name: str) -> dict[str, Any]:
-    """An entity's JSON Schema (schema/entities/NAME.json, what its record's `to_json`
-    writes) as an operation's response schema: declared there once, referenced here. Its
-    `$defs` are put where they are referenced, so the schema stands alone in the OpenAPI
-    document (a `#/$defs/...` there would point into the document's own root)."""
-    from schema import entity_schema
+class Schema:
+    """An answer's JSON Schema, built when a door first asks for it (`schema()`), not when
+    the table is declared: the CLI builds the table on every start, `holon --help`
+    included, and reads no schema file for it. Built once, then kept."""
 
-    schema = entity_schema(name)
+    __slots__ = ("_build", "_built", "about")
+
+    def __init__(self, build: Callable[[], dict[str, Any]], about: str) -> None:
+        self._build = build
+        self._built: dict[str, Any] | None = None
+        self.about = about  # what it is, in a few words (docs/operations.md says it)
+
+    def __call__(self) -> dict[str, Any]:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+
+# Where the shipped schemas live on the wire: a `$ref` to one of the entities or response
+# views below is put in place by `standalone`.
+_SHIPPED = "https://holon.dev/schema/"
+
+
+def standalone(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with its `$defs` and its references to entities and response views put
+    where they are referenced, so it stands alone in the OpenAPI document (a `#/$defs/...`
+    there would point into the document's own root)."""
+    from schema import load_schema
+
     defs = schema.get("$defs", {})
 
     def inline(node: Any) -> Any:
         if isinstance(node, dict):
             ref = node.get("$ref")
+            rest = {k: inline(v) for k, v in node.items() if k != "$ref"}
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                rest = {k: inline(v) for k, v in node.items() if k != "$ref"}
                 return {**inline(defs[ref.removeprefix("#/$defs/")]), **rest}
-            return {k: inline(v) for k, v in node.items()}
+            name = ref.removeprefix(_SHIPPED).removesuffix(".json") if ref else ""
+            if name.startswith(("entities/", "responses/")) and "#" not in name:
+                return {**standalone(load_schema(name)), **rest}
+            return node if ref else rest
         if isinstance(node, list):
             return [inline(v) for v in node]
         return node
 
     return {k: inline(v) for k, v in schema.items() if k not in ("$schema", "$id", "$defs")}
+
+
+def entity(name: str) -> Schema:
+    """An entity's JSON Schema (schema/entities/NAME.json, what its record's `to_json`
+    writes) as an operation's response schema: declared there once, referenced here."""
+
+    def build() -> dict[str, Any]:
+        from schema import entity_schema
+
+        return standalone(entity_schema(name))
+
+    return Schema(build, f"the `{name}` entity (schema/entities/{name}.json)")
+
+
+def view(name: str) -> Schema:
+    """A response view's JSON Schema (schema/responses/NAME.json): an answer that is not
+    one entity (a registration's status, warnings and agent), written once there; its
+    entities are `$ref`s to theirs."""
+
+    def build() -> dict[str, Any]:
+        from schema import load_schema
+
+        return standalone(load_schema(f"responses/{name}"))
+
+    return Schema(build, f"the view of schema/responses/{name}.json")
+
+
+def page_of(name: str) -> Schema:
+    """The response schema of a page of an entity: `{items, next_cursor}`."""
+    of = entity(name)
+    return Schema(
+        lambda: _page(of(), "next_cursor"), f"a page (`items`, `next_cursor`), each item {of.about}"
+    )
+
+
+def list_of(name: str) -> Schema:
+    """The response schema of every one of an entity, as `{items}` (no paging)."""
+    of = entity(name)
+    return Schema(lambda: _page(of()), f"`items`, each {of.about}")
+
+
+def paged(page: Any) -> JSONObject:
+    """A page of the store's entities as an answer (`page_of`): each one's `to_json`, and
+    the cursor of the next page."""
+    return {"items": [item.to_json() for item in page.items], "next_cursor": page.next_cursor}
+
+
+def document(name: str) -> Schema:
+    """A document of schema/ (`certificate.schema.json`) answered as it is: a component of
+    /openapi.json, referenced by its file name."""
+    return Schema(lambda: {"$ref": name}, f"the document of schema/{name}")
+
+
+def _page(item: dict[str, Any], *more: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["items", *more],
+        "properties": {
+            "items": {"type": "array", "items": item},
+            **{name: {"type": ["string", "null"]} for name in more},
+        },
+    }
 
 
 # The table's own types compare by identity and generate no __eq__, __hash__ or __repr__:
@@ -130,18 +217,6 @@ class Param:
     # The CLI's default where it differs from the API's (a CLI listing's shorter page).
     cli_default: Any = None
     header: str = ""  # a "header" field's HTTP header ("If-Match")
-
-
-def page_of(name: str) -> dict[str, Any]:
-    """The response schema of a page of an entity: `{items, next_cursor}`."""
-    return {
-        "type": "object",
-        "required": ["items", "next_cursor"],
-        "properties": {
-            "items": {"type": "array", "items": entity(name)},
-            "next_cursor": {"type": ["string", "null"]},
-        },
-    }
 
 
 def param(default: Any = None, /, **spec: Any) -> Any:
@@ -346,7 +421,10 @@ class Operation(Generic[R]):
     run: Callable[[StoreService, R], JSONObject]  # the implementation over the store
     # None: an API-only operation, or one a command that does more runs (`holon eval`).
     cli: Cli | None
-    response: dict[str, Any] | None = None  # JSON Schema of the answer
+    # The answer's JSON Schema (an entity, a page of one, a response view): every operation
+    # declares one (tests/gateway/server/test_views.py checks each answer against it), but those
+    # whose answer is a rendered document, which declare `media_types` instead.
+    response: Schema | None = None
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
     created: int = 200  # the status of a success (201 for a create)
     # The status of a success where the request or its answer decides it (a dry run
@@ -372,6 +450,9 @@ class Operation(Generic[R]):
     # bearer: the API runs it instead of `run_for` and streams the pieces as they come,
     # never holding the document whole.
     write: Callable[[StoreService, R, Bearer, Callable[[str], object]], None] | None = None
+    # Each media type `media` may choose, with the JSON Schema of a JSON one (a report's)
+    # and None for text (Markdown, HTML): what /openapi.json says the answer is.
+    media_types: tuple[tuple[str, Schema | None], ...] = ()
     # The body's own check of its keys (before its fields are read), where its errors say
     # the shape the route always named (`unknown keys: ...`), instead of the table's.
     body_check: Callable[[JSONObject], None] | None = None
@@ -408,6 +489,12 @@ class Operation(Generic[R]):
                 value = f.spec.check(value, locate(f))
             given[f.name] = value
         return self.request(**given)
+
+
+def created_if_new(asked: Any, view: JSONObject) -> int:
+    """A write's status (`Operation.status`): 201 when its answer's `status` says it
+    created the thing, 200 when it updated it or changed nothing."""
+    return 201 if view["status"] == "created" else 200
 
 
 def choice(field: Field, value: str) -> str:

@@ -11,12 +11,11 @@ its usual timeout.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gateway._roles import OPERATOR
 from gateway.operations._declare import (
-    Bearer,
     Cli,
     Lines,
     Operation,
@@ -24,6 +23,7 @@ from gateway.operations._declare import (
     entity,
     param,
 )
+from gateway.operations._narrow import by_bearer, doer
 from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
@@ -63,21 +63,16 @@ class EvalImport:
     )
 
 
-def _importing(who: Bearer, asked: EvalImport) -> EvalImport:
-    return replace(asked, imported_by=who.token_id)
-
-
 def _import(service: StoreService, asked: EvalImport) -> JSONObject:
     from evals import import_report
     from gateway.service._evals import eval_view
-    from gateway.service._views import login_name
 
     info = import_report(
         service.store,
         asked.report,
         home=service.home,
         source=asked.source,
-        imported_by=asked.imported_by or f"cli:{login_name()}",
+        imported_by=doer(asked.imported_by),
         file=asked.file,
     )
     return eval_view(info)
@@ -104,7 +99,7 @@ EVALS_IMPORT = Operation(
     response=entity("eval"),
     statuses=(413, 422),
     created=201,
-    narrow=_importing,
+    narrow=by_bearer,
     body_name="the report",
     max_body_bytes=REPORT_MAX_BYTES,
     timeout_s=300.0,  # a 20 MiB report takes about 30 s to check

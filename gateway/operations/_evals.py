@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from gateway._params import id_text  # the routes' check of a named thing
 from gateway._roles import OPERATOR, ORG
+from gateway.operations._checks import flag, integer, one_of
 from gateway.operations._declare import (
     Bearer,
     Cli,
@@ -30,10 +31,15 @@ from gateway.operations._declare import (
     Operation,
     Table,
     cursor,
+    document,
+    entity,
     key,
     limit,
+    page_of,
     param,
+    view,
 )
+from gateway.operations._narrow import own_agent
 from gateway.operations._registry import agent_id
 from schema.errors import Forbidden, Refused, UsageError
 from schema.jsontext import JSONObject
@@ -42,13 +48,20 @@ if TYPE_CHECKING:
     from gateway.service import StoreService
 
 
-# evals.reports.AUDIENCES, REPORT_FORMATS, COMPARE_FORMATS and the compare gate's rule,
-# spelled out: importing evals.reports to build the CLI's parser would load the store
-# (SQLAlchemy and every model) for every command, `--help` included.
+# evals.reports.AUDIENCES, REPORT_FORMATS, COMPARE_FORMATS (each format's media type) and
+# the compare gate's rule, spelled out: importing evals.reports to build the CLI's parser
+# would load the store (SQLAlchemy and every model) for every command, `--help` included.
 # tests/gateway/test_cli_startup.py checks they agree.
 AUDIENCES = ("author", "operator")
-REPORT_FORMATS = ("json", "md", "html", "junit")
-COMPARE_FORMATS = ("json", "md", "html")
+REPORT_MEDIA = {
+    "json": "application/json",
+    "md": "text/markdown",
+    "html": "text/html",
+    "junit": "application/xml",
+}
+COMPARE_MEDIA = {k: REPORT_MEDIA[k] for k in ("json", "md", "html")}
+REPORT_FORMATS = tuple(REPORT_MEDIA)
+COMPARE_FORMATS = tuple(COMPARE_MEDIA)
 COMPARE_GATE_RULE = "fails when any case tagged critical dropped by at least 0.5 (paired runs)"
 
 
@@ -101,6 +114,7 @@ EVALS_LIST = Operation(
     request=EvalsQuery,
     summary="list evals, newest first",
     run=_evals,
+    response=page_of("eval"),
     run_for=_evals_for,
     narrow=_org_lists_its_own,
     cli=Cli(
@@ -194,6 +208,7 @@ EVALS_SHOW = Operation(
     request=EvalRef,
     summary="an eval's status and progress",
     run=_status,
+    response=entity("eval"),
     run_for=_status_for,
     statuses=(404,),
     cli=Cli(
@@ -223,33 +238,40 @@ def _resume(service: StoreService, ref: EvalRef) -> JSONObject:
     return service.evals.status(ref.eval_id)
 
 
-EVALS_RESUME = Operation(
-    name="evals.resume",
-    method="POST",
-    path="/v1/evals/{eval}/resume",
-    roles=OPERATOR,
-    request=EvalRef,
-    summary="resume an interrupted eval (refused after an agent or suite change)",
-    run=_resume,
-    statuses=(404, 409),
-    cli=None,  # `holon evals resume`: on the store it runs the eval here, with progress
-)
-
-
 def _cancel(service: StoreService, ref: EvalRef) -> JSONObject:
     return service.evals.cancel(ref.eval_id)
 
 
-EVALS_CANCEL = Operation(
-    name="evals.cancel",
-    method="POST",
-    path="/v1/evals/{eval}/cancel",
-    roles=OPERATOR,
-    request=EvalRef,
-    summary="cancel a running eval",
-    run=_cancel,
-    statuses=(404, 409),
-    cli=Cli(
+def _eval_action(
+    action: str, summary: str, run: Callable[[StoreService, EvalRef], JSONObject], cli: Cli | None
+) -> Operation[EvalRef]:
+    """`POST /v1/evals/{eval}/ACTION`, the operator's: the eval as the action left it, 404
+    for an unknown eval, 409 where its state refuses the action."""
+    return Operation(
+        name=f"evals.{action}",
+        method="POST",
+        path=f"/v1/evals/{{eval}}/{action}",
+        roles=OPERATOR,
+        request=EvalRef,
+        summary=summary,
+        run=run,
+        response=entity("eval"),
+        statuses=(404, 409),
+        cli=cli,
+    )
+
+
+EVALS_RESUME = _eval_action(
+    "resume",
+    "resume an interrupted eval (refused after an agent or suite change)",
+    _resume,
+    None,  # `holon evals resume`: on the store it runs the eval here, with progress
+)
+EVALS_CANCEL = _eval_action(
+    "cancel",
+    "cancel a running eval",
+    _cancel,
+    Cli(
         help="stop an eval: no record is written",
         render=Lines(
             lambda v: [f"eval {v['id']} cancelled; no record will be written", *_budget_lines(v)]
@@ -288,19 +310,6 @@ def _suites(value: Any, where: str) -> list[str] | None:
     if not isinstance(value, list) or len(value) > MAX_SUITES:
         raise UsageError(f"suites must be a list of at most {MAX_SUITES} suite ids")
     return [id_text(s, f"{where}[{i}]", "a suite id") for i, s in enumerate(value)]
-
-
-def _integer(name: str, low: int, high: int) -> Any:
-    def check(value: Any, where: str) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise UsageError(
-                f"{name} must be an integer from {low} to {high}", details={"path": where}
-            )
-        return value
-
-    return check
 
 
 def _pace(value: Any, where: str) -> Decimal:
@@ -355,28 +364,12 @@ class EvalStart:
         check=_suites,
         schema={"type": "array", "items": {"type": "string"}},
     )
-    repetitions: int | None = param(
-        help="each suite's repetitions, overridden (no record)",
-        where="body",
-        check=_integer("repetitions", 1, 100),
-        minimum=1,
-        maximum=100,
+    repetitions: int | None = integer(
+        None, "repetitions", 1, 100, "each suite's repetitions, overridden (no record)"
     )
-    concurrency: int = param(
-        16,
-        help="cells in flight",
-        where="body",
-        check=_integer("concurrency", 1, 1024),
-        minimum=1,
-        maximum=1024,
-    )
-    retries: int = param(
-        2,
-        help="retries of a cell whose agent could not be reached",
-        where="body",
-        check=_integer("retries", 0, 10),
-        minimum=0,
-        maximum=10,
+    concurrency: int = integer(16, "concurrency", 1, 1024, "cells in flight")
+    retries: int = integer(
+        2, "retries", 0, 10, "retries of a cell whose agent could not be reached"
     )
     pace_s: Decimal = param(
         Decimal(0),
@@ -390,12 +383,7 @@ class EvalStart:
         where="body",
         check=max_cost,
     )
-    dry_run: bool = param(
-        False,
-        help="plan only (to confirm it first)",
-        where="body",
-        check=lambda value, where: bool(value),
-    )
+    dry_run: bool = flag("plan only (to confirm it first)")
 
 
 def _start(service: StoreService, asked: EvalStart) -> JSONObject:
@@ -450,13 +438,6 @@ def _started(service: StoreService, asked: EvalStart, *, operator: bool) -> JSON
     return {"plan": view, "eval": service.evals.status(info.id, operator=False)}
 
 
-def _own_agent(who: Bearer, asked: EvalStart) -> EvalStart:
-    """An org evaluates its own agents only; every budget rule of the plan applies to it
-    as to any eval (its holdout budget spent: the public split only, and no record)."""
-    who.require_agent(asked.agent)
-    return asked
-
-
 EVALS_START = Operation(
     name="evals.start",
     method="POST",
@@ -465,12 +446,15 @@ EVALS_START = Operation(
     request=EvalStart,
     summary="plan and start an eval (worked by the gateway's workers); dry_run: plan only",
     run=_start,
+    response=view("eval-start"),
     run_for=_start_for,
     statuses=(404, 409, 413, 502),
     created=201,
     status=lambda asked, view: 200 if asked.dry_run else 201,
     body_check=_start_keys,
-    narrow=_own_agent,
+    # An org evaluates its own agents only; every budget rule of the plan applies to it
+    # as to any eval (its holdout budget spent: the public split only, and no record).
+    narrow=own_agent,
     max_body_bytes=64 * 1024,
     cli=None,  # `holon eval`: on the store it runs the eval here (--processes), with progress
 )
@@ -479,36 +463,19 @@ EVALS_START = Operation(
 # -- evals.report, evals.compare -----------------------------------------------------
 
 
-def _format_param(allowed: tuple[str, ...], help: str) -> Any:
-    """The document's format, one of `allowed` (json the default)."""
-
-    def check(value: Any, where: str) -> str:
-        if value not in allowed:
-            raise UsageError(f"format must be one of {', '.join(allowed)}")
-        return str(value)
-
-    return param("json", help=help, check=check, schema={"enum": list(allowed)})
+def _chosen(name: str, default: str, allowed: tuple[str, ...], help: str) -> Any:
+    """A query field whose value is one of `allowed` (a document's format, its audience)."""
+    return param(default, help=help, check=one_of(name, allowed), schema={"enum": list(allowed)})
 
 
-def _audience(value: Any, where: str) -> str:
-    if value not in AUDIENCES:
-        raise UsageError(f"audience must be one of {', '.join(AUDIENCES)}")
-    return str(value)
-
-
-def _audience_param() -> Any:
-    return param(
-        "author",
-        help="author (default) or operator (operator tokens only)",
-        check=_audience,
-        schema={"enum": list(AUDIENCES)},
-    )
+_audience = one_of("audience", AUDIENCES)
+_AUDIENCE_HELP = "author (default) or operator (operator tokens only)"
 
 
 def audience_for(who: Bearer, value: Any) -> str:
     """The audience asked, checked: only an operator reads the operator's (the console's
     report pages read it this way too)."""
-    audience = _audience(value, "audience")
+    audience = str(_audience(value, "audience"))
     if audience != "author" and not who.is_operator:
         raise Forbidden("only an operator may read the operator audience (holdout cases)")
     return audience
@@ -522,8 +489,10 @@ def _operator_audience(who: Bearer, asked: Any) -> Any:
 @dataclass(frozen=True)
 class ReportRequest:
     eval_id: str = _eval_ref(help="an eval id (ev_…)")
-    format: str = _format_param(REPORT_FORMATS, "json (default), md, html or junit (JUnit XML)")
-    audience: str = _audience_param()
+    format: str = _chosen(
+        "format", "json", REPORT_FORMATS, "json (default), md, html or junit (JUnit XML)"
+    )
+    audience: str = _chosen("audience", "author", AUDIENCES, _AUDIENCE_HELP)
 
 
 def _report(service: StoreService, asked: ReportRequest) -> JSONObject:
@@ -545,26 +514,62 @@ def _write_report(
     )
 
 
-def _report_media(asked: ReportRequest) -> str:
-    from evals.reports import REPORT_FORMATS as MEDIA
+class _Formatted(Protocol):
+    @property
+    def format(self) -> str: ...
 
-    return MEDIA[asked.format]
+
+D = TypeVar("D", bound=_Formatted)
 
 
-EVALS_REPORT = Operation(
-    name="evals.report",
-    method="GET",
-    path="/v1/evals/{eval}/report",
-    roles=ORG,
-    request=ReportRequest,
-    summary="an eval's report (org tokens: own agents, author audience)",
-    run=_report,
-    run_for=_report_for,
-    narrow=_operator_audience,
-    media=_report_media,
-    write=_write_report,
-    statuses=(404,),
-    cli=None,  # `holon evals report`: the document to stdout or a file (-o)
+def _document(
+    name: str,
+    path: str,
+    request: type[D],
+    summary: str,
+    runs: tuple[
+        Callable[[StoreService, D], JSONObject], Callable[[StoreService, D, Bearer], JSONObject]
+    ],
+    media: dict[str, str],
+    schema: str,
+    statuses: tuple[int, ...],
+    write: Callable[[StoreService, D, Bearer, Callable[[str], object]], None] | None = None,
+) -> Operation[D]:
+    """A document of evals (a report, a comparison), rendered in the format asked (its
+    media type: `media`; the JSON one is the document `schema` of schema/): an org's of
+    its own agents' evals, for their author; the operator's audience the operator's.
+    A command of its own writes it (`holon evals report|compare`: stdout or a file)."""
+    return Operation(
+        name=name,
+        method="GET",
+        path=path,
+        roles=ORG,
+        request=request,
+        summary=summary,
+        run=runs[0],
+        run_for=runs[1],
+        narrow=_operator_audience,
+        media=lambda asked: media[asked.format],
+        media_types=tuple(
+            (kind, document(schema) if kind == "application/json" else None)
+            for kind in media.values()
+        ),
+        statuses=statuses,
+        write=write,
+        cli=None,
+    )
+
+
+EVALS_REPORT = _document(
+    "evals.report",
+    "/v1/evals/{eval}/report",
+    ReportRequest,
+    "an eval's report (org tokens: own agents, author audience)",
+    (_report, _report_for),
+    REPORT_MEDIA,
+    "report.schema.json",
+    (404,),
+    _write_report,  # the API streams it as it is written
 )
 
 
@@ -572,8 +577,8 @@ EVALS_REPORT = Operation(
 class CompareRequest:
     base: str = param(required=True, help="the eval to compare against", where="path")
     candidate: str = param(required=True, help="the eval being judged", where="path")
-    format: str = _format_param(COMPARE_FORMATS, "json (default), md or html")
-    audience: str = _audience_param()
+    format: str = _chosen("format", "json", COMPARE_FORMATS, "json (default), md or html")
+    audience: str = _chosen("audience", "author", AUDIENCES, _AUDIENCE_HELP)
     allow_mismatch: bool = param(False, help="true: compare unmatched evals anyway")
 
 
@@ -594,23 +599,14 @@ def _compare_for(service: StoreService, asked: CompareRequest, who: Bearer) -> J
     return _compare(service, asked)
 
 
-def _compare_media(asked: CompareRequest) -> str:
-    from evals.reports import COMPARE_FORMATS as MEDIA
-
-    return MEDIA[asked.format]
-
-
-EVALS_COMPARE = Operation(
-    name="evals.compare",
-    method="GET",
-    path="/v1/evals/{base}/compare/{candidate}",
-    roles=ORG,
-    request=CompareRequest,
-    summary="compare two evals case by case",
-    run=_compare,
-    run_for=_compare_for,
-    narrow=_operator_audience,
-    media=_compare_media,
-    statuses=(404, 409),
-    cli=None,  # `holon evals compare`: the document, and exit 1 when the gate fails
+# `holon evals compare` exits 1 when the gate fails.
+EVALS_COMPARE = _document(
+    "evals.compare",
+    "/v1/evals/{base}/compare/{candidate}",
+    CompareRequest,
+    "compare two evals case by case",
+    (_compare, _compare_for),
+    COMPARE_MEDIA,
+    "compare.schema.json",
+    (404, 409),
 )

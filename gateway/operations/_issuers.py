@@ -8,22 +8,23 @@ a file or URL first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gateway._roles import OPERATOR
-from gateway.operations._certificates import JWKS, _as_given, _url
+from gateway.operations._certificates import JWKS
+from gateway.operations._checks import flag, given, text, url
 from gateway.operations._declare import (
-    Bearer,
     Cli,
     Column,
     Operation,
     Table,
     key,
     param,
+    view,
 )
+from gateway.operations._narrow import by_bearer, doer
 from gateway.operations._tokens import Nothing
-from schema.errors import UsageError
 from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ CERTIFICATES_LIST = Operation(
     summary="the certificates on this store, its own and imported ones: issuer, status, "
     "revocation checked or not, last check",
     run=_list,
+    response=view("certificates"),
     cli=Cli(
         help="the certificates here: this store's and imported ones, with their status",
         description="List the certificates on this store, newest first (at most 1000): "
@@ -97,6 +99,7 @@ ISSUERS_LIST = Operation(
     summary="the other issuers known here, each with the keys pinned for it and its "
     "revocation list's last check",
     run=_issuers,
+    response=view("issuers"),
     cli=Cli(
         help="the other issuers known here and the keys pinned for each",
         description="List the issuers whose certificates this store takes: each bound to "
@@ -122,42 +125,22 @@ ISSUERS_LIST = Operation(
 
 @dataclass(frozen=True)
 class IssuerPin:
-    jwks: Any = param(
-        required=True,
-        help="the issuer's key set, which names it (its 'issuer' member)",
-        where="body",
-        check=_as_given,
-        schema=JWKS,
+    jwks: Any = given(
+        "the issuer's key set, which names it (its 'issuer' member)", JWKS, required=True
     )
-    rotate: bool = param(
-        False,
-        help="replace the keys pinned for a known issuer (refused without it)",
-        where="body",
-        check=lambda value, where: bool(value),
-    )
-    revocations_url: str | None = param(
-        help="where the issuer publishes its revocation list",
-        where="body",
-        check=_url,
-        schema={"type": "string", "maxLength": 500},
-    )
+    rotate: bool = flag("replace the keys pinned for a known issuer (refused without it)")
+    revocations_url: str | None = url("where the issuer publishes its revocation list")
     pinned_by: str | None = param(
         help="the token's id (on the store: cli:LOGIN)", where="bearer", flag=""
     )
 
 
-def _pinning(who: Bearer, asked: IssuerPin) -> IssuerPin:
-    return replace(asked, pinned_by=who.token_id)
-
-
 def _pin(service: StoreService, asked: IssuerPin) -> JSONObject:
-    from gateway.service._views import login_name
-
     return service.store.issuers.pin(
         asked.jwks,
         rotate=asked.rotate,
         revocations_url=asked.revocations_url,
-        by=asked.pinned_by or f"cli:{login_name()}",
+        by=doer(asked.pinned_by),
     )
 
 
@@ -170,22 +153,14 @@ ISSUERS_PIN = Operation(
     summary="register an issuer by its key set (pinning its keys), or rotate a known "
     "issuer's pinned keys on purpose (rotate: true); each change is kept in its history",
     run=_pin,
+    response=view("issuer"),
     statuses=(409, 422),
-    narrow=_pinning,
+    narrow=by_bearer,
     cli=None,  # `holon certificates issuers pin --jwks FILE|URL [--rotate]`: it reads them
 )
 
 
 # -- certificates.recheck ------------------------------------------------------------
-
-
-def _issuer_name(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not 0 < len(value) <= MAX_ISSUER_CHARS:
-        raise UsageError(
-            f"{where}: expected an issuer name (1 to {MAX_ISSUER_CHARS} characters)",
-            details={"path": where},
-        )
-    return value
 
 
 @dataclass(frozen=True)
@@ -194,14 +169,12 @@ class Recheck:
         required=True,
         help="the issuer whose imported certificates to re-check",
         where="body",
-        check=_issuer_name,
+        check=text(f"an issuer name (1 to {MAX_ISSUER_CHARS} characters)", MAX_ISSUER_CHARS),
     )
-    revocations: Any = param(
+    revocations: Any = given(
+        "the issuer's signed revocation list (verified with its pinned keys)",
+        {"type": "object"},
         required=True,
-        help="the issuer's signed revocation list (verified with its pinned keys)",
-        where="body",
-        check=_as_given,
-        schema={"type": "object"},
     )
 
 
@@ -218,6 +191,7 @@ CERTIFICATES_RECHECK = Operation(
     summary="read an issuer's revocation list against its imported certificates: the "
     "listed ones are revoked here, the others marked checked",
     run=_recheck,
+    response=view("recheck"),
     statuses=(404, 422),
     cli=None,  # `holon certificates recheck ISSUER [--revocations FILE|URL]`: it reads it
 )

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gateway.operations._declare import Bearer, Cli, Column, Fields, Operation, entity, key
+from gateway.operations._declare import (
+    Bearer,
+    Cli,
+    Column,
+    Fields,
+    Operation,
+    Schema,
+    entity,
+    key,
+    standalone,
+)
 from gateway.operations._registry import AgentRef
 from schema.jsontext import JSONObject
 
@@ -14,59 +24,9 @@ if TYPE_CHECKING:
 
 # -- records.show --------------------------------------------------------------------
 
-
-# A pass rate as `evals.live_score` writes it.
-_SCORE: dict[str, Any] = {
-    "graded": {"type": "integer", "minimum": 0},
-    "passed": {"type": "integer", "minimum": 0},
-    "score": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-    "ci95": {
-        "type": ["array", "null"],
-        "items": {"type": "number", "minimum": 0, "maximum": 1},
-        "minItems": 2,
-        "maxItems": 2,
-    },
-}
-
-
-_TIME = {"type": "string", "format": "date-time"}
-# One imported record as `records.show` lists it (gateway.service._evals.imported_view).
-_IMPORTED: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": [
-        "issuer",
-        "certificate_id",
-        "eval_id",
-        "eval_score",
-        "evaluated_at",
-        "imported_at",
-        "expires_at",
-        "status",
-        "revoked_reason",
-        "revocation",
-        "last_checked",
-    ],
-    "properties": {
-        "issuer": {"type": "string"},
-        "certificate_id": {"type": "string"},
-        "eval_id": {"type": "string"},
-        "eval_score": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-        "evaluated_at": _TIME,
-        "imported_at": _TIME,
-        "expires_at": _TIME,
-        "status": {
-            "enum": ["active", "revoked", "expired"],
-            "description": "active: a mandate accepting its issuer may rely on it",
-        },
-        "revoked_reason": {"type": ["string", "null"]},
-        "revocation": {
-            "enum": ["checked", "unchecked"],
-            "description": "whether its issuer's revocation list was read (docs/certificates.md)",
-        },
-        "last_checked": {"type": ["string", "null"], "format": "date-time"},
-    },
-}
+# Where the parts of its answer that are views of their own are (an imported record, a
+# capability's live score): `standalone` puts them in place.
+_RESPONSES = "https://holon.dev/schema/responses/"
 
 
 def _record_view() -> dict[str, Any]:
@@ -74,68 +34,56 @@ def _record_view() -> dict[str, Any]:
     and the agent's live conformance (`StoreService.evals.record`); this store's record, or
     without one another issuer's imported record (its `issuer` says whose), and every
     imported record of the version (`imported`)."""
-    record, live = entity("record"), entity("live-conformance")
+    record, live = entity("record")(), entity("live-conformance")()
     # A capability's counts are the window's: the window is said once, in the total.
     counts = [k for k in live["required"] if k not in ("window_days", "since")]
-    return {
-        **record,
-        "title": "the agent's current record, its score as evidence and its live conformance",
-        "required": [*record["required"], "eval_score_lower", "live"],
-        "properties": {
-            **record["properties"],
-            "imported": {
-                "type": "array",
-                "items": _IMPORTED,
-                "description": "the records other issuers' certificates carry of this version, "
-                "newest first; absent when there is none",
-            },
-            "eval_score_lower": {
-                "type": ["number", "null"],
-                "description": "eval_score as evidence: the lowest lower bound over the graded "
-                "splits, each paid for every org's holdout-revealing evals on its suite "
-                "(holdout_evals; docs/integrity.md); null without an eval_score",
-            },
-            "live_score": {
-                "type": "object",
-                "description": "the operator's: per capability, the canaries' pass rate since "
-                "the record's eval and over the last window_days, each with its Wilson 95% "
-                "interval (docs/integrity.md, 'Canaries'); absent before the first canary",
-                "additionalProperties": {
+    return standalone(
+        {
+            **record,
+            "title": "the agent's current record, its score as evidence and its live conformance",
+            "required": [*record["required"], "eval_score_lower", "live"],
+            "properties": {
+                **record["properties"],
+                "imported": {
+                    "type": "array",
+                    "items": {"$ref": _RESPONSES + "imported-record.json"},
+                    "description": "the records other issuers' certificates carry of this version, "
+                    "newest first; absent when there is none",
+                },
+                "eval_score_lower": {
+                    "type": ["number", "null"],
+                    "description": "eval_score as evidence: the lowest lower bound over the graded "
+                    "splits, each paid for every org's holdout-revealing evals on its suite "
+                    "(holdout_evals; docs/integrity.md); null without an eval_score",
+                },
+                "live_score": {
                     "type": "object",
-                    "additionalProperties": False,
-                    "required": ["graded", "passed", "score", "ci95", "window_days", "window"],
+                    "description": "the operator's: per capability, the canaries' pass rate since "
+                    "the record's eval and over the last window_days, each with its Wilson 95% "
+                    "interval (docs/integrity.md, 'Canaries'); absent before the first canary",
+                    "additionalProperties": {"$ref": _RESPONSES + "live-score.json"},
+                },
+                "live": {
+                    **{k: v for k, v in live.items() if k != "title"},
+                    "description": "the agent's live answers and contract violations over the "
+                    "window, in all and by capability",
+                    "required": [*live["required"], "capabilities"],
                     "properties": {
-                        **_SCORE,
-                        "window_days": {"type": "integer", "minimum": 1},
-                        "window": {
+                        **live["properties"],
+                        "capabilities": {
                             "type": "object",
-                            "additionalProperties": False,
-                            "required": ["graded", "passed", "score", "ci95"],
-                            "properties": _SCORE,
+                            "additionalProperties": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": counts,
+                                "properties": {k: live["properties"][k] for k in counts},
+                            },
                         },
                     },
                 },
             },
-            "live": {
-                **{k: v for k, v in live.items() if k != "title"},
-                "description": "the agent's live answers and contract violations over the "
-                "window, in all and by capability",
-                "required": [*live["required"], "capabilities"],
-                "properties": {
-                    **live["properties"],
-                    "capabilities": {
-                        "type": "object",
-                        "additionalProperties": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": counts,
-                            "properties": {k: live["properties"][k] for k in counts},
-                        },
-                    },
-                },
-            },
-        },
-    }
+        }
+    )
 
 
 def _own_record(who: Bearer, ref: AgentRef) -> AgentRef:
@@ -187,7 +135,9 @@ RECORDS_SHOW = Operation(
     request=AgentRef,
     summary="the agent's current record",
     run=_record,
-    response=_record_view(),
+    response=Schema(
+        _record_view, "the `record` entity with `eval_score_lower`, `live` and `imported`"
+    ),
     statuses=(404,),
     narrow=_own_record,
     present=_record_for,

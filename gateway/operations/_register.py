@@ -12,9 +12,12 @@ from gateway.operations._declare import (
     Cli,
     Lines,
     Operation,
+    created_if_new,
     document_field,
     param,
+    view,
 )
+from gateway.operations._narrow import own_agent
 from gateway.operations._registry import AgentRef, agent_id
 from schema.errors import Refused, UsageError
 from schema.jsontext import JSONObject
@@ -99,8 +102,9 @@ AGENTS_REGISTER = Operation(
     request=Registration,
     summary="register or update an agent",
     run=_register,
+    response=view("agent-registration"),
     statuses=(404, 409, 413, 422),
-    status=lambda asked, view: 201 if view["status"] == "created" else 200,
+    status=created_if_new,
     narrow=_registrable,
     body_name="the manifest",
     large_body=True,  # a manifest may be as large as the gateway admits (HOLON_MAX_BODY_BYTES)
@@ -135,11 +139,6 @@ class AgentSecret(AgentRef):
     )
 
 
-def _own(who: Bearer, asked: Any) -> Any:
-    who.require_agent(asked.agent)
-    return asked
-
-
 def _set_secret(service: StoreService, asked: AgentSecret) -> JSONObject:
     from agents import secret_problem
 
@@ -158,8 +157,9 @@ AGENTS_SECRET_SET = Operation(
     request=AgentSecret,
     summary="set the agent's bearer secret (write-only)",
     run=_set_secret,
+    response=view("agent-secret"),
     statuses=(404, 413),
-    narrow=_own,
+    narrow=own_agent,
     max_body_bytes=64 * 1024,
     cli=Cli(
         help="set the secret sent as 'Authorization: Bearer' (read from stdin or a prompt)",
@@ -186,8 +186,9 @@ AGENTS_SECRET_CLEAR = Operation(
     request=AgentRef,
     summary="clear the agent's bearer secret",
     run=_clear_secret,
+    response=view("agent-secret"),
     statuses=(404,),
-    narrow=_own,
+    narrow=own_agent,
     cli=Cli(
         help="remove the secret",
         render=Lines(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -18,14 +19,21 @@ from gateway.operations._declare import (
     Sections,
     Table,
     cursor,
+    entity,
     key,
     limit,
+    list_of,
+    page_of,
+    paged,
     param,
+    view,
 )
+from gateway.operations._narrow import own_agent
 from schema.errors import UsageError
 from schema.jsontext import JSONObject
 
 if TYPE_CHECKING:
+    from evals.suites import Suite
     from gateway.service import StoreService
     from records import AgentInfo
 
@@ -79,8 +87,6 @@ class AgentsQuery:
 
 
 def _agents(service: StoreService, query: AgentsQuery) -> JSONObject:
-    from gateway.service._views import agent_view
-
     floor = query.min_eval_score
 
     # The score filter runs inside the store's scan, before pagination, so a
@@ -112,7 +118,7 @@ def _agents(service: StoreService, query: AgentsQuery) -> JSONObject:
         limit=query.limit,
         **scan,
     )
-    return {"items": [agent_view(a) for a in page.items], "next_cursor": page.next_cursor}
+    return paged(page)
 
 
 AGENTS_LIST = Operation(
@@ -123,6 +129,7 @@ AGENTS_LIST = Operation(
     request=AgentsQuery,
     summary="list agents",
     run=_agents,
+    response=page_of("agent"),
     cli=Cli(
         help="list registered agents",
         render=Table(
@@ -205,6 +212,7 @@ AGENTS_SHOW = Operation(
     request=AgentRef,
     summary="an agent and its versions",
     run=_agent,
+    response=entity("agent"),
     statuses=(404,),
     cli=Cli(
         help="show one agent and its versions",
@@ -229,11 +237,6 @@ AGENTS_SHOW = Operation(
 # -- agents.disable, agents.enable -------------------------------------------------
 
 
-def _own_agent(who: Bearer, ref: AgentRef) -> AgentRef:
-    who.require_agent(ref.agent)
-    return ref
-
-
 def _switch(disabled: bool) -> Operation[AgentRef]:
     action = "disable" if disabled else "enable"
 
@@ -248,8 +251,9 @@ def _switch(disabled: bool) -> Operation[AgentRef]:
         request=AgentRef,
         summary=f"{action} an agent (history kept)",
         run=run,
+        response=entity("agent"),
         statuses=(404,),
-        narrow=_own_agent,
+        narrow=own_agent,
         cli=Cli(
             help=f"{action} an agent (history is kept)",
             render=Lines(lambda v: [f"{v['id']} is {action}d"]),
@@ -298,6 +302,7 @@ SUITES_LIST = Operation(
     request=SuitesQuery,
     summary="the active suites",
     run=_suites,
+    response=list_of("suite"),
     present=_listed_for,
     cli=Cli(
         help="the installed suites (active versions)",
@@ -369,6 +374,7 @@ SUITES_SHOW = Operation(
     request=SuiteRef,
     summary="a suite: counts and digests",
     run=_suite,
+    response=entity("suite"),
     present=_shown_for,
     statuses=(404,),
     cli=Cli(
@@ -394,13 +400,34 @@ SUITES_SHOW = Operation(
 # -- suites.cases, suites.files ----------------------------------------------------
 
 
-def _cases(service: StoreService, ref: SuiteRef) -> JSONObject:
-    from evals.suites import load_installed
+def _public_part(
+    part: str, summary: str, shown: Callable[[Suite], JSONObject], cli: Cli | None
+) -> Operation[SuiteRef]:
+    """`GET /v1/suites/{suite}/PART`: a public part of an installed suite, which any token
+    may read (no holdout case is in it); `shown` picks it from the loaded suite."""
 
-    suite = load_installed(service.store, ref.suite, service.home, ref.version)
+    def run(service: StoreService, ref: SuiteRef) -> JSONObject:
+        from evals.suites import load_installed
+
+        suite = load_installed(service.store, ref.suite, service.home, ref.version)
+        return {"id": suite.id, "version": suite.version, **shown(suite)}
+
+    return Operation(
+        name=f"suites.{part}",
+        method="GET",
+        path=f"/v1/suites/{{suite}}/{part}",
+        roles="any",
+        request=SuiteRef,
+        summary=summary,
+        run=run,
+        response=view(f"suite-{part}"),
+        statuses=(404,),
+        cli=cli,
+    )
+
+
+def _cases(suite: Suite) -> JSONObject:
     return {
-        "id": suite.id,
-        "version": suite.version,
         "capability": suite.capability,
         "public": [
             {"id": c.id, "tags": list(c.tags), **{k: v for k, v in c.raw.items() if k != "id"}}
@@ -410,36 +437,23 @@ def _cases(service: StoreService, ref: SuiteRef) -> JSONObject:
     }
 
 
-SUITES_CASES = Operation(
-    name="suites.cases",
-    method="GET",
-    path="/v1/suites/{suite}/cases",
-    roles="any",
-    request=SuiteRef,
-    summary="public cases in full, the holdout as counts only",
-    run=_cases,
-    statuses=(404,),
-    cli=None,  # the API's: `holon suites pull` saves the public parts as files
+def _files(suite: Suite) -> JSONObject:
+    from evals.suites import public_files
+
+    return {"files": public_files(suite)}
+
+
+SUITES_CASES = _public_part(
+    "cases",
+    "public cases in full, the holdout as counts only",
+    _cases,
+    None,  # the API's: `holon suites pull` saves the public parts as files
 )
-
-
-def _files(service: StoreService, ref: SuiteRef) -> JSONObject:
-    from evals.suites import load_installed, public_files
-
-    suite = load_installed(service.store, ref.suite, service.home, ref.version)
-    return {"id": suite.id, "version": suite.version, "files": public_files(suite)}
-
-
-SUITES_FILES = Operation(
-    name="suites.files",
-    method="GET",
-    path="/v1/suites/{suite}/files",
-    roles="any",
-    request=SuiteRef,
-    summary="the suite's public files (holon suites pull)",
-    run=_files,
-    statuses=(404,),
-    cli=Cli(
+SUITES_FILES = _public_part(
+    "files",
+    "the suite's public files (holon suites pull)",
+    _files,
+    Cli(
         help="save a suite's public parts locally, for offline practice with `holon test`",
         # The CLI writes the files, and shows where (gateway/cli/_commands/suites.py).
         render=Lines(

@@ -10,8 +10,9 @@ flags and their output (`--json` or the rendering) from the table like any other
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gateway._roles import OPERATOR
 from gateway.operations._declare import (
@@ -20,11 +21,15 @@ from gateway.operations._declare import (
     Fields,
     Lines,
     Operation,
+    Schema,
     Sections,
     Table,
+    entity,
     key,
     param,
+    view,
 )
+from gateway.operations._narrow import doer
 from gateway.operations._registry import SUITE_FIELDS
 from schema.jsontext import JSONObject
 
@@ -32,8 +37,37 @@ if TYPE_CHECKING:
     from gateway.service import StoreService
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
-_SUITE = "an installed suite's id"
+
+@dataclass(frozen=True)
+class SuiteId:
+    """An installed suite, by its id: what each operation on one names first."""
+
+    suite: str = param(required=True, help="an installed suite's id", where="path", metavar="ID")
+
+
+def _on_store(
+    name: str,
+    request: type[R],
+    run: Callable[[StoreService, R], JSONObject],
+    response: Schema,
+    cli: Cli,
+) -> Operation[R]:
+    """One of the store's own operations: no route, the operator's, run by its command,
+    whose help says what it does (the summary docs/operations.md shows)."""
+    return Operation(
+        name=name,
+        method="",
+        path="",
+        roles=OPERATOR,
+        request=request,
+        summary=cli.help,
+        run=run,
+        response=response,
+        cli=cli,
+    )
+
 
 # -- suites.add ----------------------------------------------------------------------
 
@@ -80,15 +114,12 @@ def _installed(view: JSONObject) -> list[str]:
     return [f"{word} {suite['id']} v{suite['version']}" + (" (active)" if suite["active"] else "")]
 
 
-SUITES_ADD = Operation(
-    name="suites.add",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=SuiteSource,
-    summary="validate a suite directory and install it into the store",
-    run=_add,
-    cli=Cli(
+SUITES_ADD = _on_store(
+    "suites.add",
+    SuiteSource,
+    _add,
+    view("suite-installation"),
+    Cli(
         help="validate a suite directory and install it into the store",
         description="Validate the suite at PATH and install it. Versions install side by side; "
         "the first version of a suite is active at once, a later one with --activate or "
@@ -108,8 +139,7 @@ SUITES_ADD = Operation(
 
 
 @dataclass(frozen=True)
-class SuiteVersion:
-    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+class SuiteVersion(SuiteId):
     version: int = param(
         required=True, help="an installed version", where="path", metavar="VERSION", cli_type=int
     )
@@ -120,15 +150,12 @@ def _activate(service: StoreService, asked: SuiteVersion) -> JSONObject:
     return service.get_suite(asked.suite, asked.version)
 
 
-SUITES_ACTIVATE = Operation(
-    name="suites.activate",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=SuiteVersion,
-    summary="make a version current",
-    run=_activate,
-    cli=Cli(
+SUITES_ACTIVATE = _on_store(
+    "suites.activate",
+    SuiteVersion,
+    _activate,
+    entity("suite"),
+    Cli(
         help="make a version current",
         render=Lines(lambda v: [f"{v['id']} v{v['version']} is active"]),
     ),
@@ -138,25 +165,17 @@ SUITES_ACTIVATE = Operation(
 # -- suites.rotate_holdout -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SuiteId:
-    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
-
-
 def _rotate(service: StoreService, asked: SuiteId) -> JSONObject:
     installed = service.store.suites.rotate_holdout(asked.suite)
     return {"suite": installed.id, "version": installed.version, "epoch": installed.holdout_epoch}
 
 
-SUITES_ROTATE_HOLDOUT = Operation(
-    name="suites.rotate_holdout",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=SuiteId,
-    summary="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
-    run=_rotate,
-    cli=Cli(
+SUITES_ROTATE_HOLDOUT = _on_store(
+    "suites.rotate_holdout",
+    SuiteId,
+    _rotate,
+    view("holdout-rotation"),
+    Cli(
         help="start a new holdout epoch: a generated holdout's new instances, a pool's next subset",
         render=Lines(lambda v: [f"{v['suite']} v{v['version']}: a new holdout epoch begins"]),
     ),
@@ -167,8 +186,7 @@ SUITES_ROTATE_HOLDOUT = Operation(
 
 
 @dataclass(frozen=True)
-class ExposureQuery:
-    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+class ExposureQuery(SuiteId):
     org: str | None = param(help="one org only")
 
 
@@ -223,16 +241,13 @@ def _exposure(service: StoreService, asked: ExposureQuery) -> JSONObject:
     }
 
 
-SUITES_EXPOSURE = Operation(
-    name="suites.exposure",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=ExposureQuery,
-    summary="each org's holdout budget on a suite: evals spent per instance set, resets, refunds",
-    run=_exposure,
-    cli=Cli(
-        help="each org's holdout budget on a suite: evals spent per instance set, and resets",
+SUITES_EXPOSURE = _on_store(
+    "suites.exposure",
+    ExposureQuery,
+    _exposure,
+    view("exposure"),
+    Cli(
+        help="each org's holdout budget on a suite: evals spent per instance set, resets, refunds",
         description="Each eval that grades a suite's holdout spends one unit of its agent's "
         "org's budget for that set of holdout instances, and one of the set's own, every "
         "org's together (docs/integrity.md). Lists each set's reveals by every org (never "
@@ -282,8 +297,7 @@ SUITES_EXPOSURE = Operation(
 
 
 @dataclass(frozen=True)
-class ExposureReset:
-    suite: str = param(required=True, help=_SUITE, where="path", metavar="ID")
+class ExposureReset(SuiteId):
     org: str = param(required=True, help="the org whose budget is reset")
     reason: str = param(required=True, help="why (kept with the reset)")
     by: str | None = param(help="who resets it (on the store: cli:LOGIN)", where="bearer", flag="")
@@ -291,10 +305,10 @@ class ExposureReset:
 
 def _reset(service: StoreService, asked: ExposureReset) -> JSONObject:
     """Give the org its holdout budget on the suite back (logged and kept)."""
-    from gateway.service._views import login_name, reset_view
+    from gateway.service._views import reset_view
 
     suite, org = asked.suite, asked.org
-    by = asked.by or f"cli:{login_name()}"
+    by = doer(asked.by)
     done = service.store.exposure.reset(org=org, suite_id=suite, reset_by=by, reason=asked.reason)
     for entry in done:
         log.warning(
@@ -309,15 +323,12 @@ def _reset(service: StoreService, asked: ExposureReset) -> JSONObject:
     return {"suite": suite, "org": org, "resets": [reset_view(r) for r in done]}
 
 
-SUITES_EXPOSURE_RESET = Operation(
-    name="suites.exposure_reset",
-    method="",
-    path="",
-    roles=OPERATOR,
-    request=ExposureReset,
-    summary="give an org its holdout budget on a suite back (logged and kept)",
-    run=_reset,
-    cli=Cli(
+SUITES_EXPOSURE_RESET = _on_store(
+    "suites.exposure_reset",
+    ExposureReset,
+    _reset,
+    view("exposure-resets"),
+    Cli(
         help="give an org its holdout budget on a suite back (logged and kept)",
         description="Reset ORG's spent holdout budget on a suite to 0 on every instance set. "
         "The lower-bound gate still counts every eval the org had (a reset forgives the "

@@ -11,11 +11,14 @@ from gateway.operations._declare import (
     Column,
     Lines,
     Operation,
+    Schema,
     Sections,
     Table,
     entity,
     key,
+    list_of,
     param,
+    view,
 )
 from schema.jsontext import JSONObject
 
@@ -25,16 +28,18 @@ if TYPE_CHECKING:
 
 # -- tokens.create, tokens.list, tokens.revoke ----------------------------------------
 
-TOKEN_VIEW: dict[str, Any] = entity("token")
-CREATED_VIEW: dict[str, Any] = {
-    **TOKEN_VIEW,
-    "title": "a token just created: the token itself (this once) and its record",
-    "required": ["token", *TOKEN_VIEW["required"]],
-    "properties": {
-        "token": {"type": "string", "description": "the token: in this response only"},
-        **TOKEN_VIEW["properties"],
-    },
-}
+
+def _created_view() -> dict[str, Any]:
+    token = entity("token")()
+    return {
+        **token,
+        "title": "a token just created: the token itself (this once) and its record",
+        "required": ["token", *token["required"]],
+        "properties": {
+            "token": {"type": "string", "description": "the token: in this response only"},
+            **token["properties"],
+        },
+    }
 
 
 def duration(text: Any, where: str) -> str:
@@ -94,7 +99,7 @@ TOKENS_CREATE = Operation(
     request=TokenRequest,
     summary="create a token (shown in this response only, stored as its hash)",
     run=_create,
-    response=CREATED_VIEW,
+    response=Schema(_created_view, "the `token` entity with the token itself (this once)"),
     statuses=(413,),
     created=201,
     no_store=True,
@@ -139,7 +144,7 @@ TOKENS_LIST = Operation(
     request=TokensQuery,
     summary="list tokens (never the tokens themselves)",
     run=_tokens,
-    response={"type": "object", "properties": {"items": {"type": "array", "items": TOKEN_VIEW}}},
+    response=list_of("token"),
     cli=Cli(
         help="tokens with their expiry and last use, never the tokens",
         render=Table(
@@ -179,7 +184,7 @@ TOKENS_REVOKE = Operation(
     request=TokenRef,
     summary="revoke a token (kept, listed with --all)",
     run=_revoke,
-    response=TOKEN_VIEW,
+    response=entity("token"),
     statuses=(404,),
     cli=Cli(
         help="revoke a token",
@@ -192,8 +197,6 @@ TOKENS_REVOKE = Operation(
 
 
 # -- keys.list, keys.rotate --------------------------------------------------------
-
-KEY_VIEW: dict[str, Any] = entity("key")
 
 
 @dataclass(frozen=True)
@@ -213,10 +216,7 @@ KEYS_LIST = Operation(
     request=Nothing,
     summary="this store's signing keys (public parts)",
     run=_keys,
-    response={
-        "type": "object",
-        "properties": {"issuer": {"type": "string"}, "items": {"type": "array", "items": KEY_VIEW}},
-    },
+    response=view("key-set"),
     cli=Cli(
         help="the signing keys: the one that signs, and retired ones that still verify",
         description="List this store's Ed25519 signing keys (made on first use) and its "
@@ -258,6 +258,7 @@ KEYS_ROTATE = Operation(
     request=Nothing,
     summary="retire the signing key and make a new one (the old one keeps verifying)",
     run=_rotate,
+    response=view("key-rotation"),
     cli=Cli(
         help="retire the signing key and make a new one",
         description="Retire the signing key and make a new one. The retired key stays in "

@@ -141,7 +141,12 @@ def openapi(endpoints: Iterable[Any]) -> dict[str, Any]:
                 "content": {"application/json": {"schema": _schema(endpoint.request, components)}},
             }
         ok: dict[str, Any] = {"description": "ok"}
-        if endpoint.media == "application/json":
+        if endpoint.documents:
+            ok["content"] = {
+                media: {"schema": {"type": "string"} if s is None else _schema(s, components)}
+                for media, s in endpoint.documents
+            }
+        elif endpoint.media == "application/json":
             ok["content"] = {"application/json": {"schema": _schema(endpoint.response, components)}}
         else:
             ok["content"] = {endpoint.media: {"schema": {"type": "string"}}}

@@ -181,7 +181,8 @@ def endpoint(
         handle,
         op.summary,
         request=request_schema(op),
-        response=op.response,
+        response=None if op.response is None else op.response(),
+        documents=tuple((media, None if s is None else s()) for media, s in op.media_types),
         parameters=parameters(op),
         renamed=tuple(
             (f.spec.renamed, f.name) for f in op.located("query") if f.spec.renamed is not None

@@ -64,6 +64,9 @@ class Endpoint:
     headers: tuple[tuple[str, str], ...] = ()  # optional request headers: (name, description)
     statuses: tuple[int, ...] = ()  # error statuses beyond 400/401/403
     media: str = "application/json"
+    # A rendered document's media types, each with its body's JSON Schema (None: text),
+    # where the request chooses one (a report's format): these instead of `media`.
+    documents: tuple[tuple[str, dict[str, Any] | None], ...] = ()
     # A 200 that may be server-sent events instead, when the request asks for a stream
     # (gateway.server._streams): what the events are.
     events: str | None = None

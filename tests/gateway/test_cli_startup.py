@@ -40,8 +40,9 @@ CALLS = ["agents", "aiohttp", "httpx", "evals", "reportlab", "pypdf", "uvicorn",
 # from (which `holon --help` builds too).
 SERVER = ["uvicorn", "starlette", "gateway.server", "gateway.console", "gateway.web"]
 TABLE = ["gateway.client", "gateway.operations"]
-# Needed only once something is validated, printed for people, or read from YAML.
-HELP = ["jsonschema", "referencing", "rich", "ruamel.yaml", "httpx"]
+# Needed only once something is validated, printed for people, or read from YAML (and no
+# schema file is read before: the table reads its answers' schemas when a door asks).
+HELP = ["jsonschema", "referencing", "rich", "ruamel.yaml", "httpx", "schema._files"]
 # Never needed by holon: httpx's own command line, which its package imports when it can.
 HTTPX_CLI = ["httpx._main", "click"]
 

@@ -118,12 +118,15 @@ def test_openapi_comes_from_the_declaration(op: Operation[Any]) -> None:
             assert schema == field.spec.schema
     else:
         assert "requestBody" not in described
-    ok = described["responses"][str(op.created)]["content"]["application/json"]["schema"]
-    expected = op.response or {"type": "object"}
-    ref = expected.get("$ref", "")
-    if ref.endswith(".schema.json"):  # a schema of schema/, as a component
-        expected = {"$ref": "#/components/schemas/" + ref.removesuffix(".schema.json")}
-    assert ok == expected
+    content = described["responses"][str(op.created)]["content"]
+    declared = (("application/json", op.response),) if op.response else op.media_types
+    assert list(content) == [media for media, _ in declared]
+    for media, schema in declared:
+        expected = {"type": "string"} if schema is None else schema()
+        ref = expected.get("$ref", "")
+        if ref.endswith(".schema.json"):  # a schema of schema/, as a component
+            expected = {"$ref": "#/components/schemas/" + ref.removesuffix(".schema.json")}
+        assert content[media]["schema"] == expected
 
 
 def test_every_operation_is_routed_once() -> None:
@@ -477,6 +480,10 @@ def test_a_certificate_import_names_its_shape() -> None:
 
     assert IMPORT_MAX_BYTES == CERTIFICATE_MAX_BYTES + JWKS_MAX_BYTES + REVOCATIONS_MAX_BYTES
     assert CERTIFICATES_IMPORT.max_body_bytes == IMPORT_MAX_BYTES
+    from gateway.operations._checks import MAX_URL_CHARS
+    from records._issuers import MAX_URL_CHARS as KEPT_URL_CHARS
+
+    assert MAX_URL_CHARS == KEPT_URL_CHARS  # a URL the table admits is kept whole
     for body, path in (
         (b'{"certificate": {}}', "$"),
         (b'{"certificate": {}, "jwks": {}, "x": 1}', "$.x"),

@@ -62,7 +62,7 @@ def test_an_imported_record_is_shown_as_imported(
     assert kept["eval_score"] == Decimal("0.5") and kept["imported_at"].endswith("Z")
     assert kept["last_checked"] is not None and kept["revoked_reason"] is None
     assert RECORDS_SHOW.response is not None
-    assert [e.message for e in make_validator(RECORDS_SHOW.response).iter_errors(view)] == []
+    assert [e.message for e in make_validator(RECORDS_SHOW.response()).iter_errors(view)] == []
     shown = _cli(store_url, tmp_path)("records", "show", AGENT)
     assert shown.code == 0, shown.stderr
     assert f"issuer:        {ISSUER} (an imported record: not evaluated here)" in shown.stdout
