@@ -55,7 +55,7 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("GET", "/evals/{eval}/report", ORG, _eval_pages.eval_report),
     ("GET", "/evals/{eval}/charts", ORG, _eval_pages.eval_charts),
     ("GET", "/evals/{eval}/cells/{idx}", ORG, _cell_pages.cell_page),
-    ("POST", "/evals/{eval}/cancel", OPERATOR, _eval_pages.cancel_eval),
+    ("POST", "/evals/{eval}/cancel", ORG, _eval_pages.cancel_eval),
     ("POST", "/evals/{eval}/resume", OPERATOR, _eval_pages.resume_eval),
     ("GET", "/compare", ORG, _eval_pages.compare_page),
     ("GET", "/compare/download", ORG, _eval_pages.compare_download),
