@@ -197,6 +197,7 @@ PAGES = (
     "/ui/evals/new",
     "/ui/evals",
     "/ui/compare",
+    "/ui/suites/upload",
 )
 
 
