@@ -145,8 +145,13 @@ def _untar(data: bytes, into: Path) -> None:
         except tarfile.TarError as exc:
             raise UsageError(f"the tar archive is damaged: {exc}") from None
         try:
-            # The stdlib's own checks too: no link, no device, nothing outside `into`.
-            archive.extractall(into, members=members, filter="data")
+            # The stdlib's own checks too (no link, no device, nothing outside `into`, no
+            # set-user-id or other odd modes), where this Python has them (3.11.4 and
+            # later, and distributions' backports); the checks above hold without them.
+            if hasattr(tarfile, "data_filter"):
+                archive.extractall(into, members=members, filter="data")
+            else:  # pragma: no cover - a Python before PEP 706
+                archive.extractall(into, members=members)
         except (tarfile.TarError, OSError) as exc:
             raise UsageError(f"the tar archive cannot be unpacked: {exc}") from None
 
@@ -181,11 +186,12 @@ def _unzip(data: bytes, into: Path) -> None:
                 files.append((info, name))
         for info, name in files:
             target = into / name
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _copy(archive, info, target)
+            try:
+                (target if info.is_dir() else target.parent).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file where a folder was named: `a` and `a/b`
+                raise _refused(info.filename, f"cannot be unpacked: {exc.strerror}") from None
+            if not info.is_dir():
+                _copy(archive, info, target)
 
 
 def _copy(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path) -> None:

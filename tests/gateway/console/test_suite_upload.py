@@ -295,3 +295,15 @@ def test_only_an_operator_with_the_forms_token_uploads(live: Console, tmp_path: 
     urlencoded = live.post(PATH, "operator", {"archive": "x"})
     assert urlencoded.status_code == 400
     assert _installed(live.store) == []
+
+
+def test_a_file_named_as_a_folder_is_refused(live: Console) -> None:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("tiny/cases", "a file")
+        archive.writestr("tiny/cases/public.jsonl", "{}")
+    refused = _upload(live, out.getvalue(), name="clash.zip")
+    assert refused.status_code == 400 and "cannot be unpacked" in refused.text
+    clash = _targz([_file("tiny/cases"), _file("tiny/cases/public.jsonl")])
+    refused = _upload(live, clash)
+    assert refused.status_code == 400 and "cannot be unpacked" in refused.text
