@@ -25,6 +25,7 @@ from gateway.console import (
     _forms,
     _org_pages,
     _pages,
+    _upload_pages,
 )
 from gateway.console._web import Handler, not_found, page, secure
 from gateway.web import Access, Shared
@@ -44,6 +45,9 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("POST", "/agents/{org}/{name}/disable", ORG, _pages.disable_agent),
     ("POST", "/agents/{org}/{name}/enable", ORG, _pages.enable_agent),
     ("GET", "/suites", ANY, _pages.suites_page),
+    # Before /suites/{suite}, which would take "upload" for a suite's id.
+    ("GET", "/suites/upload", OPERATOR, _upload_pages.upload_form),
+    ("POST", "/suites/upload", OPERATOR, _upload_pages.upload_suite_page),
     ("GET", "/suites/{suite}", ANY, _pages.suite_page),
     ("POST", "/suites/{suite}/activate", OPERATOR, _pages.activate_suite),
     ("GET", "/evals", ORG, _eval_list.evals_page),
@@ -55,7 +59,7 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
     ("GET", "/evals/{eval}/report", ORG, _eval_pages.eval_report),
     ("GET", "/evals/{eval}/charts", ORG, _eval_pages.eval_charts),
     ("GET", "/evals/{eval}/cells/{idx}", ORG, _cell_pages.cell_page),
-    ("POST", "/evals/{eval}/cancel", OPERATOR, _eval_pages.cancel_eval),
+    ("POST", "/evals/{eval}/cancel", ORG, _eval_pages.cancel_eval),
     ("POST", "/evals/{eval}/resume", OPERATOR, _eval_pages.resume_eval),
     ("GET", "/compare", ORG, _eval_pages.compare_page),
     ("GET", "/compare/download", ORG, _eval_pages.compare_download),
@@ -86,6 +90,10 @@ PAGES: list[tuple[str, str, Access, Handler]] = [
 ]
 
 
+# The forms that carry a file (multipart), and their bodies' bound in bytes.
+UPLOADS = {("POST", "/suites/upload"): _upload_pages.UPLOAD_BODY_BYTES}
+
+
 class _Bare(BaseRoute):
     """`/ui` itself, where people type (a Mount matches only below its path): a GET sent
     on to the console's `/ui/`. Not a `Route`: the API's routes are those of the OpenAPI
@@ -110,7 +118,11 @@ _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 def routes(state: dict[str, Shared]) -> list[BaseRoute]:
     """The console's routes, all under one mount at /ui, and /ui itself sent there."""
     inner: list[BaseRoute] = [
-        Route(path, page(path, access, handler, state), methods=[method])
+        Route(
+            path,
+            page(path, access, handler, state, upload_bytes=UPLOADS.get((method, path), 0)),
+            methods=[method],
+        )
         for method, path, access, handler in PAGES
     ]
     inner.append(

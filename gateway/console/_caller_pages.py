@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from gateway.console._web import Web
 from gateway.operations import MANDATES_LIST, RECORDS_SHOW, AgentRef, MandatesQuery
-from gateway.web import parse_body
+from gateway.web import observed, parse_body
 from schema.errors import HolonError, NotFound, UsageError
 from schema.jsontext import dumps
 
@@ -131,13 +131,20 @@ async def confirm_call(web: Web) -> Response:
     return web.page("caller_agent.html", agent=agent, form=form, step="confirm", answer=None)
 
 
+async def _as_it_is(body: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The answer kept for the page (which cuts its output), not encoded for a wire."""
+    return body
+
+
 async def make_call(web: Web) -> Response:
     """Step two: the live call, decided, reserved, made and settled as the API's."""
     agent = await web.shared.run(_one, web, _agent_id(web))
     capability, value, text = _asked(web, agent)
     form = {"capability": capability, "input": text}
     try:
-        body = await web.shared.calls.invoke(web.who.name, agent["id"], capability, value)
+        # Counted in /metrics as the API's /invoke counts its calls (the same function).
+        call = web.shared.calls.invoke(web.who.name, agent["id"], capability, value)
+        body = await observed(web.shared, capability, call, _as_it_is)
     except HolonError as exc:
         # A denial or a failed call is the call's answer, shown on the page it was made from.
         failed = exc.to_body()["error"]

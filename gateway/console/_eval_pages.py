@@ -1,5 +1,6 @@
-"""Console pages over evals: progress, the report with its downloads, compare, and the
-operator's start (plan, then confirm), cancel and resume: each the API's operation."""
+"""Console pages over evals: progress, the report with its downloads, compare, the
+operator's start (plan, then confirm) and resume, and cancel (an operator, or the org of
+the eval's agent): each the API's operation."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from gateway.console import _charts
 from gateway.console._cell_pages import cells_of, explorer_query
 from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS
 from gateway.console._web import Web, see_other
+from gateway.operations import EVALS_CANCEL, EvalRef
 from gateway.operations._evals import MAX_SUITES, audience_for, max_cost, own_eval
 from gateway.service._evals import plan_view
 from gateway.web import document_response
@@ -295,9 +297,11 @@ async def start_eval(web: Web) -> Response:
 
 
 async def cancel_eval(web: Web) -> Response:
-    eval_id = web.request.path_params["eval"]
-    await web.shared.run(web.shared.service.evals.cancel, eval_id)
-    return see_other(f"/ui/evals/{quote(eval_id)}")
+    """As POST /v1/evals/{eval}/cancel: an operator any eval, an org its own agents'."""
+    ref = EvalRef(web.request.path_params["eval"])
+    assert EVALS_CANCEL.run_for is not None
+    await web.shared.run(EVALS_CANCEL.run_for, web.shared.service, ref, web.who)
+    return see_other(f"/ui/evals/{quote(ref.eval_id)}")
 
 
 async def resume_eval(web: Web) -> Response:

@@ -8,8 +8,7 @@ API and the CLI run, narrowed to the role as the API narrows it.
 - Reset an org's holdout budget on a suite with a reason (an operator's, logged and
   kept, as `holon suites exposure reset`).
 
-Adding a suite is not here: `suites.add` installs a suite directory on the store's
-machine (its files, its trusted graders), and takes no uploaded suite.
+Adding a suite from an archive is _upload_pages.py's (a multipart form).
 """
 
 from __future__ import annotations

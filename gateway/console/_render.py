@@ -54,6 +54,9 @@ def environment() -> Environment:
     env.filters["show"] = show
     env.globals["interval_bar"] = interval_bar
     env.filters["json"] = as_json
+    from gateway.console._rows import explorer_rows  # it uses `show`, defined here
+
+    env.globals["explorer_rows"] = explorer_rows
     return env
 
 

@@ -25,7 +25,7 @@ import hmac
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -33,6 +33,7 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from gateway.console._multipart import Upload, read_multipart
 from gateway.console._render import render
 from gateway.web import Access, Bearer, Shared, admit, check_params, read_body
 from schema.errors import Forbidden, HolonError, NotFound, Unauthorized, UsageError
@@ -73,6 +74,7 @@ class Web:
     shared: Shared
     csrf: str
     form: dict[str, str]
+    files: dict[str, Upload] = field(default_factory=dict)  # a multipart form's (an upload)
 
     def page(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         return html(template, status, who=self.who, csrf=self.csrf, **context)
@@ -193,10 +195,16 @@ def not_found(state: dict[str, Shared]) -> Callable[..., Any]:
 
 
 def page(
-    path: str, access: Access, handler: Handler, state: dict[str, Shared]
+    path: str,
+    access: Access,
+    handler: Handler,
+    state: dict[str, Shared],
+    *,
+    upload_bytes: int = 0,
 ) -> Callable[..., Any]:
     """An endpoint of the console: the session's principal admitted by `access`, POSTs
-    checked for CSRF, every HolonError an error page with its status."""
+    checked for CSRF, every HolonError an error page with its status. `upload_bytes`: the
+    form is multipart (it carries a file), its body at most that many bytes."""
 
     async def endpoint(request: Request) -> Response:
         shared = state["shared"]
@@ -210,8 +218,13 @@ def page(
                     return see_other("/ui/sign-in")
                 raise Unauthorized("sign in first: the session is unknown, ended or expired")
             form: dict[str, str] = {}
+            files: dict[str, Upload] = {}
             if request.method == "POST":
-                form = await read_form(request)
+                if upload_bytes:  # a form with a file: checked as any other, once read
+                    admit(access, who)  # a role the page refuses has no upload read
+                    form, files = await read_multipart(request, upload_bytes)
+                else:
+                    form = await read_form(request)
                 if access == "none" and not posted_from_here(request):
                     raise Forbidden(
                         "sign in from this gateway's own sign-in page: the form must come "
@@ -223,7 +236,7 @@ def page(
                     raise Forbidden("the form's CSRF token is missing or wrong: reload the page")
             check_params(request)  # as the API: no control characters in the query
             principal = admit(access, who)
-            response = await handler(Web(request, principal, shared, csrf, form))
+            response = await handler(Web(request, principal, shared, csrf, form, files))
         except HolonError as exc:
             response = error_page(exc, who, csrf)
         except Exception:

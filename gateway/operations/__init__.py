@@ -106,6 +106,7 @@ from gateway.operations._registry import (
     agent_id,
     suites_for,
 )
+from gateway.operations._suite_upload import SuiteUpload, upload_suite
 from gateway.operations._suites import (
     SUITES_ACTIVATE,
     SUITES_ADD,
@@ -284,6 +285,8 @@ __all__ = [
     "filters",
     "param",
     "suites_for",
+    "SuiteUpload",
+    "upload_suite",
     "holdout_budget",
     "live_figures",
 ]

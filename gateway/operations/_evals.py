@@ -267,11 +267,30 @@ EVALS_RESUME = _eval_action(
     _resume,
     None,  # `holon evals resume`: on the store it runs the eval here, with progress
 )
-EVALS_CANCEL = _eval_action(
-    "cancel",
-    "cancel a running eval",
-    _cancel,
-    Cli(
+
+
+def _cancel_for(service: StoreService, ref: EvalRef, who: Bearer) -> JSONObject:
+    """An org cancels the evals of its own agents, under the operator's rules (a holdout
+    unit comes back only when no holdout cell was claimed: cancelling an eval whose
+    holdout goes badly still costs its unit and its reveal); it reads the author's view
+    of the eval, which has no `holdout_budget` (its own budget page shows what is left)."""
+    own_eval(service, who, ref.eval_id)
+    view = service.evals.cancel(ref.eval_id)
+    return view if who.is_operator else service.evals.status(ref.eval_id, operator=False)
+
+
+EVALS_CANCEL = Operation(
+    name="evals.cancel",
+    method="POST",
+    path="/v1/evals/{eval}/cancel",
+    roles=ORG,
+    request=EvalRef,
+    summary="cancel a running eval (org tokens: own agents)",
+    run=_cancel,
+    run_for=_cancel_for,
+    response=entity("eval"),
+    statuses=(404, 409),
+    cli=Cli(
         help="stop an eval: no record is written",
         render=Lines(
             lambda v: [f"eval {v['id']} cancelled; no record will be written", *_budget_lines(v)]
@@ -402,7 +421,7 @@ def _start_for(service: StoreService, asked: EvalStart, who: Bearer) -> JSONObje
         if running >= ORG_RUNNING_EVALS:
             raise Refused(
                 f"{running} evals of this org's agents are running, the most an org may have",
-                hint="wait for one to finish, or ask an operator to cancel one",
+                hint="wait for one to finish, or cancel one",
                 details={"running": running, "limit": ORG_RUNNING_EVALS},
             )
     return _started(service, asked, operator=who.is_operator)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from gateway._roles import OPERATOR
@@ -79,18 +80,24 @@ class SuiteSource:
 
 
 def _add(service: StoreService, asked: SuiteSource) -> JSONObject:
-    from pathlib import Path
+    from evals.suites import TrustStore
 
+    return installed_view(
+        service, asked.path, activate=asked.activate, trusted=TrustStore(service.home).trusted
+    )
+
+
+def installed_view(
+    service: StoreService, path: str | Path, *, activate: bool, trusted: Callable[[str], bool]
+) -> JSONObject:
+    """Validate and install the suite folder at `path`, with `trusted` saying which code
+    files' sha256 may run (the CLI's: HOLON_HOME's trust list; an upload's: the digests
+    its uploader confirmed, gateway/operations/_suite_upload.py)."""
     from evals import recut_warning, rotation_warning
-    from evals.suites import TrustStore, install_suite, load_installed
+    from evals.suites import install_suite, load_installed
     from gateway.service._views import suite_view
 
-    status, installed = install_suite(
-        service.store,
-        Path(asked.path),
-        activate=asked.activate,
-        trusted=TrustStore(service.home).trusted,
-    )
+    status, installed = install_suite(service.store, Path(path), activate=activate, trusted=trusted)
     store, home = service.store, service.home
     suite = load_installed(store, installed.id, home, installed.version)
     versions = store.suites.versions(installed.id)
@@ -353,4 +360,5 @@ __all__ = [
     "SuiteId",
     "SuiteSource",
     "SuiteVersion",
+    "installed_view",
 ]

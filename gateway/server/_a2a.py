@@ -52,9 +52,9 @@ from gateway.server._jsonrpc import (
     rpc_result,
     unknown_method,
 )
-from gateway.server._routes_calls import answer_too_large, observed
+from gateway.server._routes_calls import answer_too_large
 from gateway.server._streams import STREAM_HEADERS, start_stream
-from gateway.web import Bearer, Endpoint, Shared, json_response
+from gateway.web import Bearer, Endpoint, Shared, json_response, observed
 from records import utc_text, utcnow
 from schema.errors import HolonError, RateLimited, UsageError
 from schema.jsontext import dumps

@@ -43,12 +43,8 @@ from gateway.server._jsonrpc import (
     rpc_result,
     unknown_method,
 )
-from gateway.server._routes_calls import (
-    answer_too_large,
-    mandated_capabilities,
-    observed,
-)
-from gateway.web import Bearer, Endpoint, Shared
+from gateway.server._routes_calls import answer_too_large, mandated_capabilities
+from gateway.web import Bearer, Endpoint, Shared, observed
 from schema._version import __version__
 from schema.errors import Forbidden, HolonError, UsageError
 from schema.jsontext import dumps

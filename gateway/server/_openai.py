@@ -44,13 +44,14 @@ from gateway.live import Started
 from gateway.server._openai_errors import ERROR_SCHEMA, openai_error
 from gateway.server._openai_models import MODELS_SCHEMA, agent_model, list_models
 from gateway.server._openai_stream import completion_usage, stream_completion
-from gateway.server._routes_calls import answer_too_large, observed
+from gateway.server._routes_calls import answer_too_large
 from gateway.web import (
     INLINE_PARSE_BYTES,
     Bearer,
     Endpoint,
     Shared,
     body_object,
+    observed,
     parse_body,
     read_json,
 )

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from anyio import to_thread
 from starlette.requests import Request
@@ -24,8 +22,8 @@ from gateway.operations import (
     MANDATES_REVOKE,
     MANDATES_SHOW,
 )
-from gateway.web import Bearer, Endpoint, Shared, body_object, endpoint, read_json
-from schema.errors import AgentCallFailed, Denied, HolonError, InvalidInput, UsageError
+from gateway.web import Bearer, Endpoint, Shared, body_object, endpoint, observed, read_json
+from schema.errors import AgentCallFailed, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
 
 # The one declaration of a live call's body: what is read and what the OpenAPI says.
@@ -113,36 +111,6 @@ def answer_too_large(body: dict[str, Any], size: int, limit: int) -> AgentCallFa
         code="invalid_response",
         details={"agent": body.get("agent"), "request_id": body.get("request_id")},
     )
-
-
-R = TypeVar("R")
-
-
-async def observed(
-    shared: Shared,
-    capability: str,
-    call: Any,
-    encode: Callable[[dict[str, Any], int], Awaitable[R]],
-) -> R:
-    """A live call's answer as `encode` writes it (a door's own envelope: a response, or
-    a stream's events), with its metrics.
-
-    Every door (/invoke, MCP, A2A) answers through here, so each call is counted once,
-    the same way, whatever protocol carried it."""
-    started = time.perf_counter()
-    try:
-        body = await call
-        response = await encode(body, shared.calls.max_response_bytes)
-    except (Denied, InvalidInput) as exc:  # both are ledger denials
-        shared.metrics.denial(exc.code)
-        raise
-    except HolonError as exc:
-        if exc.http_status in (502, 504):
-            latency = (time.perf_counter() - started) * 1000
-            shared.metrics.live_call(capability, exc.code, latency)
-        raise
-    shared.metrics.live_call(capability, "ok", float(body["latency_ms"]))
-    return response
 
 
 async def mandated_capabilities(who: Bearer, shared: Shared) -> list[str]:

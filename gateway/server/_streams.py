@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from gateway.live import Started
-from gateway.server._routes_calls import observed
-from gateway.web import Shared
+from gateway.web import Shared, observed
 from schema.errors import HolonError
 
 __all__ = ["KEEPALIVE", "KEEPALIVE_S", "STREAM_HEADERS", "CallStream", "start_stream"]

@@ -21,6 +21,7 @@ from gateway.web._http import (
     read_json,
 )
 from gateway.web._metrics import CELLS_TTL_S, CachedCounts, Metrics, render_live, render_loops
+from gateway.web._observed import observed
 from gateway.web._operations import endpoint, read_request
 from gateway.web._shared import Endpoint, Shared
 
@@ -44,6 +45,7 @@ __all__ = [
     "error_headers",
     "error_response",
     "json_response",
+    "observed",
     "parse_body",
     "read_body",
     "read_json",

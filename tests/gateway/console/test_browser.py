@@ -1,10 +1,15 @@
 """The console in a real browser (Debian's chromium through Playwright) against a real
 uvicorn gateway: signing in, every page of every role, operator actions end to end, a
-hostile agent's output inert, no holdout for an author, and the keyboard alone."""
+hostile agent's output inert, no holdout for an author, a suite with code added in two
+steps (its file chosen in the form's file field, sent as the browser sends it), and the
+keyboard alone."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +20,7 @@ from evals.suites import install_suite
 from tests.evals.suites._make import SUITE_YAML, case, make_suite
 from tests.gateway.console._browser import Watched, watched_page
 from tests.gateway.console._world import EVIL, HOLDOUT_TEXT, TRIAGE, World
+from tests.gateway.console.test_suite_upload import _with_a_grader
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +69,7 @@ ROLE_PAGES = {
         f"/ui/agents/{TRIAGE}/eval": 200,
         "/ui/certificates": 200,
         "/ui/certificates/verify": 200,
+        "/ui/suites/upload": 200,
         "/ui/no-such-page": 404,
     },
     "org:acme": {
@@ -80,6 +87,7 @@ ROLE_PAGES = {
         f"/ui/agents/{TRIAGE}/eval": 200,
         "/ui/certificates": 403,
         "/ui/certificates/verify": 200,
+        "/ui/suites/upload": 403,
     },
     "caller:finance-bot": {
         "/ui/mandates": 200,
@@ -94,6 +102,7 @@ ROLE_PAGES = {
         "/ui/tokens": 403,
         "/ui/certificates": 403,
         "/ui/certificates/verify": 200,
+        "/ui/suites/upload": 403,
         "/ui/no-such-page": 404,
     },
 }
@@ -257,6 +266,42 @@ def test_operator_actions_end_to_end(console: World, chromium: Any, tmp_path: Pa
         page.wait_for_url("**/ui/sign-in")
         visit(watched, console, "/ui/tokens")
         assert page.url.endswith("/ui/sign-in")
+
+
+def test_an_operator_adds_a_suite_with_code_in_two_steps(
+    console: World, chromium: Any, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    folder = _with_a_grader(tmp_path / "graded", marker)
+    suite_yaml = folder / "suite.yaml"
+    suite_yaml.write_text(
+        suite_yaml.read_text()
+        .replace("id: tiny", "id: graded")
+        .replace("capability: ticket.classify", "capability: ticket.graded")
+    )
+    archive = tmp_path / "graded.tar.gz"
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as packed:
+        packed.add(folder, arcname="graded")
+    archive.write_bytes(out.getvalue())
+    digest = hashlib.sha256((folder / "ext" / "grader.py").read_bytes()).hexdigest()
+    with watched_page(chromium) as watched:
+        page = watched.page
+        sign_in(watched, console, "operator")
+        visit(watched, console, "/ui/suites")
+        page.click("text=Add a suite")
+        page.wait_for_url("**/ui/suites/upload")
+        page.set_input_files("#u-archive", str(archive))
+        page.click("text=Upload and install")
+        page.wait_for_selector("text=This suite carries code")
+        assert digest in page.inner_text("main") and not marker.exists()
+        page.set_input_files("#t-archive", str(archive))
+        page.check("#t-confirm")
+        page.click("text=Install with this code")
+        page.wait_for_selector("text=Installed")
+        assert marker.exists()
+        assert console.gw.store.suites.get("graded").version == 1
+        watched.clean()
 
 
 def test_the_keyboard_alone_signs_in_and_moves_around(console: World, chromium: Any) -> None:

@@ -78,3 +78,42 @@ def test_no_call_outside_the_mandate_or_without_csrf(live: Console) -> None:
     bad = {"capability": "ticket.classify", "input": "{not json"}
     assert live.post(f"/ui/agents/{TRIAGE}/call/confirm", CALLER, bad).status_code == 400
     assert _rows(live.store) == 0
+
+
+def _metric(live: Console, series: str) -> float:
+    """One series' value in /metrics (0 when the process has not counted it yet)."""
+    _, token = live.store.tokens.create("operator")
+    text = live.request("GET", "/metrics", headers={"authorization": f"Bearer {token}"}).text
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_a_tried_call_counts_in_metrics_as_an_api_call(live: Console) -> None:
+    """The console's call and the API's /invoke go through one counting function: an
+    answered call raises the live-call counter by one, a denied one the denial counter
+    by its reason, each exactly as the same call over the API does."""
+    calls = 'holon_live_calls_total{capability="ticket.classify",outcome="ok"}'
+    path = f"/ui/agents/{TRIAGE}/call"
+    _, token = live.store.tokens.create(CALLER)
+
+    def api(value: object) -> int:
+        body = {"capability": "ticket.classify", "input": value}
+        headers = {"authorization": f"Bearer {token}"}
+        sent = live.request("POST", f"/v1/agents/{TRIAGE}/invoke", json=body, headers=headers)
+        return sent.status_code
+
+    before = _metric(live, calls)
+    assert live.post(path, CALLER, {"capability": "ticket.classify", "input": INPUT}).is_success
+    assert _metric(live, calls) == before + 1
+    assert api({"subject": "Refund", "body": "Charged twice."}) == 200
+    assert _metric(live, calls) == before + 2
+    # A denial: an input the capability's schema refuses (a ledger row, no call made).
+    denied = _metric(live, 'holon_live_denials_total{reason="invalid_input"}')
+    tried = live.post(path, CALLER, {"capability": "ticket.classify", "input": '{"x": 1}'})
+    assert tried.status_code == 400 and "invalid_input" in tried.text
+    assert _metric(live, 'holon_live_denials_total{reason="invalid_input"}') == denied + 1
+    assert api({"x": 1}) == 400
+    assert _metric(live, 'holon_live_denials_total{reason="invalid_input"}') == denied + 2
+    assert _metric(live, calls) == before + 2

@@ -189,6 +189,7 @@ PAGES = (
     "/ui/evals/new",
     "/ui/evals",
     "/ui/compare",
+    "/ui/suites/upload",
 )
 
 

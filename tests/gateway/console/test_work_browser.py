@@ -1,8 +1,8 @@
 """Each role's work in Debian's chromium, by following links as a person would: an operator
 finds an eval in the list and reads a failing public case with its input; anyone reaches a
 certificate from the overview; a caller opens the agent it calls and sees its score; an org
-finds the form that starts an eval of its own agent; an agent without a description and a
-mandate without a budget render. Each step counts the links clicked."""
+finds the form that starts an eval of its own agent, and cancels a running one; an agent
+without a description and a mandate without a budget render. Each step counts the links clicked."""
 
 from __future__ import annotations
 
@@ -80,6 +80,22 @@ def test_an_org_finds_the_form_that_starts_an_eval_of_its_own_agent(
         click(watched, "text=Start an eval")
         form = page.locator("main form[method='post']").first
         assert form.count() == 1 and "budget" in page.inner_text("main").lower()
+        watched.clean()
+
+
+def test_an_org_cancels_its_own_running_eval_from_the_list(console: World, chromium: Any) -> None:
+    gw = console.gw
+    started = gw.call("POST", "/v1/evals", "org:acme", json={"agent": TRIAGE, "pace_s": 30})
+    running = started.json()["eval"]["id"]
+    with watched_page(chromium) as watched:
+        page = watched.page
+        sign_in(watched, console, "org:acme")
+        visit(watched, console, "/ui/evals")
+        click(watched, f"main a[href='/ui/evals/{running}']")
+        assert page.locator("text=Resume this eval").count() == 0  # the operator's
+        click(watched, "text=Cancel this eval")
+        page.wait_for_selector("text=Status: cancelled")
+        assert gw.store.evals.get(running).status == "cancelled"
         watched.clean()
 
 

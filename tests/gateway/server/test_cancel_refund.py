@@ -1,5 +1,6 @@
 """`POST /v1/evals/{eval}/cancel` gives the holdout budget back when no holdout case was
-sent, says so in the eval's view, and only an operator can do it."""
+sent and says so in the operator's view; an operator cancels any eval, an org the evals of
+its own agents (reading the author's view), no one else any."""
 
 from __future__ import annotations
 
@@ -63,13 +64,30 @@ def test_a_claimed_holdout_case_keeps_the_budget_spent(gw: Gateway) -> None:
     assert _spent(gw.store) == (1, 1, 1)
 
 
-@pytest.mark.parametrize("role", ["org:acme", "org:other", "caller:finance-bot", None])
-def test_no_one_but_an_operator_cancels_or_refunds(gw: Gateway, role: str | None) -> None:
-    """Not the eval's own org either: an author who could cancel would stop an eval whose
-    holdout answers go badly, and an org must never touch another org's eval."""
+@pytest.mark.parametrize("role", ["org:other", "caller:finance-bot", None])
+def test_no_one_but_an_operator_or_the_agents_org_cancels(gw: Gateway, role: str | None) -> None:
+    """Another org must never touch an org's eval; a caller has no evals."""
     run = _running(gw)
     refused = gw.call("POST", f"/v1/evals/{run}/cancel", role)
     assert refused.status_code in (401, 403), refused.text
     assert set(refused.json()) == {"error"}
     assert gw.store.evals.get(run).status == "running"
     assert _spent(gw.store) == (1, 1, 1)
+
+
+def test_the_agents_org_cancels_under_the_operators_rules(gw: Gateway) -> None:
+    """Refunded only when no holdout cell was claimed, as the operator's cancel: an org
+    that cancels an eval whose holdout went badly keeps it spent. Its answer is the
+    author's view: no plan digest, no holdout_budget (the operator's), public counts."""
+    refunded = _running(gw)
+    body = gw.call("POST", f"/v1/evals/{refunded}/cancel", "org:acme").json()
+    assert body["status"] == "cancelled" and body["progress_of"] == "public"
+    assert "plan_digest" not in body and "holdout_budget" not in body
+    assert body == gw.call("GET", f"/v1/evals/{refunded}", "org:acme").json()
+    assert _spent(gw.store) == (0, 0, 0)
+    kept = _running(gw)
+    gw.store.evals.claim(kept, "test-owner", 100, lease_s=60)
+    assert gw.call("POST", f"/v1/evals/{kept}/cancel", "org:acme").status_code == 200
+    assert _spent(gw.store) == (1, 1, 1)
+    again = gw.call("POST", f"/v1/evals/{kept}/cancel", "org:acme")
+    assert again.status_code == 409 and "is cancelled, not running" in again.text

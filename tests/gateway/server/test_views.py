@@ -246,8 +246,8 @@ def _ask_everything(w: World) -> None:
     for who in ("operator", "org"):
         w.http(by_name("evals.show"), who, {"eval": started["org"]}, "running")
     w.http(by_name("evals.resume"), "operator", {"eval": started["operator"]})
-    for eval_id in started.values():
-        w.http(by_name("evals.cancel"), "operator", {"eval": eval_id})
+    for who, eval_id in started.items():  # the org cancels its own eval
+        w.http(by_name("evals.cancel"), who, {"eval": eval_id})
     w.http(by_name("evals.show"), "operator", {"eval": started["operator"]}, "cancelled")
 
     # Agents: registered (an uncertified capability warned of), its secret, switched.
@@ -359,8 +359,7 @@ def test_optional_parts_are_seen_present_and_absent(answers: list[Answer]) -> No
     assert outcomes == {"ok", None}  # settled, and denied or in flight
     assert seen("agents.secret.clear", "cleared") == {True}
     assert seen("agents.secret.set", "cleared") == {False}
-    # One spent the org's holdout budget and had it back; the other's plan was withheld
-    # the holdout (the org's budget was spent) and spent none.
+    # The operator's cancel answers the holdout budget; the org's (the author's view) not.
     assert seen("evals.cancel", "holdout_budget") == {True, False}
     assert seen("evals.show", "holdout_budget") == {True, False}
     assert seen("records.show", "imported") == {True, False}
