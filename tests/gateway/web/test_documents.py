@@ -36,28 +36,19 @@ class Writers:
         self.release = threading.Event()
         self.lock = threading.Lock()
 
-    def pieces(self, name: str, count: int, *, fail_at: int | None = None) -> Produce:
+    def pieces(
+        self, name: str, count: int, *, fail_at: int | None = None, size: int = 0
+    ) -> Produce:
+        """`count` pieces: each its number on a line, or `size` characters of x."""
+
         def produce(write: Callable[[str], object]) -> None:
             try:
                 for index in range(count):
                     if index == fail_at:
                         raise NotFound(f"no piece {index}")
-                    write(f"{index:06d}\n")
+                    write("x" * size if size else f"{index:06d}\n")
                     with self.lock:
                         self.written[name] = index + 1
-            except BaseException as exc:
-                self.ended[name] = type(exc).__name__
-                raise
-            self.ended[name] = "done"
-
-        return produce
-
-    def large(self, name: str) -> Produce:
-        def produce(write: Callable[[str], object]) -> None:
-            try:
-                for index in range(400):
-                    write("x" * 65_536)
-                    self.written[name] = index + 1
             except BaseException as exc:
                 self.ended[name] = type(exc).__name__
                 raise
@@ -83,7 +74,7 @@ def served() -> Iterator[tuple[str, Writers]]:
         "refused": writers.pieces("refused", 10, fail_at=0),
         "cut": writers.pieces("cut", 50, fail_at=20),
         "left": writers.pieces("left", 100_000),
-        "stalled": writers.large("stalled"),
+        "stalled": writers.pieces("stalled", 400, size=65_536),
     }
 
     async def route(request: Request) -> Response:
