@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from evals._overfit import OverfitVerdict, SuiteSplits, overfit_verdicts
 from evals._stats import rounded, stability, wilson
 from evals.suites._model import DEFAULT_OVERFIT_DELTA, Split
-from records import graded_suite_json
+from records import SuiteTerms, graded_suite_json
 
 __all__ = [
     "THRESHOLD_RULE",
@@ -54,18 +54,12 @@ THRESHOLD_RULE = (
 )
 
 
-class ScoredSuite(Protocol):
+class ScoredSuite(SuiteTerms, Protocol):
     """What scoring reads of a suite: a plan's (`evals.Suite`) or a report's
     (`evals.reports._data.SuiteData`), so neither is converted to the other."""
 
     @property
     def id(self) -> str: ...
-    @property
-    def version(self) -> int: ...
-    @property
-    def capability(self) -> str: ...
-    @property
-    def threshold(self) -> Decimal: ...
     @property
     def overfit_delta(self) -> Decimal: ...
 

@@ -13,6 +13,7 @@ from records._agent_record import (
     RecordSplit,
     RecordSuite,
     RecordWarning,
+    SuiteTerms,
     graded_suite_json,
 )
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
@@ -218,6 +219,7 @@ __all__ = [
     "StoreHealth",
     "SuiteInstall",
     "SuiteRegistry",
+    "SuiteTerms",
     "TokenInfo",
     "TokenRegistry",
     "Unattended",

@@ -43,6 +43,7 @@ __all__ = [
     "RecordSplit",
     "RecordSuite",
     "RecordWarning",
+    "SuiteTerms",
     "graded_suite_json",
 ]
 
@@ -330,9 +331,10 @@ class _Part(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-class GradedSuite(Protocol):
-    """A suite's grades as `graded_suite_json` reads them: a record's (`RecordSuite`) or
-    the one an eval just scored (evals._scores.SuiteScore), whose score is a Fraction."""
+class SuiteTerms(Protocol):
+    """What a suite is graded by, as its grades name it: its version, its capability and
+    the threshold its score must meet. A plan's suite, a report's and a record's grades
+    all carry them (evals._scores.ScoredSuite, `GradedSuite`)."""
 
     @property
     def version(self) -> int: ...
@@ -340,6 +342,12 @@ class GradedSuite(Protocol):
     def capability(self) -> str: ...
     @property
     def threshold(self) -> Decimal: ...
+
+
+class GradedSuite(SuiteTerms, Protocol):
+    """A suite's grades as `graded_suite_json` reads them: a record's (`RecordSuite`) or
+    the one an eval just scored (evals._scores.SuiteScore), whose score is a Fraction."""
+
     @property
     def meets_threshold(self) -> bool: ...
     @property
