@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Integer,
@@ -70,9 +70,6 @@ from records._suites import count_due, new_epoch
 from records._types import utcnow
 from schema.errors import NotFound, Refused
 
-if TYPE_CHECKING:
-    from records._store import Store
-
 __all__ = ["EvalRegistry"]
 
 # The plain-row views of a cell: each field names the column it is read from.
@@ -91,9 +88,6 @@ def _held(eval_id: str, idx: int, fence: int) -> Update:
 
 
 class EvalRegistry(CurrentRecords, EvalSearch):
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
     # -- lifecycle ----------------------------------------------------------
 
     def create(

@@ -72,6 +72,7 @@ from records._ledger_writes import Deny, LedgerWrite, Reserve, Settle, deny_row,
 from records._models import BudgetRow, LedgerRow
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._rate import RateLimit, RateState
+from records._registry import Registry
 from records._statuses import LedgerStatus
 from records._store import _unavailable
 from records._types import utcnow
@@ -110,9 +111,9 @@ class _Budget:
     changed: bool = False
 
 
-class LedgerRegistry:
+class LedgerRegistry(Registry):
     def __init__(self, store: Store) -> None:
-        self._store = store
+        super().__init__(store)
         self._sql = LedgerSql(store.engine)
         self._group: GroupCommit[LedgerWrite] = GroupCommit(self._apply_group)
         self._async: weakref.WeakSet[AsyncLedger] = weakref.WeakSet()
