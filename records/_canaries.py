@@ -30,7 +30,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from records._agent_record import RecordCanaries
 from records._models import CanaryRunRow, CanaryStateRow
-from records._pages import Page, decode_cursor, encode_cursor
+from records._pages import Page, decode_cursor, page_of
 from records._registry import Registry
 from records._types import utc_text, utcnow
 from schema.errors import UsageError
@@ -264,12 +264,9 @@ class CanaryRegistry(Registry):
                     | ((CanaryRunRow.created_at == at) & (CanaryRunRow.id < run_id))
                 )
             rows = list(session.scalars(query.limit(limit + 1)))
-        items = [_run(r) for r in rows[:limit]]
-        next_cursor = None
-        if len(rows) > limit:
-            last = rows[limit - 1]
-            next_cursor = encode_cursor(f"{last.created_at.isoformat()}|{last.id}")
-        return Page(items, next_cursor)
+        return page_of(
+            [_run(r) for r in rows], limit, lambda run: f"{run.at.isoformat()}|{run.request_id}"
+        )
 
 
 def record_canaries(row: CanaryStateRow) -> RecordCanaries:

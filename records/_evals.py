@@ -64,7 +64,7 @@ from records._models import (
     EvalRun,
     SuiteVersionRow,
 )
-from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._pages import Page, check_limit, decode_cursor, page_of
 from records._statuses import CellStatus, EvalStatus
 from records._suites import count_due, new_epoch
 from records._types import utcnow
@@ -161,9 +161,7 @@ class EvalRegistry(CurrentRecords, EvalSearch):
             if before is not None:
                 query = query.where(EvalRun.id < before)
             rows = list(session.scalars(query.limit(limit + 1)))
-            more = len(rows) > limit
-            items = [eval_info(r) for r in rows[:limit]]
-            return Page(items, encode_cursor(items[-1].id) if more and items else None)
+            return page_of([eval_info(r) for r in rows], limit, lambda info: info.id)
 
     def cancel(self, eval_id: str) -> tuple[EvalInfo, builtins.list[SpentUnit]]:
         """Stop a running eval, and give back in the same transaction each holdout unit it

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from sqlalchemy import select
 
 from records._models import MandateRevisionRow, MandateRow
-from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._pages import Page, check_limit, decode_cursor, page_of
 from records._registry import Registry
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.canonical import digest
@@ -229,9 +229,7 @@ class MandateRegistry(Registry):
             if after is not None:
                 query = query.where(MandateRow.id > after)
             rows = [_info(r) for r in session.scalars(query)]
-        more = len(rows) > limit
-        rows = rows[:limit]
-        return Page(rows, encode_cursor(rows[-1].id) if more and rows else None)
+        return page_of(rows, limit, lambda info: info.id)
 
     def revoke(self, mandate_id: str) -> MandateInfo:
         with self._store.write() as session:
