@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evals._stats import (
     Z,
@@ -40,10 +40,10 @@ from evals._stats import (
 )
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
 
-if TYPE_CHECKING:
-    # Declared with the record that keeps it; a practice run (`holon test`) never loads
-    # the store, so only the type checker reads it here.
-    from records import OverfitVerdictCode
+# The verdict's codes and its JSON are declared with the record that keeps them. Only
+# scoring imports this module, and it loads the record anyway (evals._scores); a practice
+# run (`holon test`) scores nothing and loads neither.
+from records import OverfitVerdictCode, RecordOverfit
 
 __all__ = ["ALPHA", "OVERFIT_RULE", "OverfitVerdict", "SuiteSplits", "overfit_verdicts"]
 
@@ -137,25 +137,28 @@ class OverfitVerdict:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The record's `overfit` object: verdict, gap and p_value first (docs/evals.md), then
-        the rest.
+        """The record's `overfit` object (docs/evals.md), as `records.RecordOverfit` writes it."""
+        return self.record().to_json()
 
-        Rates and gaps are rounded to 4 places; p-values and alpha to 4
-        significant digits (a p of 3e-9 is not 0.0000).
-        """
+    def record(self) -> RecordOverfit:
+        """The verdict as the record keeps it, rounded for display: rates and gaps to 4
+        places; p-values and alpha to 4 significant digits (a p of 3e-9 is not 0.0000)."""
         interval = self.newcombe_ci95
-        return {
-            "verdict": self.verdict,
-            "gap": None if self.gap is None else rounded(self.gap),
-            "p_value": None if self.p_value is None else _significant(self.p_value),
-            "p_holm": None if self.p_holm is None else _significant(self.p_holm),
-            "alpha": None if self.alpha is None else _significant(self.alpha),
-            "tests": self.tests,
-            "delta": rounded(self.delta),
-            "newcombe_ci95": None if interval is None else [rounded(b) for b in interval],
-            "public": {"rate": _rate(self.public_rate), "total": self.public_n},
-            "holdout": {"rate": _rate(self.holdout_rate), "total": self.holdout_n},
-        }
+        ci95 = None if interval is None else (rounded(interval[0]), rounded(interval[1]))
+        return RecordOverfit(
+            verdict=self.verdict,
+            gap=None if self.gap is None else rounded(self.gap),
+            p_value=None if self.p_value is None else _significant(self.p_value),
+            p_holm=None if self.p_holm is None else _significant(self.p_holm),
+            alpha=None if self.alpha is None else _significant(self.alpha),
+            tests=self.tests,
+            delta=rounded(self.delta),
+            newcombe_ci95=ci95,
+            public_rate=_rate(self.public_rate),
+            public_total=self.public_n,
+            holdout_rate=_rate(self.holdout_rate),
+            holdout_total=self.holdout_n,
+        )
 
 
 def overfit_verdicts(suites: Sequence[SuiteSplits]) -> dict[str, OverfitVerdict]:

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from evals._overfit import OverfitVerdict, SuiteSplits, overfit_verdicts
 from evals._stats import rounded, stability, wilson
 from evals.suites._model import DEFAULT_OVERFIT_DELTA, Split
-from records import graded_suite_json
+from records import RecordSplit, RecordSuite
 
 __all__ = [
     "THRESHOLD_RULE",
@@ -81,17 +81,19 @@ class SplitScore:
     stability: Decimal | None  # None unless some case ran at least twice
 
     def to_json(self) -> dict[str, Any]:
-        """`passed` is an int when x is whole, else x to 4 places; `stability` if measured."""
+        return self.record().to_json()
+
+    def record(self) -> RecordSplit:
+        """The split as the record grades it, rounded for display: `passed` whole when x is
+        (written as an integer), else x to 4 places; `stability` if measured."""
         low, high = self.ci95
-        out: dict[str, Any] = {
-            "passed": int(self.x) if self.x.denominator == 1 else rounded(self.x),
-            "total": self.n,
-            "rate": rounded(self.rate),
-            "ci95": [rounded(low), rounded(high)],
-        }
-        if self.stability is not None:
-            out["stability"] = rounded(self.stability)
-        return out
+        return RecordSplit(
+            passed=Decimal(int(self.x)) if self.x.denominator == 1 else rounded(self.x),
+            total=self.n,
+            rate=rounded(self.rate),
+            ci95=(rounded(low), rounded(high)),
+            stability=None if self.stability is None else rounded(self.stability),
+        )
 
 
 def split_score(cases: Sequence[CaseCounts]) -> SplitScore | None:
@@ -169,8 +171,21 @@ class SuiteScore:
         return [(name, split) for name, split in named if split is not None]
 
     def to_json(self) -> dict[str, Any]:
-        """The suite as the record writes it (`records.graded_suite_json`), score rounded."""
-        return graded_suite_json(self, None if self.score is None else rounded(self.score))
+        return self.record().to_json()
+
+    def record(self) -> RecordSuite:
+        """The suite as the record grades it (`records.RecordSuite` writes its JSON), its
+        numbers rounded for display."""
+        return RecordSuite(
+            version=self.version,
+            capability=self.capability,
+            score=None if self.score is None else rounded(self.score),
+            threshold=self.threshold,
+            meets_threshold=self.meets_threshold,
+            public=None if self.public is None else self.public.record(),
+            holdout=None if self.holdout is None else self.holdout.record(),
+            overfit=self.overfit.record(),
+        )
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,12 @@ Imports only `schema`: never `evals` or `gateway`.
 from records._agent_record import (
     OVERFIT_VERDICT_CODES,
     AgentRecord,
-    GradedSuite,
     OverfitVerdictCode,
     RecordCanaries,
     RecordOverfit,
     RecordSplit,
     RecordSuite,
     RecordWarning,
-    graded_suite_json,
 )
 from records._agents import AgentInfo, AgentRegistry, Registration, VersionInfo
 from records._canaries import (
@@ -174,7 +172,6 @@ __all__ = [
     "ExposureRegistry",
     "ExposureResetInfo",
     "ExposureSpend",
-    "GradedSuite",
     "GrantStatus",
     "IdentityInfo",
     "IdentityRegistry",
@@ -226,7 +223,6 @@ __all__ = [
     "agent_identity",
     "check_role",
     "eval_id",
-    "graded_suite_json",
     "imported_record",
     "imported_view",
     "jwk_of",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete
 
 from records._models import A2ATaskRow
+from records._registry import Registry
 from records._types import utcnow
 
 if TYPE_CHECKING:
@@ -47,9 +48,9 @@ class A2ATask:
         self.updated_at: datetime = row.updated_at
 
 
-class A2ATaskRegistry:
+class A2ATaskRegistry(Registry):
     def __init__(self, store: Store) -> None:
-        self._store = store
+        super().__init__(store)
         self._lock = threading.Lock()
         self._swept_at: datetime | None = None
 

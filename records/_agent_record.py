@@ -29,21 +29,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Literal, Protocol, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from records._types import utc_text
 
 __all__ = [
     "OVERFIT_VERDICT_CODES",
     "AgentRecord",
-    "GradedSuite",
     "OverfitVerdictCode",
     "RecordCanaries",
     "RecordOverfit",
     "RecordSplit",
     "RecordSuite",
     "RecordWarning",
-    "graded_suite_json",
 ]
 
 # A suite's overfit verdict (evals._overfit decides it; docs/evals.md, "Scores").
@@ -323,47 +321,19 @@ class RecordSuite:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return graded_suite_json(self, self.score)
-
-
-class _Part(Protocol):
-    def to_json(self) -> dict[str, Any]: ...
-
-
-class GradedSuite(Protocol):
-    """A suite's grades as `graded_suite_json` reads them: a record's (`RecordSuite`) or
-    the one an eval just scored (evals._scores.SuiteScore), whose score is a Fraction."""
-
-    @property
-    def version(self) -> int: ...
-    @property
-    def capability(self) -> str: ...
-    @property
-    def threshold(self) -> Decimal: ...
-    @property
-    def meets_threshold(self) -> bool: ...
-    @property
-    def public(self) -> _Part | None: ...
-    @property
-    def holdout(self) -> _Part | None: ...
-    @property
-    def overfit(self) -> _Part: ...
-
-
-def graded_suite_json(suite: GradedSuite, score: Decimal | None) -> dict[str, Any]:
-    """One suite of the record as JSON, its keys in the order docs/evals.md ("The record")
-    lists them: the one declaration for the record the store keeps and for the scores an
-    eval writes into it (`score` as the record shows it: rounded for display)."""
-    return {
-        "version": suite.version,
-        "capability": suite.capability,
-        "score": score,
-        "threshold": suite.threshold,
-        "meets_threshold": suite.meets_threshold,
-        "public": None if suite.public is None else suite.public.to_json(),
-        "holdout": None if suite.holdout is None else suite.holdout.to_json(),
-        "overfit": suite.overfit.to_json(),
-    }
+        """Its keys in the order docs/evals.md ("The record") lists them: the one
+        declaration for the record the store keeps and for the scores an eval writes into it
+        (evals._scores.SuiteScore.record)."""
+        return {
+            "version": self.version,
+            "capability": self.capability,
+            "score": self.score,
+            "threshold": self.threshold,
+            "meets_threshold": self.meets_threshold,
+            "public": None if self.public is None else self.public.to_json(),
+            "holdout": None if self.holdout is None else self.holdout.to_json(),
+            "overfit": self.overfit.to_json(),
+        }
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.exc import IntegrityError
@@ -19,12 +19,10 @@ from sqlalchemy.orm import Session
 
 from records._models import Agent, AgentSecret, AgentVersion
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._registry import Registry
 from records._types import utc_text, utcnow
 from schema.errors import Conflict, NotFound
 from schema.jsontext import dumps
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["AgentInfo", "AgentRegistry", "Registration", "VersionInfo"]
 
@@ -94,10 +92,7 @@ def manifest_digest(manifest: dict[str, Any]) -> str:
     return hashlib.sha256(dumps(manifest, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-class AgentRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class AgentRegistry(Registry):
     # -- writes -------------------------------------------------------------
 
     def register(self, manifest: dict[str, Any]) -> Registration:

@@ -23,19 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from records._agent_record import RecordCanaries
 from records._models import CanaryRunRow, CanaryStateRow
-from records._pages import Page, decode_cursor, encode_cursor
+from records._pages import Page, decode_cursor, page_of
+from records._registry import Registry
 from records._types import utc_text, utcnow
 from schema.errors import UsageError
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["CANARY_WINDOW_DAYS", "Advance", "CanaryRegistry", "CanaryRun", "CanaryStanding"]
 
@@ -96,10 +94,7 @@ class CanaryStanding:
     updated_at: datetime
 
 
-class CanaryRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class CanaryRegistry(Registry):
     def record(self, run: CanaryRun, advance: Advance) -> CanaryStanding:
         """Keep one graded canary and advance its drift test; a drift decided now revokes
         the version's certificates, with the evidence as the reason."""
@@ -269,12 +264,9 @@ class CanaryRegistry:
                     | ((CanaryRunRow.created_at == at) & (CanaryRunRow.id < run_id))
                 )
             rows = list(session.scalars(query.limit(limit + 1)))
-        items = [_run(r) for r in rows[:limit]]
-        next_cursor = None
-        if len(rows) > limit:
-            last = rows[limit - 1]
-            next_cursor = encode_cursor(f"{last.created_at.isoformat()}|{last.id}")
-        return Page(items, next_cursor)
+        return page_of(
+            [_run(r) for r in rows], limit, lambda run: f"{run.at.isoformat()}|{run.request_id}"
+        )
 
 
 def record_canaries(row: CanaryStateRow) -> RecordCanaries:

@@ -13,7 +13,7 @@ import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -33,12 +33,10 @@ from records._certificates import (
 from records._ids import ulid
 from records._keys import Signer
 from records._models import CertificateRow
+from records._registry import Registry
 from records._types import utc_text, utcnow
 from schema.errors import CertificateRejected, NotFound, Refused
 from schema.jsontext import dumps
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = [
     "CERTIFICATE_LIFETIME",
@@ -113,10 +111,7 @@ class ImportedRecord:
         return "active" if self.expires_at > now else "expired"
 
 
-class CertificateRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class CertificateRegistry(Registry):
     # -- issuing ------------------------------------------------------------------------
 
     def issue_in(

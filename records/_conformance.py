@@ -25,15 +25,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import func, select, text
 
 from records._models import LiveConformanceRow
+from records._registry import Registry
 from records._types import utcnow
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = [
     "INVALID_INPUT",
@@ -155,10 +153,7 @@ def count_live(
     )
 
 
-class ConformanceRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class ConformanceRegistry(Registry):
     def window(
         self,
         agent_id: str | None = None,

@@ -29,6 +29,7 @@ from records._models import (
     AgentVersion,
     CanaryStateRow,
 )
+from records._registry import Registry
 from records._suites import InstalledSuite
 from records._types import utc_text, utcnow
 from schema.errors import NotFound
@@ -161,11 +162,9 @@ def current_records(
     }
 
 
-class CurrentRecords:
+class CurrentRecords(Registry):
     """The eval registry's reads of agents' records (`store.evals.current_record` and its
     kin): kept here, beside the rule they apply, and inherited by `EvalRegistry`."""
-
-    _store: Store
 
     def current_record(self, agent_id: str, version: str | None = None) -> AgentRecord | None:
         """The record of the eval that started last (for the version, or any), as written:

@@ -20,16 +20,13 @@ since a report shows its cells' outputs.
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from records._models import EvalReportRow
+from records._registry import Registry
 from records._types import utcnow
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["COMPRESS_FROM_BYTES", "MAX_STORED_REPORT_BYTES", "EvalReportRegistry"]
 
@@ -55,10 +52,7 @@ def _decode(compressed: bool, body: bytes) -> str:
     return bytes(raw).decode("utf-8", "surrogatepass")
 
 
-class EvalReportRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class EvalReportRegistry(Registry):
     def get(self, eval_id: str, audience: str, form: str, key: str) -> str | None:
         """The kept text of this eval's report for `audience` in `form`, if it was
         stored under `key`; None if there is none or it was made of something else."""

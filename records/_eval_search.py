@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from sqlalchemy import Select, select
 
 from records._eval_values import EvalInfo, eval_info
 from records._models import EvalRun
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
-
-if TYPE_CHECKING:
-    from records._store import Store
+from records._registry import Registry
 
 __all__ = ["EvalFilter", "EvalSearch"]
 
@@ -73,10 +71,8 @@ class EvalFilter:
         return False
 
 
-class EvalSearch:
+class EvalSearch(Registry):
     """The search, a part of `EvalRegistry` (store.evals)."""
-
-    _store: Store
 
     def search(
         self, where: EvalFilter, *, cursor: str | None = None, limit: int = 50, scan: int = SCAN

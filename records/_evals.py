@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Integer,
@@ -64,14 +64,11 @@ from records._models import (
     EvalRun,
     SuiteVersionRow,
 )
-from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._pages import Page, check_limit, decode_cursor, page_of
 from records._statuses import CellStatus, EvalStatus
 from records._suites import count_due, new_epoch
 from records._types import utcnow
 from schema.errors import NotFound, Refused
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["EvalRegistry"]
 
@@ -91,9 +88,6 @@ def _held(eval_id: str, idx: int, fence: int) -> Update:
 
 
 class EvalRegistry(CurrentRecords, EvalSearch):
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
     # -- lifecycle ----------------------------------------------------------
 
     def create(
@@ -167,9 +161,7 @@ class EvalRegistry(CurrentRecords, EvalSearch):
             if before is not None:
                 query = query.where(EvalRun.id < before)
             rows = list(session.scalars(query.limit(limit + 1)))
-            more = len(rows) > limit
-            items = [eval_info(r) for r in rows[:limit]]
-            return Page(items, encode_cursor(items[-1].id) if more and items else None)
+            return page_of([eval_info(r) for r in rows], limit, lambda info: info.id)
 
     def cancel(self, eval_id: str) -> tuple[EvalInfo, builtins.list[SpentUnit]]:
         """Stop a running eval, and give back in the same transaction each holdout unit it

@@ -26,7 +26,7 @@ import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Select, exists, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -40,11 +40,9 @@ from records._exposure_models import (
 )
 from records._ids import ulid
 from records._models import EvalCell
+from records._registry import Registry
 from records._types import utc_text, utcnow
 from schema.errors import NotFound, Refused
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = [
     "ExposureInfo",
@@ -321,10 +319,7 @@ def _claimed(session: Session, eval_id: str, suite_id: str) -> bool:
     )
 
 
-class ExposureRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class ExposureRegistry(Registry):
     def spent(self, org: str, suite_id: str, instance_set: str) -> int:
         with self._store.read() as session:
             row = session.get(HoldoutExposure, (org, suite_id, instance_set))

@@ -21,15 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import IntegrityError
 
 from records._models import AgentIdentityRow
+from records._registry import Registry
 from records._types import utc_text, utcnow
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["IdentityInfo", "IdentityRegistry"]
 
@@ -69,10 +66,7 @@ class IdentityInfo:
         }
 
 
-class IdentityRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class IdentityRegistry(Registry):
     def observe(
         self,
         agent_id: str,

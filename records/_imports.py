@@ -12,15 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from records._eval_values import EvalInfo, eval_info
 from records._models import EvalRun, ImportedReport
+from records._registry import Registry
 from records._statuses import EvalStatus
 from schema.errors import NotFound
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["ImportRegistry", "NewImport", "imported_view"]
 
@@ -43,10 +41,7 @@ class NewImport:
     report: dict[str, Any]
 
 
-class ImportRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class ImportRegistry(Registry):
     def create(self, new: NewImport) -> EvalInfo:
         """The eval row and its report, in one transaction; nothing else is written."""
         with self._store.write() as session:

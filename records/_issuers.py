@@ -16,18 +16,16 @@ import builtins
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from records._certificates import MAX_ISSUER_CHARS, public_key_of, verify_revocations
 from records._models import CertificateIssuerRow, CertificateRow
+from records._registry import Registry
 from records._types import utc_text, utcnow
 from schema.errors import CertificateRejected, Conflict, NotFound, Refused, UsageError
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["IssuerRegistry", "pinned_keys"]
 
@@ -91,10 +89,7 @@ def _view(row: CertificateIssuerRow) -> dict[str, Any]:
     }
 
 
-class IssuerRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class IssuerRegistry(Registry):
     def trusted(self, issuer: str, kid: str, given: Any) -> Any:
         """The key set to verify `issuer`'s certificate (signed by `kid`) and revocation list
         with: its pinned keys when it is known (refusing a kid outside them), else `given`,

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -26,10 +26,8 @@ from sqlalchemy.orm import Session
 from records._certificates import jwk_of
 from records._ids import ulid
 from records._models import IssuerRow, SigningKeyRow
+from records._registry import Registry
 from records._types import utc_text, utc_text_or_none, utcnow
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["KeyInfo", "KeyRegistry", "Signer"]
 
@@ -76,10 +74,7 @@ def _info(row: SigningKeyRow) -> KeyInfo:
     return KeyInfo(kid=row.kid, created_at=row.created_at, retired_at=row.retired_at)
 
 
-class KeyRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class KeyRegistry(Registry):
     # -- in a caller's transaction ------------------------------------------------------
 
     def issuer_in(self, session: Session) -> str:

@@ -70,8 +70,9 @@ from records._ledger_values import (
 )
 from records._ledger_writes import Deny, LedgerWrite, Reserve, Settle, deny_row, reserve_row
 from records._models import BudgetRow, LedgerRow
-from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._pages import Page, check_limit, decode_cursor, page_of
 from records._rate import RateLimit, RateState
+from records._registry import Registry
 from records._statuses import LedgerStatus
 from records._store import _unavailable
 from records._types import utcnow
@@ -110,9 +111,9 @@ class _Budget:
     changed: bool = False
 
 
-class LedgerRegistry:
+class LedgerRegistry(Registry):
     def __init__(self, store: Store) -> None:
-        self._store = store
+        super().__init__(store)
         self._sql = LedgerSql(store.engine)
         self._group: GroupCommit[LedgerWrite] = GroupCommit(self._apply_group)
         self._async: weakref.WeakSet[AsyncLedger] = weakref.WeakSet()
@@ -316,9 +317,7 @@ class LedgerRegistry:
             query = query.where(LEDGER.c.id < before)
         with self._store.read() as session:
             rows = [entry_from_row(r._mapping) for r in session.connection().execute(query)]
-        more = len(rows) > limit
-        rows = rows[:limit]
-        return Page(rows, encode_cursor(rows[-1].id) if more and rows else None)
+        return page_of(rows, limit, lambda entry: entry.id)
 
     def agent_totals(self, agent_ids: Sequence[str], *, since: datetime) -> dict[str, AgentTotals]:
         """Per agent, its live calls since `since`: allowed, denied, and what the allowed

@@ -15,18 +15,16 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from sqlalchemy import select
 
 from records._models import MandateRevisionRow, MandateRow
-from records._pages import Page, check_limit, decode_cursor, encode_cursor
+from records._pages import Page, check_limit, decode_cursor, page_of
+from records._registry import Registry
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.canonical import digest
 from schema.errors import NotFound, StaleRevision
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["LOCAL", "GrantStatus", "MandateInfo", "MandateRegistry", "MandateRevision"]
 
@@ -113,10 +111,7 @@ def _info(row: MandateRow) -> MandateInfo:
     )
 
 
-class MandateRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class MandateRegistry(Registry):
     def grant(
         self,
         document: dict[str, Any],
@@ -234,9 +229,7 @@ class MandateRegistry:
             if after is not None:
                 query = query.where(MandateRow.id > after)
             rows = [_info(r) for r in session.scalars(query)]
-        more = len(rows) > limit
-        rows = rows[:limit]
-        return Page(rows, encode_cursor(rows[-1].id) if more and rows else None)
+        return page_of(rows, limit, lambda info: info.id)
 
     def revoke(self, mandate_id: str) -> MandateInfo:
         with self._store.write() as session:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -18,6 +19,14 @@ MAX_PAGE = 1000
 class Page(Generic[T]):
     items: list[T]
     next_cursor: str | None
+
+
+def page_of(items: list[T], limit: int, key: Callable[[T], str]) -> Page[T]:
+    """The page of a listing read `limit + 1` items deep: its first `limit` items, and when
+    an item was left over, a cursor at the last of them (`key`: the position it names)."""
+    if len(items) > limit:
+        return Page(items[:limit], encode_cursor(key(items[limit - 1])))
+    return Page(items, None)
 
 
 def encode_cursor(key: str) -> str:

@@ -15,16 +15,13 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select, update
 
 from records._models import ConsoleSessionRow, TokenRow
+from records._registry import Registry
 from records._tokens import TokenInfo, _info
 from records._types import utcnow
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["SESSION_PREFIX", "ConsoleSession", "SessionRegistry"]
 
@@ -43,10 +40,7 @@ class ConsoleSession:
     expires_at: datetime
 
 
-class SessionRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class SessionRegistry(Registry):
     def create(self, token_id: str, lifetime: timedelta, now: datetime | None = None) -> str:
         """A new session for the token; the cookie value (never stored). It ends at
         `now + lifetime`, or at the token's own expiry if that comes first."""

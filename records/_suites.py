@@ -9,18 +9,16 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from records._models import StoreSecret, SuiteRow, SuiteVersionRow
+from records._registry import Registry
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.errors import Conflict, NotFound
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = ["InstalledSuite", "SuiteInstall", "SuiteRegistry", "count_due", "new_epoch"]
 
@@ -154,10 +152,7 @@ def new_epoch(row: SuiteVersionRow, now: datetime) -> None:
     row.epoch_started_at = now
 
 
-class SuiteRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class SuiteRegistry(Registry):
     def install(
         self, suite: SuiteInstall, *, activate: bool = False
     ) -> tuple[InstallStatus, InstalledSuite]:

@@ -24,18 +24,16 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import re2
 from sqlalchemy import or_, select, update
 
 from records._ids import ulid
 from records._models import TokenRow
+from records._registry import Registry
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.errors import NotFound, UsageError
-
-if TYPE_CHECKING:
-    from records._store import Store
 
 __all__ = [
     "LAST_USED_EVERY",
@@ -143,10 +141,7 @@ def _info(row: TokenRow) -> TokenInfo:
     )
 
 
-class TokenRegistry:
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
+class TokenRegistry(Registry):
     def create(
         self, role: str, note: str | None = None, *, expires_at: datetime | None = None
     ) -> tuple[TokenInfo, str]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from evals.fixtures import Generator, get_generator, register_generator
 from schema.documents import Document, write_file
-from schema.errors import EnvironmentFault, SuiteError
+from schema.errors import EnvironmentFault, InputError, SuiteError
 
 TRUST_FILE = "trusted-extensions.json"
 
@@ -144,41 +144,44 @@ def load_extensions(directory: Path, document: Document, trusted: Trusted | None
     loaders: dict[str, tuple[ExtensionFile, Callable[[], Any]]] = {}
     for file in files:
         if trusted is None or not trusted(file.sha256):
-            raise document.error(
+            raise _refusal(
+                document,
+                file,
                 f"extension {file.relative!r} (sha256 {file.sha256[:16]}…) is not trusted; "
                 "read it, then run `holon suites trust " + str(directory) + "`",
-                ("extensions", file.kind, file.name),
-                cls=SuiteError,
             )
         module = _import(file)
         if file.kind == "graders":
-            grade = getattr(module, "grade", None)
-            if not callable(grade):
-                raise document.error(
-                    f"grader {file.relative!r} defines no function grade(actual, operand)",
-                    ("extensions", file.kind, file.name),
-                    cls=SuiteError,
-                )
-            graders[file.name] = grade
+            graders[file.name] = _function(
+                module, document, file, "grader", "grade(actual, operand)"
+            )
         elif file.kind == "loaders":
-            load = getattr(module, "load", None)
-            if not callable(load):
-                raise document.error(
-                    f"loader {file.relative!r} defines no function load()",
-                    ("extensions", file.kind, file.name),
-                    cls=SuiteError,
-                )
-            loaders[file.name] = (file, load)
+            loaders[file.name] = (file, _function(module, document, file, "loader", "load()"))
         else:
             generator = getattr(module, "GENERATOR", None)
             if not isinstance(generator, Generator) or generator.name != file.name:
-                raise document.error(
+                raise _refusal(
+                    document,
+                    file,
                     f"generator {file.relative!r} defines no GENERATOR named {file.name!r}",
-                    ("extensions", file.kind, file.name),
-                    cls=SuiteError,
                 )
             _register(generator, file, document)
     return Extensions(graders, loaders, files)
+
+
+def _refusal(document: Document, file: ExtensionFile, message: str) -> InputError:
+    """A SuiteError at the file's entry of the suite's `extensions:` block."""
+    return document.error(message, ("extensions", file.kind, file.name), cls=SuiteError)
+
+
+def _function(
+    module: Any, document: Document, file: ExtensionFile, what: str, signature: str
+) -> Callable[..., Any]:
+    """The function `signature` names that an extension file must define."""
+    function: object = getattr(module, signature.split("(", 1)[0], None)
+    if not callable(function):
+        raise _refusal(document, file, f"{what} {file.relative!r} defines no function {signature}")
+    return function
 
 
 _SOURCES: dict[str, str] = {}  # generator name -> the digest of the file that registered it
@@ -189,10 +192,8 @@ def _register(generator: Generator, file: ExtensionFile, document: Document) -> 
     if known == file.sha256:
         return
     if known is not None or _builtin(generator.name):
-        raise document.error(
-            f"a fixture generator named {generator.name!r} exists already",
-            ("extensions", file.kind, file.name),
-            cls=SuiteError,
+        raise _refusal(
+            document, file, f"a fixture generator named {generator.name!r} exists already"
         )
     register_generator(generator)
     _SOURCES[generator.name] = file.sha256

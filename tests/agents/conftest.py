@@ -10,6 +10,7 @@ import pytest
 
 from agents import AgentLimits, Executor, Manifest, Pricing
 from tests._servers import free_port, serve
+from tests.agents import openai_server
 from tests.agents.faults import Recorder, fault_app
 
 
@@ -57,6 +58,16 @@ def _fault_server() -> Iterator[Faults]:
 def faults(_fault_server: Faults) -> Faults:
     _fault_server.recorder.reset()
     return _fault_server
+
+
+@pytest.fixture
+def server(
+    _server: tuple[str, openai_server.Recorder],
+) -> tuple[str, openai_server.Recorder]:
+    """The module's loopback OpenAI-compatible server (its `_server` fixture), its record of
+    requests cleared for each test."""
+    _server[1].reset()
+    return _server
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ Every request's path, headers and body are kept in `Recorder.requests`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests._servers import serve
 
 MODEL = "qwen2.5-7b-instruct"
 ALIAS = "qwen2.5-7b-instruct-q4_k_m"
@@ -102,3 +106,11 @@ def openai_app(recorder: Recorder) -> Starlette:
             Route("/{mode}/v1/models", models, methods=["GET"]),
         ]
     )
+
+
+@contextmanager
+def serve_recorded(app: Callable[[Recorder], Starlette]) -> Iterator[tuple[str, Recorder]]:
+    """`app` (this server's or the streaming one's) on loopback, and what it was sent."""
+    recorder = Recorder()
+    with serve(app(recorder)) as url:
+        yield url, recorder

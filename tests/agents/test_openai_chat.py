@@ -14,7 +14,7 @@ from agents._template import render_template
 from schema import load_schema
 from schema.errors import AgentProtocolError, ManifestError
 from tests._servers import serve
-from tests.agents.openai_server import ALIAS, MODEL, Recorder, openai_app
+from tests.agents.openai_server import ALIAS, MODEL, Recorder, openai_app, serve_recorded
 
 TICKET = {"subject": "Refund please", "body": "I was charged twice. {{input}}"}
 LIMITS = CallLimits(timeout_s=10)
@@ -22,15 +22,8 @@ LIMITS = CallLimits(timeout_s=10)
 
 @pytest.fixture(scope="module")
 def _server() -> Iterator[tuple[str, Recorder]]:
-    recorder = Recorder()
-    with serve(openai_app(recorder)) as url:
-        yield url, recorder
-
-
-@pytest.fixture
-def server(_server: tuple[str, Recorder]) -> tuple[str, Recorder]:
-    _server[1].reset()
-    return _server
+    with serve_recorded(openai_app) as served:
+        yield served
 
 
 def chat_manifest(endpoint: str, **chat: Any) -> dict[str, Any]:

@@ -13,8 +13,7 @@ import pytest
 
 from agents import CallLimits, Executor, Manifest, manifest_from_dict
 from agents._openai import chat_request
-from tests._servers import serve
-from tests.agents.openai_server import MODEL, Recorder
+from tests.agents.openai_server import MODEL, Recorder, serve_recorded
 from tests.agents.openai_stream_server import stream_app
 from tests.agents.test_openai_chat import TICKET, chat_manifest
 
@@ -25,15 +24,8 @@ LIMITS = CallLimits(timeout_s=5, stream_first_byte_s=0.2, stream_gap_s=0.2)
 
 @pytest.fixture(scope="module")
 def _server() -> Iterator[tuple[str, Recorder]]:
-    recorder = Recorder()
-    with serve(stream_app(recorder)) as url:
-        yield url, recorder
-
-
-@pytest.fixture
-def server(_server: tuple[str, Recorder]) -> tuple[str, Recorder]:
-    _server[1].reset()
-    return _server
+    with serve_recorded(stream_app) as served:
+        yield served
 
 
 def streaming_agent(url: str, mode: str) -> Manifest:

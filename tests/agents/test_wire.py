@@ -16,7 +16,7 @@ from schema.jsontext import dumps
 from tests._servers import Tap, serve
 from tests.agents.conftest import Faults, make_agent
 from tests.agents.mcp_agents import mcp_agent
-from tests.agents.openai_server import Recorder, openai_app
+from tests.agents.openai_server import openai_app, serve_recorded
 from tests.agents.test_mcp import mcp_manifest
 from tests.agents.test_openai_chat import chat_manifest
 
@@ -322,8 +322,7 @@ async def test_an_in_process_app_gets_the_same_request(executor: Executor) -> No
 def protocol_server(protocol: str) -> Iterator[tuple[Manifest, Callable[[], list[Seen]]]]:
     """A real server of `protocol` and what reached it: (path, headers in order, body)."""
     if protocol == "openai-chat":
-        recorder = Recorder()
-        with serve(openai_app(recorder)) as url:
+        with serve_recorded(openai_app) as (url, recorder):
             agent = manifest_from_dict(chat_manifest(f"{url}/honest/v1"))
             yield agent, lambda: [(r["path"], r["headers"], r["body"]) for r in recorder.requests]
         return

@@ -3,8 +3,6 @@ holdout unit back: once, in the cancel's transaction, never below what others sp
 
 from __future__ import annotations
 
-from threading import Barrier
-
 import pytest
 
 from records import CellSpec, ExposureSpend, Store, eval_id
@@ -155,19 +153,15 @@ def test_two_cancels_at_once_refund_once(pg_store: Store) -> None:
     for _ in range(5):
         run = _eval(pg_store, [("a", "holdout")])
         outcomes: list[str] = []
-        gate = Barrier(2)
 
-        def cancel(
-            _: int, run: str = run, outcomes: list[str] = outcomes, gate: Barrier = gate
-        ) -> None:
-            gate.wait()
+        def cancel(_: int, run: str = run, outcomes: list[str] = outcomes) -> None:
             try:
                 pg_store.evals.cancel(run)
                 outcomes.append("cancelled")
             except Refused:
                 outcomes.append("refused")
 
-        assert in_threads(cancel, range(2)) == []
+        assert in_threads(cancel, range(2), at_once=True) == []
         assert sorted(outcomes) == ["cancelled", "refused"]
         assert _counts(pg_store) == (0, 0, 0)
 
@@ -180,18 +174,14 @@ def test_a_claim_racing_a_cancel_either_reveals_or_is_refunded(pg_store: Store) 
         suite = f"r{round_}"  # a budget of its own each round
         run = _eval(pg_store, [(suite, "holdout"), (suite, "holdout")])
         claimed: list[int] = []
-        gate = Barrier(2)
 
-        def act(
-            which: int, run: str = run, claimed: list[int] = claimed, gate: Barrier = gate
-        ) -> None:
-            gate.wait()
+        def act(which: int, run: str = run, claimed: list[int] = claimed) -> None:
             if which == 0:
                 pg_store.evals.cancel(run)
             else:
                 claimed.extend(c.idx for c in pg_store.evals.claim(run, "w", 2, lease_s=60))
 
-        assert in_threads(act, range(2)) == []
+        assert in_threads(act, range(2), at_once=True) == []
         (unit,) = pg_store.exposure.units(run)
         assert (unit.refunded_at is not None) == (claimed == [])
         assert _counts(pg_store, suite) == ((1, 1, 1) if claimed else (0, 0, 0))

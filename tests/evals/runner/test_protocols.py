@@ -27,7 +27,7 @@ from records import EvalCell, EvalInfo, Store
 from schema.errors import Refused
 from tests._servers import Tap, serve
 from tests.agents.mcp_agents import change_tools, mcp_agent
-from tests.agents.openai_server import MODEL, Recorder, openai_app
+from tests.agents.openai_server import MODEL, Recorder, openai_app, serve_recorded
 from tests.agents.test_mcp import mcp_manifest
 from tests.agents.test_openai_chat import chat_manifest
 from tests.evals.suites._make import SUITE_YAML, case, make_suite
@@ -112,9 +112,8 @@ def test_an_mcp_answer_that_breaks_the_output_schema_fails_its_cells(
 
 @pytest.fixture
 def chat_server() -> Iterator[tuple[str, Recorder]]:
-    recorder = Recorder()
-    with serve(openai_app(recorder)) as url:
-        yield url, recorder
+    with serve_recorded(openai_app) as served:
+        yield served
 
 
 def test_an_openai_chat_agent_is_evaluated_with_its_secret_and_real_token_costs(
