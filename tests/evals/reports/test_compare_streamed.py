@@ -71,6 +71,13 @@ def test_every_pair_compares_as_with_every_cell_in_memory(evals: tuple[Store, li
     assert checked == len(ids) ** 2 * 4
 
 
+def test_pairs_compare_the_same_on_each_backend(store: Store, tmp_path: Path) -> None:
+    ids = varied_evals(store, tmp_path, seed=7)
+    for a, b in ((ids[0], ids[1]), (ids[3], ids[5]), (ids[6], ids[4]), (ids[8], ids[9])):
+        base, candidate = load_eval(store, a), load_eval(store, b)
+        _same(base, candidate, new=partial(compare_evals, store, a, b))
+
+
 def _interleaved(data: EvalData) -> EvalData:
     """The same cells, every case's first repetition first, then every second one …: no
     case's cells come together (a store written by hand)."""
