@@ -62,7 +62,7 @@ def rate(value: Fraction | None) -> Decimal | None:
     return None if value is None else rounded(value)
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseTally:
     """One case of one split: how many of its cells were planned, recorded and passed
     (counted as they are read), and the cells themselves only when kept (`tally_cases`):

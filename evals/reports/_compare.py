@@ -17,6 +17,9 @@
   sees which they are (the rule: `_gate`).
 - A check's metrics change by their declared direction (`_metric_changes`):
   they inform, the gate is the critical cases' alone.
+- Each eval's cells are read once, a page at a time (`_compare_read`), and
+  what is kept of them grows with the cases of a plan, not with its cells:
+  cells pair from each case's runs of repetitions (`_compare_pairs`).
 """
 
 from __future__ import annotations
@@ -28,39 +31,33 @@ from fractions import Fraction
 from typing import Any
 
 from evals._scores import score_suites
-from evals._stats import rounded
-from evals.reports._aggregate import (
-    CaseTally,
-    CellTotals,
-    check_rows,
-    rate,
-    rate_block,
-    tally_cases,
-)
-from evals.reports._data import CellData, EvalData, SuiteData, load_eval
+from evals.reports._aggregate import CaseTally, CellTotals, rate, rate_block
+from evals.reports._compare_pairs import Change, Lone, Pairing, pair_suite, signed_rate
+from evals.reports._compare_read import CompareTally
+from evals.reports._data import AUTHOR, CellData, EvalData, EvalSource, SuiteData, open_eval
 from evals.reports._gate import GATE_DROP, GATE_RULE, fails_gate
 from evals.reports._metric_changes import change_counts, metric_deltas
 from evals.reports._model import Audience, author_holdout, check_audience, suite_counts
 from evals.reports._values import timestamp
-from records import EvalStatus, Store, imported_view
+from records import Store, imported_view
 from schema.errors import Refused
 
-__all__ = ["COMPARE_VERSION", "GATE_DROP", "compare_evals"]
+__all__ = ["COMPARE_VERSION", "GATE_DROP", "compare_evals", "compare_sources"]
 
 COMPARE_VERSION = 1
 SPLITS = ("public", "holdout")
 
 Key = tuple[str, str, int]  # (suite id, case digest, repetition)
+CheckKey = tuple[str, str]  # (scope, name)
 
 
-def _signed_rate(value: Fraction) -> Decimal:
-    """A difference of rates to 4 places; a difference that rounds to zero is 0, not -0."""
-    shown = rounded(value)
-    return shown if shown else abs(shown)
+def _every(split: str) -> bool:
+    """Every split's cells pair: the gate's pairing, in every audience."""
+    return True
 
 
 def _delta(base: Fraction | None, candidate: Fraction | None) -> Decimal | None:
-    return None if base is None or candidate is None else _signed_rate(candidate - base)
+    return None if base is None or candidate is None else signed_rate(candidate - base)
 
 
 # -- matching ---------------------------------------------------------------------------
@@ -70,10 +67,12 @@ def _short(digest: str) -> str:
     return digest.removeprefix("hmac-sha256:")[:12]
 
 
-def _mismatches(base: EvalData, candidate: EvalData, operator: bool) -> list[dict[str, Any]]:
+def _mismatches(
+    base: Sequence[SuiteData], candidate: Sequence[SuiteData], operator: bool
+) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
-    ours = {s.id: s for s in base.suites}
-    theirs = {s.id: s for s in candidate.suites}
+    ours = {s.id: s for s in base}
+    theirs = {s.id: s for s in candidate}
     for suite_id in [*ours, *(t for t in theirs if t not in ours)]:
         b, c = ours.get(suite_id), theirs.get(suite_id)
         if b is None or c is None:
@@ -150,7 +149,9 @@ class _Pair:
 def _pairs(
     base: Sequence[CellData], candidate: Sequence[CellData]
 ) -> tuple[list[_Pair], list[CellData], list[CellData]]:
-    """Recorded cells paired by key; the rest (unrecorded, or without a partner) unpaired."""
+    """Recorded cells paired by key; the rest (unrecorded, or without a partner) unpaired.
+    The explorer's changed cells pair so, cells in hand; a comparison pairs by the same
+    rule from what it kept of the cells (`_compare_pairs.pair_suite`)."""
     theirs: dict[Key, CellData] = {}
     left_over_candidate: list[CellData] = []
     for cell in candidate:
@@ -174,39 +175,172 @@ def _pairs(
     return pairs, left_over_base, left_over_candidate
 
 
-def _case_changes(pairs: Sequence[_Pair]) -> list[dict[str, Any]]:
-    """Every paired case with its paired-run scores in each eval, in the base's order."""
-    cases: dict[tuple[str, str], list[_Pair]] = {}
-    for pair in sorted(pairs, key=lambda p: p.base.idx):
-        cases.setdefault((pair.base.split, pair.base.case_digest), []).append(pair)
-    out = []
-    for (split, digest), group in cases.items():
-        runs = len(group)
-        base_score = Fraction(sum(p.base.passed for p in group), runs)
-        candidate_score = Fraction(sum(p.candidate.passed for p in group), runs)
-        tags = sorted({*group[0].base.tags, *group[0].candidate.tags})
-        out.append(
+# -- per suite ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One eval as a view of the comparison reads it: its tally, the cases the view is
+    built from (an author's: the public ones, or all for the holdout's rates and the
+    gate) and their suites' scores."""
+
+    tally: CompareTally
+    cases: list[CaseTally]
+    scores: dict[str, Fraction | None]
+
+    @classmethod
+    def of(cls, tally: CompareTally, *, public_only: bool) -> _Side:
+        cases = [c for c in tally.cases.values() if not public_only or c.split in AUTHOR]
+        scores = score_suites(suite_counts(tally.source, cases))
+        return cls(tally, cases, {suite_id: score.score for suite_id, score in scores.items()})
+
+    def pairing(self, suite_id: str) -> Pairing | None:
+        return None if self.tally.suite(suite_id) is None else self.tally.pairing
+
+    def mine(self, suite_id: str, split: str) -> list[CaseTally]:
+        return [c for c in self.cases if c.suite_id == suite_id and c.split == split]
+
+
+def _exact_rate(cases: Sequence[CaseTally]) -> Fraction | None:
+    scored = [c.score for c in cases if c.score is not None]
+    return sum(scored, Fraction(0)) / len(scored) if scored else None
+
+
+def _check_side(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if row is None else {"passed": row["passed"], "n": row["n"], "rate": row["rate"]}
+
+
+def _check_rate(row: dict[str, Any] | None) -> Fraction | None:
+    return None if row is None or not row["n"] else Fraction(row["passed"], row["n"])
+
+
+def _checks_by_key(side: _Side, suite_id: str, split: str) -> dict[CheckKey, dict[str, Any]]:
+    """The suite split's check rows over the cells the audience is shown: none of the
+    holdout for an author, who is shown no holdout cell."""
+    tallies = side.tally.checks.get((suite_id, split))
+    if side.tally.suite(suite_id) is None or tallies is None:
+        return {}
+    return {(r["scope"], r["name"]): r for r in tallies.rows(side.mine(suite_id, split))}
+
+
+def _check_rows(
+    split: str, ours: dict[CheckKey, dict[str, Any]], theirs: dict[CheckKey, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each check of the split on either side (the base's first): both rates, their
+    difference and the metrics' changes."""
+    rows = []
+    for key in [*ours, *(k for k in theirs if k not in ours)]:
+        b, c = ours.get(key), theirs.get(key)
+        rows.append(
             {
                 "split": split,
-                "case_id": group[0].base.case_id,
-                "candidate_case_id": group[0].candidate.case_id,
-                "case_digest": digest,
-                "tags": tags,
-                "critical": "critical" in tags,
-                "runs": runs,
-                "base": {"passed": sum(p.base.passed for p in group), "score": rate(base_score)},
-                "candidate": {
-                    "passed": sum(p.candidate.passed for p in group),
-                    "score": rate(candidate_score),
-                },
-                "delta": _signed_rate(candidate_score - base_score),
-                "_drop": base_score - candidate_score,
+                "name": key[1],
+                "scope": key[0],
+                "base": _check_side(b),
+                "candidate": _check_side(c),
+                "delta": _delta(_check_rate(b), _check_rate(c)),
+                "metrics": metric_deltas(b, c),
             }
         )
-    return out
+    return rows
 
 
-def _unpaired(cells: Sequence[CellData], operator: bool) -> dict[str, Any]:
+def _check_deltas(base: _Side, candidate: _Side, suite_id: str) -> list[dict[str, Any]]:
+    """Per-check pass-rate deltas by split."""
+    rows: list[dict[str, Any]] = []
+    for split in SPLITS:
+        ours = _checks_by_key(base, suite_id, split)
+        theirs = _checks_by_key(candidate, suite_id, split)
+        rows += _check_rows(split, ours, theirs)
+    return rows
+
+
+def _score_side(side: _Side, suite_id: str, operator: bool) -> dict[str, Any] | None:
+    suite = side.tally.suite(suite_id)
+    if suite is None:
+        return None
+    return {
+        "version": suite.version,
+        "suite_digest": suite.suite_digest_for(operator),
+        "score": rate(side.scores.get(suite_id)),
+    }
+
+
+def _score_delta(base: _Side, candidate: _Side, suite_id: str) -> Decimal | None:
+    if base.tally.suite(suite_id) is None or candidate.tally.suite(suite_id) is None:
+        return None
+    return _delta(base.scores.get(suite_id), candidate.scores.get(suite_id))
+
+
+def _rates(base: _Side, candidate: _Side, suite_id: str, split: str) -> dict[str, Any]:
+    """Each side's rate block of the suite split, and their difference."""
+    b, c = base.tally.suite(suite_id), candidate.tally.suite(suite_id)
+    sb, sc = base.mine(suite_id, split), candidate.mine(suite_id, split)
+    return {
+        "base": rate_block(sb) if b else None,
+        "candidate": rate_block(sc) if c else None,
+        "rate_delta": _delta(_exact_rate(sb), _exact_rate(sc)) if b and c else None,
+    }
+
+
+def _paired(changes: Sequence[Change]) -> dict[str, Any]:
+    """How many of a split's cells and cases paired, and how its cases moved."""
+    return {
+        "paired": {"cells": sum(ch.runs for ch in changes), "cases": len(changes)},
+        "improved": sum(1 for ch in changes if ch.drop < 0),
+        "regressed": sum(1 for ch in changes if ch.drop > 0),
+        "unchanged": sum(1 for ch in changes if ch.drop == 0),
+    }
+
+
+def _shown(changes: Sequence[Change], operator: bool) -> list[dict[str, Any]]:
+    """The cases that moved, as the audience may see them."""
+    return [ch.view() for ch in changes if ch.drop != 0 and (operator or ch.split == "public")]
+
+
+def _suite(
+    suite_id: str, base: _Side, candidate: _Side, operator: bool
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    b, c = base.tally.suite(suite_id), candidate.tally.suite(suite_id)
+    changes, lone_base, lone_candidate = pair_suite(
+        suite_id, base.pairing(suite_id), candidate.pairing(suite_id), base.tally.shows
+    )
+    splits = {}
+    for split in SPLITS:
+        here = [ch for ch in changes if ch.split == split]
+        splits[split] = {
+            **_rates(base, candidate, suite_id, split),
+            **_paired(here),
+        }
+    shown = _shown(changes, operator)
+    checks = _check_deltas(base, candidate, suite_id)
+    out = {
+        "id": suite_id,
+        "base": _score_side(base, suite_id, operator),
+        "candidate": _score_side(candidate, suite_id, operator),
+        "score_delta": _score_delta(base, candidate, suite_id),
+        "splits": splits,
+        "cases": shown,
+        "checks": checks,
+        "metric_changes": change_counts(checks),
+        **_spend(
+            base.tally.spend.get(suite_id, CellTotals()) if b else None,
+            candidate.tally.spend.get(suite_id, CellTotals()) if c else None,
+        ),
+        "unpaired": {
+            "base": _unpaired(lone_base, operator),
+            "candidate": _unpaired(lone_candidate, operator),
+        },
+    }
+    return out, _critical(suite_id, changes)
+
+
+def _critical(suite_id: str, changes: Sequence[Change]) -> list[dict[str, Any]]:
+    """The suite's cases that fail the gate (`_gate`)."""
+    return [{"suite": suite_id, **ch.view()} for ch in changes if fails_gate(ch.critical, ch.drop)]
+
+
+def _unpaired(cells: Sequence[Lone] | Sequence[CellData], operator: bool) -> dict[str, Any]:
     counts = {split: sum(1 for c in cells if c.split == split) for split in SPLITS}
     listed = [
         {
@@ -224,143 +358,7 @@ def _unpaired(cells: Sequence[CellData], operator: bool) -> dict[str, Any]:
     return {"counts": counts, "cells": listed}
 
 
-# -- per suite ----------------------------------------------------------------------------
-
-
-def _exact_rate(cases: Sequence[CaseTally]) -> Fraction | None:
-    scored = [c.score for c in cases if c.score is not None]
-    return sum(scored, Fraction(0)) / len(scored) if scored else None
-
-
-def _scores(data: EvalData, cases: Sequence[CaseTally]) -> dict[str, Fraction | None]:
-    scores = score_suites(suite_counts(data, cases))
-    return {suite_id: score.score for suite_id, score in scores.items()}
-
-
-def _check_side(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if row is None else {"passed": row["passed"], "n": row["n"], "rate": row["rate"]}
-
-
-def _check_rate(row: dict[str, Any] | None) -> Fraction | None:
-    return None if row is None or not row["n"] else Fraction(row["passed"], row["n"])
-
-
-def _checks_by_key(
-    suite: SuiteData | None, cases: Sequence[CaseTally], split: str, lump: bool
-) -> dict[tuple[str, str], dict[str, Any]]:
-    if suite is None:
-        return {}
-    mine = [c for c in cases if c.split == split]
-    return {(r["scope"], r["name"]): r for r in check_rows(suite, mine, lump_case_checks=lump)}
-
-
-def _check_deltas(
-    base: SuiteData | None,
-    candidate: SuiteData | None,
-    base_cases: Sequence[CaseTally],
-    candidate_cases: Sequence[CaseTally],
-    operator: bool,
-) -> list[dict[str, Any]]:
-    """Per-check pass-rate deltas by split; an author's holdout folds cases' own checks."""
-    rows: list[dict[str, Any]] = []
-    for split in SPLITS:
-        lump = split == "holdout" and not operator
-        ours = _checks_by_key(base, base_cases, split, lump)
-        theirs = _checks_by_key(candidate, candidate_cases, split, lump)
-        for key in [*ours, *(k for k in theirs if k not in ours)]:
-            b, c = ours.get(key), theirs.get(key)
-            rows.append(
-                {
-                    "split": split,
-                    "name": key[1],
-                    "scope": key[0],
-                    "base": _check_side(b),
-                    "candidate": _check_side(c),
-                    "delta": _delta(_check_rate(b), _check_rate(c)),
-                    "metrics": metric_deltas(b, c),
-                }
-            )
-    return rows
-
-
-def _suite(
-    suite_id: str,
-    base: EvalData,
-    candidate: EvalData,
-    base_cases: list[CaseTally],
-    candidate_cases: list[CaseTally],
-    base_scores: dict[str, Fraction | None],
-    candidate_scores: dict[str, Fraction | None],
-    operator: bool,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    b = next((s for s in base.suites if s.id == suite_id), None)
-    c = next((s for s in candidate.suites if s.id == suite_id), None)
-    mine_b = [t for t in base_cases if t.suite_id == suite_id]
-    mine_c = [t for t in candidate_cases if t.suite_id == suite_id]
-    pairs, lone_base, lone_candidate = _pairs(
-        base.cells_of(suite_id) if b else [], candidate.cells_of(suite_id) if c else []
-    )
-    changes = _case_changes(pairs)
-    splits = {}
-    for split in SPLITS:
-        sb = [t for t in mine_b if t.split == split]
-        sc = [t for t in mine_c if t.split == split]
-        here = [ch for ch in changes if ch["split"] == split]
-        splits[split] = {
-            "base": rate_block(sb) if b else None,
-            "candidate": rate_block(sc) if c else None,
-            "rate_delta": _delta(_exact_rate(sb), _exact_rate(sc)) if b and c else None,
-            "paired": {
-                "cells": sum(ch["runs"] for ch in here),
-                "cases": len(here),
-            },
-            "improved": sum(1 for ch in here if ch["_drop"] < 0),
-            "regressed": sum(1 for ch in here if ch["_drop"] > 0),
-            "unchanged": sum(1 for ch in here if ch["_drop"] == 0),
-        }
-    critical = [
-        {"suite": suite_id, **ch} for ch in changes if fails_gate(ch["critical"], ch["_drop"])
-    ]
-    shown = [
-        {k: v for k, v in ch.items() if k != "_drop"}
-        for ch in changes
-        if ch["_drop"] != 0 and (operator or ch["split"] == "public")
-    ]
-
-    checks = _check_deltas(b, c, mine_b, mine_c, operator)
-
-    def side(suite: SuiteData | None, scores: dict[str, Fraction | None]) -> Any:
-        if suite is None:
-            return None
-        return {
-            "version": suite.version,
-            "suite_digest": suite.suite_digest_for(operator),
-            "score": rate(scores.get(suite_id)),
-        }
-
-    out = {
-        "id": suite_id,
-        "base": side(b, base_scores),
-        "candidate": side(c, candidate_scores),
-        "score_delta": _delta(base_scores.get(suite_id), candidate_scores.get(suite_id))
-        if b and c
-        else None,
-        "splits": splits,
-        "cases": shown,
-        "checks": checks,
-        "metric_changes": change_counts(checks),
-        **_spend(
-            base.cells_of(suite_id) if b else None, candidate.cells_of(suite_id) if c else None
-        ),
-        "unpaired": {
-            "base": _unpaired(lone_base, operator),
-            "candidate": _unpaired(lone_candidate, operator),
-        },
-    }
-    return out, critical
-
-
-def _spend(base: Sequence[CellData] | None, candidate: Sequence[CellData] | None) -> dict[str, Any]:
+def _spend(totals_b: CellTotals | None, totals_c: CellTotals | None) -> dict[str, Any]:
     """Each side's cost and latency over its recorded cells, and their differences.
 
     A cost difference needs both sides known the same one way: a priced cost
@@ -369,8 +367,6 @@ def _spend(base: Sequence[CellData] | None, candidate: Sequence[CellData] | None
     (source none: an error before any price applied) add nothing on either
     side. Latency deltas are of the nearest-rank p50 and p95.
     """
-    totals_b = None if base is None else CellTotals.of(base)
-    totals_c = None if candidate is None else CellTotals.of(candidate)
     cost_b = None if totals_b is None else totals_b.cost_block()
     cost_c = None if totals_c is None else totals_c.cost_block()
     lat_b = None if totals_b is None else totals_b.latency_block()
@@ -417,42 +413,19 @@ def _known(cost: dict[str, Any]) -> list[str]:
     return [source for source in ("priced", "reported") if cost["sources"][source]]
 
 
-def _eval_view(data: EvalData, operator: bool) -> dict[str, Any]:
-    info = data.info
+def _eval_view(tally: CompareTally, operator: bool) -> dict[str, Any]:
+    info = tally.source.info
     return {
         "id": info.id,
         "agent": info.agent_id,
         "agent_version": info.agent_version,
         "status": info.status,
-        "complete": info.status == EvalStatus.DONE and all(c.done for c in data.cells),
+        "complete": tally.complete,
         "created_at": timestamp(info.created_at),
         "finished_at": timestamp(info.finished_at),
         # Run elsewhere and imported (evals._import), or None for an eval run here.
         "imported": None if info.origin is None else imported_view(info.origin, operator=operator),
     }
-
-
-def _compared(
-    ids: Sequence[str], base: EvalData, candidate: EvalData, operator: bool
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every suite's comparison, and the critical regressions over all of them."""
-    base_cases, candidate_cases = tally_cases(base.cells), tally_cases(candidate.cells)
-    base_scores, candidate_scores = _scores(base, base_cases), _scores(candidate, candidate_cases)
-    suites, critical = [], []
-    for suite_id in ids:
-        view, regressions = _suite(
-            suite_id,
-            base,
-            candidate,
-            base_cases,
-            candidate_cases,
-            base_scores,
-            candidate_scores,
-            operator,
-        )
-        suites.append(view)
-        critical += regressions
-    return suites, critical
 
 
 def _author_holdout_split(split: dict[str, Any], complete: bool) -> dict[str, Any]:
@@ -481,46 +454,105 @@ def compare_evals(
     audience: str = "author",
     allow_mismatch: bool = False,
 ) -> dict[str, Any]:
-    """The comparison of two evals (`schema/compare.schema.json`); Refused when unmatched."""
-    chosen: Audience = check_audience(audience)
+    """The comparison of two evals (`schema/compare.schema.json`); Refused when unmatched.
+    Each eval's cells are read once, a page at a time (`_compare_read`)."""
+    return compare_sources(
+        open_eval(store, base_id, inputs=False),
+        open_eval(store, candidate_id, inputs=False),
+        audience=audience,
+        allow_mismatch=allow_mismatch,
+    )
+
+
+def compare_sources(
+    base: EvalSource,
+    candidate: EvalSource,
+    *,
+    audience: str = "author",
+    allow_mismatch: bool = False,
+) -> dict[str, Any]:
+    """The comparison of two evals as read (`compare_evals`)."""
+    chosen, mismatches, ids = _matching(base, candidate, audience, allow_mismatch)
     operator = chosen == "operator"
-    base, candidate = load_eval(store, base_id), load_eval(store, candidate_id)
-    mismatches = _mismatches(base, candidate, operator)
-    if mismatches and not allow_mismatch:
+    ours, theirs = CompareTally(base, operator=operator), CompareTally(candidate, operator=operator)
+    whole = _Side.of(ours, public_only=False), _Side.of(theirs, public_only=False)
+    suites: list[dict[str, Any]] = []
+    critical: list[dict[str, Any]] = []
+    if operator:
+        for suite_id in ids:
+            view, regressions = _suite(suite_id, *whole, operator)
+            suites.append(view)
+            critical += regressions
+    else:
+        # An author's comparison is built from the public cells alone; of the
+        # holdout it reads each side's rate and interval and whether the gate
+        # held, once both evals are complete (docs/integrity.md).
+        complete = ours.complete and theirs.complete
+        public = _Side.of(ours, public_only=True), _Side.of(theirs, public_only=True)
+        for suite_id in ids:
+            view, regressions = _suite(suite_id, *public, operator)
+            view["splits"]["holdout"] = _author_holdout_split(
+                _rates(*whole, suite_id, "holdout"), complete
+            )
+            view["unpaired"]["base"]["counts"]["holdout"] = None
+            view["unpaired"]["candidate"]["counts"]["holdout"] = None
+            if complete:
+                view["base"] = _score_side(whole[0], suite_id, operator)
+                view["candidate"] = _score_side(whole[1], suite_id, operator)
+                view["score_delta"] = _score_delta(*whole, suite_id)
+                # The gate holds the holdout's cases too: every cell pairs.
+                changes, _, _ = pair_suite(
+                    suite_id, whole[0].pairing(suite_id), whole[1].pairing(suite_id), _every
+                )
+                regressions = _critical(suite_id, changes)
+            suites.append(view)
+            critical += regressions
+    return _comparison(
+        chosen,
+        mismatches,
+        _eval_view(ours, operator),
+        _eval_view(theirs, operator),
+        suites,
+        critical,
+    )
+
+
+def _matching(
+    base: EvalSource | EvalData, candidate: EvalSource | EvalData, audience: str, allow: bool
+) -> tuple[Audience, list[dict[str, Any]], list[str]]:
+    """The audience, what differs between the two evals' plans and the ids of the suites
+    compared, the base's first; Refused when they differ and no mismatch is `allow`ed."""
+    chosen: Audience = check_audience(audience)
+    mismatches = _mismatches(base.suites, candidate.suites, chosen == "operator")
+    if mismatches and not allow:
         raise Refused(
-            f"{base_id} and {candidate_id} do not measure the same thing: "
+            f"{base.info.id} and {candidate.info.id} do not measure the same thing: "
             + "; ".join(m["message"] for m in mismatches),
             hint="--allow-mismatch compares them anyway, labelled unmatched",
             details={"mismatches": mismatches},
         )
     ids = [s.id for s in base.suites]
     ids += [s.id for s in candidate.suites if s.id not in ids]
-    full = _compared(ids, base, candidate, operator)
-    if operator:
-        suites, critical = full
-    else:
-        # An author's comparison is built from the public cells alone; of the
-        # holdout it reads each side's rate and interval and whether the gate
-        # held, once both evals are complete (docs/integrity.md).
-        complete = base.complete and candidate.complete
-        suites, public_critical = _compared(
-            ids, base.public_only(), candidate.public_only(), operator
-        )
-        critical = full[1] if complete else public_critical
-        for view, whole in zip(suites, full[0], strict=True):
-            view["splits"]["holdout"] = _author_holdout_split(whole["splits"]["holdout"], complete)
-            view["unpaired"]["base"]["counts"]["holdout"] = None
-            view["unpaired"]["candidate"]["counts"]["holdout"] = None
-            if complete:
-                view["base"], view["candidate"] = whole["base"], whole["candidate"]
-                view["score_delta"] = whole["score_delta"]
+    return chosen, mismatches, ids
+
+
+def _comparison(
+    chosen: Audience,
+    mismatches: list[dict[str, Any]],
+    base: dict[str, Any],
+    candidate: dict[str, Any],
+    suites: list[dict[str, Any]],
+    critical: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The comparison's document from its parts: the gate held by `critical`."""
+    operator = chosen == "operator"
     return {
         "compare_version": COMPARE_VERSION,
         "audience": chosen,
         "matched": not mismatches,
         "mismatches": mismatches,
-        "base": _eval_view(base, operator),
-        "candidate": _eval_view(candidate, operator),
+        "base": base,
+        "candidate": candidate,
         "suites": suites,
         "gate": {
             "passed": not critical,

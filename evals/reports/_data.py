@@ -243,7 +243,7 @@ def _case_inputs(files: dict[str, str], document: dict[str, Any]) -> CaseInputs:
     return CaseInputs(lines)
 
 
-def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
+def _suite(store: Store, entry: dict[str, Any], secret: bytes, *, inputs: bool) -> SuiteData:
     suite_id, version = str(entry["id"]), int(entry["version"])
     title: str | None = None
     digests: dict[str, str] | None = None
@@ -259,11 +259,11 @@ def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
     delta = DEFAULT_OVERFIT_DELTA
     suite_checks: int | None = None
     license: str | None = None
-    inputs: CaseInputs | None = None
+    case_inputs: CaseInputs | None = None
     if document is not None:
         if isinstance(document.get("license"), str):
             license = text_of(document["license"])
-        inputs = _case_inputs(files, document)
+        case_inputs = _case_inputs(files, document) if inputs else None
         overfit = document.get("overfit")
         if isinstance(overfit, dict) and "delta" in overfit:
             delta = _decimal(overfit["delta"], DEFAULT_OVERFIT_DELTA)
@@ -287,7 +287,7 @@ def _suite(store: Store, entry: dict[str, Any], secret: bytes) -> SuiteData:
         author_suite_digest=keyed_digest(secret, str(entry["suite_digest"])),
         author_digests=author_digests(secret, digests),
         license=license,
-        inputs=inputs,
+        inputs=case_inputs,
     )
 
 
@@ -372,8 +372,9 @@ def stored_cells(
         after = rows[-1].idx
 
 
-def open_eval(store: Store, eval_id: str) -> EvalSource:
-    """The eval and its planned suites, its cells read when asked; NotFound for an unknown id."""
+def open_eval(store: Store, eval_id: str, *, inputs: bool = True) -> EvalSource:
+    """The eval and its planned suites, its cells read when asked; NotFound for an unknown id.
+    Without `inputs` its suites hold no case inputs (a comparison shows none)."""
     info = store.evals.get(eval_id)
     if info.imported:
         # Run elsewhere: its cells are the report it was imported from (evals._import),
@@ -384,7 +385,7 @@ def open_eval(store: Store, eval_id: str) -> EvalSource:
         return data_from_report(report, store.suites.holdout_secret(), info).source()
     plan_suites: Sequence[dict[str, Any]] = info.plan.get("suites", [])
     secret = store.suites.holdout_secret()
-    suites = tuple(_suite(store, entry, secret) for entry in plan_suites)
+    suites = tuple(_suite(store, entry, secret, inputs=inputs) for entry in plan_suites)
     try:
         manifest: dict[str, Any] | None = store.agents.manifest(info.agent_id, info.agent_version)
     except NotFound:  # the agent is gone: the report still reads

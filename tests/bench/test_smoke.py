@@ -97,7 +97,7 @@ def _eval_memory(result: dict[str, Any]) -> None:
 
 
 def _reports(result: dict[str, Any]) -> None:
-    for form in ("json", "junit"):
+    for form in ("json", "junit", "compare"):
         assert {"peak_rss_mb", "cpu_s"} <= set(result["runs"]["200"][form]), form
         assert {"peak_rss", "cpu"} <= set(result["ratios"][f"{form} 200/100"]), form
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evals.reports import compare_evals, render_compare_html, render_compare_markdown
-from evals.reports._data import load_eval
+from evals.reports._data import CellData, load_eval
 from evals.suites import install_suite
 from records import Store
 from schema.errors import NotFound, Refused
@@ -155,7 +156,11 @@ def test_cost_and_latency_deltas(store: Store, tmp_path: Path) -> None:
 
 
 def test_priced_and_reported_costs_are_never_subtracted(store: Store, tmp_path: Path) -> None:
-    from evals.reports._compare import _spend
+    from evals.reports._aggregate import CellTotals
+    from evals.reports._compare import _spend as spend_of_totals
+
+    def _spend(base: list[CellData], candidate: list[CellData]) -> dict[str, Any]:
+        return spend_of_totals(CellTotals.of(base), CellTotals.of(candidate))
 
     setup(store, tmp_path)
     base = run_eval(store, tmp_path / "home")
