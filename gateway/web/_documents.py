@@ -63,6 +63,9 @@ async def document_response(
             produce(lambda piece: _hand_over(send, piece))
 
     writer = asyncio.ensure_future(to_thread.run_sync(work, limiter=_limiter()))
+    # Its error is read here or below; a response never sent (a client gone before it
+    # started) leaves the writer to stop at STALL_S, its error then read by no one else.
+    writer.add_done_callback(_retrieved)
     first = asyncio.ensure_future(_first(receive))
     await asyncio.wait({writer, first}, return_when=asyncio.FIRST_COMPLETED)
     if not first.done():
@@ -83,7 +86,6 @@ async def document_response(
             await writer  # an error after the first piece cuts the stream
         finally:
             receive.close()  # a client gone: the writer's next piece stops it
-            writer.add_done_callback(_retrieved)
 
     return StreamingResponse(body(), status, headers=headers, media_type=media_type)
 
@@ -109,6 +111,6 @@ def _hand_over(send: MemoryObjectSendStream[str], piece: str) -> None:
 
 
 def _retrieved(task: asyncio.Future[None]) -> None:
-    # The writer of a stream the client left ends with the error that stopped it.
+    # A writer stopped by its client's leaving ends with that error: nothing to report.
     with contextlib.suppress(BaseException):
         task.exception()
