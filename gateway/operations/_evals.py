@@ -242,19 +242,36 @@ def _cancel(service: StoreService, ref: EvalRef) -> JSONObject:
     return service.evals.cancel(ref.eval_id)
 
 
+def _cancel_for(service: StoreService, ref: EvalRef, who: Bearer) -> JSONObject:
+    """An org cancels the evals of its own agents, under the operator's rules (a holdout
+    unit comes back only when no holdout cell was claimed: cancelling an eval whose
+    holdout goes badly still costs its unit and its reveal); it reads the author's view
+    of the eval, which has no `holdout_budget` (its own budget page shows what is left)."""
+    own_eval(service, who, ref.eval_id)
+    view = service.evals.cancel(ref.eval_id)
+    return view if who.is_operator else service.evals.status(ref.eval_id, operator=False)
+
+
 def _eval_action(
-    action: str, summary: str, run: Callable[[StoreService, EvalRef], JSONObject], cli: Cli | None
+    action: str,
+    summary: str,
+    run: Callable[[StoreService, EvalRef], JSONObject],
+    cli: Cli | None,
+    *,
+    run_for: Callable[[StoreService, EvalRef, Bearer], JSONObject] | None = None,
 ) -> Operation[EvalRef]:
-    """`POST /v1/evals/{eval}/ACTION`, the operator's: the eval as the action left it, 404
-    for an unknown eval, 409 where its state refuses the action."""
+    """`POST /v1/evals/{eval}/ACTION`: the eval as the action left it, 404 for an unknown
+    eval, 409 where its state refuses the action. The operator's, or with `run_for` also
+    an org's on its own agents' evals."""
     return Operation(
         name=f"evals.{action}",
         method="POST",
         path=f"/v1/evals/{{eval}}/{action}",
-        roles=OPERATOR,
+        roles=OPERATOR if run_for is None else ORG,
         request=EvalRef,
         summary=summary,
         run=run,
+        run_for=run_for,
         response=entity("eval"),
         statuses=(404, 409),
         cli=cli,
@@ -267,35 +284,17 @@ EVALS_RESUME = _eval_action(
     _resume,
     None,  # `holon evals resume`: on the store it runs the eval here, with progress
 )
-
-
-def _cancel_for(service: StoreService, ref: EvalRef, who: Bearer) -> JSONObject:
-    """An org cancels the evals of its own agents, under the operator's rules (a holdout
-    unit comes back only when no holdout cell was claimed: cancelling an eval whose
-    holdout goes badly still costs its unit and its reveal); it reads the author's view
-    of the eval, which has no `holdout_budget` (its own budget page shows what is left)."""
-    own_eval(service, who, ref.eval_id)
-    view = service.evals.cancel(ref.eval_id)
-    return view if who.is_operator else service.evals.status(ref.eval_id, operator=False)
-
-
-EVALS_CANCEL = Operation(
-    name="evals.cancel",
-    method="POST",
-    path="/v1/evals/{eval}/cancel",
-    roles=ORG,
-    request=EvalRef,
-    summary="cancel a running eval (org tokens: own agents)",
-    run=_cancel,
-    run_for=_cancel_for,
-    response=entity("eval"),
-    statuses=(404, 409),
-    cli=Cli(
+EVALS_CANCEL = _eval_action(
+    "cancel",
+    "cancel a running eval (org tokens: own agents)",
+    _cancel,
+    Cli(
         help="stop an eval: no record is written",
         render=Lines(
             lambda v: [f"eval {v['id']} cancelled; no record will be written", *_budget_lines(v)]
         ),
     ),
+    run_for=_cancel_for,
 )
 
 
