@@ -217,30 +217,49 @@ class CanaryRegistry(Registry):
                 spent += Decimal(cost)
         return counts, spent
 
-    def window(
+    def with_window(
         self,
         agent_id: str,
         agent_version: str,
-        capability: str,
         record_eval_id: str,
         now: datetime | None = None,
-    ) -> tuple[int, int]:
-        """(graded, passed) over the last CANARY_WINDOW_DAYS, against this record."""
+    ) -> dict[str, tuple[RecordCanaries, int, int]]:
+        """Per capability, the canaries graded against the record of `record_eval_id` (as
+        `of_record`) with (graded, passed) over the last CANARY_WINDOW_DAYS.
+
+        One statement, so one snapshot on either database: a canary graded while this
+        reads is in both counts or in neither, and the window never holds more than
+        the total since the eval."""
         since = (now or utcnow()) - timedelta(days=CANARY_WINDOW_DAYS)
+        window = (
+            select(
+                CanaryRunRow.capability.label("capability"),
+                func.count().label("graded"),
+                func.coalesce(func.sum(case((CanaryRunRow.passed, 1), else_=0)), 0).label("passed"),
+            )
+            .where(
+                CanaryRunRow.agent_id == agent_id,
+                CanaryRunRow.agent_version == agent_version,
+                CanaryRunRow.record_eval_id == record_eval_id,
+                CanaryRunRow.created_at >= since,
+            )
+            .group_by(CanaryRunRow.capability)
+            .subquery()
+        )
         with self._store.read() as session:
-            graded, passed = session.execute(
-                select(
-                    func.count(),
-                    func.coalesce(func.sum(case((CanaryRunRow.passed, 1), else_=0)), 0),
-                ).where(
-                    CanaryRunRow.agent_id == agent_id,
-                    CanaryRunRow.agent_version == agent_version,
-                    CanaryRunRow.capability == capability,
-                    CanaryRunRow.record_eval_id == record_eval_id,
-                    CanaryRunRow.created_at >= since,
+            rows = session.execute(
+                select(CanaryStateRow, window.c.graded, window.c.passed)
+                .outerjoin(window, window.c.capability == CanaryStateRow.capability)
+                .where(
+                    CanaryStateRow.agent_id == agent_id,
+                    CanaryStateRow.agent_version == agent_version,
+                    CanaryStateRow.record_eval_id == record_eval_id,
                 )
-            ).one()
-        return int(graded), int(passed)
+            )
+            return {
+                state.capability: (record_canaries(state), int(graded or 0), int(passed or 0))
+                for state, graded, passed in rows
+            }
 
     def list(
         self, *, agent_id: str | None = None, cursor: str | None = None, limit: int = 50

@@ -282,25 +282,30 @@ class EvalOps:
         live = live_view(self.store.conformance.window(agent_id), live_window_start(now))
         view = {**record.to_json(), "eval_score_lower": lower, "live": live}
         if record.canaries:
-            view["live_score"] = self._live_score(record)
+            view.update(self._live_score(record))
         if imported:
             view["imported"] = [imported_view(i, now) for i in imported]
         return view
 
     def _live_score(self, record: AgentRecord) -> JSONObject:
-        """Per capability, the canaries' pass rate with its interval: since the record's
-        eval, and over the last CANARY_WINDOW_DAYS (the operator's: records.show)."""
-        out: JSONObject = {}
-        for capability, seen in (record.canaries or {}).items():
-            graded, passed = self.store.canaries.window(
-                record.agent, record.agent_version, capability, record.eval_id
-            )
-            out[capability] = {
-                **live_score(seen.passed or 0, seen.graded or 0),
-                "window_days": CANARY_WINDOW_DAYS,
-                "window": live_score(passed, graded),
-            }
-        return out
+        """The record's `canaries` read again with, per capability, the canaries' pass
+        rate and its interval: since the record's eval, and over the last
+        CANARY_WINDOW_DAYS (the operator's: records.show). Read together, so that the
+        three counts agree while canaries are being graded."""
+        scored = self.store.canaries.with_window(record.agent, record.agent_version, record.eval_id)
+        if not scored:  # a new eval replaced the record meanwhile: this view stays as read
+            return {}
+        return {
+            "canaries": {cap: seen.to_json() for cap, (seen, _, _) in scored.items()},
+            "live_score": {
+                cap: {
+                    **live_score(seen.passed or 0, seen.graded or 0),
+                    "window_days": CANARY_WINDOW_DAYS,
+                    "window": live_score(passed, graded),
+                }
+                for cap, (seen, graded, passed) in scored.items()
+            },
+        }
 
 
 def live_view(rows: list[LiveConformance], since: str) -> JSONObject:

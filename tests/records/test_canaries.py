@@ -102,10 +102,20 @@ def test_the_window_holds_the_last_days_of_this_record(store: Store) -> None:
     canaries.record(_run(0, False, at=now - timedelta(days=8)), _counting())
     for n in range(1, 7):
         canaries.record(_run(n, n % 3 != 0, at=now - timedelta(hours=n)), _counting())
+    canaries.record(_run(9, True, capability="calc.product", at=now), _counting())
+    scored = canaries.with_window("acme/calc", "1.0.0", "ev_1", now)
+    seen, graded, passed = scored["calc.sum"]
+    # Since the eval: all 7; the window leaves out the run 8 days old.
+    assert (seen.graded, seen.passed, graded, passed) == (7, 4, 6, 4)
+    assert scored["calc.product"][1:] == (1, 1)
+    # A state whose window is empty still shows its totals.
+    later = canaries.with_window("acme/calc", "1.0.0", "ev_1", now + timedelta(days=30))
+    assert later["calc.sum"][0].graded == 7 and later["calc.sum"][1:] == (0, 0)
+    # ev_0's first canary restarts the state: ev_1 has no standing left to show.
     canaries.record(_run(0, True, eval_id="ev_0", at=now), _counting())
-    assert canaries.window("acme/calc", "1.0.0", "calc.sum", "ev_0", now) == (1, 1)
-    # ev_1's rows were replaced in the state by ev_0's, but its runs stay countable.
-    assert canaries.window("acme/calc", "1.0.0", "calc.sum", "ev_1", now) == (6, 4)
+    assert canaries.with_window("acme/calc", "1.0.0", "ev_0", now)["calc.sum"][1:] == (1, 1)
+    assert "calc.sum" not in canaries.with_window("acme/calc", "1.0.0", "ev_1", now)
+    assert canaries.with_window("acme/other", "1.0.0", "ev_1", now) == {}
 
 
 def test_runs_are_listed_newest_first_in_pages(store: Store) -> None:
