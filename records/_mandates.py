@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from records._models import MandateRevisionRow, MandateRow
 from records._pages import Page, check_limit, decode_cursor, page_of
@@ -96,6 +97,13 @@ def _revision(row: MandateRevisionRow) -> MandateRevision:
         row.granted_at,
         row.granted_by,
     )
+
+
+def _mandate(session: Session, mandate_id: str) -> MandateRow:
+    row = session.get(MandateRow, mandate_id)
+    if row is None:
+        raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
+    return row
 
 
 def _info(row: MandateRow) -> MandateInfo:
@@ -184,8 +192,7 @@ class MandateRegistry(Registry):
     def revisions(self, mandate_id: str) -> builtins.list[MandateRevision]:
         """Every revision of the mandate, oldest first (NotFound for an unknown mandate)."""
         with self._store.read() as session:
-            if session.get(MandateRow, mandate_id) is None:
-                raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
+            _mandate(session, mandate_id)  # NotFound for an unknown one
             rows = session.scalars(
                 select(MandateRevisionRow)
                 .where(MandateRevisionRow.mandate_id == mandate_id)
@@ -195,10 +202,7 @@ class MandateRegistry(Registry):
 
     def get(self, mandate_id: str) -> MandateInfo:
         with self._store.read() as session:
-            row = session.get(MandateRow, mandate_id)
-            if row is None:
-                raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
-            return _info(row)
+            return _info(_mandate(session, mandate_id))
 
     def for_holder(self, holder: str) -> builtins.list[MandateInfo]:
         """The holder's active mandates, by id (the order decisions try them in)."""
@@ -233,9 +237,7 @@ class MandateRegistry(Registry):
 
     def revoke(self, mandate_id: str) -> MandateInfo:
         with self._store.write() as session:
-            row = session.get(MandateRow, mandate_id)
-            if row is None:
-                raise NotFound(f"no mandate {mandate_id!r}", details={"mandate": mandate_id})
+            row = _mandate(session, mandate_id)
             if row.revoked_at is None:
                 row.revoked_at = utcnow()
                 row.updated_at = row.revoked_at

@@ -21,6 +21,7 @@ __all__ = [
     "OUTCOME_ORDER",
     "SPLITS",
     "attempt_text",
+    "cell_payloads",
     "check_header",
     "check_rows",
     "failed_checks",
@@ -297,6 +298,20 @@ def outcome_rows(suite: dict[str, Any]) -> list[tuple[Any, ...]]:
         (name, b["n"], b["missing"], *(b["counts"][c] for c in OUTCOME_ORDER))
         for name, b in suite["outcomes"].items()
     ]
+
+
+def cell_payloads(case: dict[str, Any], cell: dict[str, Any]) -> list[tuple[str, str]]:
+    """A cell's JSON that a report shows, as (label, JSON text) pairs shared by Markdown
+    and HTML: the case's input where the report has it, the output of an `ok` cell (a
+    `null` one too), and the metadata the agent returned, if any."""
+    pairs = []
+    if case["input"] is not None:
+        pairs.append(("input", json_text(case["input"])))
+    if cell["outcome"] == "ok":
+        pairs.append(("output", json_text(cell["output"])))
+    if cell["metadata"] is not None:
+        pairs.append(("metadata", json_text(cell["metadata"])))
+    return pairs
 
 
 def failed_checks(case: dict[str, Any]) -> list[str]:

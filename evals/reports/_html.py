@@ -25,6 +25,7 @@ from evals._visible import UNSAFE, UNSAFE_CLASS, visible, visible_runs
 from evals.reports._format import (
     AUDIENCE,
     SPLITS,
+    cell_payloads,
     check_header,
     check_rows,
     cost_text,
@@ -217,12 +218,7 @@ def _cell(case: dict[str, Any], cell: dict[str, Any]) -> str:
     ]
     if cell["attempt_log"]:
         parts.append(attempts_table(cell["attempt_log"]))
-    if case["input"] is not None:
-        parts.append(f"<p>input</p><pre>{esc(json_text(case['input']))}</pre>")
-    if cell["outcome"] == "ok":
-        parts.append(f"<p>output</p><pre>{esc(json_text(cell['output']))}</pre>")
-    if cell["metadata"] is not None:
-        parts.append(f"<p>metadata</p><pre>{esc(json_text(cell['metadata']))}</pre>")
+    parts += [f"<p>{label}</p><pre>{esc(text)}</pre>" for label, text in cell_payloads(case, cell)]
     if cell["checks"]:
         parts.append(checks_table(cell["checks"]))
     parts.append("</details>")

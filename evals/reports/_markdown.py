@@ -20,6 +20,7 @@ from evals._visible import visible, visible_runs
 from evals.reports._format import (
     AUDIENCE,
     attempt_text,
+    cell_payloads,
     check_header,
     check_rows,
     cost_text,
@@ -157,12 +158,7 @@ def _failure_details(cases: Iterable[dict[str, Any]]) -> Iterator[str]:
             )
             if len(cell["attempt_log"]) > 1:  # one attempt: the outcome and error say it all
                 yield from (f"  - {md(attempt_text(a))}" for a in cell["attempt_log"])
-            if case["input"] is not None:
-                yield f"  - input: {md(json_text(case['input']))}"
-            if cell["outcome"] == "ok":
-                yield f"  - output: {md(json_text(cell['output']))}"
-            if cell["metadata"] is not None:
-                yield f"  - metadata: {md(json_text(cell['metadata']))}"
+            yield from (f"  - {label}: {md(text)}" for label, text in cell_payloads(case, cell))
             for check in cell["checks"] or []:
                 if check["passed"]:
                     continue
