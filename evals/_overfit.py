@@ -20,6 +20,11 @@ p_holm < 0.025. That is the step-down exactly (smallest p against 0.025/S,
 next against 0.025/(S-1), ..., stopping at the first non-rejection), and one
 number per suite says so. Equal p-values are ordered by suite id; the order
 among equals changes only the step `alpha` a suite reports, never a verdict.
+
+The p-values are `evals._fisher.TailP`s: certified intervals, computed in time linear in
+the counts, that fall back on the exact p only where an interval cannot decide (an order,
+a running max, a side of ALPHA, a displayed digit). Every verdict and every digit shown
+is therefore the exact p's, as when each p was an exact Fraction.
 """
 
 from __future__ import annotations
@@ -28,16 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
+from functools import cmp_to_key
 from typing import Any
 
-from evals._stats import (
-    Z,
-    fisher_one_sided,
-    newcombe,
-    newcombe_lower_positive,
-    round_half_up,
-    rounded,
-)
+from evals._fisher import TailP, compare, fisher_tail, larger
+from evals._stats import Z, newcombe, newcombe_lower_positive, round_half_up, rounded, significant
 from evals.suites._model import DEFAULT_OVERFIT_DELTA
 
 # The verdict's codes and its JSON are declared with the record that keeps them. Only
@@ -87,8 +87,9 @@ class OverfitVerdict:
     """A suite's verdict and the numbers behind it (None where a split is empty).
 
     `p_value` is the raw one-sided Fisher p; `p_holm` the Holm-adjusted one
-    (significant iff < ALPHA); `alpha` the step threshold ALPHA/(S - rank) this
-    suite's p met in the step-down, `tests` the family size S.
+    (significant iff < ALPHA), both intervals that give their exact value on demand;
+    `alpha` the step threshold ALPHA/(S - rank) this suite's p met in the step-down,
+    `tests` the family size S.
     """
 
     suite_id: str
@@ -101,8 +102,8 @@ class OverfitVerdict:
     gap: Fraction | None = None
     newcombe_ci95: tuple[Decimal, Decimal] | None = None
     newcombe_positive: bool | None = None  # the exact decision, not read off the digits
-    p_value: Fraction | None = None
-    p_holm: Fraction | None = None
+    p_value: TailP | None = None
+    p_holm: TailP | None = None
     alpha: Fraction | None = None
     tests: int = 0
 
@@ -113,7 +114,7 @@ class OverfitVerdict:
     @property
     def significant(self) -> bool:
         """Both tests: the Newcombe lower bound above 0 and Fisher (after Holm) below ALPHA."""
-        return bool(self.newcombe_positive) and self.p_holm is not None and self.p_holm < ALPHA
+        return bool(self.newcombe_positive) and self.p_holm is not None and self.p_holm.below(ALPHA)
 
     def detail(self) -> str:
         """One line for a warning or a report: the numbers that made the verdict."""
@@ -131,9 +132,9 @@ class OverfitVerdict:
             f"public {_pct(self.public_rate)} of {self.public_n} cases, holdout "
             f"{_pct(self.holdout_rate)} of {self.holdout_n}: gap {_pct(self.gap)} "
             f"(delta {_pct(self.delta)}), Newcombe 95% CI [{rounded(low)}, {rounded(high)}], "
-            f"Fisher one-sided p = {_significant(self.p_value)} "
-            f"(Holm-adjusted {_significant(self.p_holm)} over {self.tests} suite"
-            f"{'' if self.tests == 1 else 's'}, alpha {_significant(ALPHA)})"
+            f"Fisher one-sided p = {self.p_value.significant()} "
+            f"(Holm-adjusted {self.p_holm.significant()} over {self.tests} suite"
+            f"{'' if self.tests == 1 else 's'}, alpha {significant(ALPHA)})"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -148,9 +149,9 @@ class OverfitVerdict:
         return RecordOverfit(
             verdict=self.verdict,
             gap=None if self.gap is None else rounded(self.gap),
-            p_value=None if self.p_value is None else _significant(self.p_value),
-            p_holm=None if self.p_holm is None else _significant(self.p_holm),
-            alpha=None if self.alpha is None else _significant(self.alpha),
+            p_value=None if self.p_value is None else self.p_value.significant(),
+            p_holm=None if self.p_holm is None else self.p_holm.significant(),
+            alpha=None if self.alpha is None else significant(self.alpha),
             tests=self.tests,
             delta=rounded(self.delta),
             newcombe_ci95=ci95,
@@ -161,34 +162,40 @@ class OverfitVerdict:
         )
 
 
+_Holm = tuple[TailP, TailP, Fraction]  # a tested suite's p, its Holm-adjusted p, its step alpha
+
+
 def overfit_verdicts(suites: Sequence[SuiteSplits]) -> dict[str, OverfitVerdict]:
     """The verdict of every suite of one eval, Holm's correction across them."""
     ids = [s.suite_id for s in suites]
     if len(set(ids)) != len(ids):
         raise ValueError(f"suite ids repeat: {sorted(ids)}")
     tested = sorted(
-        ((_fisher(s), s.suite_id) for s in suites if s.compared),
-        key=lambda pair: (pair[0], pair[1]),
+        ((_fisher(s), s.suite_id) for s in suites if s.compared), key=cmp_to_key(_by_p_then_id)
     )
     family = len(tested)
-    holm: dict[str, tuple[Fraction, Fraction, Fraction]] = {}  # id -> (p, p_holm, step alpha)
-    running = Fraction(0)
+    holm: dict[str, _Holm] = {}  # id -> (p, p_holm, step alpha)
+    running: TailP | None = None  # the running max; every p is above 0
     for rank, (p, suite_id) in enumerate(tested):
-        running = max(running, min(Fraction(1), (family - rank) * p))
+        scaled = p.scaled(family - rank)  # min(1, (S - rank)·p)
+        running = scaled if running is None else larger(running, scaled)
         holm[suite_id] = (p, running, ALPHA / (family - rank))
     return {s.suite_id: _verdict(s, holm.get(s.suite_id), family) for s in suites}
 
 
-def _fisher(s: SuiteSplits) -> Fraction:
+def _by_p_then_id(a: tuple[TailP, str], b: tuple[TailP, str]) -> int:
+    # The exact order of (p, suite id): intervals that decide it, the exact p where not.
+    return compare(a[0], b[0]) or (a[1] > b[1]) - (a[1] < b[1])
+
+
+def _fisher(s: SuiteSplits) -> TailP:
     # The test counts cases: fractional totals (repetitions) are rounded half up.
-    return fisher_one_sided(
+    return fisher_tail(
         round_half_up(s.public_x), s.public_n, round_half_up(s.holdout_x), s.holdout_n
     )
 
 
-def _verdict(
-    s: SuiteSplits, holm: tuple[Fraction, Fraction, Fraction] | None, family: int
-) -> OverfitVerdict:
+def _verdict(s: SuiteSplits, holm: _Holm | None, family: int) -> OverfitVerdict:
     delta = Fraction(s.delta)
     public_rate = s.public_x / s.public_n if s.public_n else None
     holdout_rate = s.holdout_x / s.holdout_n if s.holdout_n else None
@@ -210,7 +217,7 @@ def _verdict(
     p_value, p_holm, alpha = holm
     verdict: OverfitVerdictCode = "none"
     if gap >= delta:
-        verdict = "warn" if positive and p_holm < ALPHA else "inconclusive"
+        verdict = "warn" if positive and p_holm.below(ALPHA) else "inconclusive"
     return replace(
         uncompared,
         verdict=verdict,
@@ -225,22 +232,6 @@ def _verdict(
 
 def _rate(value: Fraction | None) -> Decimal | None:
     return None if value is None else rounded(value)
-
-
-def _significant(value: Fraction, digits: int = 4) -> Decimal:
-    """`digits` significant digits, half-even (0 stays 0)."""
-    if value == 0:
-        return Decimal(0)
-    exponent = _floor_log10(value)
-    return rounded(value, max(0, digits - 1 - exponent))
-
-
-def _floor_log10(value: Fraction) -> int:
-    # Exact for a positive Fraction: the largest e with 10**e <= value.
-    exponent = len(str(value.numerator)) - len(str(value.denominator))
-    if Fraction(10) ** exponent > value:
-        exponent -= 1
-    return exponent
 
 
 def _pct(value: Fraction) -> str:

@@ -6,7 +6,7 @@ rate is exact. Interval bounds need square roots: they are computed in
 that depends on a square root (is the Newcombe lower bound above 0?) is not
 taken from those digits: `newcombe_lower_positive` decides it exactly, with
 rational arithmetic on squared quantities, so no rounding can flip a verdict.
-The Fisher test is exact integer arithmetic (`math.comb`).
+The Fisher test is in `evals._fisher`.
 """
 
 from __future__ import annotations
@@ -140,39 +140,6 @@ def round_half_up(value: Fraction | int) -> int:
     return math.floor(Fraction(value) + Fraction(1, 2))
 
 
-def fisher_one_sided(x1: int, n1: int, x2: int, n2: int) -> Fraction:
-    """One-sided Fisher exact p for "group 1's rate exceeds group 2's", exactly.
-
-    p = Σ_{k >= x1} C(s, k)·C(N - s, n1 - k) / C(N, n1), N = n1 + n2, s = x1 + x2:
-    the chance, with the margins fixed, of a group-1 count at least as large.
-    """
-    if n1 < 0 or n2 < 0 or not (0 <= x1 <= n1 and 0 <= x2 <= n2):
-        raise ValueError(f"not a 2x2 table: {x1}/{n1} against {x2}/{n2}")
-    total, successes = n1 + n2, x1 + x2
-    failures = total - successes
-    low, high = max(0, n1 - failures), min(successes, n1)  # the k a table can have
-    whole = math.comb(total, n1)
-    # Sum the shorter side, each term from the last by the hypergeometric ratio
-    # (exact: every term is an integer, so multiplying first divides evenly). Two
-    # binomials per term made a report of 200,000 cells spend minutes here.
-    if high - x1 <= x1 - low:
-        return Fraction(_terms(x1, high, successes, failures, n1), whole)
-    return 1 - Fraction(_terms(low, x1 - 1, successes, failures, n1), whole)
-
-
-def _terms(first: int, last: int, successes: int, failures: int, n1: int) -> int:
-    """Σ_{k = first..last} C(successes, k)·C(failures, n1 - k) (0 for an empty range)."""
-    if last < first:
-        return 0
-    term = math.comb(successes, first) * math.comb(failures, n1 - first)
-    total = term
-    for k in range(first, last):
-        # C(s, k+1)/C(s, k) = (s-k)/(k+1); C(f, n1-k-1)/C(f, n1-k) = (n1-k)/(f-n1+k+1)
-        term = term * (successes - k) * (n1 - k) // ((k + 1) * (failures - n1 + k + 1))
-        total += term
-    return total
-
-
 def stability(cases: Sequence[tuple[int, int]]) -> Decimal | None:
     """Mean within-case population standard deviation over the cases run at least twice.
 
@@ -237,6 +204,39 @@ def rounded(value: Decimal | Fraction, places: int = 4) -> Decimal:
         ctx.prec = PRECISION
         number = _decimal(value) if isinstance(value, Fraction) else value
         return number.quantize(Decimal(1).scaleb(-places))
+
+
+def significant(value: Fraction | Decimal, digits: int = 4) -> Decimal:
+    """For display and JSON: `digits` significant digits, half-even (0 stays 0), so a p of
+    3e-9 is not 0.0000.
+
+    A Decimal of at most PRECISION digits is read as the Fraction of its value would be
+    (`rounded` would turn that Fraction back into the same Decimal, and its floor(log10)
+    is `adjusted()`): the digits of decimal bounds of a p are the digits of those bounds.
+    """
+    if value == 0:
+        return Decimal(0)
+    if isinstance(value, Decimal):
+        return rounded(value, max(0, digits - 1 - value.adjusted()))
+    return rounded(value, max(0, digits - 1 - floor_log10(value)))
+
+
+def floor_log10(value: Fraction) -> int:
+    """The largest e with 10**e <= value (> 0), exactly.
+
+    From bit lengths, not decimal strings: Python refuses str() of an int over 4,300
+    digits, and a p of a table of 50,000 cases a side has a denominator longer than that.
+    """
+    if value <= 0:
+        raise ValueError(f"no logarithm of {value}")
+    bits = value.numerator.bit_length() - value.denominator.bit_length()
+    # log2(value) is within 1 of `bits`, so this is within 1 of the answer.
+    exponent = math.floor(bits * math.log10(2))
+    while Fraction(10) ** exponent > value:
+        exponent -= 1
+    while Fraction(10) ** (exponent + 1) <= value:
+        exponent += 1
+    return exponent
 
 
 def nearest_rank(values: Sequence[T], q: int) -> T | None:

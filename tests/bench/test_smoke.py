@@ -102,6 +102,11 @@ def _reports(result: dict[str, Any]) -> None:
         assert {"peak_rss", "cpu"} <= set(result["ratios"][f"{form} 200/100"]), form
 
 
+def _fisher(result: dict[str, Any]) -> None:
+    assert len(result["rows"]) == 8 and "far 1000/100" in result["ratios"]
+    assert {"old_ms", "new_ms", "decided_ms", "exact", "p"} <= set(result["rows"][-1])
+
+
 SMOKE: dict[str, Smoke] = {
     "bench/certificates/run.py": Smoke(("--seconds", "0.05"), _keys("rows")),
     "bench/checks/run.py": Smoke(("--seconds", "0.05"), _rows, slow=False),
@@ -129,6 +134,9 @@ SMOKE: dict[str, Smoke] = {
     ),
     "bench/eval/memory.py": Smoke(("--cases", "20", "--repetitions", "1,2"), _eval_memory),
     "bench/reports/run.py": Smoke(("--sizes", "100,200", "--repetitions", "10"), _reports),
+    "bench/stats/run.py": Smoke(
+        ("--sizes", "100,1000", "--old-max", "1000", "--seconds", "0.01"), _fisher, slow=False
+    ),
     "bench/console/run.py": Smoke(
         ("--agents", "10", "--cases", "10", "--repetitions", "1", "--runs", "1"), _console
     ),

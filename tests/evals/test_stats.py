@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evals._fisher import fisher_one_sided
 from evals._stats import (
-    fisher_one_sided,
     newcombe,
     newcombe_lower_positive,
     round_half_up,
