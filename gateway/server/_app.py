@@ -340,7 +340,10 @@ def create_app(
                 for task in (probes, canaries, revocations):
                     if task is not None:
                         task.cancel()
-                        with contextlib.suppress(asyncio.CancelledError):
+                        # A loop that died has had its exception logged (Loop.watch_task);
+                        # raised here it would skip the rest: eval workers left running
+                        # against a closed store, settlements not drained.
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
                             await task
                 # A2A tasks still running or being written (their calls settle below).
                 await asyncio.gather(*shared.background, return_exceptions=True)

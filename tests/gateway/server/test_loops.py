@@ -201,6 +201,9 @@ def test_a_probe_loop_that_stops_makes_readyz_503(
         assert gw.call("GET", "/healthz").status_code == 200  # alive, not ready
     (stopped,) = [r for r in caplog.records if "has stopped" in r.getMessage()]
     assert stopped.exc_info is not None and "fell over" in stopped.getMessage()
+    # The dead loop does not cut the shutdown short: the eval workers stopped with the app
+    # (left running, they went on polling a store the test had closed).
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("holon-eval-worker")]
 
 
 def test_a_probe_loop_that_stops_succeeding_makes_readyz_503(
