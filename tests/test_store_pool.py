@@ -1,11 +1,13 @@
 """The tests' PostgreSQL databases are reused only when nothing a test did can show
 through (tests/conftest.py, `_Pool`): a test never sees another test's rows, and a
-database whose schema a test changed is dropped, not handed on."""
+database whose schema a test changed, or that something still holds, is dropped, not
+handed on."""
 
 from __future__ import annotations
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
 from tests.conftest import _Pool
@@ -37,8 +39,13 @@ def test_a_reused_database_is_empty_and_a_changed_one_is_not_reused(
             "SELECT count(*) FROM store_secrets",
         )
         pool.release(first)
+        assert len(pool._free) == 1
         again = pool.acquire()
-        assert again == first
+        # The same database under another name: whatever still holds the old URL (a
+        # thread, a process an earlier test left) cannot reach the next test's rows.
+        assert again != first
+        with pytest.raises(OperationalError, match="does not exist"):
+            _run(url, "SELECT 1")
         assert _run(pool.url(again), "SELECT count(*) FROM store_secrets") == [0]
         # The rows the migrations wrote are kept.
         assert _run(pool.url(again), "SELECT count(*) FROM alembic_version") == seeded
@@ -46,11 +53,21 @@ def test_a_reused_database_is_empty_and_a_changed_one_is_not_reused(
         # A test that changed the schema's shape: its database goes.
         _run(pool.url(again), "ALTER TABLE store_secrets ADD COLUMN extra text")
         pool.release(again)
-        assert pool.acquire() != first
+        assert pool._free == []
         # So does one whose seeded rows changed (a release ahead, a downgrade).
         other = pool.acquire()
         _run(pool.url(other), "UPDATE alembic_version SET version_num = 'elsewhere'")
         pool.release(other)
-        assert pool.acquire() != other
+        assert pool._free == []
+        # One something is still connected to is not handed on: it is dropped.
+        held = pool.acquire()
+        engine = create_engine(pool.url(held))
+        try:
+            with engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+                pool.release(held)
+            assert pool._free == []
+        finally:
+            engine.dispose()
     finally:
         pool.close()
