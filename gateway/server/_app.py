@@ -345,14 +345,20 @@ def create_app(
                         # against a closed store, settlements not drained.
                         with contextlib.suppress(asyncio.CancelledError, Exception):
                             await task
-                # A2A tasks still running or being written (their calls settle below).
-                await asyncio.gather(*shared.background, return_exceptions=True)
-                await shared.calls.drain()  # settlements of answered calls
-                await shared.run(shared.tokens.drain)  # tokens' last-use times
-                workers.stop()
-                await asyncio.to_thread(tracing.shutdown)  # the spans still queued
-                if own_store:
-                    opened.close()
+                try:
+                    # A2A tasks still running or being written (their calls settle below).
+                    await asyncio.gather(*shared.background, return_exceptions=True)
+                    await shared.calls.drain()  # settlements of answered calls
+                    await shared.run(shared.tokens.drain)  # tokens' last-use times
+                finally:
+                    # Whatever a drain raised (a store gone down, say; the server logs
+                    # it): the eval workers stop and the store closes all the same.
+                    workers.stop()
+                    try:
+                        await asyncio.to_thread(tracing.shutdown)  # the spans still queued
+                    finally:
+                        if own_store:
+                            opened.close()
 
     def body_timeout_s() -> float:
         shared = state.get("shared")

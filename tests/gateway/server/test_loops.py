@@ -29,6 +29,7 @@ import pytest
 
 import evals
 from gateway._loops import Loop
+from gateway.live import LiveCalls
 from gateway.server import _app, _probes
 from gateway.service._store import StoreEvals
 from records import AgentInfo, Store
@@ -203,6 +204,19 @@ def test_a_probe_loop_that_stops_makes_readyz_503(
     assert stopped.exc_info is not None and "fell over" in stopped.getMessage()
     # The dead loop does not cut the shutdown short: the eval workers stopped with the app
     # (left running, they went on polling a store the test had closed).
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("holon-eval-worker")]
+
+
+def test_a_drain_that_fails_at_shutdown_still_stops_the_eval_workers(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def drain(self: LiveCalls) -> None:
+        raise RuntimeError("the store went away as the gateway stopped")
+
+    monkeypatch.setattr(LiveCalls, "drain", drain)
+    with running_gateway(store, tmp_path / "home") as gw:
+        assert gw.call("GET", "/readyz").status_code == 200
+        assert [t for t in threading.enumerate() if t.name.startswith("holon-eval-worker")]
     assert not [t.name for t in threading.enumerate() if t.name.startswith("holon-eval-worker")]
 
 
