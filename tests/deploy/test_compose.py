@@ -11,6 +11,7 @@ import os
 import secrets
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -74,6 +75,23 @@ class Stack:
     def logs(self, service: str) -> str:
         found = podman("logs", self.container(service), check=False)
         return found.stdout + found.stderr
+
+    def working(self, service: str) -> bool:
+        """Whether a worker's process will work evals: it runs, and it started after
+        `migrate` upgraded the schema or has outlived the start-up check that exits on a
+        store behind (a few seconds: one started just before the upgrade ended may pass
+        it; one that failed it waits for its restart)."""
+        migrate = self._state("migrate", "{{.State.Running}} {{.State.ExitCode}}")
+        upgraded = self._state("migrate", "{{.State.FinishedAt.UnixNano}}")
+        worker = self._state(service, "{{.State.Running}} {{.State.StartedAt.UnixNano}}")
+        if migrate != "false 0" or not upgraded.isdigit() or not worker.startswith("true "):
+            return False
+        started = int(worker.split()[1])
+        return started > int(upgraded) or time.time_ns() - started > 15 * 10**9
+
+    def _state(self, service: str, template: str) -> str:
+        found = podman("inspect", "--format", template, self.container(service), check=False)
+        return found.stdout.strip() if found.returncode == 0 else ""
 
     def ready(self, name: str) -> bool:
         try:
@@ -143,6 +161,9 @@ def test_compose_stack_serves_evaluates_and_stops_cleanly(stack: Stack) -> None:
     # exit on the empty store and are restarted).
     for name in stack.gateways:
         wait_for(lambda name=name: stack.ready(name), f"{name} to be ready", 240)
+    # Both workers must be at work before the eval starts, or one may take every cell.
+    for worker in ("worker-1", "worker-2"):
+        wait_for(lambda worker=worker: stack.working(worker), f"{worker} to start", 240)
     store = open_store(stack.store_url, secret_key=stack.env["HOLON_SECRET_KEY"])
     try:
         tokens = _setup(store)
