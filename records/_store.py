@@ -23,7 +23,13 @@ from sqlalchemy.orm import Session
 from records._health import StoreHealth
 from records._secrets import KEY_RECIPE, SecretBox
 from records._stored_json import read_stored_json
-from schema.errors import EnvironmentFault, SchemaMismatch, StoreUnavailable, UsageError
+from schema.errors import (
+    EnvironmentFault,
+    SchemaBehind,
+    SchemaMismatch,
+    StoreUnavailable,
+    UsageError,
+)
 from schema.jsontext import dumps
 
 T = TypeVar("T")
@@ -399,7 +405,7 @@ def open_store(
             state = (
                 "is empty" if status.current is None else f"has schema revision {status.current}"
             )
-            raise SchemaMismatch(
+            raise SchemaBehind(
                 f"the store at {_display(engine)} {state}; this holon needs revision {status.head}",
                 hint="run `holon db upgrade`",
                 details={"current": status.current, "expected": status.head},

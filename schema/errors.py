@@ -30,7 +30,8 @@ contract, like the JSON Schemas beside this module::
     └── EnvironmentFault        exit 3  HTTP 503  environment: something around us is broken
         ├── StoreError                            store_error
         │   ├── StoreUnavailable                  store_unavailable
-        │   └── SchemaMismatch                    schema_mismatch: "run holon db upgrade"
+        │   └── SchemaMismatch                    schema_mismatch: another revision
+        │       └── SchemaBehind                  schema_mismatch: "run holon db upgrade"
         ├── GatewayUnreachable                    gateway_unreachable: --gateway did not answer
         ├── GradingTimeout                        grading_timeout: the grader's clock guard
         ├── AgentUnreachable    exit 3  HTTP 502  agent_unreachable
@@ -83,6 +84,7 @@ __all__ = [
     "PayloadTooLarge",
     "RateLimited",
     "Refused",
+    "SchemaBehind",
     "SchemaMismatch",
     "StaleRevision",
     "StoreError",
@@ -331,6 +333,11 @@ class StoreUnavailable(StoreError):
 
 class SchemaMismatch(StoreError):
     code = "schema_mismatch"
+
+
+class SchemaBehind(SchemaMismatch):
+    """The store is empty or on an older revision: `holon db upgrade` can bring it to
+    this holon's, so a process started beside the upgrade may wait for it."""
 
 
 class GatewayUnreachable(EnvironmentFault):

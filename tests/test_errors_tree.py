@@ -67,9 +67,11 @@ def test_codes_are_unique_except_where_a_subclass_keeps_its_parents() -> None:
     shared = {code: names for code, names in by_code.items() if len(names) > 1}
     # invalid_input names two faults on purpose: a live input (400) and a file (422).
     # internal: a generator's bug is an internal error like any other.
+    # schema_mismatch: a store behind (which a process may wait for) is one to clients.
     assert shared == {
         "invalid_input": ["InvalidInput", "InputError"],
         "internal": ["HolonError", "GeneratorBug"],
+        "schema_mismatch": ["SchemaMismatch", "SchemaBehind"],
     }
 
 

@@ -5,6 +5,8 @@ handed on."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
@@ -61,13 +63,18 @@ def test_a_reused_database_is_empty_and_a_changed_one_is_not_reused(
         assert pool._free == []
         # One something is still connected to is not handed on: it is dropped.
         held = pool.acquire()
-        engine = create_engine(pool.url(held))
+        engine = create_engine(pool.url(held), poolclass=NullPool)
+        conn = engine.connect()
         try:
-            with engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
-                pool.release(held)
+            conn.execute(text("SELECT 1"))
+            conn.commit()
+            pool.release(held)
             assert pool._free == []
         finally:
+            # The drop (WITH FORCE, in the dropper's thread) ends this session, perhaps
+            # before it closes here.
+            with contextlib.suppress(OperationalError):
+                conn.close()
             engine.dispose()
     finally:
         pool.close()

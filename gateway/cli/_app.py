@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import gc
 import logging
+import math
 import signal
 import sys
 import threading
@@ -72,6 +73,30 @@ def renamed_flag(parser: argparse.ArgumentParser, old: str, new: str, dest: str,
         default=argparse.SUPPRESS,
         help=f"deprecated: the old name of {new}, accepted until the next release",
         **kw,
+    )
+
+
+def seconds(text: str) -> float:
+    """An argument's type: a non-negative number of seconds (`inf` allowed)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if math.isnan(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative number of seconds")
+    return value
+
+
+def wait_for_store_option(parser: argparse.ArgumentParser) -> None:
+    """`--wait-for-store`, for the long-running processes (a gateway, a worker)."""
+    parser.add_argument(
+        "--wait-for-store",
+        type=seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="at start, wait this long for a store that does not answer yet or is behind "
+        "this holon's schema (`holon db upgrade` running beside), looking every second "
+        "(default 0: exit 3 at once; inf: wait forever)",
     )
 
 

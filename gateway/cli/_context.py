@@ -140,10 +140,10 @@ class Context:
 
         return HttpService(url, token)
 
-    def _store_service(self) -> StoreService:
+    def _store_service(self, wait_s: float = 0.0) -> StoreService:
         from gateway.service import StoreService
 
-        service = StoreService.from_settings(self.settings)
+        service = StoreService.from_settings(self.settings, wait_s=wait_s, report=self.out.note)
         if service.first_use:
             self.out.note(
                 "first use of this store: installed the shipped examples: "
@@ -151,8 +151,9 @@ class Context:
             )
         return service
 
-    def store_service(self, command: str) -> StoreService:
-        """For store-only commands (docs/cli.md)."""
+    def store_service(self, command: str, *, wait_s: float = 0.0) -> StoreService:
+        """For store-only commands (docs/cli.md); `wait_s`: how long to wait for a store
+        that does not answer yet or is behind this holon's schema."""
         if self.gateway_url:
             where = "--gateway" if getattr(self.args, "gateway", None) else "HOLON_GATEWAY_URL"
             raise UsageError(
@@ -163,9 +164,10 @@ class Context:
             )
         from gateway.service import StoreService
 
-        service = self.service()
-        assert isinstance(service, StoreService)
-        return service
+        if self._service is None:
+            self._service = self._store_service(wait_s)
+        assert isinstance(self._service, StoreService)
+        return self._service
 
     def close(self) -> None:
         if self._service is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -28,7 +30,7 @@ from gateway.service._views import (
 )
 from gateway.settings import Settings, checkout_root
 from records import Store, open_store
-from schema.errors import UsageError
+from schema.errors import SchemaBehind, StoreUnavailable, UsageError
 from schema.jsontext import JSONObject, JSONValue
 
 if TYPE_CHECKING:
@@ -49,6 +51,37 @@ class Runs(Protocol[R_contra]):
 
     @property
     def run(self) -> Callable[[StoreService, R_contra], JSONObject]: ...
+
+
+# How often a process waiting for its store looks again.
+_WAIT_POLL_S = 1.0
+
+
+def _open_waiting(settings: Settings, wait_s: float, report: Callable[[str], None]) -> Store:
+    """The store, once it answers at this holon's schema, looking again every second for
+    up to `wait_s`. Only what another process is about to fix is waited for: a store
+    that does not answer, or an empty or older one (`holon db upgrade` is running). A
+    newer store, a wrong key or a bad URL stops us at once."""
+    deadline = time.monotonic() + wait_s
+    waiting_for: str | None = None
+    while True:
+        try:
+            return open_store(
+                settings.database_url,
+                secret_key=settings.resolve_secret_key(),
+                auto_upgrade=settings.embedded,
+            )
+        except (StoreUnavailable, SchemaBehind) as exc:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if waiting_for is not None:
+                    report(f"gave up waiting for the store after {wait_s:g} s")
+                raise
+            if exc.message != waiting_for:
+                waiting_for = exc.message
+                limit = "" if math.isinf(left) else f" (up to {left:.0f} s more)"
+                report(f"waiting for the store{limit}: {exc.message}")
+            time.sleep(min(_WAIT_POLL_S, left))
 
 
 class StoreService:
@@ -80,12 +113,17 @@ class StoreService:
         self.mandates = MandateOps(store)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> StoreService:
-        store = open_store(
-            settings.database_url,
-            secret_key=settings.resolve_secret_key(),
-            auto_upgrade=settings.embedded,
-        )
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        wait_s: float = 0.0,
+        report: Callable[[str], None] | None = None,
+    ) -> StoreService:
+        """`wait_s`: how long to wait for a store that does not answer yet or is behind
+        this holon's schema (a gateway or worker started beside the database and its
+        `holon db upgrade`), telling `report` what it waits for; 0 refuses at once."""
+        store = _open_waiting(settings, wait_s, report or log.info)
         # The CLI's own `holon eval` is unlimited (its operator chose the agent); what
         # works evals anyone created through the API holds to HOLON_AGENT_NETWORKS.
         policy = NetworkPolicy.from_setting(settings.agent_networks)

@@ -13,13 +13,18 @@ gateway's workers run it.
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli._app import command_group, common_options, gateway_options
+from gateway.cli._app import (
+    command_group,
+    common_options,
+    gateway_options,
+    seconds,
+    wait_for_store_option,
+)
 from gateway.cli._commands import certificates, reports
 from gateway.cli._commands.agents import agent_id
 from gateway.cli._context import Context
@@ -58,16 +63,6 @@ def _money(text: str) -> Decimal:
 # for good shows as a failing unit under the worker's supervisor (which restarts
 # it, counts it, alerts) instead of a process that looks healthy and does nothing.
 MAX_OUTAGE_S = 300.0
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if math.isnan(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative number of seconds")
-    return value
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -147,7 +142,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Claim and run cells of every running eval, under leases, until stopped. "
         "Several workers on several hosts split one eval; each cell is recorded once. A store "
         "that stops answering is waited for (retrying every 0.5 s, backing off to every 15 s) "
-        "for up to --max-outage; the store must answer when the worker starts.",
+        "for up to --max-outage; at start, for up to --wait-for-store.",
     )
     worker.add_argument("--once", action="store_true", help="stop when no eval has work left")
     worker.add_argument(
@@ -155,12 +150,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     worker.add_argument(
         "--max-outage",
-        type=_seconds,
+        type=seconds,
         default=MAX_OUTAGE_S,
         metavar="SECONDS",
         help=f"wait this long for an unreachable store, then exit 3 (default {MAX_OUTAGE_S:g}; "
         "0: exit at once; inf: wait forever)",
     )
+    wait_for_store_option(worker)
     worker.set_defaults(handler=do_worker)
 
     rgroup = command_group(sub, "records", "agent records")
@@ -413,7 +409,7 @@ REPORT_FILE = Local(
 
 
 def do_worker(ctx: Context) -> int:
-    ops = ctx.store_service("worker").evals
+    ops = ctx.store_service("worker", wait_s=ctx.args.wait_for_store).evals
     result = ops.work(
         once=ctx.args.once,
         poll_s=ctx.args.poll,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from gateway.cli._app import command_group, common_options
+from gateway.cli._app import command_group, common_options, wait_for_store_option
 from gateway.cli._context import Context
 from schema.errors import UsageError
 
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="eval worker threads in each process (default 1; 0: leave evals to `holon worker`)",
     )
+    wait_for_store_option(serve)
     serve.set_defaults(handler=do_serve)
 
 
@@ -60,7 +61,7 @@ def do_serve(ctx: Context) -> int:
     exporters_from_env(os.environ)
     # Open the store first: a store that is unreachable or on another schema
     # version stops us here with its own message, before anything listens.
-    service = ctx.store_service("gateway serve")
+    service = ctx.store_service("gateway serve", wait_s=args.wait_for_store)
     level = ctx.settings.log_level.lower()
     ctx.out.note(
         f"holon gateway on {_url(args.host, args.port)} "
