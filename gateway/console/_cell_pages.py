@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from evals.reports import NO_CELL, CellQuery, explore, explored_cell
 from gateway.console._web import Web
-from gateway.operations._evals import own_eval
+from gateway.operations import own_eval
 from gateway.web import Bearer
 from records import Store
 from schema.errors import NotFound, UsageError

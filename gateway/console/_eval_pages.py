@@ -17,8 +17,7 @@ from gateway.console import _charts
 from gateway.console._cell_pages import cells_of, explorer_query
 from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS
 from gateway.console._web import Web, see_other
-from gateway.operations import EVALS_CANCEL, EvalRef
-from gateway.operations._evals import MAX_SUITES, audience_for, max_cost, own_eval
+from gateway.operations import EVALS_CANCEL, MAX_SUITES, EvalRef, audience_for, max_cost, own_eval
 from gateway.service._evals import plan_view
 from gateway.web import document_response
 from schema.errors import UsageError

@@ -17,12 +17,13 @@ from starlette.responses import Response
 
 from evals._visible import visible
 from gateway.console._web import Web
-from gateway.operations import SuiteUpload, upload_suite
-from gateway.operations._suite_archive import (
+from gateway.operations import (
     MAX_ARCHIVE_BYTES,
     MAX_MEMBER_BYTES,
     MAX_MEMBERS,
     MAX_UNPACKED_BYTES,
+    SuiteUpload,
+    upload_suite,
 )
 from schema.errors import HolonError, UsageError
 

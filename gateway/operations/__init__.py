@@ -62,12 +62,16 @@ from gateway.operations._evals import (
     EVALS_RESUME,
     EVALS_SHOW,
     EVALS_START,
+    MAX_SUITES,
     REPORT_FORMATS,
     CompareRequest,
     EvalRef,
     EvalsQuery,
     EvalStart,
     ReportRequest,
+    audience_for,
+    max_cost,
+    own_eval,
 )
 from gateway.operations._issuers import (
     CERTIFICATES_LIST,
@@ -106,7 +110,14 @@ from gateway.operations._registry import (
     agent_id,
     suites_for,
 )
-from gateway.operations._suite_upload import SuiteUpload, upload_suite
+from gateway.operations._suite_upload import (
+    MAX_ARCHIVE_BYTES,
+    MAX_MEMBER_BYTES,
+    MAX_MEMBERS,
+    MAX_UNPACKED_BYTES,
+    SuiteUpload,
+    upload_suite,
+)
 from gateway.operations._suites import (
     SUITES_ACTIVATE,
     SUITES_ADD,
@@ -287,6 +298,14 @@ __all__ = [
     "suites_for",
     "SuiteUpload",
     "upload_suite",
+    "MAX_ARCHIVE_BYTES",
+    "MAX_MEMBERS",
+    "MAX_MEMBER_BYTES",
+    "MAX_UNPACKED_BYTES",
+    "MAX_SUITES",
+    "audience_for",
+    "max_cost",
+    "own_eval",
     "holdout_budget",
     "live_figures",
 ]

@@ -19,20 +19,16 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from gateway.operations._suite_upload import (
+    MAX_ARCHIVE_BYTES,
+    MAX_MEMBER_BYTES,
+    MAX_MEMBERS,
+    MAX_UNPACKED_BYTES,
+)
 from schema.errors import PayloadTooLarge, UsageError
 
-__all__ = [
-    "MAX_ARCHIVE_BYTES",
-    "MAX_MEMBERS",
-    "MAX_MEMBER_BYTES",
-    "MAX_UNPACKED_BYTES",
-    "unpack",
-]
+__all__ = ["unpack"]
 
-MAX_ARCHIVE_BYTES = 8 * 1024 * 1024  # as sent (the gateway's usual request body bound)
-MAX_UNPACKED_BYTES = 64 * 1024 * 1024  # every file together (a suite's own bound)
-MAX_MEMBER_BYTES = 32 * 1024 * 1024  # one file
-MAX_MEMBERS = 10_000  # files and folders
 MAX_NAME_CHARS = 1000
 # A tar stream of MAX_MEMBERS members within the bounds: each member's header (512
 # bytes, more for a long name) and its padding to 512 bytes, and the two end blocks.

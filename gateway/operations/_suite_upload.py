@@ -32,7 +32,20 @@ from schema.jsontext import JSONObject
 if TYPE_CHECKING:
     from gateway.service import StoreService
 
-__all__ = ["SuiteUpload", "upload_suite"]
+__all__ = [
+    "MAX_ARCHIVE_BYTES",
+    "MAX_MEMBERS",
+    "MAX_MEMBER_BYTES",
+    "MAX_UNPACKED_BYTES",
+    "SuiteUpload",
+    "upload_suite",
+]
+
+# What an upload may be (_suite_archive.py holds the archive to them before writing).
+MAX_ARCHIVE_BYTES = 8 * 1024 * 1024  # as sent (the gateway's usual request body bound)
+MAX_UNPACKED_BYTES = 64 * 1024 * 1024  # every file together (a suite's own bound)
+MAX_MEMBER_BYTES = 32 * 1024 * 1024  # one file
+MAX_MEMBERS = 10_000  # files and folders
 
 MACOS_FOLDER = "__MACOSX"  # what macOS's Finder adds to a zip: resource forks, not the suite
 

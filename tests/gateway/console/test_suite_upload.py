@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from gateway.console._web import csrf_token
-from gateway.operations._suite_archive import (
+from gateway.operations import (
     MAX_ARCHIVE_BYTES,
     MAX_MEMBER_BYTES,
     MAX_MEMBERS,
