@@ -61,7 +61,7 @@ def _open_waiting(settings: Settings, wait_s: float, report: Callable[[str], Non
     """The store, once it answers at this holon's schema, looking again every second for
     up to `wait_s`. Only what another process is about to fix is waited for: a store
     that does not answer, or an empty or older one (`holon db upgrade` is running). A
-    newer store, a wrong key or a bad URL stops us at once."""
+    newer store, or a URL of a database holon does not run on, stops us at once."""
     deadline = time.monotonic() + wait_s
     waiting_for: str | None = None
     while True:
