@@ -34,7 +34,12 @@ from sqlalchemy.exc import DBAPIError
 from records._ledger_values import BudgetState, entry_from_row, period_key
 from records._models import LedgerRow
 from records._rate import RateState, retry_after
-from records._store import _unavailable, application_name
+from records._store import (
+    CLIENT_KEEPALIVES,
+    SERVER_OPTIONS,
+    _unavailable,
+    application_name,
+)
 from records._stored_json import read_stored_json
 from records._types import UTCDateTime, utcnow
 from schema.errors import NotFound
@@ -88,7 +93,13 @@ class AsyncLedger:
         self._store = store
         url = store.engine.url.set(drivername="postgresql")
         self._conninfo = url.render_as_string(hide_password=False)
-        self._named = "application_name" in url.query  # else named as the engine's are
+        # What the engine's connections have too, unless the URL says otherwise: a name
+        # (`holon <pid>`, taken at connect time) and the keepalives (records._store).
+        self._named = "application_name" in url.query
+        self._client = {k: v for k, v in CLIENT_KEEPALIVES.items() if k not in url.query}
+        # UTC: the times in its JSON. The URL's own options last: they win.
+        own = url.query.get("options", "")
+        self._options = f"-c TimeZone=UTC {SERVER_OPTIONS} {own}".strip()
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._open: set[psycopg.AsyncConnection[Any]] = set()
 
@@ -98,12 +109,11 @@ class AsyncLedger:
             if not connection.closed:
                 return connection
         # Autocommit: the function's statement is its own transaction, committed (and
-        # its locks let go) when it returns. UTC: the times in its JSON.
-        conninfo = self._conninfo
-        if not self._named:
-            conninfo = make_conninfo(conninfo, application_name=application_name())
+        # its locks let go) when it returns.
+        named = {} if self._named else {"application_name": application_name()}
+        conninfo = make_conninfo(self._conninfo, **self._client, **named)
         connection = await psycopg.AsyncConnection.connect(
-            conninfo, autocommit=True, options="-c TimeZone=UTC"
+            conninfo, autocommit=True, options=self._options
         )
         self._open.add(connection)
         return connection

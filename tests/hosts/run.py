@@ -90,10 +90,10 @@ def missing() -> str | None:
 @dataclass(frozen=True)
 class Call:
     caller: str
-    status: int  # 0: no HTTP answer at all
-    backend: str  # the gateway HAProxy sent it to ("" when called directly)
+    status: int  # 0: no HTTP answer, or one cut short
+    backend: str  # the gateway HAProxy sent it to ("" when called directly or unanswered)
     request_id: str | None
-    code: str | None  # the error body's code
+    code: str | None  # the error body's code; with status 0, the transport error's class
     answered_at: float = 0.0  # time.monotonic() when it came back
 
 
@@ -132,14 +132,20 @@ BODY = {"capability": "ticket.classify", "input": _ticket()}
 
 
 async def _one(client: httpx.AsyncClient, url: str, caller: str, token: str) -> Call:
+    backend = ""
     try:
-        answer = await client.post(
+        async with client.stream(
+            "POST",
             f"{url}/v1/agents/{AGENT}/invoke",
             json=BODY,
             headers={"Authorization": f"Bearer {token}"},
-        )
-    except httpx.TransportError:
-        return Call(caller, 0, "", None, None, time.monotonic())
+        ) as answer:
+            # Read before the body: HAProxy names the gateway in the headers, so a body
+            # cut short (a gateway killed mid-answer, its link gone) is still its call.
+            backend = answer.headers.get("x-holon-backend", "")
+            await answer.aread()
+    except httpx.TransportError as exc:
+        return Call(caller, 0, backend, None, type(exc).__name__, time.monotonic())
     body = (
         answer.json()
         if answer.headers.get("content-type", "").startswith("application/json")
@@ -149,7 +155,7 @@ async def _one(client: httpx.AsyncClient, url: str, caller: str, token: str) -> 
     return Call(
         caller,
         answer.status_code,
-        answer.headers.get("x-holon-backend", ""),
+        backend,
         body.get("request_id") if answer.status_code == 200 else None,
         error.get("code") if isinstance(error, dict) else None,
         time.monotonic(),
@@ -418,8 +424,10 @@ def live_run(d: Deployment, figures: Figures) -> tuple[str, list[Call], float]:
 
 def check(d: Deployment, eval_id: str, calls: list[Call], t0: float, figures: Figures) -> None:
     store = d.store
-    # No 5xx (nor a call left unanswered) from a host that was up.
-    # gw1 was up until `killed_at`: a 5xx it answered before then counts against it.
+    # No 5xx (nor a call left unanswered or cut short) from a host that was up.
+    # gw1 was up until `killed_at`: a 5xx it answered before then counts against it. A
+    # call in flight to it then ends after HAProxy's `timeout server`: a 504, or, when
+    # gw1's headers had come through, its answer cut short (status 0, backend gw1).
     bad = [
         c
         for c in calls

@@ -31,6 +31,7 @@ from records import (
     utcnow,
 )
 from records._rate import RateLimit
+from records._store import CLIENT_KEEPALIVES, KEEPALIVE_IDLE_S, SERVER_KEEPALIVES
 from schema.errors import NotFound
 from schema.jsontext import dumps
 
@@ -223,6 +224,52 @@ async def test_every_connection_names_its_process_unless_the_url_names_it(
         ledger.close()
     finally:
         named.close()
+
+
+_KEEPALIVES = (
+    "SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_keepalives_interval'), "
+    "current_setting('tcp_keepalives_count'), current_setting('tcp_user_timeout')"
+)
+
+
+async def test_every_connection_has_the_server_drop_a_vanished_host(
+    pg_store: Store, postgres_url: str
+) -> None:
+    """The engine's and the group commit's connections carry SERVER_KEEPALIVES (a host
+    gone mid-transaction lets go of its locks: tests/hosts/test_dead_host.py) and the
+    client's keepalives; what the URL sets itself wins."""
+    expected = tuple(str(v) for v in SERVER_KEEPALIVES.values())
+    ledger = pg_store.ledger.async_ledger()
+    with pg_store.engine.connect() as pooled:
+        assert tuple(pooled.exec_driver_sql(_KEEPALIVES).one()) == expected
+        client = _client_parameters(pooled)
+        assert {k: client[k] for k in CLIENT_KEEPALIVES} == {
+            k: str(v) for k, v in CLIENT_KEEPALIVES.items()
+        }
+    grouped = await ledger._connect()
+    assert (await (await grouped.execute(_KEEPALIVES)).fetchone()) == expected
+    assert grouped.info.get_parameters()["keepalives_idle"] == str(KEEPALIVE_IDLE_S)
+    assert (await (await grouped.execute("SHOW TimeZone")).fetchone()) == ("UTC",)
+    ledger.close()
+    own = "options=-c%20tcp_keepalives_idle%3D60&keepalives_idle=30"
+    tuned = open_store(f"{postgres_url}?{own}", secret_key=new_key())
+    try:
+        with tuned.engine.connect() as pooled:
+            assert pooled.exec_driver_sql(_KEEPALIVES).one()[0] == "60"
+            assert _client_parameters(pooled)["keepalives_idle"] == "30"
+        ledger = tuned.ledger.async_ledger()
+        grouped = await ledger._connect()
+        assert grouped.info.get_parameters()["keepalives_idle"] == "30"
+        assert (await (await grouped.execute(_KEEPALIVES)).fetchone()) == ("60", *expected[1:])
+        ledger.close()
+    finally:
+        tuned.close()
+
+
+def _client_parameters(connection: Any) -> dict[str, str]:
+    """libpq's parameters of a pooled connection (psycopg's)."""
+    parameters: dict[str, str] = connection.connection.dbapi_connection.info.get_parameters()
+    return parameters
 
 
 def _kinds_alike(outs: dict[str, list[Any]]) -> list[str]:
