@@ -76,7 +76,10 @@ def test_units_start_serve_restart_and_stop_cleanly(machine: Machine) -> None:
 
     wait_for(booted, "systemd to finish booting", 120)
     wait_for(machine.ready, "holon-gateway.service to be ready", 120)
+    # The worker started beside the gateway that creates the embedded store: it waited
+    # for the store (--wait-for-store), not failed and been restarted.
     assert machine.run("systemctl", "is-active", "holon-worker@1.service").strip() == "active"
+    assert machine.show("holon-worker@1.service", "NRestarts")["NRestarts"] == "0"
     # The unit's hardening leaves the store's directory writable, and only it.
     files = machine.run("ls", "-l", "/var/lib/holon")
     assert "holon.db" in files and " holon holon " in files, files
