@@ -314,24 +314,24 @@ class Contains(ValuePredicate):
             if not isinstance(expected, str):
                 return self.bad_operand(actual, expected, "a string")
             too_long = string_too_long(actual)
-            if too_long is not None:
-                return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
-            if self.fold:
-                return self.outcome_of(
-                    expected.casefold() in actual.casefold(), subject, actual, expected
-                )
-            return self.outcome_of(expected in actual, subject, actual, expected)
-        if isinstance(actual, list):
+        elif isinstance(actual, list):
             too_long = array_too_long(actual)
-            if too_long is not None:
-                return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
+        else:
+            return self.mismatch(subject, actual, expected, "a string or an array")
+        if too_long is not None:
+            return CheckOutcome(FAIL, self, actual, expected, detail=too_long)
+        return self.outcome_of(self.found(actual, expected), subject, actual, expected)
+
+    def found(self, actual: str | list[Any], expected: Any) -> bool:
+        """`expected` in `actual`: a substring of a string, a deep-equal item of an array."""
+        if isinstance(actual, str):
             if self.fold:
-                needle = map_strings(expected, str.casefold)
-                found = any(json_equal(map_strings(x, str.casefold), needle) for x in actual)
-            else:
-                found = any(json_equal(item, expected) for item in actual)
-            return self.outcome_of(found, subject, actual, expected)
-        return self.mismatch(subject, actual, expected, "a string or an array")
+                return expected.casefold() in actual.casefold()
+            return expected in actual
+        if self.fold:
+            needle = map_strings(expected, str.casefold)
+            return any(json_equal(map_strings(x, str.casefold), needle) for x in actual)
+        return any(json_equal(item, expected) for item in actual)
 
     def sentence(self, actual: Any, expected: Any) -> str:
         what = "a string" if isinstance(actual, str) else "an array"
