@@ -46,9 +46,9 @@ from evals._scores import EvalScore
 from evals.reports._aggregate import tally_cases
 from evals.reports._imported import data_from_report, info_from_report, parse_timestamp
 from evals.reports._model import report_from_data, score_of
+from evals.suites._identity import combined_digest
 from records import CellStatus, EvalInfo, EvalStatus, NewImport, Store, eval_id, utc_text, utcnow
 from schema import validator
-from schema.canonical import digest
 from schema.documents import MAX_DEPTH, explain
 from schema.errors import InputError, Location, PayloadTooLarge, UsageError
 from schema.jsontext import NumberError, PathKey, dumps, format_path, loads, max_depth
@@ -260,13 +260,8 @@ def _digests(report: dict[str, Any], file: str | None) -> None:
                 (*at, "digests"),
                 file,
             )
-        combined = digest(
-            {
-                "spec": parts["spec_digest"],
-                "dataset": parts["dataset_digest"],
-                "checks": parts["checks_digest"],
-            }
-        )
+        spec, dataset, checks = (parts[key] for key in DIGEST_PARTS)
+        combined = combined_digest(spec, dataset, checks)
         for path, stored in (
             ((*at, "suite_digest"), suite["suite_digest"]),
             ((*at, "digests", "suite_digest"), parts.get("suite_digest", combined)),

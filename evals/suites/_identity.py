@@ -21,7 +21,7 @@ import hashlib
 import hmac
 import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from evals.checks import GRADING_RULES_VERSION
@@ -38,12 +38,8 @@ class SuiteDigests:
     suite: str
 
     def to_json(self) -> dict[str, str]:
-        return {
-            "spec_digest": self.spec,
-            "dataset_digest": self.dataset,
-            "checks_digest": self.checks,
-            "suite_digest": self.suite,
-        }
+        """Each digest under its field's name and `_digest` (`spec_digest`, ...), in field order."""
+        return {f"{field.name}_digest": getattr(self, field.name) for field in fields(self)}
 
 
 def _inline_refs(node: Any, schemas: dict[str, Any]) -> Any:
@@ -180,8 +176,12 @@ def suite_digests(suite: Suite) -> SuiteDigests:
             "output_schema": suite.output_schema,
         }
     )
-    combined = digest({"spec": spec, "dataset": dataset, "checks": checks})
-    return SuiteDigests(spec, dataset, checks, combined)
+    return SuiteDigests(spec, dataset, checks, combined_digest(spec, dataset, checks))
+
+
+def combined_digest(spec: str, dataset: str, checks: str) -> str:
+    """The suite digest of its three parts (an imported report's is recomputed with this)."""
+    return digest({"spec": spec, "dataset": dataset, "checks": checks})
 
 
 def holdout_seed(secret: bytes, suite_id: str, version: int, epoch: int, index: int) -> int:
