@@ -46,6 +46,7 @@ from agents._a2a import (
 )
 from agents._addresses import Address, AddressGuard
 from agents._aiohttp import AbstractResolver
+from agents._call import Call
 from agents._chat_stream import CostCut, chat_stream_reader
 from agents._cost import exceeds_cap, preflight_exceeds, price
 from agents._exchange import Answer, BodyReader, CallFailure, Progress, exchange
@@ -112,28 +113,20 @@ class _Result:
 
 
 async def _built(
-    agent: Manifest,
-    capability: str,
-    input: JSONValue,
-    request_id: str,
-    secret: str | None,
-    traceparent: str,
-    *,
-    target: A2ATarget | None = None,
-    schema: dict[str, Any] | None = None,
+    call: Call, *, target: A2ATarget | None = None, schema: dict[str, Any] | None = None
 ) -> PreparedRequest:
     """`build_request`, off the event loop when the input is large (its JSON is written
     then)."""
     return await in_thread_if(
-        is_large(input),
+        is_large(call.input),
         build_request,
-        agent,
-        capability,
-        input,
-        request_id=request_id,
-        secret=secret,
+        call.agent,
+        call.capability,
+        call.input,
+        request_id=call.request_id,
+        secret=call.secret,
         a2a_target=target,
-        traceparent=traceparent,
+        traceparent=call.traceparent,
         output_schema=schema,
     )
 
@@ -274,10 +267,9 @@ class Executor:
         # One trace per call, from the caller's OpenTelemetry context
         # (agents._trace); each attempt its own parent id, its A2A polls the same.
         traceparent = current_traceparent()
+        call = Call(agent, capability, input, limits, secret, request_id, traceparent)
         if agent.protocol not in ("a2a", "mcp"):
-            prepared = await _built(
-                agent, capability, input, request_id, secret, traceparent, schema=output_schema
-            )
+            prepared = await _built(call, schema=output_schema)
         attempts: list[Attempt] = []
         while True:
             number = len(attempts) + 1
@@ -289,9 +281,7 @@ class Executor:
                     sending = dataclasses.replace(
                         prepared, headers={**prepared.headers, TRACEPARENT: sent}
                     )
-                result = await self._attempt(
-                    agent, capability, input, limits, secret, request_id, sending, sent
-                )
+                result = await self._attempt(dataclasses.replace(call, traceparent=sent), sending)
                 if span is not None:
                     span.set_attribute("holon.outcome", result.code)
             attempts.append(
@@ -325,17 +315,8 @@ class Executor:
         self._log(agent, capability, outcome)
         return outcome
 
-    async def _attempt(
-        self,
-        agent: Manifest,
-        capability: str,
-        input: JSONValue,
-        limits: CallLimits,
-        secret: str | None,
-        request_id: str,
-        prepared: PreparedRequest | None,
-        traceparent: str,
-    ) -> _Result:
+    async def _attempt(self, call: Call, prepared: PreparedRequest | None) -> _Result:
+        agent, limits = call.agent, call.limits
         deadline = limits.deadline_s(agent)
         progress = Progress()
         usage: Usage | None = None
@@ -344,20 +325,9 @@ class Executor:
         try:
             async with scope:
                 if agent.protocol == "mcp":
-                    output, size = await self._mcp.call(
-                        agent,
-                        capability,
-                        input,
-                        limits,
-                        secret=secret,
-                        request_id=request_id,
-                        progress=progress,
-                        traceparent=traceparent,
-                    )
+                    output, size = await self._mcp.call(call, progress)
                 elif prepared is None:
-                    output, size = await self._call_a2a(
-                        agent, capability, input, limits, secret, request_id, progress, traceparent
-                    )
+                    output, size = await self._call_a2a(call, progress)
                 else:
                     output, usage, size, metadata = await self._call_http(
                         agent, prepared, limits, progress
@@ -447,22 +417,11 @@ class Executor:
 
     # -- a2a ------------------------------------------------------------------------------
 
-    async def _call_a2a(
-        self,
-        agent: Manifest,
-        capability: str,
-        input: JSONValue,
-        limits: CallLimits,
-        secret: str | None,
-        request_id: str,
-        progress: Progress,
-        traceparent: str,
-    ) -> tuple[JSONValue, int]:
+    async def _call_a2a(self, call: Call, progress: Progress) -> tuple[JSONValue, int]:
+        agent, limits = call.agent, call.limits
         try:
-            target = await self._a2a_target(agent, secret, limits)
-            prepared = await _built(
-                agent, capability, input, request_id, secret, traceparent, target=target
-            )
+            target = await self._a2a_target(agent, call.secret, limits)
+            prepared = await _built(call, target=target)
             reply, body = await self._a2a_send(agent, prepared, limits, progress)
             wait = _POLL_FIRST_S
             while reply.kind == "pending":
@@ -473,7 +432,7 @@ class Executor:
                     "POST",
                     prepared.url,
                     prepared.headers,
-                    get_task_request(target, reply.task_id, request_id=request_id),
+                    get_task_request(target, reply.task_id, request_id=call.request_id),
                 )
                 reply, body = await self._a2a_send(agent, poll, limits, progress)
             if reply.kind == "output":

@@ -14,9 +14,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agents._call import Call
 from agents._exchange import Answer, CallFailure, Progress, exchange
 from agents._identity import IDENTITY_MAX_BYTES, Identity
-from agents._limits import CallLimits
 from agents._manifest import Manifest
 from agents._mcp import (
     MAX_TOOL_PAGES,
@@ -115,22 +115,17 @@ class McpCalls:
     def clear(self) -> None:
         self._sessions.clear()
 
-    async def call(
-        self,
-        agent: Manifest,
-        capability: str,
-        input: JSONValue,
-        limits: CallLimits,
-        *,
-        secret: str | None,
-        request_id: str,
-        progress: Progress,
-        traceparent: str,
-    ) -> tuple[JSONValue, int]:
+    async def call(self, call: Call, progress: Progress) -> tuple[JSONValue, int]:
         """The output of one `tools/call` and its size bound (CallFailure when over the cap)."""
-        body = bounded_request(tools_call_request(request_id, tool_for(agent, capability), input))
+        agent, limits, request_id = call.agent, call.limits, call.request_id
+        tool = tool_for(agent, call.capability)
+        body = bounded_request(tools_call_request(request_id, tool, call.input))
         base = agent_headers(
-            agent, capability, request_id=request_id, secret=secret, traceparent=traceparent
+            agent,
+            call.capability,
+            request_id=request_id,
+            secret=call.secret,
+            traceparent=call.traceparent,
         )
         url = endpoint_url(agent)
         deadline = limits.deadline_s(agent)

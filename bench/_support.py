@@ -158,6 +158,7 @@ def peak_and_cpu(
 
 
 def free_port() -> int:
+    """A port of 127.0.0.1 nobody listens on right now (for a server process to take)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -16,6 +15,8 @@ from typing import Any
 
 import httpx
 import uvicorn
+
+from bench._support import free_port as free_port  # the tests import it from here
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,14 +55,6 @@ def serve(
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-
-
-def free_port() -> int:
-    """A port of 127.0.0.1 nobody listens on right now (for a server process to take)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def start_gateway(

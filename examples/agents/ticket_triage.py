@@ -23,7 +23,7 @@ Serve it with ``python -m examples.agents.ticket_triage --port 8102``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import re2
@@ -207,12 +207,8 @@ class Classification:
     scores: dict[str, float]
 
     def output(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "priority": self.priority,
-            "product": self.product,
-            "confidence": self.confidence,
-        }
+        """The capability's output: every field but the scores, by its name."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "scores"}
 
 
 class _Classifier:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from bench._support import free_port as free_port  # the tests import it from here
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGES = (
@@ -68,13 +69,6 @@ def require_images() -> None:
     if required:
         pytest.fail(f"{why} (HOLON_REQUIRE_CONTAINERS=1: the container tests must run)")
     pytest.skip(why)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait_for(condition: Callable[[], bool], what: str, seconds: float) -> None:
