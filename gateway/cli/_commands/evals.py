@@ -119,8 +119,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="at least this long between cells",
     )
-    run.set_defaults(handler=do_eval)
-    runs(run, EVALS_START)  # with --gateway; on the store it runs the eval here
+    runs(run, EVALS_START, handler=do_eval)  # with --gateway; on the store it runs the eval here
 
     group = command_group(sub, "evals", "follow, resume, cancel, report and compare evals")
     command(group, "list", EVALS_LIST, parents=both)
@@ -129,8 +128,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     resume = group.add_parser("resume", parents=both, help="continue an interrupted eval")
     resume.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
     _processes_option(resume)
-    resume.set_defaults(handler=do_resume)
-    runs(resume, EVALS_RESUME)
+    runs(resume, EVALS_RESUME, handler=do_resume)
     command(group, "cancel", EVALS_CANCEL, parents=both)
     reports.add_to(group)
     command(group, "import", EVALS_IMPORT, parents=both, local=REPORT_FILE)
