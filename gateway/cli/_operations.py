@@ -15,7 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.cli._app import command_group, common_options, gateway_options, renamed_flag
+from gateway.cli._app import (
+    Handler,
+    command_group,
+    common_options,
+    gateway_options,
+    renamed_flag,
+)
 from gateway.cli._context import Context
 from gateway.operations import Cli, Field, Fields, Json, Lines, Operation, Render, Sections, Table
 from schema.errors import checked
@@ -146,10 +152,10 @@ def _cli(op: Operation[Any]) -> Cli:
     return op.cli
 
 
-def runs(parser: argparse.ArgumentParser, *ops: Operation[Any]) -> None:
-    """Say that a command written by hand runs `ops` (`holon eval` runs evals.start with
-    --gateway): the references list it as their command."""
-    parser.set_defaults(operations=tuple((op.name, ()) for op in ops))
+def runs(parser: argparse.ArgumentParser, *ops: Operation[Any], handler: Handler) -> None:
+    """A command written by hand: its `handler`, and the `ops` it runs (`holon eval` runs
+    evals.start with --gateway), so the references list it as their command."""
+    parser.set_defaults(handler=handler, operations=tuple((op.name, ()) for op in ops))
 
 
 def operation_commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:

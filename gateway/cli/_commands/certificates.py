@@ -58,12 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     verify.add_argument("certificate", metavar="CERT", help="the certificate file (JSON)")
     verify.add_argument("--jwks", metavar="FILE|URL", help="the issuer's key set")
-    verify.add_argument(
-        "--revocations",
-        metavar="FILE|URL",
-        help="the issuer's signed revocation list (default: beside a --jwks URL, or "
-        "this store's without --jwks)",
-    )
+    _revocations_option(verify, "beside a --jwks URL, or this store's without --jwks")
     verify.add_argument("--manifest", metavar="FILE", help="the agent's manifest presented")
     verify.add_argument(
         "--agent-card", metavar="URL|FILE", help="the agent card an A2A agent serves"
@@ -82,19 +77,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imp.add_argument(
         "--issuer-jwks", required=True, metavar="FILE|URL", help="the issuer's key set"
     )
-    imp.add_argument(
-        "--revocations",
-        metavar="FILE|URL",
-        help="the issuer's signed revocation list (default: beside an --issuer-jwks URL)",
-    )
+    _revocations_option(imp, "beside an --issuer-jwks URL")
     imp.add_argument(
         "--allow-unchecked-revocation",
         action="store_true",
         help="import without a revocation list: the record is labelled 'revocation "
         "unchecked', and mandates refuse it unless they accept_unchecked_revocation",
     )
-    imp.set_defaults(handler=do_import)
-    runs(imp, CERTIFICATES_IMPORT)
+    runs(imp, CERTIFICATES_IMPORT, handler=do_import)
     command(group, "revocations", CERTIFICATES_REVOCATIONS, parents=both)
     command(group, "list", CERTIFICATES_LIST, parents=both)
     recheck = group.add_parser(
@@ -106,13 +96,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "here, so no mandate relies on them again; the others are marked checked now.",
     )
     recheck.add_argument("issuer", metavar="ISSUER", help="the issuer's name (urn:holon:…)")
-    recheck.add_argument(
-        "--revocations",
-        metavar="FILE|URL",
-        help="its signed revocation list (default: the URL kept at its import)",
-    )
-    recheck.set_defaults(handler=do_recheck)
-    runs(recheck, CERTIFICATES_RECHECK)
+    _revocations_option(recheck, "the URL kept at its import", whose="its")
+    runs(recheck, CERTIFICATES_RECHECK, handler=do_recheck)
     igroup = command_group(
         group, "issuers", "the other issuers known here, each bound to its pinned keys"
     )
@@ -133,8 +118,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="URL",
         help="where it publishes its revocation list (default: beside a --jwks URL)",
     )
-    pin.set_defaults(handler=do_pin)
-    runs(pin, ISSUERS_PIN)
+    runs(pin, ISSUERS_PIN, handler=do_pin)
+
+
+def _revocations_option(
+    parser: argparse.ArgumentParser, default: str, whose: str = "the issuer's"
+) -> None:
+    """`--revocations FILE|URL`, the signed revocation list a command reads
+    (`_revocations`, `read_json_source`); `default`: where it comes from without the flag."""
+    parser.add_argument(
+        "--revocations",
+        metavar="FILE|URL",
+        help=f"{whose} signed revocation list (default: {default})",
+    )
 
 
 def register_record_certificate(rgroup: argparse._SubParsersAction[Any]) -> None:
@@ -146,8 +142,7 @@ def register_record_certificate(rgroup: argparse._SubParsersAction[Any]) -> None
     )
     cert.add_argument("agent", type=agent_id, metavar="ORG/AGENT", help="the agent's id")
     cert.add_argument("-o", "--output", metavar="FILE", help="write it here (default: stdout)")
-    cert.set_defaults(handler=do_record_certificate)
-    runs(cert, CERTIFICATES_SHOW)
+    runs(cert, CERTIFICATES_SHOW, handler=do_record_certificate)
 
 
 # -- reading files and URLs ---------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import fields
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,9 +95,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "publish: public cases, and each suite's score; `holon evals report --format junit "
         "--audience operator` has the holdout's cases)",
     )
+    # --suite to --pace are the EvalOptions: each flag's dest is its field's name, so
+    # `_eval_one` builds the options from the field list.
     run.add_argument(
         "--suite",
         action="append",
+        dest="suites",
         metavar="ID",
         help="only this suite (a narrowed eval: no record)",
     )
@@ -109,6 +113,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--infrastructure-retries",
         type=int,
         default=2,
+        dest="retries",
+        metavar="INFRASTRUCTURE_RETRIES",  # not the dest's RETRIES
         help="retries of a cell whose agent could not be reached (default 2)",
     )
     run.add_argument("--max-cost", type=_money, metavar="USD", help="refuse a plan costing more")
@@ -116,11 +122,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--pace",
         type=float,
         default=0.0,
+        dest="pace_s",
         metavar="SECONDS",
         help="at least this long between cells",
     )
-    run.set_defaults(handler=do_eval)
-    runs(run, EVALS_START)  # with --gateway; on the store it runs the eval here
+    runs(run, EVALS_START, handler=do_eval)  # with --gateway; on the store it runs the eval here
 
     group = command_group(sub, "evals", "follow, resume, cancel, report and compare evals")
     command(group, "list", EVALS_LIST, parents=both)
@@ -129,8 +135,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     resume = group.add_parser("resume", parents=both, help="continue an interrupted eval")
     resume.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
     _processes_option(resume)
-    resume.set_defaults(handler=do_resume)
-    runs(resume, EVALS_RESUME)
+    runs(resume, EVALS_RESUME, handler=do_resume)
     command(group, "cancel", EVALS_CANCEL, parents=both)
     reports.add_to(group)
     command(group, "import", EVALS_IMPORT, parents=both, local=REPORT_FILE)
@@ -344,15 +349,7 @@ def _eval_one(ctx: Context, agent: str, quiet_json: bool = False) -> tuple[int, 
 
     args = ctx.args
     ops = _ops(ctx)
-    options = EvalOptions(
-        suites=args.suite,
-        repetitions=args.repetitions,
-        concurrency=args.concurrency,
-        retries=args.infrastructure_retries,
-        pace_s=args.pace,
-        max_cost=args.max_cost,
-        processes=args.processes,
-    )
+    options = EvalOptions(**{f.name: getattr(args, f.name) for f in fields(EvalOptions)})
     proposal = ops.propose(agent, options)
     view = proposal.view
     if not ctx.out.json_mode:

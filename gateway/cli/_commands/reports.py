@@ -54,8 +54,7 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report.add_argument("eval_id", metavar="EVAL_ID", help="an eval id (ev_…)")
     _format_and_audience(report, REPORT_FORMATS, "json, md, html or junit (JUnit XML for CI)")
     _output(report)
-    report.set_defaults(handler=do_report)
-    runs(report, EVALS_REPORT)
+    runs(report, EVALS_REPORT, handler=do_report)
 
     compare = group.add_parser(
         "compare",
@@ -79,8 +78,7 @@ def add_to(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "says unmatched)",
     )
     _output(compare)
-    compare.set_defaults(handler=do_compare)
-    runs(compare, EVALS_COMPARE)
+    runs(compare, EVALS_COMPARE, handler=do_compare)
 
 
 def _format_and_audience(
