@@ -7,6 +7,7 @@ from typing import Any
 from agents import manifest_from_dict
 from gateway import operations
 from gateway.operations import Registration
+from gateway.service import EvalOptions
 from gateway.web import Shared, endpoint
 from schema.errors import HolonError
 
@@ -31,15 +32,7 @@ def _queued(shared: Shared, _: Registration, view: dict[str, Any]) -> dict[str, 
 def _queue_eval(shared: Shared, agent_id: str) -> dict[str, Any]:
     """Start the new version's full eval (HOLON_EVAL_ON_REGISTER); the workers run it."""
     try:
-        plan = shared.service.evals.plan(
-            agent_id,
-            suites=None,
-            repetitions=None,
-            concurrency=16,
-            retries=2,
-            pace_s=0.0,
-            max_cost=None,
-        )
+        plan = shared.service.evals.plan(agent_id, EvalOptions())
         info = shared.service.evals.begin(plan)
     except HolonError as exc:
         return {"queued_eval": None, "queued_eval_error": exc.to_body()["error"]}

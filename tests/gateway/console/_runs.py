@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gateway.service import StoreService
+from gateway.service import EvalOptions, StoreService
 from records import Store
 from tests.gateway.console._inproc import Console, console
 from tests.gateway.server._gateway import install_tiny, register_triage
@@ -17,15 +17,7 @@ from tests.gateway.server._gateway import install_tiny, register_triage
 def full_eval(store: Store, home: Path, agent: str, concurrency: int = 4) -> str:
     """The id of a full eval of `agent` (every suite of its capabilities), run to its end."""
     service = StoreService(store, home)
-    plan = service.evals.plan(
-        agent,
-        suites=None,
-        repetitions=None,
-        concurrency=concurrency,
-        retries=0,
-        pace_s=0.0,
-        max_cost=None,
-    )
+    plan = service.evals.plan(agent, EvalOptions(concurrency=concurrency, retries=0))
     view = service.evals.run(plan, None)
     assert view["status"] == "done", view
     return str(view["id"])
