@@ -18,6 +18,7 @@ from gateway.console._cell_pages import cells_of, explorer_query
 from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS
 from gateway.console._web import Web, see_other
 from gateway.operations import EVALS_CANCEL, MAX_SUITES, EvalRef, audience_for, max_cost, own_eval
+from gateway.service import EvalOptions
 from gateway.service._evals import plan_view
 from gateway.web import document_response
 from schema.errors import UsageError
@@ -259,15 +260,10 @@ def _plan_fields(web: Web) -> dict[str, Any]:
 
 
 def _plan(web: Web, fields: dict[str, Any]) -> Any:
-    return web.shared.service.evals.plan(
-        fields["agent"],
-        suites=fields["suites"],
-        repetitions=fields["repetitions"],
-        concurrency=16,
-        retries=2,
-        pace_s=0.0,
-        max_cost=fields["max_cost"],
+    options = EvalOptions(
+        suites=fields["suites"], repetitions=fields["repetitions"], max_cost=fields["max_cost"]
     )
+    return web.shared.service.evals.plan(fields["agent"], options)
 
 
 async def new_eval(web: Web) -> Response:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from agents import Manifest
 from gateway.live._cache import HeldMandates, Lookups
-from gateway.mandates import Decision, Mandate, decide_all
+from gateway.mandates import Decision, Mandate, decide_one
 from records import AgentInfo, AgentRecord, BudgetState, CallEntry, RateState, period_key, utc_text
 from schema.errors import BudgetExhausted, Denied, InputError, NotFound, RateLimited
 
@@ -112,8 +113,8 @@ def decide_agent(
     live = None
     if any(m.needs_live for m in mandates):
         live = lookups.live(agent.id, capability)
-    return decide_all(
-        mandates,
+    decide = partial(
+        decide_one,
         agent_id=agent.id,
         agent_version=agent.version,
         capability=capability,
@@ -123,6 +124,7 @@ def decide_agent(
         not_advertised=lookups.not_advertised(agent.id, agent.version),
         imported=lookups.imported(agent.id, agent.version, agent.manifest, mandates),
     )
+    return [decide(m) for m in mandates]
 
 
 def refusal(mandate_id: str, refused: BudgetState | RateState) -> Decision:

@@ -5,7 +5,6 @@ from gateway.mandates._decide import (
     RESERVE_REASONS,
     Decision,
     budget_too_small,
-    decide_all,
     decide_one,
 )
 from gateway.mandates._document import (
@@ -26,7 +25,6 @@ __all__ = [
     "MandateField",
     "Decision",
     "budget_too_small",
-    "decide_all",
     "decide_one",
     "field_text",
     "load_mandate",

@@ -30,7 +30,6 @@ __all__ = [
     "RESERVE_REASONS",
     "Decision",
     "budget_too_small",
-    "decide_all",
     "decide_one",
 ]
 
@@ -230,35 +229,6 @@ def _against_live(mandate: Mandate, live: LiveConformance | None) -> Decision:
             since=live.since,
         )
     return Decision(mandate.id, True)
-
-
-def decide_all(
-    mandates: Sequence[Mandate],
-    *,
-    agent_id: str,
-    agent_version: str,
-    capability: str,
-    record: AgentRecord | None,
-    now: datetime,
-    live: LiveConformance | None = None,
-    not_advertised: Collection[str] = (),
-    imported: Sequence[AgentRecord] = (),
-) -> list[Decision]:
-    """Each mandate's decision on one call, in the mandates' order."""
-    return [
-        decide_one(
-            m,
-            agent_id=agent_id,
-            agent_version=agent_version,
-            capability=capability,
-            record=record,
-            now=now,
-            live=live,
-            not_advertised=not_advertised,
-            imported=imported,
-        )
-        for m in mandates
-    ]
 
 
 def _against_record(

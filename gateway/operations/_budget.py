@@ -22,18 +22,11 @@ def holdout_budget(service: StoreService, agent_id: str) -> list[dict[str, Any]]
     """Per suite the agent's full eval would run: the org's budget left on its current
     holdout instances, the instance set's, and when a new epoch renews them (None: a
     stored holdout, renewed only by a new suite version)."""
+    from gateway.service import EvalOptions
     from records import utc_text
 
     store = service.store
-    plan = service.evals.plan(
-        agent_id,
-        suites=None,
-        repetitions=None,
-        concurrency=1,
-        retries=0,
-        pace_s=0.0,
-        max_cost=None,
-    )
+    plan = service.evals.plan(agent_id, EvalOptions(concurrency=1, retries=0))
     org = plan.agent.org
     rows = []
     for planned in plan.suites:

@@ -432,10 +432,10 @@ def _started(service: StoreService, asked: EvalStart, *, operator: bool) -> JSON
     as everywhere an author reads them (docs/integrity.md)."""
     # Imported here: `holon --help` builds this table and must not load evals.
     from evals import keyed_digest
+    from gateway.service import EvalOptions
     from gateway.service._evals import eval_view, plan_view
 
-    plan = service.evals.plan(
-        asked.agent,
+    options = EvalOptions(
         suites=asked.suites,
         repetitions=asked.repetitions,
         concurrency=asked.concurrency,
@@ -443,6 +443,7 @@ def _started(service: StoreService, asked: EvalStart, *, operator: bool) -> JSON
         pace_s=float(asked.pace_s),
         max_cost=None if asked.max_cost_usd is None else Decimal(asked.max_cost_usd),
     )
+    plan = service.evals.plan(asked.agent, options)
     view = plan_view(plan)
     if not operator:
         secret = service.store.suites.holdout_secret()

@@ -5,21 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from agents import manifest_from_dict
-from gateway.operations import (
-    AGENTS_DISABLE,
-    AGENTS_ENABLE,
-    AGENTS_LIST,
-    AGENTS_REGISTER,
-    AGENTS_SECRET_CLEAR,
-    AGENTS_SECRET_SET,
-    AGENTS_SHOW,
-    RECORDS_SHOW,
-    SUITES_CASES,
-    SUITES_FILES,
-    SUITES_LIST,
-    SUITES_SHOW,
-    Registration,
-)
+from gateway import operations
+from gateway.operations import Registration
+from gateway.service import EvalOptions
 from gateway.web import Shared, endpoint
 from schema.errors import HolonError
 
@@ -44,15 +32,7 @@ def _queued(shared: Shared, _: Registration, view: dict[str, Any]) -> dict[str, 
 def _queue_eval(shared: Shared, agent_id: str) -> dict[str, Any]:
     """Start the new version's full eval (HOLON_EVAL_ON_REGISTER); the workers run it."""
     try:
-        plan = shared.service.evals.plan(
-            agent_id,
-            suites=None,
-            repetitions=None,
-            concurrency=16,
-            retries=2,
-            pace_s=0.0,
-            max_cost=None,
-        )
+        plan = shared.service.evals.plan(agent_id, EvalOptions())
         info = shared.service.evals.begin(plan)
     except HolonError as exc:
         return {"queued_eval": None, "queued_eval_error": exc.to_body()["error"]}
@@ -60,16 +40,16 @@ def _queue_eval(shared: Shared, agent_id: str) -> dict[str, Any]:
 
 
 ENDPOINTS = [
-    endpoint(AGENTS_REGISTER, before=_reachable, after=_queued),
-    endpoint(AGENTS_LIST),
-    endpoint(AGENTS_SHOW),
-    endpoint(AGENTS_DISABLE),
-    endpoint(AGENTS_ENABLE),
-    endpoint(AGENTS_SECRET_SET),
-    endpoint(AGENTS_SECRET_CLEAR),
-    endpoint(SUITES_LIST),
-    endpoint(SUITES_SHOW),
-    endpoint(SUITES_CASES),
-    endpoint(SUITES_FILES),
-    endpoint(RECORDS_SHOW),
+    endpoint(operations.AGENTS_REGISTER, before=_reachable, after=_queued),
+    endpoint(operations.AGENTS_LIST),
+    endpoint(operations.AGENTS_SHOW),
+    endpoint(operations.AGENTS_DISABLE),
+    endpoint(operations.AGENTS_ENABLE),
+    endpoint(operations.AGENTS_SECRET_SET),
+    endpoint(operations.AGENTS_SECRET_CLEAR),
+    endpoint(operations.SUITES_LIST),
+    endpoint(operations.SUITES_SHOW),
+    endpoint(operations.SUITES_CASES),
+    endpoint(operations.SUITES_FILES),
+    endpoint(operations.RECORDS_SHOW),
 ]

@@ -9,19 +9,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agents._outcome import printable
+from gateway import operations
 from gateway._params import id_text
 from gateway._roles import CALLER
 from gateway._tracing import caller_context
-from gateway.operations import (
-    CANARIES_LIST,
-    LEDGER_LIST,
-    MANDATES_CHECK,
-    MANDATES_GRANT,
-    MANDATES_LIST,
-    MANDATES_REVISIONS,
-    MANDATES_REVOKE,
-    MANDATES_SHOW,
-)
 from gateway.web import Bearer, Endpoint, Shared, body_object, endpoint, observed, read_json
 from schema.errors import AgentCallFailed, UsageError
 from schema.jsontext import LARGE_NODES, count_nodes, dumps, format_path
@@ -189,12 +180,12 @@ ENDPOINTS = [
         statuses=_INVOKE_STATUSES,
         headers=_TRACE_HEADERS,
     ),
-    endpoint(MANDATES_GRANT),
-    endpoint(MANDATES_LIST),
-    endpoint(MANDATES_SHOW),
-    endpoint(MANDATES_REVISIONS),
-    endpoint(MANDATES_REVOKE),
-    endpoint(MANDATES_CHECK),
-    endpoint(LEDGER_LIST),
-    endpoint(CANARIES_LIST),
+    endpoint(operations.MANDATES_GRANT),
+    endpoint(operations.MANDATES_LIST),
+    endpoint(operations.MANDATES_SHOW),
+    endpoint(operations.MANDATES_REVISIONS),
+    endpoint(operations.MANDATES_REVOKE),
+    endpoint(operations.MANDATES_CHECK),
+    endpoint(operations.LEDGER_LIST),
+    endpoint(operations.CANARIES_LIST),
 ]

@@ -5,29 +5,18 @@ operator's key rotation and certificate import. All from the operation table
 
 from __future__ import annotations
 
-from gateway.operations import (
-    CERTIFICATES_IMPORT,
-    CERTIFICATES_LIST,
-    CERTIFICATES_RECHECK,
-    CERTIFICATES_REVOCATIONS,
-    CERTIFICATES_SHOW,
-    ISSUERS_LIST,
-    ISSUERS_PIN,
-    KEYS_JWKS,
-    KEYS_LIST,
-    KEYS_ROTATE,
-)
+from gateway import operations
 from gateway.web import Endpoint, endpoint
 
 ENDPOINTS: list[Endpoint] = [
-    endpoint(CERTIFICATES_SHOW),
-    endpoint(KEYS_JWKS),
-    endpoint(CERTIFICATES_REVOCATIONS),
-    endpoint(KEYS_LIST),
-    endpoint(KEYS_ROTATE),
-    endpoint(CERTIFICATES_IMPORT),
-    endpoint(CERTIFICATES_LIST),
-    endpoint(ISSUERS_LIST),
-    endpoint(ISSUERS_PIN),
-    endpoint(CERTIFICATES_RECHECK),
+    endpoint(operations.CERTIFICATES_SHOW),
+    endpoint(operations.KEYS_JWKS),
+    endpoint(operations.CERTIFICATES_REVOCATIONS),
+    endpoint(operations.KEYS_LIST),
+    endpoint(operations.KEYS_ROTATE),
+    endpoint(operations.CERTIFICATES_IMPORT),
+    endpoint(operations.CERTIFICATES_LIST),
+    endpoint(operations.ISSUERS_LIST),
+    endpoint(operations.ISSUERS_PIN),
+    endpoint(operations.CERTIFICATES_RECHECK),
 ]

@@ -4,25 +4,16 @@ _eval_import.py)."""
 
 from __future__ import annotations
 
-from gateway.operations import (
-    EVALS_CANCEL,
-    EVALS_COMPARE,
-    EVALS_IMPORT,
-    EVALS_LIST,
-    EVALS_REPORT,
-    EVALS_RESUME,
-    EVALS_SHOW,
-    EVALS_START,
-)
+from gateway import operations
 from gateway.web import endpoint
 
 ENDPOINTS = [
-    endpoint(EVALS_START),
-    endpoint(EVALS_IMPORT),
-    endpoint(EVALS_LIST),
-    endpoint(EVALS_SHOW),
-    endpoint(EVALS_RESUME),
-    endpoint(EVALS_CANCEL),
-    endpoint(EVALS_REPORT),
-    endpoint(EVALS_COMPARE),
+    endpoint(operations.EVALS_START),
+    endpoint(operations.EVALS_IMPORT),
+    endpoint(operations.EVALS_LIST),
+    endpoint(operations.EVALS_SHOW),
+    endpoint(operations.EVALS_RESUME),
+    endpoint(operations.EVALS_CANCEL),
+    endpoint(operations.EVALS_REPORT),
+    endpoint(operations.EVALS_COMPARE),
 ]

@@ -6,7 +6,6 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from evals import (
     start,
     work,
 )
+from gateway.service._interface import EvalOptions
 from records import (
     CANARY_WINDOW_DAYS,
     AgentRecord,
@@ -156,27 +156,19 @@ class EvalOps:
             "eval_failures": stats.eval_failures,
         }
 
-    def plan(
-        self,
-        agent_id: str,
-        *,
-        suites: list[str] | None,
-        repetitions: int | None,
-        concurrency: int,
-        retries: int,
-        pace_s: float,
-        max_cost: Decimal | None,
-    ) -> Plan:
+    def plan(self, agent_id: str, options: EvalOptions) -> Plan:
+        """The eval `options` ask for, planned (their `processes` are the run's)."""
         plan = make_plan(
             self.store,
             agent_id,
             home=self.home,
-            only_suites=suites,
-            repetitions=repetitions,
-            concurrency=concurrency,
-            retries=retries,
-            pace_s=pace_s,
+            only_suites=options.suites,
+            repetitions=options.repetitions,
+            concurrency=options.concurrency,
+            retries=options.retries,
+            pace_s=options.pace_s,
         )
+        max_cost = options.max_cost
         if max_cost is not None and plan.worst_case_usd > max_cost:
             raise Refused(
                 f"the plan's worst case is ${plan.worst_case_usd}, over --max-cost ${max_cost}",

@@ -243,15 +243,7 @@ class StoreEvals(EvalOps):
         from evals import check_processes
 
         check_processes(options.processes, options.concurrency)  # before planning
-        plan = self.plan(
-            agent_id,
-            suites=options.suites,
-            repetitions=options.repetitions,
-            concurrency=options.concurrency,
-            retries=options.retries,
-            pace_s=options.pace_s,
-            max_cost=options.max_cost,
-        )
+        plan = self.plan(agent_id, options)
         return Proposal(agent_id, plan_view(plan), plan, processes=options.processes)
 
     def execute(self, proposal: Proposal, progress: Progress | None) -> JSONObject:

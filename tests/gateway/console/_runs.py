@@ -8,20 +8,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gateway.service import StoreService
+from gateway.service import EvalOptions, StoreService
 from records import Store
 from tests.gateway.console._inproc import Console, console
 from tests.gateway.server._gateway import install_tiny, register_triage
 
 
+def full_eval(store: Store, home: Path, agent: str, concurrency: int = 4) -> str:
+    """The id of a full eval of `agent` (every suite of its capabilities), run to its end."""
+    service = StoreService(store, home)
+    plan = service.evals.plan(agent, EvalOptions(concurrency=concurrency, retries=0))
+    view = service.evals.run(plan, None)
+    assert view["status"] == "done", view
+    return str(view["id"])
+
+
 def run_triage(store: Store, home: Path, agent: str = "acme/ticket-triage") -> dict[str, Any]:
     """The agent's record once a full eval of it is done."""
-    service = StoreService(store, home)
-    plan = service.evals.plan(
-        agent, suites=None, repetitions=None, concurrency=4, retries=0, pace_s=0.0, max_cost=None
-    )
-    assert service.evals.run(plan, None)["status"] == "done"
-    return service.evals.record(agent)
+    full_eval(store, home, agent)
+    return StoreService(store, home).evals.record(agent)
 
 
 @contextmanager

@@ -14,11 +14,11 @@ from sqlalchemy import update
 
 from evals.reports import _explore
 from evals.suites import install_suite
-from gateway.service import StoreService
 from records import CellSpec, Store, eval_id
 from records._models import EvalCell
 from tests.evals.suites._make import case, make_suite
 from tests.gateway.console._inproc import Console, console
+from tests.gateway.console._runs import full_eval
 from tests.gateway.console._world import HOSTILE
 from tests.gateway.server._gateway import register_triage
 
@@ -37,13 +37,7 @@ HOLDOUT = [
 
 
 def _run(store: Store, home: Path) -> str:
-    service = StoreService(store, home)
-    plan = service.evals.plan(
-        TRIAGE, suites=None, repetitions=None, concurrency=2, retries=0, pace_s=0.0, max_cost=None
-    )
-    view = service.evals.run(plan, None)
-    assert view["status"] == "done", view
-    return str(view["id"])
+    return full_eval(store, home, TRIAGE, concurrency=2)
 
 
 def _cells(store: Store, run: str) -> dict[str, int]:

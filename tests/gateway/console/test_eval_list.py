@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from gateway.console._eval_list import FILTERS, PAGE, STATUS_NOTES, STATUS_WORDS
-from gateway.service import StoreService
 from records import CellSpec, CellStatus, EvalStatus, Store, eval_id
 from records._models import EvalCell, EvalRun
 from tests.gateway.console._inproc import Console, console
+from tests.gateway.console._runs import full_eval
 from tests.gateway.console._world import HOSTILE
 from tests.gateway.server._gateway import install_tiny, register_triage
 
@@ -84,23 +84,6 @@ def live(sqlite_store: Store, tmp_path: Path) -> Iterator[Console]:
         yield built
 
 
-def _run_triage(store: Store, home: Path, agent_id: str = TRIAGE) -> str:
-    """A real eval of the in-process triage agent (asgi:), run to its end here."""
-    service = StoreService(store, home)
-    plan = service.evals.plan(
-        agent_id,
-        suites=None,
-        repetitions=None,
-        concurrency=4,
-        retries=0,
-        pace_s=0.0,
-        max_cost=None,
-    )
-    view = service.evals.run(plan, None)
-    assert view["status"] == "done", view
-    return str(view["id"])
-
-
 def _ids(page: str, ids: list[str]) -> list[str]:
     """The ids of `ids` on the page, in the page's order."""
     found = sorted((page.find(f">{i}<"), i) for i in ids if f">{i}<" in page)
@@ -110,7 +93,7 @@ def _ids(page: str, ids: list[str]) -> list[str]:
 def test_operator_sees_every_eval_newest_first_with_status_and_progress(
     live: Console, tmp_path: Path
 ) -> None:
-    done = _run_triage(live.store, tmp_path / "home")
+    done = full_eval(live.store, tmp_path / "home", TRIAGE)
     running = _fake(live.store, TRIAGE, cells=4, done=1)
     cancelled = _fake(live.store, "other/ticket-triage", status=EvalStatus.CANCELLED)
     page = live.get("/ui/evals", "operator")

@@ -6,6 +6,8 @@ without a description and a mandate without a budget render. Each step counts th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -17,6 +19,16 @@ from tests.gateway.console.test_browser import sign_in, visit
 from tests.gateway.server._gateway import TRIAGE as TRIAGE_MANIFEST
 
 pytestmark = pytest.mark.slow
+
+
+@contextmanager
+def signed_in(chromium: Any, console: World, role: str, path: str) -> Iterator[Watched]:
+    """A page signed in as `role` at `path`; clean at the end (no error on any page)."""
+    with watched_page(chromium) as watched:
+        sign_in(watched, console, role)
+        visit(watched, console, path)
+        yield watched
+        watched.clean()
 
 
 def click(watched: Watched, selector: str) -> None:
@@ -31,10 +43,8 @@ def click(watched: Watched, selector: str) -> None:
 def test_an_operator_reads_a_failing_public_case_within_two_links_of_its_eval(
     console: World, chromium: Any
 ) -> None:
-    with watched_page(chromium) as watched:
+    with signed_in(chromium, console, "operator", "/ui/evals") as watched:
         page = watched.page
-        sign_in(watched, console, "operator")
-        visit(watched, console, "/ui/evals")
         click(watched, f"a[href='/ui/evals/{console.hostile_eval}']")  # the eval, from the list
         # One link: a failing public cell of the explorer's table.
         row = page.locator("#cells tbody tr", has_text="public").filter(has_text="fail").first
@@ -42,61 +52,48 @@ def test_an_operator_reads_a_failing_public_case_within_two_links_of_its_eval(
         page.wait_for_url("**/cells/**")
         main = page.inner_text("main")
         assert "Input" in main and "Checks" in main and "fail" in main
-        watched.clean()
 
 
 def test_a_certificate_is_two_links_from_the_overview(console: World, chromium: Any) -> None:
-    with watched_page(chromium) as watched:
+    with signed_in(chromium, console, "operator", "/ui/") as watched:
         page = watched.page
-        sign_in(watched, console, "operator")
-        visit(watched, console, "/ui/")
         click(watched, f"main a[href='/ui/agents/{TRIAGE}']")  # one
         click(watched, "main a[href^='/ui/certificates/']")  # two
         shown = page.inner_text("main")
         certificate = page.url.rsplit("/", 1)[1]
         assert certificate in shown and "signature" in shown.lower()
-        watched.clean()
 
 
 def test_a_caller_opens_the_agent_it_calls_with_its_score(console: World, chromium: Any) -> None:
     score = console.gw.call("GET", f"/v1/records/{TRIAGE}", "operator").json()["eval_score"]
-    with watched_page(chromium) as watched:
+    with signed_in(chromium, console, "caller:finance-bot", "/ui/") as watched:
         page = watched.page
-        sign_in(watched, console, "caller:finance-bot")
-        visit(watched, console, "/ui/")
         click(watched, f"main a[href='/ui/agents/{TRIAGE}']")
         assert str(score) in page.inner_text("main")
-        watched.clean()
 
 
 def test_an_org_finds_the_form_that_starts_an_eval_of_its_own_agent(
     console: World, chromium: Any
 ) -> None:
-    with watched_page(chromium) as watched:
+    with signed_in(chromium, console, "org:acme", "/ui/") as watched:
         page = watched.page
-        sign_in(watched, console, "org:acme")
-        visit(watched, console, "/ui/")
         click(watched, f"main a[href='/ui/agents/{TRIAGE}']")
         click(watched, "text=Start an eval")
         form = page.locator("main form[method='post']").first
         assert form.count() == 1 and "budget" in page.inner_text("main").lower()
-        watched.clean()
 
 
 def test_an_org_cancels_its_own_running_eval_from_the_list(console: World, chromium: Any) -> None:
     gw = console.gw
     started = gw.call("POST", "/v1/evals", "org:acme", json={"agent": TRIAGE, "pace_s": 30})
     running = started.json()["eval"]["id"]
-    with watched_page(chromium) as watched:
+    with signed_in(chromium, console, "org:acme", "/ui/evals") as watched:
         page = watched.page
-        sign_in(watched, console, "org:acme")
-        visit(watched, console, "/ui/evals")
         click(watched, f"main a[href='/ui/evals/{running}']")
         assert page.locator("text=Resume this eval").count() == 0  # the operator's
         click(watched, "text=Cancel this eval")
         page.wait_for_selector("text=Status: cancelled")
         assert gw.store.evals.get(running).status == "cancelled"
-        watched.clean()
 
 
 def test_an_agent_without_a_description_and_a_mandate_without_a_budget_render(
@@ -109,10 +106,7 @@ def test_an_agent_without_a_description_and_a_mandate_without_a_budget_render(
     assert "description" not in console.gw.store.agents.get(bare).manifest
     granted = console.gw.call("GET", "/v1/mandates/finance-tickets", "operator").json()
     assert "budget" not in granted
-    with watched_page(chromium) as watched:
-        sign_in(watched, console, "operator")
-        visit(watched, console, f"/ui/agents/{bare}")
+    with signed_in(chromium, console, "operator", f"/ui/agents/{bare}") as watched:
         visit(watched, console, "/ui/mandates")
         visit(watched, console, "/ui/mandates/finance-tickets")
         visit(watched, console, f"/ui/agents/{EVIL}")
-        watched.clean()
