@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from records._models import MandateRevisionRow, MandateRow
 from records._pages import Page, check_limit, decode_cursor, page_of
 from records._registry import Registry
+from records._rows import from_row
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.canonical import digest
 from schema.errors import NotFound, StaleRevision
@@ -88,15 +89,7 @@ class MandateRevision:
 
 
 def _revision(row: MandateRevisionRow) -> MandateRevision:
-    return MandateRevision(
-        row.mandate_id,
-        row.revision,
-        row.holder,
-        row.document,
-        row.digest,
-        row.granted_at,
-        row.granted_by,
-    )
+    return from_row(MandateRevision, row)
 
 
 def _mandate(session: Session, mandate_id: str) -> MandateRow:
@@ -107,16 +100,7 @@ def _mandate(session: Session, mandate_id: str) -> MandateRow:
 
 
 def _info(row: MandateRow) -> MandateInfo:
-    return MandateInfo(
-        row.id,
-        row.holder,
-        row.document,
-        row.digest,
-        row.revision,
-        row.granted_at,
-        row.updated_at,
-        row.revoked_at,
-    )
+    return from_row(MandateInfo, row)
 
 
 class MandateRegistry(Registry):
