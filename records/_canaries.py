@@ -32,7 +32,7 @@ from records._agent_record import RecordCanaries
 from records._models import CanaryRunRow, CanaryStateRow
 from records._pages import Page, decode_cursor, page_of
 from records._registry import Registry
-from records._rows import from_row
+from records._rows import from_row, to_row
 from records._types import utc_text, utcnow
 from schema.errors import UsageError
 
@@ -101,19 +101,13 @@ class CanaryRegistry(Registry):
         the version's certificates, with the evidence as the reason."""
         with self._store.write() as session:
             session.add(
-                CanaryRunRow(
+                to_row(
+                    CanaryRunRow,
+                    run,
                     id=run.request_id,
-                    agent_id=run.agent_id,
-                    agent_version=run.agent_version,
-                    capability=run.capability,
-                    record_eval_id=run.record_eval_id,
-                    suite_id=run.suite_id,
-                    suite_version=run.suite_version,
                     created_at=run.at,
                     outcome_code=run.outcome,
-                    passed=run.passed,
                     cost_usd=str(run.cost_usd),
-                    latency_ms=run.latency_ms,
                 )
             )
             # Insert-if-absent, then the row locked: two first canaries of a version at

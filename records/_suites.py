@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from records._models import StoreSecret, SuiteRow, SuiteVersionRow
 from records._registry import Registry
-from records._rows import from_row
+from records._rows import from_row, to_row
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.errors import Conflict, NotFound
 
@@ -175,20 +175,10 @@ class SuiteRegistry(Registry):
                     version_row = existing
                 else:
                     status = "installed"
-                    version_row = SuiteVersionRow(
+                    version_row = to_row(
+                        SuiteVersionRow,
+                        suite,
                         suite_id=suite.id,
-                        version=suite.version,
-                        capability=suite.capability,
-                        title=suite.title,
-                        suite_digest=suite.suite_digest,
-                        digests=suite.digests,
-                        files=suite.files,
-                        public_cases=suite.public_cases,
-                        holdout_cases=suite.holdout_cases,
-                        holdout_kind=suite.holdout_kind,
-                        holdout_pool_cases=suite.holdout_pool_cases,
-                        holdout_pool_epochs=suite.holdout_pool_epochs,
-                        grace_days=suite.grace_days,
                         holdout_epoch=0,
                         evals_in_epoch=0,
                         epoch_started_at=now,

@@ -1,4 +1,4 @@
-"""records._rows.from_row: what mypy cannot check there, held here.
+"""records._rows: what mypy cannot check in from_row, held here, and what both read.
 
 from_row reads a dataclass's fields from the row's columns of the same names, so mypy
 sees neither the names nor the types. Each use is listed below with the fields it gives
@@ -40,7 +40,7 @@ from records._models import (
     SuiteVersionRow,
     TokenRow,
 )
-from records._rows import from_row
+from records._rows import from_row, to_row
 from records._suites import InstalledSuite
 from records._tokens import TokenInfo
 
@@ -105,3 +105,24 @@ def test_given_fields_win_and_the_rest_are_read() -> None:
 def test_a_given_name_that_is_no_field_is_refused() -> None:
     with pytest.raises(TypeError, match="_Shown has no field a, created"):
         from_row(_Shown, _Row(), created="x", a=1)
+
+
+def test_a_row_reads_each_column_but_the_given_ones() -> None:
+    row = to_row(SigningKeyRow, _Key(), kid="given")
+    assert (row.kid, row.public_jwk, row.private_key) == ("given", {"kty": "OKP"}, b"k")
+    assert (row.created_at, row.retired_at) == ("then", None)
+
+
+def test_a_row_lacking_a_column_or_given_a_stranger_is_refused() -> None:
+    with pytest.raises(AttributeError, match="kid"):
+        to_row(SigningKeyRow, _Shown("r1", "at"))
+    with pytest.raises(TypeError, match="SigningKeyRow has no field key"):
+        to_row(SigningKeyRow, _Key(), key="x")
+
+
+class _Key:
+    kid = "read"
+    public_jwk = {"kty": "OKP"}
+    private_key = b"k"
+    created_at = "then"
+    retired_at = None
