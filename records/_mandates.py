@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from records._models import MandateRevisionRow, MandateRow
 from records._pages import Page, check_limit, decode_cursor, page_of
 from records._registry import Registry
-from records._rows import from_row
+from records._rows import from_row, to_row
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.canonical import digest
 from schema.errors import NotFound, StaleRevision
@@ -136,36 +136,28 @@ class MandateRegistry(Registry):
                 )
             status: GrantStatus
             if row is None:
-                row = MandateRow(
-                    id=mandate_id,
-                    holder=holder,
-                    document=document,
-                    digest=document_digest,
-                    revision=1,
-                    granted_at=now,
-                    updated_at=now,
-                    revoked_at=None,
-                )
+                # Revision 0 of nothing: the grant below makes it revision 1, as it makes
+                # every other revision.
+                row = MandateRow(id=mandate_id, revision=0, granted_at=now)
                 session.add(row)
                 status = "created"
             elif row.digest == document_digest and row.revoked_at is None:
                 status = "unchanged"
             else:
                 status = "reinstated" if row.revoked_at is not None else "updated"
+            if status != "unchanged":
                 row.holder = holder
                 row.document = document
                 row.digest = document_digest
                 row.revision += 1
                 row.updated_at = now
                 row.revoked_at = None
-            if status != "unchanged":
+                # The revision kept is the mandate as it now stands, granted now.
                 session.add(
-                    MandateRevisionRow(
+                    to_row(
+                        MandateRevisionRow,
+                        row,
                         mandate_id=mandate_id,
-                        revision=row.revision,
-                        holder=holder,
-                        document=document,
-                        digest=document_digest,
                         granted_at=now,
                         granted_by=granted_by,
                     )
