@@ -3,9 +3,9 @@ by the names they share, so a field shown as it is stored is named once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import fields
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import inspect
 
@@ -26,7 +26,13 @@ def from_row(cls: type[V], row: object, **given: object) -> V:
     cannot see that a column's type is its field's: tests/records/test_rows.py holds
     every such pair of types equal.
     """
-    return cls(**_read(cls.__name__, (f.name for f in fields(cls)), row, given))
+    return cls(**_values(cls, _fields(cls), lambda name: getattr(row, name), given))
+
+
+def from_mapping(cls: type[V], row: Mapping[str, Any], **given: object) -> V:
+    """`from_row` for a row read as a mapping of its columns (a statement's, not the
+    ORM's); its values are Any, so mypy never saw their types there either."""
+    return cls(**_values(cls, _fields(cls), row.__getitem__, given))
 
 
 def to_row(model: type[R], value: object, **given: object) -> R:
@@ -37,15 +43,18 @@ def to_row(model: type[R], value: object, **given: object) -> R:
     keywords, so mypy never checked them there either); a column `value` lacks and
     `given` does not set is an AttributeError, not a row missing it.
     """
-    columns = (c.key for c in inspect(model).column_attrs)
-    return model(**_read(model.__name__, columns, value, given))
+    columns = [c.key for c in inspect(model).column_attrs]
+    return model(**_values(model, columns, lambda name: getattr(value, name), given))
 
 
-def _read(
-    what: str, names: Iterable[str], source: object, given: dict[str, object]
+def _fields(cls: type[DataclassInstance]) -> list[str]:
+    return [f.name for f in fields(cls)]
+
+
+def _values(
+    made: type, names: list[str], read: Callable[[str], Any], given: dict[str, object]
 ) -> dict[str, object]:
-    names = list(names)
     unknown = sorted(set(given) - set(names))
-    if unknown:  # a misspelt one would otherwise be read from `source` unnoticed
-        raise TypeError(f"{what} has no field {', '.join(unknown)}")
-    return {name: given[name] if name in given else getattr(source, name) for name in names}
+    if unknown:  # a misspelt one would otherwise be read from the row unnoticed
+        raise TypeError(f"{made.__name__} has no field {', '.join(unknown)}")
+    return {name: given[name] if name in given else read(name) for name in names}

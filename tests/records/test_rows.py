@@ -40,7 +40,7 @@ from records._models import (
     SuiteVersionRow,
     TokenRow,
 )
-from records._rows import from_row, to_row
+from records._rows import from_mapping, from_row, to_row
 from records._suites import InstalledSuite
 from records._tokens import TokenInfo
 
@@ -100,6 +100,14 @@ class _Row:
 def test_given_fields_win_and_the_rest_are_read() -> None:
     assert from_row(_Shown, _Row()) == _Shown("r1", "column")
     assert from_row(_Shown, _Row(), at=_Row.created_at) == _Shown("r1", "created")
+
+
+def test_a_mapping_is_read_by_key() -> None:
+    row = {"id": "r1", "at": "column", "extra": "not read"}
+    assert from_mapping(_Shown, row) == _Shown("r1", "column")
+    assert from_mapping(_Shown, row, at="given") == _Shown("r1", "given")
+    with pytest.raises(KeyError, match="at"):
+        from_mapping(_Shown, {"id": "r1"})
 
 
 def test_a_given_name_that_is_no_field_is_refused() -> None:
