@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy.orm import Mapped
 
 import records
+from records._agents import VersionInfo
 from records._canaries import CanaryRun, CanaryStanding
 from records._eval_values import EvalInfo
 from records._exposure import ExposureInfo, ExposureResetInfo, InstanceSetInfo, SpentUnit
@@ -31,6 +32,7 @@ from records._keys import KeyInfo
 from records._mandates import MandateInfo, MandateRevision
 from records._models import (
     AgentIdentityRow,
+    AgentVersion,
     CanaryRunRow,
     CanaryStateRow,
     EvalRun,
@@ -49,6 +51,7 @@ USES: list[tuple[type[Any], type[Any], set[str]]] = [
     (CanaryRun, CanaryRunRow, {"request_id", "outcome", "cost_usd", "at"}),
     (CanaryStanding, CanaryStateRow, {"state", "drift"}),
     (EvalInfo, EvalRun, {"status"}),
+    (VersionInfo, AgentVersion, set()),
     (SpentUnit, EvalExposure, set()),
     (ExposureInfo, HoldoutExposure, set()),
     (InstanceSetInfo, InstanceSetExposure, set()),
