@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from records._models import Agent, AgentSecret, AgentVersion
 from records._pages import Page, check_limit, decode_cursor, encode_cursor
 from records._registry import Registry
+from records._rows import from_row
 from records._types import utc_text, utcnow
 from schema.errors import Conflict, NotFound
 from schema.jsontext import dumps
@@ -237,9 +238,7 @@ class AgentRegistry(Registry):
                 details={"agent": agent_id, "agent_version": version},
                 hint="register the agent's manifest first (holon agents register FILE)",
             )
-        return VersionInfo(
-            row.version, row.seq, row.manifest, row.manifest_digest, row.registered_at
-        )
+        return from_row(VersionInfo, row)
 
     def get(self, agent_id: str) -> AgentInfo:
         with self._store.read() as session:
@@ -253,10 +252,7 @@ class AgentRegistry(Registry):
                 .where(AgentVersion.agent_id == agent_id)
                 .order_by(AgentVersion.seq)
             )
-            return [
-                VersionInfo(r.version, r.seq, r.manifest, r.manifest_digest, r.registered_at)
-                for r in rows
-            ]
+            return [from_row(VersionInfo, r) for r in rows]
 
     def manifest(self, agent_id: str, version: str | None = None) -> dict[str, Any]:
         with self._store.read() as session:

@@ -32,6 +32,7 @@ from records._agent_record import RecordCanaries
 from records._models import CanaryRunRow, CanaryStateRow
 from records._pages import Page, decode_cursor, page_of
 from records._registry import Registry
+from records._rows import from_row, to_row
 from records._types import utc_text, utcnow
 from schema.errors import UsageError
 
@@ -100,19 +101,13 @@ class CanaryRegistry(Registry):
         the version's certificates, with the evidence as the reason."""
         with self._store.write() as session:
             session.add(
-                CanaryRunRow(
+                to_row(
+                    CanaryRunRow,
+                    run,
                     id=run.request_id,
-                    agent_id=run.agent_id,
-                    agent_version=run.agent_version,
-                    capability=run.capability,
-                    record_eval_id=run.record_eval_id,
-                    suite_id=run.suite_id,
-                    suite_version=run.suite_version,
                     created_at=run.at,
                     outcome_code=run.outcome,
-                    passed=run.passed,
                     cost_usd=str(run.cost_usd),
-                    latency_ms=run.latency_ms,
                 )
             )
             # Insert-if-absent, then the row locked: two first canaries of a version at
@@ -295,32 +290,16 @@ def record_canaries(row: CanaryStateRow) -> RecordCanaries:
 
 
 def _run(row: CanaryRunRow) -> CanaryRun:
-    return CanaryRun(
+    return from_row(
+        CanaryRun,
+        row,
         request_id=row.id,
-        agent_id=row.agent_id,
-        agent_version=row.agent_version,
-        capability=row.capability,
-        record_eval_id=row.record_eval_id,
-        suite_id=row.suite_id,
-        suite_version=row.suite_version,
         outcome=row.outcome_code,
-        passed=row.passed,
         cost_usd=Decimal(row.cost_usd),
-        latency_ms=row.latency_ms,
         at=row.created_at,
     )
 
 
 def _standing(row: CanaryStateRow) -> CanaryStanding:
-    return CanaryStanding(
-        agent_id=row.agent_id,
-        agent_version=row.agent_version,
-        capability=row.capability,
-        record_eval_id=row.record_eval_id,
-        graded=row.graded,
-        passed=row.passed,
-        state=dict(row.state),
-        drifted_at=row.drifted_at,
-        drift=None if row.drift is None else dict(row.drift),
-        updated_at=row.updated_at,
-    )
+    drift = None if row.drift is None else dict(row.drift)
+    return from_row(CanaryStanding, row, state=dict(row.state), drift=drift)

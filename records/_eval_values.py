@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from records._models import EvalRun
+from records._rows import from_row
 from records._statuses import EvalStatus
 from records._types import utc_text, utc_text_or_none
 
@@ -225,17 +226,4 @@ class Settled:
 
 
 def eval_info(row: EvalRun) -> EvalInfo:
-    return EvalInfo(
-        row.id,
-        row.agent_id,
-        row.agent_version,
-        row.plan,
-        row.plan_digest,
-        row.full_plan,
-        EvalStatus(row.status),
-        row.cells_total,
-        row.created_at,
-        row.finished_at,
-        row.result,
-        row.origin,
-    )
+    return from_row(EvalInfo, row, status=EvalStatus(row.status))

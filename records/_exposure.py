@@ -41,6 +41,7 @@ from records._exposure_models import (
 from records._ids import ulid
 from records._models import EvalCell
 from records._registry import Registry
+from records._rows import from_row
 from records._types import utc_text, utcnow
 from schema.errors import NotFound, Refused
 
@@ -124,32 +125,15 @@ class SpentUnit:
 
 
 def _unit(row: EvalExposure) -> SpentUnit:
-    return SpentUnit(row.eval_id, row.org, row.suite_id, row.instance_set, row.refunded_at)
+    return from_row(SpentUnit, row)
 
 
 def _info(row: HoldoutExposure) -> ExposureInfo:
-    return ExposureInfo(
-        org=row.org,
-        suite_id=row.suite_id,
-        instance_set=row.instance_set,
-        label=row.label,
-        spent=row.spent,
-        revealed=row.revealed,
-        updated_at=row.updated_at,
-    )
+    return from_row(ExposureInfo, row)
 
 
 def _reset_info(row: ExposureReset) -> ExposureResetInfo:
-    return ExposureResetInfo(
-        id=row.id,
-        org=row.org,
-        suite_id=row.suite_id,
-        instance_set=row.instance_set,
-        spent_before=row.spent_before,
-        reset_by=row.reset_by,
-        reason=row.reason,
-        at=row.at,
-    )
+    return from_row(ExposureResetInfo, row)
 
 
 def _in_lock_order(spends: Iterable[ExposureSpend]) -> builtins.list[ExposureSpend]:
@@ -358,10 +342,7 @@ class ExposureRegistry(Registry):
                 .where(InstanceSetExposure.suite_id == suite_id)
                 .order_by(InstanceSetExposure.updated_at, InstanceSetExposure.instance_set)
             )
-            return [
-                InstanceSetInfo(r.suite_id, r.instance_set, r.label, r.revealed, r.updated_at)
-                for r in rows
-            ]
+            return [from_row(InstanceSetInfo, r) for r in rows]
 
     def list(self, *, suite_id: str | None = None, org: str | None = None) -> list[ExposureInfo]:
         with self._store.read() as session:

@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 
 from records._models import AgentIdentityRow
 from records._registry import Registry
+from records._rows import from_row
 from records._types import utc_text, utcnow
 
 __all__ = ["IdentityInfo", "IdentityRegistry"]
@@ -156,14 +157,4 @@ class IdentityRegistry(Registry):
 
 
 def _info(row: AgentIdentityRow) -> IdentityInfo:
-    return IdentityInfo(
-        agent_id=row.agent_id,
-        agent_version=row.agent_version,
-        probed_at=row.probed_at,
-        answered_id=row.answered_id,
-        answered_version=row.answered_version,
-        not_advertised=tuple(str(c) for c in row.not_advertised),
-        mismatch_at=row.mismatch_at,
-        mismatch_reason=row.mismatch_reason,
-        card_digest=row.card_digest,
-    )
+    return from_row(IdentityInfo, row, not_advertised=tuple(str(c) for c in row.not_advertised))

@@ -17,6 +17,7 @@ from typing import Any
 from records._eval_values import EvalInfo, eval_info
 from records._models import EvalRun, ImportedReport
 from records._registry import Registry
+from records._rows import to_row
 from records._statuses import EvalStatus
 from schema.errors import NotFound
 
@@ -45,20 +46,7 @@ class ImportRegistry(Registry):
     def create(self, new: NewImport) -> EvalInfo:
         """The eval row and its report, in one transaction; nothing else is written."""
         with self._store.write() as session:
-            run = EvalRun(
-                id=new.eval_id,
-                agent_id=new.agent_id,
-                agent_version=new.agent_version,
-                plan=new.plan,
-                plan_digest=new.plan_digest,
-                full_plan=new.full_plan,
-                status=EvalStatus.DONE,
-                cells_total=new.cells_total,
-                created_at=new.created_at,
-                finished_at=new.finished_at,
-                result=new.result,
-                origin=new.origin,
-            )
+            run = to_row(EvalRun, new, id=new.eval_id, status=EvalStatus.DONE)
             session.add(run)
             session.flush()
             session.add(ImportedReport(eval_id=new.eval_id, report=new.report))

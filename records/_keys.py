@@ -27,6 +27,7 @@ from records._certificates import jwk_of
 from records._ids import ulid
 from records._models import IssuerRow, SigningKeyRow
 from records._registry import Registry
+from records._rows import from_row
 from records._types import utc_text, utc_text_or_none, utcnow
 
 __all__ = ["KeyInfo", "KeyRegistry", "Signer"]
@@ -71,7 +72,7 @@ class KeyInfo:
 
 
 def _info(row: SigningKeyRow) -> KeyInfo:
-    return KeyInfo(kid=row.kid, created_at=row.created_at, retired_at=row.retired_at)
+    return from_row(KeyInfo, row)
 
 
 class KeyRegistry(Registry):

@@ -448,24 +448,16 @@ class LedgerRegistry(Registry):
                 else:  # expired: its hold was charged in full; the outcome corrects that
                     held.spent = max(held.spent - Decimal(row["cost_usd"]), ZERO) + charged
                 held.changed = True
-            row.update(
-                status=LedgerStatus.SETTLED,
-                cost_usd=str(charged),
-                cost_source=write.cost_source,
-                outcome_code=write.outcome_code,
-                latency_ms=write.latency_ms,
-                settled_at=now,
-            )
-            updates.append(
-                {
-                    "id": row["id"],
-                    "cost_usd": row["cost_usd"],
-                    "cost_source": write.cost_source,
-                    "outcome_code": write.outcome_code,
-                    "latency_ms": write.latency_ms,
-                    "settled_at": now,
-                }
-            )
+            # What the settle statement writes; the row the result is read from takes the same.
+            change = {
+                "cost_usd": str(charged),
+                "cost_source": write.cost_source,
+                "outcome_code": write.outcome_code,
+                "latency_ms": write.latency_ms,
+                "settled_at": now,
+            }
+            row.update(status=LedgerStatus.SETTLED, **change)
+            updates.append({"id": row["id"], **change})
             results[index] = entry_from_row(row)
             settled.append(row)
         if updates:

@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, get_args
 
+from records._rows import from_mapping
 from records._statuses import LedgerStatus
 from records._types import utc_text
 
@@ -155,28 +156,11 @@ class LedgerEntry:
 
 
 def entry_from_row(row: Mapping[Any, Any]) -> LedgerEntry:
-    return LedgerEntry(
-        id=row["id"],
-        request_id=row["request_id"],
-        caller=row["caller"],
-        mandate_id=row["mandate_id"],
-        period=row["period"],
-        agent_id=row["agent_id"],
-        agent_version=row["agent_version"],
-        capability=row["capability"],
-        decision=row["decision"],
-        reason=row["reason"],
-        details=row["details"],
+    return from_mapping(
+        LedgerEntry,
+        row,
         status=LedgerStatus(row["status"]),
         reserved_usd=Decimal(row["reserved_usd"]),
         cost_usd=Decimal(row["cost_usd"]),
-        cost_source=row["cost_source"],
-        outcome_code=row["outcome_code"],
-        latency_ms=row["latency_ms"],
-        created_at=row["created_at"],
-        expires_at=row["expires_at"],
-        settled_at=row["settled_at"],
-        mandate_revision=row["mandate_revision"],
-        record_eval_id=row["record_eval_id"],
         certificate_id=row.get("certificate_id"),
     )

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from records._models import MandateRevisionRow, MandateRow
 from records._pages import Page, check_limit, decode_cursor, page_of
 from records._registry import Registry
+from records._rows import from_row, to_row
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.canonical import digest
 from schema.errors import NotFound, StaleRevision
@@ -88,15 +89,7 @@ class MandateRevision:
 
 
 def _revision(row: MandateRevisionRow) -> MandateRevision:
-    return MandateRevision(
-        row.mandate_id,
-        row.revision,
-        row.holder,
-        row.document,
-        row.digest,
-        row.granted_at,
-        row.granted_by,
-    )
+    return from_row(MandateRevision, row)
 
 
 def _mandate(session: Session, mandate_id: str) -> MandateRow:
@@ -107,16 +100,7 @@ def _mandate(session: Session, mandate_id: str) -> MandateRow:
 
 
 def _info(row: MandateRow) -> MandateInfo:
-    return MandateInfo(
-        row.id,
-        row.holder,
-        row.document,
-        row.digest,
-        row.revision,
-        row.granted_at,
-        row.updated_at,
-        row.revoked_at,
-    )
+    return from_row(MandateInfo, row)
 
 
 class MandateRegistry(Registry):
@@ -152,36 +136,28 @@ class MandateRegistry(Registry):
                 )
             status: GrantStatus
             if row is None:
-                row = MandateRow(
-                    id=mandate_id,
-                    holder=holder,
-                    document=document,
-                    digest=document_digest,
-                    revision=1,
-                    granted_at=now,
-                    updated_at=now,
-                    revoked_at=None,
-                )
+                # Revision 0 of nothing: the grant below makes it revision 1, as it makes
+                # every other revision.
+                row = MandateRow(id=mandate_id, revision=0, granted_at=now)
                 session.add(row)
                 status = "created"
             elif row.digest == document_digest and row.revoked_at is None:
                 status = "unchanged"
             else:
                 status = "reinstated" if row.revoked_at is not None else "updated"
+            if status != "unchanged":
                 row.holder = holder
                 row.document = document
                 row.digest = document_digest
                 row.revision += 1
                 row.updated_at = now
                 row.revoked_at = None
-            if status != "unchanged":
+                # The revision kept is the mandate as it now stands, granted now.
                 session.add(
-                    MandateRevisionRow(
+                    to_row(
+                        MandateRevisionRow,
+                        row,
                         mandate_id=mandate_id,
-                        revision=row.revision,
-                        holder=holder,
-                        document=document,
-                        digest=document_digest,
                         granted_at=now,
                         granted_by=granted_by,
                     )

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from records._models import StoreSecret, SuiteRow, SuiteVersionRow
 from records._registry import Registry
+from records._rows import from_row, to_row
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.errors import Conflict, NotFound
 
@@ -113,25 +114,12 @@ class InstalledSuite:
 
 
 def _installed(row: SuiteVersionRow, active_version: int | None) -> InstalledSuite:
-    return InstalledSuite(
+    return from_row(
+        InstalledSuite,
+        row,
         id=row.suite_id,
-        version=row.version,
-        capability=row.capability,
-        title=row.title,
-        suite_digest=row.suite_digest,
-        digests=row.digests,
-        public_cases=row.public_cases,
-        holdout_cases=row.holdout_cases,
-        holdout_kind=row.holdout_kind,
-        grace_days=row.grace_days,
-        holdout_epoch=row.holdout_epoch,
-        evals_in_epoch=row.evals_in_epoch,
         epoch_started_at=row.epoch_started_at or row.installed_at,
-        installed_at=row.installed_at,
-        activated_at=row.activated_at,
         active=row.version == active_version,
-        holdout_pool_cases=row.holdout_pool_cases,
-        holdout_pool_epochs=row.holdout_pool_epochs,
     )
 
 
@@ -187,20 +175,10 @@ class SuiteRegistry(Registry):
                     version_row = existing
                 else:
                     status = "installed"
-                    version_row = SuiteVersionRow(
+                    version_row = to_row(
+                        SuiteVersionRow,
+                        suite,
                         suite_id=suite.id,
-                        version=suite.version,
-                        capability=suite.capability,
-                        title=suite.title,
-                        suite_digest=suite.suite_digest,
-                        digests=suite.digests,
-                        files=suite.files,
-                        public_cases=suite.public_cases,
-                        holdout_cases=suite.holdout_cases,
-                        holdout_kind=suite.holdout_kind,
-                        holdout_pool_cases=suite.holdout_pool_cases,
-                        holdout_pool_epochs=suite.holdout_pool_epochs,
-                        grace_days=suite.grace_days,
                         holdout_epoch=0,
                         evals_in_epoch=0,
                         epoch_started_at=now,

@@ -32,6 +32,7 @@ from sqlalchemy import or_, select, update
 from records._ids import ulid
 from records._models import TokenRow
 from records._registry import Registry
+from records._rows import from_row
 from records._types import utc_text, utc_text_or_none, utcnow
 from schema.errors import NotFound, UsageError
 
@@ -129,16 +130,7 @@ class TokenInfo:
 
 
 def _info(row: TokenRow) -> TokenInfo:
-    return TokenInfo(
-        row.id,
-        row.role,
-        row.prefix,
-        row.note,
-        row.created_at,
-        row.revoked_at,
-        row.expires_at,
-        row.last_used_at,
-    )
+    return from_row(TokenInfo, row)
 
 
 class TokenRegistry(Registry):
