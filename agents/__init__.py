@@ -24,7 +24,7 @@ from agents._manifest import (
     manifest_from_text,
     parse_manifest,
 )
-from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage
+from agents._outcome import Attempt, CostSource, Outcome, OutcomeCode, Usage, printable
 from agents._trace import request_id
 from agents._wire import PreparedRequest, build_request, secret_problem
 
@@ -62,6 +62,7 @@ __all__ = [
     "parse_endpoint",
     "parse_manifest",
     "price",
+    "printable",
     "request_id",
     "run_loop",
     "secret_problem",

@@ -15,7 +15,7 @@ from schema import lazy_names
 
 if TYPE_CHECKING:
     from evals._canary import canary_case, has_canaries
-    from evals._catalog import catalog
+    from evals._catalog import catalog, fixture_generators
     from evals._cell import CellResult, PreparedCase, call_limits, prepare, run_cell
     from evals._drift import (
         DriftEvidence,
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from evals._practice import PracticeReport, manifest_agent, practice, practice_agent
     from evals._processes import check_processes, max_processes
     from evals._responses import ResponseCache
+    from evals._visible import visible
     from evals._worker import WorkerStats, run_worker
     from evals.fixtures import FixtureCache
     from evals.suites import Suite, load_suite
@@ -70,6 +71,7 @@ __all__ = [
     "eval_score_lower",
     "finish",
     "first_drift",
+    "fixture_generators",
     "has_canaries",
     "import_report",
     "imported_refusal",
@@ -93,6 +95,7 @@ __all__ = [
     "simulated_failures",
     "start",
     "summarise",
+    "visible",
     "work",
 ]
 
@@ -114,6 +117,8 @@ _HOMES: dict[str, str] = {
     "import_report": "evals._import",
     "canary_case": "evals._canary",
     "catalog": "evals._catalog",
+    "fixture_generators": "evals._catalog",
+    "visible": "evals._visible",
     "has_canaries": "evals._canary",
     "drift_reference": "evals._drift",
     "DriftEvidence": "evals._drift",

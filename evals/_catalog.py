@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from evals.checks._signatures import Signature
     from records import Store
 
-__all__ = ["catalog"]
+__all__ = ["catalog", "fixture_generators"]
 
 
 def _words(signatures: dict[str, Signature]) -> list[dict[str, Any]]:

@@ -19,8 +19,7 @@ from functools import cached_property
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from agents import Executor, Manifest, Outcome, manifest_from_dict, run_loop
-from agents._outcome import printable
+from agents import Executor, Manifest, Outcome, manifest_from_dict, printable, run_loop
 from evals._cell import (
     CellResult,
     PreparedCase,
@@ -35,8 +34,7 @@ from evals._visible import xml_text
 from evals.checks import PdfPool, open_pdf_pool, render_result
 from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
-from schema import make_validator
-from schema._registry import quick_validity
+from schema import make_validator, quick_validity
 from schema.errors import UsageError, checked
 
 Progress = Callable[[int, int, int], None]  # (cells done, cells total, cells passed)

@@ -36,8 +36,7 @@ from evals.checks import PdfPool
 from evals.fixtures import FixtureCache
 from evals.suites import Case, Suite
 from records import CellResultRow, CellStatus, ClaimedCell, EvalStatus, Store
-from schema import make_validator
-from schema._registry import quick_validity
+from schema import make_validator, quick_validity
 from schema.errors import EnvironmentFault, HolonError
 
 log = logging.getLogger(__name__)

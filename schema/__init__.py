@@ -25,7 +25,8 @@ if TYPE_CHECKING:
         schema_names,
         schema_path,
     )
-    from schema._registry import make_validator, validator, validator_class
+    from schema._registry import make_validator, quick_validity, validator, validator_class
+    from schema._text import read_text, write_error, write_file, writing_file
     from schema.documents import Document, load_document, parse_document, validate_document
 
 __all__ = [
@@ -38,11 +39,16 @@ __all__ = [
     "load_schema",
     "make_validator",
     "parse_document",
+    "quick_validity",
+    "read_text",
     "schema_names",
     "schema_path",
     "validate_document",
     "validator",
     "validator_class",
+    "write_error",
+    "write_file",
+    "writing_file",
     "lazy_names",
 ]
 
@@ -53,6 +59,11 @@ _HOMES: dict[str, str] = {
     "entity_schema": "schema._files",
     "load_schema": "schema._files",
     "make_validator": "schema._registry",
+    "quick_validity": "schema._registry",
+    "read_text": "schema._text",
+    "write_error": "schema._text",
+    "write_file": "schema._text",
+    "writing_file": "schema._text",
     "schema_names": "schema._files",
     "schema_path": "schema._files",
     "validator": "schema._registry",

@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from schema.errors import EnvironmentFault, InputError, Location
 
-__all__ = ["MAX_DOCUMENT_BYTES", "read_text", "write_error", "write_file"]
+__all__ = ["MAX_DOCUMENT_BYTES", "read_text", "write_error", "write_file", "writing_file"]
 
 MAX_DOCUMENT_BYTES = 1 << 20  # manifests, suites, mandates: far smaller in practice
 

@@ -8,6 +8,10 @@ lower package would then have on the upper one.
 Inside `gateway` the same rule holds between its floors (docs/architecture.md,
 "Gateway's floors"): each subpackage or top module imports only those on floors
 below its own, never a peer on its floor, so its subpackages form no circle.
+
+And each package, and each unit of `gateway`, is used through its face: no import
+from outside it names one of its private modules (`_x`) or private names, so what
+it exports is the list in its `__init__` and nothing else.
 """
 
 from __future__ import annotations
@@ -146,6 +150,45 @@ def gateway_circles(root: Path) -> list[list[str]]:
     return circles
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _owner(path: Path, root: Path) -> tuple[str, ...]:
+    """What a file is inside of: its package, or in gateway its unit (a subpackage or a
+    top module, gateway/__init__.py its own)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    return parts[:2] if parts[0] == "gateway" else parts[:1]
+
+
+def private_imports(root: Path) -> list[str]:
+    """Every import of another package's (or gateway unit's) private module or name."""
+    out = []
+    for package in LAYERS:
+        for path in sorted((root / package).rglob("*.py")):
+            owner = _owner(path, root)
+            package_parts = path.relative_to(root).with_suffix("").parts[:-1]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    named = [alias.name.split(".") for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    base = (
+                        package_parts[: len(package_parts) - node.level + 1] if node.level else ()
+                    )
+                    module = [*base, *(node.module or "").split(".")] if node.module else [*base]
+                    named = [[*module, alias.name] for alias in node.names]
+                else:
+                    continue
+                for parts in named:
+                    if parts[0] not in LAYERS:
+                        continue
+                    # a gateway unit's own name (`gateway._roles`) is no private part
+                    home = tuple(parts[:2]) if parts[0] == "gateway" else tuple(parts[:1])
+                    if home != owner and any(_private(part) for part in parts[len(home) :]):
+                        out.append(f"{path.relative_to(root)}:{node.lineno}: {'.'.join(parts)}")
+    return out
+
+
 def test_no_package_imports_upward() -> None:
     assert violations(ROOT) == []
 
@@ -232,3 +275,36 @@ def test_the_circle_check_can_fail(tmp_path: Path) -> None:
     )
     (gateway / "service" / "_down.py").write_text("from gateway.live import LiveCalls\n")
     assert gateway_circles(tmp_path) == [["live", "operations", "service", "live"]]
+
+
+def test_every_package_and_gateway_unit_is_used_through_its_face() -> None:
+    assert private_imports(ROOT) == []
+
+
+def test_the_face_rule_can_fail(tmp_path: Path) -> None:
+    for package in LAYERS:
+        (tmp_path / package).mkdir()
+    gateway = _gateway_tree(tmp_path)
+    (tmp_path / "evals" / "_bad.py").write_text(
+        "from agents._outcome import printable\n"
+        "from agents import _outcome\n"
+        "import records._store\n"
+        "from agents import Manifest\n"  # the face: allowed
+        "from evals._cell import run_cell\n"  # its own package: allowed
+        "from schema import __version__\n"  # a dunder is no private name
+    )
+    (gateway / "operations" / "_bad.py").write_text(
+        "def late() -> None:\n"
+        "    from gateway.service._views import mandate_view\n"
+        "    from ..live import _canaries\n"
+        "    from gateway.service import mandate_view as shown\n"  # the face: allowed
+        "    from ._calls import X\n"  # its own unit: allowed
+        "    from gateway.operations._calls import Y\n"  # its own unit: allowed
+    )
+    assert private_imports(tmp_path) == [
+        "evals/_bad.py:1: agents._outcome.printable",
+        "evals/_bad.py:2: agents._outcome",
+        "evals/_bad.py:3: records._store",
+        "gateway/operations/_bad.py:2: gateway.service._views.mandate_view",
+        "gateway/operations/_bad.py:3: gateway.live._canaries",
+    ]

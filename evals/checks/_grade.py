@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from agents._outcome import printable
+from agents import printable
 from evals.checks._compile import compile_path
 from evals.checks._limits import (
     CURRENT_METER,

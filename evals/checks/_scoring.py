@@ -19,7 +19,7 @@ from evals.checks._results import FAIL, HIDDEN, PASS, CheckOutcome, metric
 from evals.checks._similar import anls
 from evals.checks._subject import Operand, Subject
 from evals.checks._values import MISSING, freeze, json_equal
-from schema._registry import quick_validity
+from schema import quick_validity
 from schema.documents import explain
 
 MAX_SCHEMA_ERRORS = 100

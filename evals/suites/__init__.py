@@ -27,7 +27,7 @@ from evals.suites._identity import (
     public_case_digest,
     suite_digests,
 )
-from evals.suites._load import OUTPUT_SCHEMA_CHECK, load_suite, suite_file
+from evals.suites._load import OUTPUT_SCHEMA_CHECK, SUITE_FILE, load_suite, suite_file
 from evals.suites._model import (
     DEFAULT_ROTATE_MIN_HOURS,
     Case,
@@ -60,6 +60,7 @@ __all__ = [
     "HoldoutGenerator",
     "HoldoutPool",
     "OUTPUT_SCHEMA_CHECK",
+    "SUITE_FILE",
     "Rotation",
     "Split",
     "Suite",

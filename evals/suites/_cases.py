@@ -11,8 +11,7 @@ from typing import Any
 
 from evals.checks import CompiledCheck, compile_checks
 from evals.suites._model import Case, Split
-from schema import load_schema, validator
-from schema._registry import quick_validity
+from schema import load_schema, quick_validity, validator
 from schema.documents import Document, PathKey, explain, read_text
 from schema.errors import Location, SuiteError
 from schema.jsontext import dumps, size_bound

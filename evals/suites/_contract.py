@@ -27,11 +27,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents._outcome import printable
+from agents import printable
 from evals.checks import CompiledCheck, check_validator_class, compile_checks, grade
 from evals.suites._load import SUITE_FILE
-from schema import make_validator, parse_document
-from schema._registry import quick_validity
+from schema import make_validator, parse_document, quick_validity
 from schema.documents import explain, format_path
 from schema.errors import HolonError, SuiteError
 

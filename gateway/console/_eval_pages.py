@@ -18,8 +18,7 @@ from gateway.console._cell_pages import cells_of, explorer_query
 from gateway.console._eval_list import STATUS_NOTES, STATUS_WORDS
 from gateway.console._web import Web, see_other
 from gateway.operations import EVALS_CANCEL, MAX_SUITES, EvalRef, audience_for, max_cost, own_eval
-from gateway.service import EvalOptions
-from gateway.service._evals import plan_view
+from gateway.service import EvalOptions, plan_view
 from gateway.web import document_response
 from schema.errors import UsageError
 from schema.jsontext import loads

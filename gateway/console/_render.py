@@ -14,7 +14,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from evals._visible import visible
+from evals import visible
 from gateway.console._data import interval_bar
 
 __all__ = ["SHOW_LIMIT", "render", "show"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from evals._visible import visible
+from evals import visible
 from gateway.console._web import Web
 from gateway.operations import (
     MAX_ARCHIVE_BYTES,

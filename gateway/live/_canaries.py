@@ -57,7 +57,7 @@ from records import AgentRecord, CanaryRun, RecordSplit, Store, utcnow
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CanaryPolicy", "CanaryResult", "Canaries"]
+__all__ = ["FLOOR_TICK_S", "CanaryPolicy", "CanaryResult", "Canaries"]
 
 # How often the floor's Poisson process looks at the watched agents (on average; each
 # wait is drawn from an exponential distribution, so looks come at no fixed times).

@@ -208,7 +208,7 @@ class MandateRef:
 
 
 def _show(service: StoreService, ref: MandateRef) -> JSONObject:
-    from gateway.service._views import mandate_view
+    from gateway.service import mandate_view
 
     return mandate_view(service.store.mandates.get(ref.mandate))
 
@@ -247,7 +247,7 @@ MANDATES_SHOW = Operation(
 
 
 def _revisions(service: StoreService, ref: MandateRef) -> JSONObject:
-    from gateway.service._views import revision_view
+    from gateway.service import revision_view
 
     return {"items": [revision_view(r) for r in service.store.mandates.revisions(ref.mandate)]}
 
@@ -297,7 +297,7 @@ MANDATES_REVISIONS = Operation(
 
 
 def _revoke(service: StoreService, ref: MandateRef) -> JSONObject:
-    from gateway.service._views import mandate_view
+    from gateway.service import mandate_view
 
     return mandate_view(service.store.mandates.revoke(ref.mandate))
 

@@ -65,7 +65,7 @@ class EvalImport:
 
 def _import(service: StoreService, asked: EvalImport) -> JSONObject:
     from evals import import_report
-    from gateway.service._evals import eval_view
+    from gateway.service import eval_view
 
     info = import_report(
         service.store,

@@ -432,8 +432,7 @@ def _started(service: StoreService, asked: EvalStart, *, operator: bool) -> JSON
     as everywhere an author reads them (docs/integrity.md)."""
     # Imported here: `holon --help` builds this table and must not load evals.
     from evals import keyed_digest
-    from gateway.service import EvalOptions
-    from gateway.service._evals import eval_view, plan_view
+    from gateway.service import EvalOptions, eval_view, plan_view
 
     options = EvalOptions(
         suites=asked.suites,

@@ -36,6 +36,6 @@ def by_bearer(who: Bearer, asked: R) -> R:
 def doer(token_id: str | None) -> str:
     """Who did a write, as it is recorded: the token's id through a gateway, `cli:LOGIN`
     for the CLI on the store."""
-    from gateway.service._views import login_name
+    from gateway.service import login_name
 
     return token_id or f"cli:{login_name()}"

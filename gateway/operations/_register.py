@@ -55,7 +55,7 @@ def _registrable(who: Bearer, asked: Registration) -> Registration:
 
 def _register(service: StoreService, asked: Registration) -> JSONObject:
     from agents import manifest_from_dict
-    from gateway.service._views import agent_view
+    from gateway.service import agent_view
 
     # Validated again here: whatever reaches the store passed the schema, whichever
     # door it came through (the CLI read it from its file, naming the file's lines).

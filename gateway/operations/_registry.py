@@ -275,7 +275,7 @@ def suites_for(who: Bearer, service: StoreService, views: list[JSONObject]) -> l
     """Suite views as `who` may read them: keyed digests for anyone but an operator."""
     if who.is_operator:
         return views
-    from gateway.service._views import author_suite_view
+    from gateway.service import author_suite_view
 
     secret = service.store.suites.holdout_secret()  # one store read for the whole listing
     return [author_suite_view(view, secret) for view in views]

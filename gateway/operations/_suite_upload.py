@@ -82,7 +82,7 @@ def upload_suite(service: StoreService, upload: SuiteUpload) -> JSONObject:
 def _suite_folder(root: Path, name: str) -> Path:
     """The suite's folder in the archive: its top, or its one top folder (`tar czf
     suite.tar.gz my-suite/`)."""
-    from evals.suites._load import SUITE_FILE
+    from evals.suites import SUITE_FILE
 
     tops = [p for p in root.iterdir() if not p.name.startswith(".") and p.name != MACOS_FOLDER]
     folders = [root, *tops] if len(tops) == 1 and tops[0].is_dir() else [root]

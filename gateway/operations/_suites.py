@@ -95,7 +95,7 @@ def installed_view(
     its uploader confirmed, gateway/operations/_suite_upload.py)."""
     from evals import recut_warning, rotation_warning
     from evals.suites import install_suite, load_installed
-    from gateway.service._views import suite_view
+    from gateway.service import suite_view
 
     status, installed = install_suite(service.store, Path(path), activate=activate, trusted=trusted)
     store, home = service.store, service.home
@@ -201,7 +201,7 @@ def _exposure(service: StoreService, asked: ExposureQuery) -> JSONObject:
     """Each org's holdout budget on the suite per instance set, every org's together per
     instance set, and the resets."""
     from evals.suites import load_installed
-    from gateway.service._views import reset_view, timestamp
+    from gateway.service import reset_view, timestamp
 
     suite, org = asked.suite, asked.org
     service.store.suites.get(suite)  # NotFound for an unknown suite
@@ -312,7 +312,7 @@ class ExposureReset(SuiteId):
 
 def _reset(service: StoreService, asked: ExposureReset) -> JSONObject:
     """Give the org its holdout budget on the suite back (logged and kept)."""
-    from gateway.service._views import reset_view
+    from gateway.service import reset_view
 
     suite, org = asked.suite, asked.org
     by = doer(asked.by)

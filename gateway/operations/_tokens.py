@@ -75,7 +75,7 @@ class TokenRequest:
 
 
 def _create(service: StoreService, request: TokenRequest) -> JSONObject:
-    from gateway.service._views import token_view
+    from gateway.service import token_view
     from records import parse_duration, utcnow
 
     now = utcnow()
@@ -122,7 +122,7 @@ class TokensQuery:
 
 
 def _tokens(service: StoreService, query: TokensQuery) -> JSONObject:
-    from gateway.service._views import token_view
+    from gateway.service import token_view
     from records import utcnow
 
     now = utcnow()
@@ -170,7 +170,7 @@ class TokenRef:
 
 
 def _revoke(service: StoreService, ref: TokenRef) -> JSONObject:
-    from gateway.service._views import token_view
+    from gateway.service import token_view
     from records import utcnow
 
     return token_view(service.store.tokens.revoke(ref.token), utcnow())

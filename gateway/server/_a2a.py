@@ -38,7 +38,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from agents._outcome import printable
+from agents import printable
 from gateway._params import id_text
 from gateway._roles import CALLER
 from gateway.live import Started

@@ -33,11 +33,11 @@ from typing import Any
 
 import rfc8785
 
-from agents._outcome import printable
+from agents import printable
 from gateway.operations import CERTIFICATES_SHOW, AgentRef
 from gateway.web import Shared
 from records import Signer
-from schema._version import __version__
+from schema import __version__
 from schema.errors import HolonError
 
 log = logging.getLogger(__name__)

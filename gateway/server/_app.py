@@ -39,8 +39,7 @@ from gateway._network import NetworkPolicy
 from gateway._roles import OPERATOR
 from gateway._tracing import tracing_from_env, tracing_with
 from gateway._ttl import REFRESHES
-from gateway.live import Canaries, CanaryPolicy, LiveCalls, Lookups
-from gateway.live._canaries import FLOOR_TICK_S
+from gateway.live import FLOOR_TICK_S, Canaries, CanaryPolicy, LiveCalls, Lookups
 from gateway.server import (
     _a2a,
     _mcp,

@@ -25,7 +25,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agents._outcome import printable
+from agents import printable
 from gateway.web import read_json
 from schema.errors import HolonError, UsageError
 from schema.jsontext import dumps

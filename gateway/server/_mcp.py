@@ -30,7 +30,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agents._outcome import printable
+from agents import printable
 from evals.suites import Contract
 from gateway._params import id_text
 from gateway._roles import CALLER
@@ -45,7 +45,7 @@ from gateway.server._jsonrpc import (
 )
 from gateway.server._routes_calls import answer_too_large, mandated_capabilities
 from gateway.web import Bearer, Endpoint, Shared, observed
-from schema._version import __version__
+from schema import __version__
 from schema.errors import Forbidden, HolonError, UsageError
 from schema.jsontext import dumps
 

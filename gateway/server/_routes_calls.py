@@ -8,7 +8,7 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agents._outcome import printable
+from agents import printable
 from gateway import operations
 from gateway._params import id_text
 from gateway._roles import CALLER

@@ -334,7 +334,7 @@ def do_recheck(ctx: Context) -> int:
 
 
 def do_record_certificate(ctx: Context) -> int:
-    from schema._text import write_file
+    from schema import write_file
     from schema.jsontext import dumps
 
     envelope = ctx.service().call(CERTIFICATES_SHOW, AgentRef(ctx.args.agent))

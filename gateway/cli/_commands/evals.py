@@ -42,7 +42,7 @@ from gateway.operations import (
     EvalRef,
     ReportRequest,
 )
-from schema._text import read_text, write_file
+from schema import read_text, write_file
 from schema.errors import HolonError, Refused, UsageError, checked
 
 if TYPE_CHECKING:

@@ -58,7 +58,7 @@ def do_render(ctx: Context) -> int:
 
 
 def do_list(ctx: Context) -> int:
-    from evals._catalog import fixture_generators
+    from evals import fixture_generators
 
     rows = fixture_generators()  # as `holon catalog` lists them
     if ctx.out.json_mode:

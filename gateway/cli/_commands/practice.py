@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.cli._app import common_options
 from gateway.cli._context import Context
-from schema._text import write_file
+from schema import write_file
 from schema.errors import AgentUnreachable, HolonError, InputError, Location, UsageError
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from gateway.operations import (
     CompareRequest,
     ReportRequest,
 )
-from schema._text import write_file, writing_file
+from schema import write_file, writing_file
 from schema.errors import checked
 
 __all__ = ["AUDIENCES", "COMPARE_FORMATS", "REPORT_FORMATS", "add_to"]

@@ -22,7 +22,7 @@ from gateway.operations import (
     SUITES_ROTATE_HOLDOUT,
     SUITES_SHOW,
 )
-from schema._text import write_error, write_file
+from schema import write_error, write_file
 from schema.errors import InputError, Location, UsageError
 
 
