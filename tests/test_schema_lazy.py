@@ -4,13 +4,11 @@ exactly what it did eagerly, and `import schema.errors` loads no validator."""
 from __future__ import annotations
 
 import importlib
-import json
-import subprocess
-import sys
 
 import pytest
 
 import schema
+from tests._fresh import loaded_after
 
 
 def test_every_name_resolves_to_its_home() -> None:
@@ -28,17 +26,5 @@ def test_an_unknown_name_is_still_an_error() -> None:
 
 
 def test_the_error_tree_loads_no_validator() -> None:
-    shown = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import json, sys, schema.errors, schema.jsontext; "
-            "print(json.dumps(sorted(m for m in ('jsonschema', 'ruamel.yaml', 'schema._registry') "
-            "if m in sys.modules)))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert json.loads(shown.stdout) == []
+    watched = ("jsonschema", "ruamel.yaml", "schema._registry")
+    assert loaded_after("import schema.errors, schema.jsontext", watched) == []

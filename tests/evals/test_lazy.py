@@ -8,18 +8,13 @@ unknown name is still an AttributeError (and an ImportError for `from`).
 from __future__ import annotations
 
 import importlib
-import json
-import subprocess
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 import evals
 import evals.suites
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests._fresh import loaded_after
 
 
 def test_evals_names_resolve_to_their_home_modules() -> None:
@@ -63,17 +58,10 @@ def test_unknown_names_are_still_errors(module: ModuleType) -> None:
 
 
 def test_importing_evals_loads_no_store() -> None:
-    # A fresh interpreter: this one imported everything long ago.
     code = (
-        "import json, sys\n"
         "import evals, evals.suites\n"
         "from evals import FixtureCache, load_suite, practice\n"
-        "from evals.suites import TrustStore\n"
-        "print(json.dumps(sorted(m for m in ('sqlalchemy', 'records', 'evals._runner',"
-        " 'evals._plan', 'evals.suites._install') if m in sys.modules)))\n"
+        "from evals.suites import TrustStore"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == []
+    watched = ("sqlalchemy", "records", "evals._runner", "evals._plan", "evals.suites._install")
+    assert loaded_after(code, watched) == []

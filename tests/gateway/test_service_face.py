@@ -5,13 +5,11 @@ importing the face loads none of the store."""
 from __future__ import annotations
 
 import importlib
-import json
-import subprocess
-import sys
 
 import pytest
 
 import gateway.service
+from tests._fresh import loaded_after
 
 
 def test_every_name_resolves_to_its_home() -> None:
@@ -30,16 +28,6 @@ def test_an_unknown_name_is_still_an_error() -> None:
 
 
 def test_the_face_loads_no_store_until_a_name_is_read() -> None:
-    probe = (
-        "import json, sys, gateway.service; "
-        "heavy = ('sqlalchemy', 'records', 'evals', 'gateway.service._store'); "
-        "before = [m for m in heavy if m in sys.modules]; "
-        "gateway.service.StoreService; "
-        "print(json.dumps([before, [m for m in heavy if m in sys.modules]]))"
-    )
-    shown = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    before, after = json.loads(shown.stdout)
-    assert before == []
-    assert after == ["sqlalchemy", "records", "evals", "gateway.service._store"]
+    heavy = ("sqlalchemy", "records", "evals", "gateway.service._store")
+    assert loaded_after("import gateway.service", heavy) == []
+    assert loaded_after("import gateway.service\ngateway.service.StoreService", heavy) == [*heavy]
