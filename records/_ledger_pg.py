@@ -33,13 +33,9 @@ from sqlalchemy.exc import DBAPIError
 
 from records._ledger_values import BudgetState, entry_from_row, period_key
 from records._models import LedgerRow
+from records._pg_probes import CLIENT_KEEPALIVES, SERVER_OPTIONS, ServerProbes, server_of
 from records._rate import RateState, retry_after
-from records._store import (
-    CLIENT_KEEPALIVES,
-    SERVER_OPTIONS,
-    _unavailable,
-    application_name,
-)
+from records._store import _unavailable, application_name
 from records._stored_json import read_stored_json
 from records._types import UTCDateTime, utcnow
 from schema.errors import NotFound
@@ -97,9 +93,10 @@ class AsyncLedger:
         # (`holon <pid>`, taken at connect time) and the keepalives (records._store).
         self._named = "application_name" in url.query
         self._client = {k: v for k, v in CLIENT_KEEPALIVES.items() if k not in url.query}
-        # UTC: the times in its JSON. The URL's own options last: they win.
+        # The URL's own options last: they win.
         own = url.query.get("options", "")
-        self._options = f"-c TimeZone=UTC {SERVER_OPTIONS} {own}".strip()
+        self._own = own if isinstance(own, str) else " ".join(own)
+        self._probes = ServerProbes(server_of(url))
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._open: set[psycopg.AsyncConnection[Any]] = set()
 
@@ -112,10 +109,26 @@ class AsyncLedger:
         # its locks let go) when it returns.
         named = {} if self._named else {"application_name": application_name()}
         conninfo = make_conninfo(self._conninfo, **self._client, **named)
-        connection = await psycopg.AsyncConnection.connect(
-            conninfo, autocommit=True, options=self._options
-        )
+        connect = psycopg.AsyncConnection.connect
+        # UTC: the times in its JSON, asked at startup or, where a pooler refuses
+        # startup options, set before its first statement.
+        if self._probes.wanted:
+            options = f"-c TimeZone=UTC {SERVER_OPTIONS} {self._own}".strip()
+            try:
+                connection = await connect(conninfo, autocommit=True, options=options)
+            except psycopg.OperationalError as exc:
+                if not self._probes.refused(exc, self._own):
+                    raise
+            else:
+                self._open.add(connection)
+                return connection
+        connection = await connect(conninfo, autocommit=True)
         self._open.add(connection)
+        try:
+            await connection.execute("SET TimeZone TO 'UTC'")
+        except BaseException:
+            self._discard(connection)
+            raise
         return connection
 
     def _discard(self, connection: psycopg.AsyncConnection[Any]) -> None:

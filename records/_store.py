@@ -21,6 +21,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, Operati
 from sqlalchemy.orm import Session
 
 from records._health import StoreHealth
+from records._pg_probes import CLIENT_KEEPALIVES, SERVER_OPTIONS, ServerProbes, server_of
 from records._secrets import KEY_RECIPE, SecretBox
 from records._stored_json import read_stored_json
 from schema.errors import (
@@ -88,37 +89,6 @@ def application_name() -> str:
     return f"holon {os.getpid()}"
 
 
-# A host that vanishes (power lost, network cut) sends nothing more, not even a reset.
-# PostgreSQL's backend for a connection it had in a transaction would hold that
-# transaction's row locks (a cell being claimed, a budget being reserved) until the
-# kernel gives up on it: two hours for an idle connection, a quarter of an hour for
-# one whose last answer went unacknowledged. Meanwhile other workers skip those cells
-# and the mandate's calls wait. So the server probes a connection idle for 10 s every
-# 5 s, and drops it once nothing it sent or probed was acknowledged for 25 s
-# (TCP_USER_TIMEOUT): the dead host's transaction rolls back within about half a
-# minute. The client does the same for a server that vanished. Per connection (its
-# startup options, libpq's parameters), not the server's configuration, which is the
-# operator's; ignored over a Unix socket, which cannot lose its peer this way.
-KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT = 10, 5, 3
-UNACKNOWLEDGED_MS = (KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT) * 1000
-SERVER_KEEPALIVES = {
-    "tcp_keepalives_idle": KEEPALIVE_IDLE_S,
-    "tcp_keepalives_interval": KEEPALIVE_INTERVAL_S,
-    "tcp_keepalives_count": KEEPALIVE_COUNT,
-    "tcp_user_timeout": UNACKNOWLEDGED_MS,
-}
-CLIENT_KEEPALIVES = {
-    "keepalives": 1,
-    "keepalives_idle": KEEPALIVE_IDLE_S,
-    "keepalives_interval": KEEPALIVE_INTERVAL_S,
-    "keepalives_count": KEEPALIVE_COUNT,
-    "tcp_user_timeout": UNACKNOWLEDGED_MS,
-}
-
-# The server's, as a connection's startup options (`-c name=value`).
-SERVER_OPTIONS = " ".join(f"-c {name}={value}" for name, value in SERVER_KEEPALIVES.items())
-
-
 def _engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
@@ -137,14 +107,24 @@ def _engine(url: str) -> Engine:
                 parsed, pool_pre_ping=True, pool_size=10, max_overflow=20, **_JSON_CODEC
             )
 
+            probes = ServerProbes(server_of(parsed))
+
             @event.listens_for(engine, "do_connect")
-            def _name(_dialect: Any, _record: Any, _args: Any, params: dict[str, Any]) -> None:
+            def _connect(dialect: Any, _record: Any, args: Any, params: dict[str, Any]) -> Any:
                 params.setdefault("application_name", application_name())  # the URL's wins
                 for name, value in CLIENT_KEEPALIVES.items():  # the URL's win too
                     params.setdefault(name, value)
-                # The server's before the URL's own options: of a setting given twice,
-                # the last wins.
-                params["options"] = f"{SERVER_OPTIONS} {params.get('options', '')}".strip()
+                own = params.pop("options", "")
+                if probes.wanted:
+                    # The server's before the URL's own options: of a setting given
+                    # twice, the last wins.
+                    options = f"{SERVER_OPTIONS} {own}".strip()
+                    try:
+                        return dialect.connect(*args, options=options, **params)
+                    except dialect.loaded_dbapi.OperationalError as exc:
+                        if not probes.refused(exc, own):
+                            raise
+                return dialect.connect(*args, **params, **({"options": own} if own else {}))
 
             return engine
     except NoSuchModuleError:

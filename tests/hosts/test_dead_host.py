@@ -1,6 +1,6 @@
 """A host that vanishes in the middle of a transaction (its link cut, then its processes
 SIGKILLed: nothing reaches PostgreSQL, not even a reset) does not hold its row locks for
-the kernel's two hours: holon's connections have the server probe them (records._store,
+the kernel's two hours: holon's connections have the server probe them (records._pg_probes,
 SERVER_KEEPALIVES), so the server drops a dead host's connection and its transaction
 rolls back within about half a minute. A connection without those settings, cut the
 same way at the same moment, still holds its lock then: the control. Needs what the
@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
-from records._store import KEEPALIVE_INTERVAL_S, UNACKNOWLEDGED_MS
+from records._pg_probes import KEEPALIVE_INTERVAL_S, UNACKNOWLEDGED_MS
 from tests.hosts import run
 from tests.hosts._netns import Network, wait_for
 from tests.hosts._services import ROOT, Postgres

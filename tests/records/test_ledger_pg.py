@@ -30,8 +30,8 @@ from records import (
     period_key,
     utcnow,
 )
+from records._pg_probes import CLIENT_KEEPALIVES, KEEPALIVE_IDLE_S, SERVER_KEEPALIVES
 from records._rate import RateLimit
-from records._store import CLIENT_KEEPALIVES, KEEPALIVE_IDLE_S, SERVER_KEEPALIVES
 from schema.errors import NotFound
 from schema.jsontext import dumps
 
