@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import make_url
 
-from bench._support import free_port
 from records import new_key, open_store
 from records._pg_probes import KEEPALIVE_IDLE_S
 from schema.errors import StoreUnavailable
+from tests._servers import free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.anyio]
 
